@@ -1,0 +1,129 @@
+/**
+ * Ports to the services that touch hardware. Each has an HTTP client (http.ts, the real CSM API)
+ * and a simulator (sim.ts); src/adapters/factory.ts picks one. Every method that takes ids may be
+ * given any number: implementations chunk requests as their service needs (PCS/HSM by
+ * max_component_batch_size, CFS GET 200 / PATCH 1000). Failures throw ServiceError.
+ */
+export type Arch = 'X86' | 'ARM' | 'Other' | 'Unknown';
+
+export interface InventoryNode {
+  id: string;
+  role: string;
+  subRole: string;
+  /** HSM Arch; 'Unknown' when HSM has none. */
+  arch: Arch;
+  enabled: boolean;
+  nid?: number;
+}
+
+export interface InventoryGroup {
+  label: string;
+  members: string[];
+}
+
+/** HSM (State Manager). Read-only. */
+export interface InventoryPort {
+  /** GET State/Components?type=Node */
+  listNodes(): Promise<InventoryNode[]>;
+  /** POST State/Components/Query; unknown ids are omitted. `enabledOnly` adds enabled:["True"]. Empty ids -> []. */
+  queryNodes(ids: string[], opts?: { enabledOnly?: boolean }): Promise<InventoryNode[]>;
+  /** GET groups */
+  groups(): Promise<InventoryGroup[]>;
+  /** GET partitions (label = partition name) */
+  partitions(): Promise<InventoryGroup[]>;
+  /** GET locks/status?type=Node&locked=True -> locked node ids */
+  lockedNodes(): Promise<string[]>;
+}
+
+export type PowerOperation = 'On' | 'Soft-Off' | 'Force-Off';
+
+export interface PowerState {
+  /** lowercased PCS powerState (`on`, `off`, `undefined`), or '' when PCS gave an error for it. */
+  state: string;
+  /** PCS per-xname error text, '' when none. */
+  error: string;
+}
+
+/** PCS (Power Control Service). */
+export interface PowerPort {
+  /** POST power-status; ids PCS did not answer for are absent from the map. Empty ids -> empty map. */
+  powerStatus(ids: string[]): Promise<Map<string, PowerState>>;
+  /** POST transitions; returns the transition ids (one per chunk). Empty ids -> []. */
+  transition(operation: PowerOperation, ids: string[], taskDeadlineMinutes?: number): Promise<string[]>;
+}
+
+export interface BootParameters {
+  hosts: string[];
+  kernel: string;
+  initrd: string;
+  params: string;
+}
+
+/** BSS (Boot Script Service). */
+export interface BootParamsPort {
+  /** PUT bootparameters; returns the BSS-Referral-Token header of the response. */
+  setBootParameters(p: BootParameters): Promise<{ token: string }>;
+  /** GET bootparameters?name=... (one entry per host found). */
+  getBootParameters(hosts: string[]): Promise<BootParameters[]>;
+}
+
+export type ConfigurationStatus = 'unconfigured' | 'pending' | 'failed' | 'configured';
+
+export interface ConfigComponent {
+  id: string;
+  desiredConfig: string;
+  configurationStatus: ConfigurationStatus;
+  enabled: boolean;
+  errorCount: number;
+  tags: Record<string, string>;
+}
+
+export interface ConfigPatch {
+  enabled?: boolean;
+  desiredConfig?: string;
+  tags?: Record<string, string>;
+  /** send `state: []` (clear applied layers) */
+  clearState?: boolean;
+}
+
+/** CFS v3 components and configurations. */
+export interface ConfigPort {
+  /** GET /v3/components (ids in batches of 200, following `next`); no ids = every component. */
+  getComponents(ids?: string[]): Promise<ConfigComponent[]>;
+  /** PATCH /v3/components {patch, filters:{ids}} in batches of 1000; returns the ids CFS patched. */
+  patchComponents(ids: string[], patch: ConfigPatch): Promise<string[]>;
+  /** GET /v3/configurations/{name}: true when it exists. */
+  configurationExists(name: string): Promise<boolean>;
+}
+
+export interface ImageArtifacts {
+  kernel: string;
+  initrd: string;
+  /** Tokens of the image's own boot parameters (application/vnd.cray.image.parameters.boot). */
+  bootParameters: string;
+  rootfs?: { path: string; etag: string };
+  /** x86_64 / aarch64 when known. */
+  arch?: string;
+}
+
+/** Image manifests (IMS manifest.json over S3 / HTTP). */
+export interface ImagesPort {
+  /** Read a boot set's manifest path and resolve its artifacts; throws ServiceError('ims') when unreadable. */
+  resolve(path: string, etag?: string): Promise<ImageArtifacts>;
+}
+
+export interface Adapters {
+  inventory: InventoryPort;
+  power: PowerPort;
+  bootParams: BootParamsPort;
+  config: ConfigPort;
+  images: ImagesPort;
+  /** Applied on every operator tick: read timeouts (seconds) and chunk size from the options. */
+  configure(settings: AdapterSettings): void;
+}
+
+export interface AdapterSettings {
+  timeouts: { hsm: number; pcs: number; bss: number; cfs: number; ims: number };
+  /** 0 = no limit. */
+  maxBatchSize: number;
+}

@@ -1,0 +1,78 @@
+/**
+ * BOS v2 options (reference §1.5) with their defaults and ranges, plus bootorch's own.
+ * Stored as one JSON row; read fills in defaults and drops unknown keys, as BOS does.
+ */
+import { z } from 'zod';
+import { AGE_RE, TTL_RE } from './age.ts';
+
+const timeout = z.number().int().min(10).max(86400);
+const seconds = z.number().int().min(0).max(1_048_576);
+
+export const optionsShape = {
+  /** Read timeout for BSS calls, seconds (default 20). */
+  bss_read_timeout: timeout.default(20),
+  /** Read timeout for CFS calls, seconds (default 20). */
+  cfs_read_timeout: timeout.default(20),
+  /** Read timeout for HSM calls, seconds (default 20). */
+  hsm_read_timeout: timeout.default(20),
+  /** Read timeout for image manifest reads, seconds (default 20). */
+  ims_read_timeout: timeout.default(20),
+  /** Read timeout for PCS calls, seconds (default 20). */
+  pcs_read_timeout: timeout.default(20),
+  /** Complete sessions older than this (by start time) are deleted; `0` disables (default 7d). */
+  cleanup_completed_session_ttl: z.string().regex(AGE_RE, 'must be an age like 0, 30m, 12h, 7d or 2w').default('7d'),
+  /** applyStaged empties staged state after applying it (default false). */
+  clear_stage: z.boolean().default(false),
+  /** Actual state older than this is cleared; also sent to nodes as bos_update_frequency (default 4h, at least 1h). */
+  component_actual_state_ttl: z.string().regex(TTL_RE, 'must be at least one hour, like 4h, 1d or 1w').default('4h'),
+  /** Max attempts per power action (default 3; 0 fails before the first attempt). */
+  default_retry_policy: seconds.default(3),
+  /** Period of the discovery operator, seconds (default 300). */
+  discovery_frequency: z.number().int().min(0).max(33_554_432).default(300),
+  /** Image not found is an error rather than a warning (default false). */
+  ims_errors_fatal: z.boolean().default(false),
+  /** Image must exist (default false). */
+  ims_images_must_exist: z.boolean().default(false),
+  /** Log level applied live (default INFO). */
+  logging_level: z.string().regex(/^(debug|info|warning|error|critical)$/i, 'must be DEBUG, INFO, WARNING, ERROR or CRITICAL').default('INFO'),
+  /** On but not reporting the desired artifacts this long after power-on: reboot, seconds (default 1200). */
+  max_boot_wait_time: seconds.default(1200),
+  /** Operator chunk size and one outside call per chunk (default 2800; 0 = no limit). */
+  max_component_batch_size: z.number().int().min(0).max(131_071).default(2800),
+  /** From an off call to the (next) forceful off, seconds (default 300). */
+  max_power_off_wait_time: seconds.default(300),
+  /** Still off this long after power-on: retry, seconds (default 120). */
+  max_power_on_wait_time: seconds.default(120),
+  /** Safety-net period of every other operator, seconds (default 15). */
+  polling_frequency: seconds.default(15),
+  /** NID-looking node_list or limit entries are rejected instead of warned about (default false). */
+  reject_nids: z.boolean().default(false),
+  /** createSession needs a non-empty limit (default false). */
+  session_limit_required: z.boolean().default(false),
+  /**
+   * bootorch: while components wait on hardware (a power transition or configuration in flight),
+   * status re-reads power and configuration this often, seconds (default 1). BOS has no such thing.
+   */
+  transit_polling_frequency: z.number().min(0.5).max(3600).default(1),
+};
+
+export const optionsSchema = z.object(optionsShape);
+export type Options = z.infer<typeof optionsSchema>;
+/** A patch: every field optional, unknown fields rejected. */
+export const optionsPatchSchema = z.object(
+  Object.fromEntries(Object.entries(optionsShape).map(([k, v]) => [k, (v as z.ZodDefault<z.ZodTypeAny>).removeDefault().optional()])),
+).strict();
+
+export const DEFAULT_OPTIONS: Options = optionsSchema.parse({});
+
+/** Stored JSON -> options: defaults filled, unknown keys dropped, invalid stored values replaced by defaults. */
+export function readOptions(stored: Record<string, unknown> | null | undefined): Options {
+  const out: Record<string, unknown> = { ...DEFAULT_OPTIONS };
+  for (const [k, schema] of Object.entries(optionsShape)) {
+    if (stored && k in stored) {
+      const r = (schema as z.ZodTypeAny).safeParse(stored[k]);
+      if (r.success) out[k] = r.data;
+    }
+  }
+  return out as Options;
+}
