@@ -1,0 +1,20 @@
+/**
+ * The closed set of reasons a component fails (or is currently in trouble). Every failure carries
+ * one, so a session's failures can be grouped by cause, not only by free error text.
+ */
+export const FAILURE_REASONS = {
+  power_off_timeout: 'the node did not power off (graceful and forceful attempts exhausted)',
+  power_on_timeout: 'the node did not power on within max_power_on_wait_time',
+  boot_never_reported: 'the node powered on but never reported booting (max_boot_wait_time)',
+  booted_wrong_artifacts: 'the node reported booting artifacts other than the desired ones',
+  configuration_failed: 'CFS reported the configuration failed',
+  configuration_unknown: 'CFS reported no valid configuration status (e.g. the configuration does not exist)',
+  service_unavailable: 'an outside service (HSM, PCS, BSS, CFS, images) failed or timed out',
+  not_in_inventory: 'the node is not known to the inventory (HSM), power control (PCS) or CFS',
+  boot_parameters_failed: 'BSS refused or failed to store the boot parameters',
+  retry_limit: 'the retry limit was reached with no more specific cause recorded',
+  aborted: 'the session was aborted by an operator',
+} as const;
+
+export type FailureReason = keyof typeof FAILURE_REASONS;
+export const FAILURE_REASON_NAMES = Object.keys(FAILURE_REASONS) as FailureReason[];

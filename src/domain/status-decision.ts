@@ -1,0 +1,131 @@
+/**
+ * The status operator's decision table (BOS reference §4.1), as a pure function: from a component,
+ * its power state (PCS) and its CFS record, the phase it is in and the side effects. First match wins.
+ * It is the sole writer of `phase`.
+ */
+import type { ConfigComponent, PowerState } from '../adapters/ports.ts';
+import type { FailureReason } from './failures.ts';
+
+export interface DecisionInput {
+  phase: string;
+  status: string;
+  lastAction: string;
+  lastActionFailed: boolean;
+  lastActionAt: Date | null;
+  desiredKernel: string;
+  desiredKernelParameters: string;
+  desiredInitrd: string;
+  desiredConfiguration: string;
+  actualKernel: string;
+  actualKernelParameters: string;
+  actualInitrd: string;
+  error: string;
+  failureReason: string;
+}
+
+export interface DecisionOptions {
+  maxPowerOnWaitTime: number;
+  maxBootWaitTime: number;
+}
+
+export interface Decision {
+  /** Which row of the table matched (for explain and events). */
+  rule: '0-pcs' | '0-cfs' | '1' | '2' | '3' | '4a' | '4b' | '4c' | '4d' | '4e' | '4f' | '5' | '6';
+  phase: string;
+  override: '' | 'on_hold' | 'failed';
+  disable: boolean;
+  error?: string;
+  /** Set the classified problem (kept as failure_reason; it is *the* reason once the component fails). */
+  reason?: FailureReason | '';
+  /** last_action.failed = true: power-on timed out, so power-on fires again. */
+  lastActionFailed?: boolean;
+  /** Leaving powering_off: forget what the node had booted. */
+  clearActual: boolean;
+  /** Phase becomes '': attempt counters back to 0. */
+  resetCounters: boolean;
+  /** Human words for the rule (explain). */
+  why: string;
+}
+
+export function artifactsMatch(c: DecisionInput): boolean {
+  return c.desiredKernel === c.actualKernel && c.desiredInitrd === c.actualInitrd
+    && c.desiredKernelParameters === c.actualKernelParameters;
+}
+
+const secondsSince = (d: Date | null, now: Date) => (d ? (now.getTime() - d.getTime()) / 1000 : Infinity);
+
+export function decide(
+  c: DecisionInput, power: PowerState | undefined, cfs: ConfigComponent | undefined, o: DecisionOptions, now: Date,
+): Decision {
+  const base = { clearActual: false, resetCounters: false } as const;
+  const finish = (d: Omit<Decision, 'clearActual' | 'resetCounters'>): Decision => ({
+    ...base, ...d,
+    resetCounters: d.phase === '',
+    clearActual: c.phase === 'powering_off' && d.phase !== 'powering_off',
+  });
+  if (!power) {
+    return finish({ rule: '0-pcs', phase: '', override: 'on_hold', disable: true, reason: 'not_in_inventory',
+      error: 'Component information was not returned by pcs', why: 'PCS returned no power state for the node' });
+  }
+  if (!cfs) {
+    return finish({ rule: '0-cfs', phase: '', override: 'on_hold', disable: true, reason: 'not_in_inventory',
+      error: 'Component information was not returned by cfs', why: 'CFS has no component record for the node' });
+  }
+  // A component already failed keeps its override and is disabled; its phase is still computed.
+  const failed = c.status === 'failed';
+  const keep = failed ? ({ override: 'failed', disable: true } as const) : ({ override: '', disable: false } as const);
+  const off = power.state === 'off';
+  if (off && c.desiredKernel === '') {
+    return finish({ rule: '1', phase: '', override: keep.override, disable: true, why: 'off, and the desired state is off' });
+  }
+  if (off) {
+    const timedOut = c.lastAction === 'powering_on' && !c.lastActionFailed
+      && secondsSince(c.lastActionAt, now) > o.maxPowerOnWaitTime;
+    return finish({
+      rule: '2', phase: 'powering_on', ...keep,
+      ...(timedOut ? { lastActionFailed: true, reason: 'power_on_timeout' as const,
+        error: `Node still off ${o.maxPowerOnWaitTime} s after power-on` } : {}),
+      why: timedOut ? 'still off after max_power_on_wait_time: power-on will be retried' : 'off, and it should be booted',
+    });
+  }
+  if (c.desiredKernel === '') {
+    return finish({ rule: '3', phase: 'powering_off', ...keep, why: 'on, and the desired state is off' });
+  }
+  if (artifactsMatch(c)) {
+    if (cfs.desiredConfig !== c.desiredConfiguration) {
+      return finish({ rule: '4a', phase: 'configuring', ...keep, why: 'booted the desired artifacts; CFS must be given the desired configuration' });
+    }
+    if (c.desiredConfiguration === '') {
+      return finish({ rule: '4b', phase: '', override: keep.override, disable: true, reason: failed ? undefined : '',
+        why: 'booted the desired artifacts; no configuration wanted' });
+    }
+    switch (cfs.configurationStatus) {
+      case 'configured':
+        return finish({ rule: '4c', phase: '', override: keep.override, disable: true, reason: failed ? undefined : '',
+          why: 'booted the desired artifacts and configured' });
+      case 'failed':
+        return finish({ rule: '4d', phase: 'configuring', override: 'failed', disable: true, reason: 'configuration_failed',
+          error: 'cfs configuration failed', why: 'CFS reports the configuration failed' });
+      case 'pending':
+        return finish({ rule: '4e', phase: 'configuring', ...keep, why: 'waiting for CFS to configure the node' });
+      default:
+        return finish({ rule: '4f', phase: 'configuring', override: 'failed', disable: true, reason: 'configuration_unknown',
+          error: `cfs is not reporting a valid configuration status for this component: ${cfs.configurationStatus}`,
+          why: `CFS reports configuration status "${cfs.configurationStatus}"` });
+    }
+  }
+  if (c.lastAction === 'powering_on' && secondsSince(c.lastActionAt, now) <= o.maxBootWaitTime) {
+    return finish({ rule: '5', phase: 'powering_on', ...keep, why: 'powered on; waiting for the node to report its boot' });
+  }
+  // Booted something else, or never reported within max_boot_wait_time: reboot it.
+  const reported = c.actualKernel !== '' || c.actualInitrd !== '' || c.actualKernelParameters !== '';
+  const afterBoot = c.lastAction === 'powering_on';
+  const reason: FailureReason | undefined = afterBoot ? (reported ? 'booted_wrong_artifacts' : 'boot_never_reported') : undefined;
+  return finish({
+    rule: '6', phase: 'powering_off', ...keep,
+    ...(reason ? { reason, error: reason === 'booted_wrong_artifacts'
+      ? 'Node booted artifacts other than the desired ones; rebooting'
+      : `Node did not report booting within ${o.maxBootWaitTime} s of power-on; rebooting` } : {}),
+    why: afterBoot ? 'the boot did not produce the desired artifacts in time: reboot' : 'on with other artifacts: power off to reboot',
+  });
+}

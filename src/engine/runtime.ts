@@ -1,0 +1,169 @@
+/**
+ * The engine on pg-boss. Each operator is a `stately` queue (at most one tick waiting and one
+ * running, across every worker process), so ticks never overlap and a burst of kicks is one tick.
+ *
+ * Level-triggered safety net: every tick ends by scheduling the operator's next poll (one pending
+ * poll per operator, `short` policy keyed by operator) after polling_frequency. Edge-triggered speed:
+ * writes kick operators inside their transaction, and a NOTIFY on commit wakes the workers of every
+ * process at once instead of waiting for pg-boss's 0.5 s polling. Escalations and timeouts are
+ * delayed timer jobs (startAfter) that kick their operator when due.
+ */
+import pg from 'pg';
+import PgBoss from 'pg-boss';
+import type { Logger } from 'pino';
+import type { Tx } from '../db/tx.ts';
+import { OPERATORS, type Kicker, type OperatorName } from './kick.ts';
+import type { EngineContext, OperatorDef } from './operator.ts';
+import type { Adapters } from '../adapters/ports.ts';
+import { loadOptions } from '../db/engine/options.ts';
+import { errorText } from './operator.ts';
+
+const QUEUE_PREFIX = 'bootorch-op-';
+const TIMER_QUEUE = 'bootorch-timer';
+const KICK_CHANNEL = 'bootorch_kick';
+
+export const queueOf = (op: OperatorName) => `${QUEUE_PREFIX}${op}`;
+
+export interface BossHandle {
+  boss: PgBoss;
+  kicker: Kicker;
+  stop(): Promise<void>;
+}
+
+/** Start pg-boss and create the queues. Used by API processes too (they only enqueue). */
+export async function startBoss(url: string, log: Logger, opts: { kicks?: boolean; max?: number } = {}): Promise<BossHandle> {
+  const boss = new PgBoss({
+    connectionString: url, max: opts.max ?? 4, application_name: 'bootorch-boss',
+    monitorStateIntervalSeconds: undefined, maintenanceIntervalSeconds: 120,
+  });
+  boss.on('error', (e: any) => {
+    // Two processes racing for a stately tick: the loser's fetch hits the unique index. Harmless.
+    if (e?.code === '23505') return;
+    log.warn({ err: errorText(e) }, 'pg-boss error');
+  });
+  await boss.start();
+  for (const op of OPERATORS) {
+    await boss.createQueue(queueOf(op), { name: queueOf(op), policy: 'stately', retryLimit: 0, expireInSeconds: 3600 });
+  }
+  await boss.createQueue(TIMER_QUEUE, { name: TIMER_QUEUE, policy: 'short', retryLimit: 2, retryDelay: 1, expireInSeconds: 60 });
+  const kicksOn = opts.kicks !== false;
+  const kicker: Kicker = {
+    async kick(tx: Tx, ops) {
+      if (!kicksOn) return;
+      for (const op of new Set(ops)) {
+        await boss.send(queueOf(op), {}, { db: { executeSql: tx.executeSql } } as any);
+        await tx.client.query(`select pg_notify('${KICK_CHANNEL}', $1)`, [op]);
+      }
+    },
+    async kickNow(ops) {
+      if (!kicksOn) return;
+      for (const op of new Set(ops)) await boss.send(queueOf(op), {});
+      await boss.getDb().executeSql(`select pg_notify('${KICK_CHANNEL}', $1)`, [[...new Set(ops)].join(',')]);
+    },
+  };
+  return { boss, kicker, stop: () => boss.stop({ graceful: true, wait: true, timeout: 10_000 }) };
+}
+
+export interface EngineHandle {
+  kicker: Kicker;
+  /** Resolves when every operator has finished at least one tick (tests). */
+  stop(): Promise<void>;
+  healthy(): Promise<boolean>;
+}
+
+export interface EngineDeps {
+  url: string;
+  pool: pg.Pool;
+  adapters: Adapters;
+  operators: OperatorDef[];
+  log: Logger;
+  /** Edge-triggered kicks (default true). Off = BOS-like pure polling, for the benchmark baseline. */
+  kicks?: boolean;
+  now?: () => Date;
+  boss?: BossHandle;
+}
+
+export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
+  const handle = deps.boss ?? (await startBoss(deps.url, deps.log, { kicks: deps.kicks }));
+  const { boss, kicker } = handle;
+  const now = deps.now ?? (() => new Date());
+  const workerIds = new Map<string, string>();
+
+  const wake = async (op: OperatorName, seconds: number) => {
+    const due = Math.ceil(now().getTime() / 1000 + Math.max(0, seconds));
+    await boss.send(TIMER_QUEUE, { op }, { startAfter: new Date(due * 1000), singletonKey: `wake:${op}@${due}` });
+  };
+  const poll = async (op: OperatorName, seconds: number, kind: string) => {
+    await boss.send(TIMER_QUEUE, { op }, { startAfter: Math.max(0.5, seconds), singletonKey: `${kind}:${op}` });
+  };
+
+  for (const def of deps.operators) {
+    const log = deps.log.child({ operator: def.name });
+    const id = await boss.work(queueOf(def.name), { pollingIntervalSeconds: 0.5, batchSize: 1 }, async () => {
+      let period = 15;
+      const started = Date.now();
+      try {
+        const options = await loadOptions(deps.pool);
+        period = def.period(options);
+        deps.adapters.configure({
+          timeouts: { hsm: options.hsm_read_timeout, pcs: options.pcs_read_timeout, bss: options.bss_read_timeout,
+            cfs: options.cfs_read_timeout, ims: options.ims_read_timeout },
+          maxBatchSize: options.max_component_batch_size,
+        });
+        const ctx: EngineContext = { pool: deps.pool, adapters: deps.adapters, options, now, log, kicker, wake,
+          actor: `operator:${def.name}` };
+        await def.run(ctx);
+      } catch (e) {
+        // A tick never crashes the loop: the error is logged and the next poll comes as usual.
+        log.error({ err: errorText(e) }, 'operator tick failed');
+      } finally {
+        log.debug({ ms: Date.now() - started }, 'tick');
+        if (period > 0) await poll(def.name, period, 'poll').catch((e) => log.warn({ err: errorText(e) }, 'could not schedule poll'));
+      }
+    });
+    workerIds.set(def.name, id);
+  }
+  await boss.work(TIMER_QUEUE, { pollingIntervalSeconds: 0.5, batchSize: 50 }, async (jobs) => {
+    const ops = new Set(jobs.map((j) => (j.data as { op: OperatorName }).op));
+    for (const op of ops) await boss.send(queueOf(op), {});
+    for (const op of ops) { const w = workerIds.get(op); if (w) boss.notifyWorker(w); }
+  });
+
+  // Kicks from any process: wake this process's worker for that operator at once.
+  const listener = new pg.Client({ connectionString: deps.url, application_name: 'bootorch-kick-listener' });
+  let listening = false;
+  const listen = async () => {
+    try {
+      await listener.connect();
+      listener.on('notification', (n) => {
+        for (const op of (n.payload ?? '').split(',')) {
+          const w = workerIds.get(op);
+          if (w) boss.notifyWorker(w);
+        }
+      });
+      listener.on('error', (e) => deps.log.warn({ err: errorText(e) }, 'kick listener lost; falling back to polling'));
+      await listener.query(`listen ${KICK_CHANNEL}`);
+      listening = true;
+    } catch (e) {
+      deps.log.warn({ err: errorText(e) }, 'kick listener unavailable; polling only');
+    }
+  };
+  if (deps.kicks !== false) await listen();
+
+  // Start every loop now: one tick each (stately: a no-op for operators already queued).
+  if (deps.kicks !== false) await kicker.kickNow(deps.operators.map((d) => d.name));
+  else for (const d of deps.operators) await boss.send(queueOf(d.name), {});
+
+  return {
+    kicker,
+    async healthy() {
+      try { await deps.pool.query('select 1'); return true; } catch { return false; }
+    },
+    async stop() {
+      if (listening) await listener.end().catch(() => {});
+      for (const def of deps.operators) await boss.offWork(queueOf(def.name)).catch(() => {});
+      await boss.offWork(TIMER_QUEUE).catch(() => {});
+      if (!deps.boss) await handle.stop();
+    },
+  };
+}

@@ -1,0 +1,17 @@
+import type { OperatorDef } from '../engine/operator.ts';
+import { sessionSetup } from './session-setup.ts';
+import { status } from './status.ts';
+import { powerOn } from './power-on.ts';
+import { powerOffGraceful } from './power-off-graceful.ts';
+import { powerOffForceful } from './power-off-forceful.ts';
+import { configuration } from './configuration.ts';
+import { sessionCompletion } from './session-completion.ts';
+import { sessionCleanup } from './session-cleanup.ts';
+import { discovery } from './discovery.ts';
+import { actualStateCleanup } from './actual-state-cleanup.ts';
+
+/** Every operator, in the order a session meets them. */
+export const ALL_OPERATORS: OperatorDef[] = [
+  sessionSetup, status, powerOffGraceful, powerOffForceful, powerOn, configuration, sessionCompletion,
+  sessionCleanup, discovery, actualStateCleanup,
+];

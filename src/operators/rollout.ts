@@ -1,0 +1,39 @@
+/**
+ * The rollout gate, run at the start of every status tick (so admitted nodes are decided at once).
+ * Per running session with a policy: a canary failure or a spent failure budget pauses the session;
+ * otherwise queued nodes are admitted FIFO while fewer than maxInFlight are in flight, and only the
+ * canary's nodes until the canary has succeeded.
+ */
+import type { EngineContext } from '../engine/operator.ts';
+import { admit, gateStates, pauseSession } from '../db/engine/rollout.ts';
+import { resolveAmount, type RolloutPolicy } from '../domain/rollout.ts';
+import { transaction } from '../db/tx.ts';
+
+export async function admitQueued(ctx: EngineContext): Promise<void> {
+  for (const g of await gateStates(ctx.pool)) {
+    const p = (g.rollout ?? {}) as RolloutPolicy;
+    const budget = resolveAmount(p.failureBudget, g.managed);
+    const canary = Math.min(p.canary ?? 0, g.managed);
+    let pauseReason: string | null = null;
+    if (canary > 0 && g.canaryFailed > 0) {
+      pauseReason = `canary failed: ${g.canaryFailed} of the first ${canary} nodes failed`;
+    } else if (budget !== null && g.failed > budget) {
+      pauseReason = `failure budget exceeded: ${g.failed} failed, budget ${p.failureBudget}`;
+    }
+    if (pauseReason && !g.paused) {
+      await pauseSession(ctx.pool, g.tenantKey, g.name, pauseReason);
+      ctx.log.warn({ session: g.name, reason: pauseReason }, 'session paused');
+      continue;
+    }
+    if (g.paused || g.queued === 0) continue;
+    const cap = resolveAmount(p.maxInFlight, g.managed) ?? Infinity;
+    let room = Math.max(0, cap - g.inFlight);
+    const started = g.managed - g.queued;
+    if (canary > 0 && g.canaryDone < canary) room = Math.min(room, Math.max(0, canary - started));
+    if (room === 0) continue;
+    await transaction(ctx.pool, async (tx) => {
+      const ids = await admit(tx.client, g.tenantKey, g.name, Math.min(room, g.queued), ctx.actor);
+      if (ids.length) ctx.log.debug({ session: g.name, admitted: ids.length }, 'admitted');
+    });
+  }
+}
