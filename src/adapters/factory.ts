@@ -1,0 +1,56 @@
+/**
+ * The one place that picks real or simulated adapters (style habit 5). `BOOTORCH_ADAPTERS=sim` runs
+ * against an in-process SimWorld (given, or built from SIM_NODES / SIM_SEED); `http` talks to the
+ * CSM services, or to `bootorch sim`, at the configured base URLs.
+ */
+import type { Config } from '../config.ts';
+import { SimWorld } from '../sim/world.ts';
+import { SimBootParams } from './bootparams/sim.ts';
+import { SettingsRef } from './common.ts';
+import { SimConfig } from './config/sim.ts';
+import { SimImages } from './images/sim.ts';
+import { SimInventory } from './inventory/sim.ts';
+import type { Adapters } from './ports.ts';
+import { SimPower } from './power/sim.ts';
+import { createHttpAdapters, type HttpAdaptersConfig } from './http-factory.ts';
+
+export { createHttpAdapters, type HttpAdaptersConfig };
+
+/** Adapters over a simulated world; `world` is handed back so callers can close it and watch it. */
+export function createSimAdapters(world: SimWorld): Adapters & { world: SimWorld } {
+  const settings = new SettingsRef();
+  return {
+    world,
+    inventory: new SimInventory(world, settings),
+    power: new SimPower(world, settings),
+    bootParams: new SimBootParams(world, settings),
+    config: new SimConfig(world, settings),
+    images: new SimImages(world, settings),
+    configure: (s) => settings.set(s),
+  };
+}
+
+/** HTTP settings from the environment (CSM_TOKEN/_FILE and CSM_CA_FILE apply to every service). */
+export function httpConfigFrom(config: Config): HttpAdaptersConfig {
+  const missing = (['HSM_URL', 'PCS_URL', 'BSS_URL', 'CFS_URL'] as const).filter((k) => !config[k]);
+  if (missing.length) throw new Error(`BOOTORCH_ADAPTERS=http needs ${missing.join(', ')}`);
+  const auth = { token: config.CSM_TOKEN, tokenFile: config.CSM_TOKEN_FILE, caFile: config.CSM_CA_FILE };
+  // S3_URL is not in the shared config schema yet: read it from the environment as well.
+  const s3 = (config as Config & { S3_URL?: string }).S3_URL ?? process.env.S3_URL;
+  return {
+    hsm: { url: config.HSM_URL!, ...auth },
+    pcs: { url: config.PCS_URL!, ...auth },
+    bss: { url: config.BSS_URL!, ...auth },
+    cfs: { url: config.CFS_URL!, ...auth },
+    ims: { url: s3 ?? '', ...auth },
+  };
+}
+
+/**
+ * By BOOTORCH_ADAPTERS: `sim` uses `world` or builds one (SIM_NODES, SIM_SEED; the caller owns it via
+ * the returned `world` and must close it); `http` builds the HTTP clients.
+ */
+export function createAdapters(config: Config, world?: SimWorld): Adapters & { world?: SimWorld } {
+  if (config.BOOTORCH_ADAPTERS === 'http') return createHttpAdapters(httpConfigFrom(config));
+  return createSimAdapters(world ?? new SimWorld({ nodes: config.SIM_NODES, seed: config.SIM_SEED }));
+}

@@ -1,0 +1,56 @@
+/**
+ * IMS manifest.json -> boot artifacts (bos-v2-behaviour §4.6): kernel and initrd link paths, the
+ * image's boot-parameters object, the squashfs rootfs. Shared by the HTTP and simulated image adapters.
+ */
+import { z } from 'zod';
+
+const artifact = z.object({
+  type: z.string(),
+  link: z.object({ path: z.string(), etag: z.string().optional() }).passthrough(),
+}).passthrough();
+
+export const manifestSchema = z.object({
+  artifacts: z.array(artifact),
+  /** Not in real IMS manifests (IMS keeps arch on the image record); the simulator adds it. */
+  arch: z.string().optional(),
+}).passthrough();
+
+export const MAX_MANIFEST_BYTES = 1024 * 1024;
+
+export interface ParsedManifest {
+  kernel: string;
+  initrd: string;
+  bootParameters?: { path: string; etag?: string };
+  rootfs?: { path: string; etag: string };
+  arch?: string;
+}
+
+/** Throws an Error with a readable reason when the manifest is unusable (no kernel, bad JSON). */
+export function parseManifest(text: string): ParsedManifest {
+  if (text.length > MAX_MANIFEST_BYTES) throw new Error(`manifest is larger than ${MAX_MANIFEST_BYTES} bytes`);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new Error('manifest is not valid JSON');
+  }
+  const r = manifestSchema.safeParse(json);
+  if (!r.success) throw new Error(`manifest has an unexpected shape: ${r.error.issues[0]?.message ?? 'invalid'}`);
+  const find = (type: string) => r.data.artifacts.find((a) => a.type === type)?.link;
+  const kernel = find('application/vnd.cray.image.kernel');
+  if (!kernel) throw new Error('manifest lists no kernel (application/vnd.cray.image.kernel)');
+  const params = find('application/vnd.cray.image.parameters.boot');
+  const rootfs = find('application/vnd.cray.image.rootfs.squashfs');
+  return {
+    kernel: kernel.path,
+    initrd: find('application/vnd.cray.image.initrd')?.path ?? '',
+    bootParameters: params && { path: params.path, etag: params.etag },
+    rootfs: rootfs && { path: rootfs.path, etag: rootfs.etag ?? '' },
+    arch: r.data.arch,
+  };
+}
+
+/** Boot-parameters object text -> tokens joined by single spaces. */
+export function normaliseParameters(text: string): string {
+  return text.split(/\s+/).filter(Boolean).join(' ');
+}

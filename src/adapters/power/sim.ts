@@ -1,0 +1,31 @@
+/** PowerPort over the simulated world: one counted PCS call per chunk of max_component_batch_size. */
+import type { SimWorld } from '../../sim/world.ts';
+import { EP, chunks, type SettingsRef } from '../common.ts';
+import type { PowerOperation, PowerPort, PowerState } from '../ports.ts';
+
+export class SimPower implements PowerPort {
+  constructor(private readonly world: SimWorld, private readonly settings: SettingsRef) {}
+
+  async powerStatus(ids: string[]): Promise<Map<string, PowerState>> {
+    const out = new Map<string, PowerState>();
+    for (const chunk of chunks(ids, this.settings.current.maxBatchSize)) {
+      await this.world.enter('pcs', EP.pcsPowerStatus, this.settings.timeoutMs('pcs'));
+      for (const id of chunk) {
+        const n = this.world.node(id);
+        if (!n) out.set(id, { state: '', error: 'Component not found in component map.' });
+        else if (this.world.faults.has('powerUndefined', id)) out.set(id, { state: 'undefined', error: '' });
+        else out.set(id, { state: n.power, error: '' });
+      }
+    }
+    return out;
+  }
+
+  async transition(operation: PowerOperation, ids: string[]): Promise<string[]> {
+    const out: string[] = [];
+    for (const chunk of chunks(ids, this.settings.current.maxBatchSize)) {
+      await this.world.enter('pcs', EP.pcsTransitions, this.settings.timeoutMs('pcs'));
+      out.push(this.world.transition(operation, chunk));
+    }
+    return out;
+  }
+}

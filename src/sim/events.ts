@@ -1,0 +1,89 @@
+/**
+ * The world's events and counters. Tests wait on events with a deadline instead of sleeping, and
+ * assert on counters ("no extra power action", "one call per chunk").
+ */
+import { EventEmitter } from 'node:events';
+import type { PcsOperation } from './power.ts';
+import type { PowerValue } from './types.ts';
+
+export interface SimEvents {
+  /** A PCS transition was accepted. */
+  transition: { transitionId: string; operation: PcsOperation; ids: string[] };
+  /** A node's power changed. */
+  power: { id: string; state: PowerValue; operation: PcsOperation };
+  /** A power task failed (ignored soft-off, never powers on, unknown node, superseded). */
+  'power-failed': { id: string; operation: PcsOperation; error: string };
+  /** A node booted; token is the referral token of the BSS entry it booted from ('' if none). */
+  boot: { id: string; token: string };
+  /** A node's bos-reporter delivered its report. */
+  report: { id: string; token: string };
+  /** A report was refused (the callback threw); the reporter retries. */
+  'report-error': { id: string; token: string; attempt: number; error: unknown };
+  /** A node's cfs-state-reporter re-enabled its CFS component. */
+  'cfs-enabled': { id: string };
+  /** BSS stored boot parameters for hosts under a new token. */
+  bss: { hosts: string[]; token: string };
+  /** The batcher started a CFS session. */
+  'cfs-session': { name: string; configuration: string; ids: string[] };
+  /** A node's configuration run finished. */
+  configured: { id: string; session: string; ok: boolean };
+  /** The batcher finished a check (queued: in open batches; inFlight: queued or running). */
+  'batcher-check': { queued: number; inFlight: number };
+  /** A service endpoint was called (adapters and the HTTP server). */
+  call: { service: string; endpoint: string };
+}
+
+export type SimEventName = keyof SimEvents;
+
+export class WorldEvents extends EventEmitter {
+  emitEvent<K extends SimEventName>(name: K, payload: SimEvents[K]): void {
+    this.emit(name, payload);
+    this.emit('*', name, payload);
+  }
+
+  onEvent<K extends SimEventName>(name: K, fn: (p: SimEvents[K]) => void): () => void {
+    this.on(name, fn);
+    return () => this.off(name, fn);
+  }
+}
+
+export class Counters {
+  /** operation -> xname -> transitions requested. */
+  readonly transitions = new Map<string, Map<string, number>>();
+  /** "service METHOD /path" -> calls. */
+  readonly calls = new Map<string, number>();
+
+  countTransition(op: string, id: string): void {
+    const m = this.transitions.get(op) ?? new Map<string, number>();
+    m.set(id, (m.get(id) ?? 0) + 1);
+    this.transitions.set(op, m);
+  }
+
+  countCall(service: string, endpoint: string): void {
+    const k = `${service} ${endpoint}`;
+    this.calls.set(k, (this.calls.get(k) ?? 0) + 1);
+  }
+
+  /** Transitions of `op` requested for node `id`, or for all nodes when no id. */
+  transitionCount(op: string, id?: string): number {
+    const m = this.transitions.get(op);
+    if (!m) return 0;
+    if (id !== undefined) return m.get(id) ?? 0;
+    let n = 0;
+    for (const v of m.values()) n += v;
+    return n;
+  }
+
+  /** Calls to a service, or to one endpoint of it (`'POST /transitions'`). */
+  callCount(service: string, endpoint?: string): number {
+    if (endpoint !== undefined) return this.calls.get(`${service} ${endpoint}`) ?? 0;
+    let n = 0;
+    for (const [k, v] of this.calls) if (k.startsWith(`${service} `)) n += v;
+    return n;
+  }
+
+  reset(): void {
+    this.transitions.clear();
+    this.calls.clear();
+  }
+}

@@ -1,0 +1,99 @@
+/** Shapes shared by the simulated cluster's parts. Field names follow the services they mimic. */
+import type { Arch } from '../adapters/ports.ts';
+
+export type PowerValue = 'on' | 'off';
+/** HSM State as hmcollector/heartbeat would move it with power and boot. */
+export type HsmState = 'Off' | 'On' | 'Ready';
+
+export interface SimNode {
+  id: string;
+  nid: number;
+  role: string;
+  subRole: string;
+  arch: Exclude<Arch, 'Unknown'>;
+  class: 'Mountain' | 'River';
+  enabled: boolean;
+  locked: boolean;
+  power: PowerValue;
+  hsmState: HsmState;
+  /** ISO time of the last power change (PCS lastUpdated). */
+  powerUpdated: string;
+  /** Bumped on every power change; agents of an older generation stop (the node rebooted under them). */
+  generation: number;
+  /** What the node booted, read from its BSS entry at boot time; undefined while off or booting. */
+  booted?: { kernel: string; initrd: string; params: string; token: string };
+}
+
+export interface BssEntry {
+  kernel: string;
+  initrd: string;
+  params: string;
+  /** BSS-Referral-Token of the last PUT that covered this host. */
+  token: string;
+}
+
+/** CFS v3 configuration layer. */
+export interface CfsLayer {
+  name?: string;
+  clone_url?: string;
+  source?: string;
+  playbook?: string;
+  commit?: string;
+  branch?: string;
+}
+
+export interface CfsConfiguration {
+  name: string;
+  description?: string;
+  last_updated: string;
+  layers: CfsLayer[];
+}
+
+export type LayerStatus = 'applied' | 'failed' | 'skipped' | 'incomplete';
+
+/** CFS v3 component state layer. */
+export interface CfsStateLayer {
+  clone_url: string;
+  playbook: string;
+  commit: string;
+  status: LayerStatus;
+  last_updated: string;
+  session_name?: string;
+}
+
+/** CFS v3 component as stored (configuration_status is computed on read). */
+export interface CfsComponent {
+  id: string;
+  desired_config: string;
+  state: CfsStateLayer[];
+  error_count: number;
+  retry_policy?: number;
+  enabled: boolean;
+  tags: Record<string, string>;
+}
+
+/** Node faults: which nodes misbehave, and how. */
+export const NODE_FAULTS = [
+  'ignoresSoftOff',
+  'neverPowersOn',
+  'bootsButNeverReports',
+  'reportsWrongToken',
+  'configurationFails',
+  /** PCS reports powerState `undefined`, managementState `unavailable` (BMC unreachable). */
+  'powerUndefined',
+] as const;
+export type NodeFault = (typeof NODE_FAULTS)[number];
+
+export const SIM_SERVICES = ['hsm', 'pcs', 'bss', 'cfs', 'ims'] as const;
+export type SimService = (typeof SIM_SERVICES)[number];
+
+export interface ServiceFault {
+  /** Every call fails with 503. */
+  down?: boolean;
+  /** Fraction of calls (seeded draw) that fail with 500. */
+  failRate?: number;
+  /** Every call takes this long (ms) before it is answered. */
+  slowMs?: number;
+  /** Calls never answer: the caller's read timeout fires (in-process: ServiceError 'timeout' at once). */
+  timeout?: boolean;
+}
