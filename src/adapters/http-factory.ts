@@ -1,8 +1,19 @@
-/** HTTP adapters (filled in by the "Real service clients" milestone). */
+/** The HTTP adapters: one ServiceClient per service, sharing the settings that configure() sets. */
+import { HttpBootParams } from './bootparams/http.ts';
+import { SettingsRef } from './common.ts';
+import { HttpConfig } from './config/http.ts';
+import { DEFAULT_RETRY, ServiceClient, type FetchLike, type RetryPolicy } from './http.ts';
+import { HttpImages } from './images/http.ts';
+import { HttpInventory } from './inventory/http.ts';
 import type { Adapters } from './ports.ts';
+import { HttpPower } from './power/http.ts';
 
 export interface ServiceEndpoint {
-  /** Base URL without the service's version prefix (e.g. http://cray-smd, https://gw/apis/smd). */
+  /**
+   * Base URL up to, not including, the service's own path prefix: HSM paths start /hsm/v2, BSS
+   * /boot/v1, CFS /v3, PCS /transitions (so e.g. http://cray-smd, https://gw/apis/smd,
+   * http://cray-power-control, https://gw/apis/power-control/v1).
+   */
   url: string;
   /** Bearer token, or a file holding it (re-read on every request). */
   token?: string;
@@ -18,8 +29,27 @@ export interface HttpAdaptersConfig {
   cfs: ServiceEndpoint;
   /** S3 endpoint that `s3://bucket/key` maps to as `<url>/bucket/key`. */
   ims: ServiceEndpoint;
+  /** Retries on 5xx and connection errors (default 3, backoff 200 ms doubling to 2 s). */
+  retry?: RetryPolicy;
+  /** For tests: a fetch to record or fake exchanges. */
+  fetch?: FetchLike;
 }
 
-export function createHttpAdapters(_cfg: HttpAdaptersConfig): Adapters {
-  throw new Error('HTTP adapters are not implemented yet');
+export function createHttpAdapters(cfg: HttpAdaptersConfig): Adapters & { close(): Promise<void> } {
+  const settings = new SettingsRef();
+  const retry = cfg.retry ?? DEFAULT_RETRY;
+  const client = (s: 'hsm' | 'pcs' | 'bss' | 'cfs' | 'ims') =>
+    new ServiceClient(s, cfg[s], () => settings.timeoutMs(s), retry, cfg.fetch);
+  const clients = { hsm: client('hsm'), pcs: client('pcs'), bss: client('bss'), cfs: client('cfs'), ims: client('ims') };
+  return {
+    inventory: new HttpInventory(clients.hsm, settings),
+    power: new HttpPower(clients.pcs, settings),
+    bootParams: new HttpBootParams(clients.bss),
+    config: new HttpConfig(clients.cfs),
+    images: new HttpImages(clients.ims, cfg.ims.url),
+    configure: (s) => settings.set(s),
+    close: async () => {
+      await Promise.all(Object.values(clients).map((c) => c.close()));
+    },
+  };
 }

@@ -7,6 +7,7 @@ import type { SimWorld } from '../../sim/world.ts';
 import { CFS_GET_BATCH, CFS_PATCH_BATCH, EP, chunks, type SettingsRef } from '../common.ts';
 import type { ConfigComponent, ConfigPatch, ConfigPort } from '../ports.ts';
 import type { ListQuery } from '../../sim/cfs.ts';
+import { wirePatch } from './wire.ts';
 
 export class SimConfig implements ConfigPort {
   constructor(private readonly world: SimWorld, private readonly settings: SettingsRef) {}
@@ -54,14 +55,4 @@ export class SimConfig implements ConfigPort {
     await this.enter(EP.cfsConfiguration);
     return this.world.cfs.configurations.has(name);
   }
-}
-
-/** ConfigPatch -> the CFS v3 `patch` body BOS sends. */
-export function wirePatch(p: ConfigPatch): { enabled?: boolean; desired_config?: string; tags?: Record<string, string>; state?: [] } {
-  const out: ReturnType<typeof wirePatch> = {};
-  if (p.enabled !== undefined) out.enabled = p.enabled;
-  if (p.desiredConfig !== undefined) out.desired_config = p.desiredConfig;
-  if (p.tags !== undefined) out.tags = p.tags;
-  if (p.clearState) out.state = [];
-  return out;
 }
