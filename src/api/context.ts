@@ -1,0 +1,86 @@
+/**
+ * Per-request context. Who is calling (the Identity) is decided by one replaceable function, so the
+ * auth module can swap the header-based default for tokens without touching any resolver.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { Database } from '../db/client.ts';
+import type { Kicker } from '../engine/kick.ts';
+import type { ImagesPort } from '../adapters/ports.ts';
+import { tenantExists } from '../db/queries/tenants.ts';
+import { badInput } from './errors.ts';
+
+export interface Identity {
+  /** Recorded on every event and session the caller causes. */
+  actor: string;
+  /** BOS tenant (header Cray-Tenant-Name); null when none (the admin view). */
+  tenant: string | null;
+}
+
+/** Decide the caller from the request headers; may throw a GraphQLError (e.g. UNAUTHENTICATED). */
+export type Identify = (req: { headers: IncomingHttpHeaders }) => Identity | Promise<Identity>;
+
+/** Shared by every request of one server. */
+export interface ApiDeps {
+  pool: pg.Pool;
+  db: Database;
+  kicker: Kicker;
+  logger?: Logger;
+  /** Reads image manifests for template validation; without it those checks are skipped. */
+  images?: ImagesPort;
+  queueHealthy?: () => Promise<boolean>;
+  /** The clock (tests pin it). */
+  now?: () => Date;
+}
+
+export interface ApiContext extends Identity {
+  pool: pg.Pool;
+  db: Database;
+  kicker: Kicker;
+  logger?: Logger;
+  images?: ImagesPort;
+  queueHealthy?: () => Promise<boolean>;
+  now(): Date;
+  /** tenant ?? '': the key templates and sessions are stored under. */
+  tenantKey: string;
+  /** Whatever the server's contextExtras returned (e.g. a pub/sub for subscriptions). */
+  extras: Record<string, unknown>;
+  /** BAD_USER_INPUT "Invalid tenant" when the tenant owns no xnames (BOS asks TAPMS). Checked once per request. */
+  requireKnownTenant(): Promise<void>;
+}
+
+const header = (h: IncomingHttpHeaders, name: string): string | undefined => {
+  const v = h[name.toLowerCase()];
+  return (Array.isArray(v) ? v[0] : v)?.trim() || undefined;
+};
+
+/** The default identity: `x-bootorch-actor` (else 'anonymous') and `Cray-Tenant-Name` (empty = none). */
+export const identifyFromHeaders: Identify = ({ headers }) => ({
+  actor: (header(headers, 'x-bootorch-actor') ?? 'anonymous').slice(0, 127),
+  tenant: header(headers, 'cray-tenant-name') ?? null,
+});
+
+export function createContext(deps: ApiDeps, who: Identity, extras: Record<string, unknown> = {}): ApiContext {
+  let known: Promise<void> | undefined;
+  return {
+    ...who,
+    pool: deps.pool,
+    db: deps.db,
+    kicker: deps.kicker,
+    logger: deps.logger,
+    images: deps.images,
+    queueHealthy: deps.queueHealthy,
+    now: deps.now ?? (() => new Date()),
+    tenantKey: who.tenant ?? '',
+    extras,
+    requireKnownTenant() {
+      const tenant = who.tenant;
+      if (tenant === null) return Promise.resolve();
+      known ??= tenantExists(deps.db, tenant).then((ok) => {
+        if (!ok) throw badInput([{ field: 'Cray-Tenant-Name', message: `Invalid tenant "${tenant.slice(0, 127)}"` }]);
+      });
+      return known;
+    },
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * API metrics in prom-client's default registry (served at /metrics). Labels are bounded by the
+ * schema: the operation type and the first root field, never client-chosen operation names.
+ */
+import { Counter, Histogram, register } from 'prom-client';
+import type { ApolloServerPlugin } from '@apollo/server';
+import { Kind } from 'graphql';
+
+/** Re-use a metric when another server in this process registered it first (tests start several). */
+function metric<T>(name: string, make: () => T): T {
+  return (register.getSingleMetric(name) as T | undefined) ?? make();
+}
+
+const operations = metric('bootorch_api_operations_total', () => new Counter({
+  name: 'bootorch_api_operations_total',
+  help: 'GraphQL operations answered, by type, root field and outcome (ok / error)',
+  labelNames: ['type', 'field', 'outcome'] as const,
+}));
+
+const seconds = metric('bootorch_api_operation_seconds', () => new Histogram({
+  name: 'bootorch_api_operation_seconds',
+  help: 'GraphQL operation duration in seconds, by type',
+  labelNames: ['type'] as const,
+  buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+}));
+
+export function metricsPlugin<T extends object>(): ApolloServerPlugin<T> {
+  return {
+    async requestDidStart() {
+      const start = process.hrtime.bigint();
+      return {
+        async willSendResponse(rc) {
+          const type = rc.operation?.operation ?? 'invalid';
+          const first = rc.operation?.selectionSet.selections[0];
+          const field = first?.kind === Kind.FIELD ? first.name.value : '';
+          const outcome = rc.errors?.length || (rc.response.body.kind === 'single' && rc.response.body.singleResult.errors?.length) ? 'error' : 'ok';
+          operations.inc({ type, field, outcome });
+          seconds.observe({ type }, Number(process.hrtime.bigint() - start) / 1e9);
+        },
+      };
+    },
+  };
+}
+
+export const metricsRegistry = register;

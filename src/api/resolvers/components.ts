@@ -1,0 +1,156 @@
+/**
+ * Components: keyset-paged reads, and writes that all go through db/queries/component-writes.ts
+ * (auto fields, events) inside one transaction, kicking `status` in it when the write gives status work.
+ */
+import { transaction, type Tx } from '../../db/tx.ts';
+import type { ComponentRow } from '../../db/schema.ts';
+import { countComponents, deleteComponent, getComponent, listComponents, lockComponents, lockSessionComponents } from '../../db/queries/components.ts';
+import { writeComponents, type ComponentWrite, type WriteOptions } from '../../db/queries/component-writes.ts';
+import { applyStaged } from '../../db/queries/apply-staged.ts';
+import { reportBootState } from '../../db/queries/report.ts';
+import { getOptions } from '../../db/queries/options.ts';
+import { visibleIds } from '../../db/queries/tenants.ts';
+import { appendEvents } from '../../db/events.ts';
+import { checkComponentId, checkComponentIds, checkComponentInput, refusesActualStateWrite } from '../../domain/components.ts';
+import { check, text, type Issue } from '../../domain/validation.ts';
+import { badInput, conflict, notFound, valueOrThrow } from '../errors.ts';
+import { componentView, decodeCursor, encodeCursor } from '../views.ts';
+import type { ApiContext } from '../context.ts';
+import type { Resolvers } from '../generated/types.ts';
+
+const MAX_PAGE = 10_000;
+
+/** Write and kick in the caller's transaction; returns the written rows. */
+async function write(tx: Tx, ctx: ApiContext, writes: ComponentWrite[], mode: WriteOptions['mode']) {
+  const r = await writeComponents(tx.db, writes, { mode, actor: ctx.actor, tenantKey: ctx.tenantKey, now: ctx.now() });
+  if (r.kickStatus) await ctx.kicker.kick(tx, ['status']);
+  return r;
+}
+
+const input = (i: object, prefix = '') => valueOrThrow(checkComponentInput(i as Record<string, unknown>, prefix));
+
+export const componentResolvers: Resolvers = {
+  Query: {
+    components: async (_p, { filter, first, after }, ctx) => {
+      await ctx.requireKnownTenant();
+      const size = first ?? 1000;
+      if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE) throw badInput([{ field: 'first', message: `must be from 1 to ${MAX_PAGE}` }]);
+      const afterId = after == null ? null : decodeCursor(after);
+      if (after != null && afterId === null) throw badInput([{ field: 'after', message: 'is not a cursor this API gave out' }]);
+      const ids = filter?.ids ? valueOrThrow(checkComponentIds(filter.ids, 'filter.ids', 65535)) : null;
+      const query = {
+        ids, session: filter?.session, stagedSession: filter?.stagedSession, enabled: filter?.enabled,
+        phase: filter?.phase, status: filter?.status, tenant: ctx.tenant,
+      };
+      const page = await listComponents(ctx.db, query, { first: size, after: afterId });
+      return { ...page, query };
+    },
+    component: async (_p, { id }, ctx) => {
+      await ctx.requireKnownTenant();
+      const row = await getComponent(ctx.db, valueOrThrow(checkComponentId(id)), ctx.tenant);
+      return row ? componentView(row) : null;
+    },
+  },
+  ComponentConnection: {
+    nodes: (p) => p.rows.map(componentView),
+    edges: (p) => p.rows.map((r) => ({ cursor: encodeCursor(r.id), node: componentView(r) })),
+    pageInfo: (p) => ({ hasNextPage: p.hasNextPage, endCursor: p.rows.length ? encodeCursor(p.rows.at(-1)!.id) : null }),
+    totalCount: (p, _a, ctx) => countComponents(ctx.db, p.query),
+  },
+  Mutation: {
+    putComponent: async (_p, args, ctx) => {
+      const id = valueOrThrow(checkComponentId(args.id));
+      const body = input(args.input, 'input');
+      const r = await transaction(ctx.pool, (tx) => write(tx, ctx, [{ id, body }], 'put'));
+      return componentView(r.rows[0]!);
+    },
+    putComponents: async (_p, { components }, ctx) => {
+      const errors: Issue[] = [];
+      const writes = components.map(({ id, ...rest }, i) => {
+        const cid = checkComponentId(id, `components[${i}].id`);
+        const body = checkComponentInput(rest, `components[${i}]`);
+        if (!cid.ok) errors.push(...cid.errors);
+        if (!body.ok) errors.push(...body.errors);
+        return cid.ok && body.ok ? { id: cid.value, body: body.value } : null;
+      });
+      if (errors.length) throw badInput(errors);
+      const r = await transaction(ctx.pool, (tx) => write(tx, ctx, writes as ComponentWrite[], 'put'));
+      return r.rows.map(componentView);
+    },
+    patchComponent: async (_p, args, ctx) => {
+      await ctx.requireKnownTenant();
+      const id = valueOrThrow(checkComponentId(args.id));
+      const body = input(args.patch, 'patch');
+      const r = await transaction(ctx.pool, async (tx) => {
+        const [current] = await lockComponents(tx.db, [id]);
+        if (!current || !(await visibleIds(tx.db, ctx.tenant, [id])).has(id)) throw notFound('component', id);
+        if (body.actualState && refusesActualStateWrite(current)) throw refused(current);
+        return write(tx, ctx, [{ id, body }], 'patch');
+      });
+      return componentView(r.rows[0]!);
+    },
+    patchComponents: async (_p, { filter, patch, skipBadIds }, ctx) => {
+      await ctx.requireKnownTenant();
+      const byIds = filter.ids != null;
+      if (byIds === (filter.session != null)) throw badInput([{ field: 'filter', message: 'give exactly one of ids and session' }]);
+      if (!byIds) valueOrThrow(check(text(1, 127), filter.session, 'filter.session'));
+      const body = input(patch, 'patch');
+      const r = await transaction(ctx.pool, async (tx) => {
+        let ids: string[];
+        if (byIds) {
+          ids = valueOrThrow(checkComponentIds(filter.ids!, 'filter.ids', 65535));
+          const visible = await visibleIds(tx.db, ctx.tenant, ids);
+          const existing = new Set((await lockComponents(tx.db, [...visible])).map((c) => c.id));
+          const bad = ids.filter((id) => !existing.has(id));
+          if (bad.length && !skipBadIds) throw notFound('component', bad.slice(0, 10).join(',') + (bad.length > 10 ? '...' : ''));
+          ids = ids.filter((id) => existing.has(id));
+        } else {
+          ids = await lockSessionComponents(tx.db, filter.session!, ctx.tenant);
+        }
+        return write(tx, ctx, ids.map((id) => ({ id, body })), 'patch');
+      });
+      return r.rows.map(componentView);
+    },
+    deleteComponent: async (_p, args, ctx) => {
+      await ctx.requireKnownTenant();
+      const id = valueOrThrow(checkComponentId(args.id));
+      await transaction(ctx.pool, async (tx) => {
+        const gone = await deleteComponent(tx.db, id, ctx.tenant);
+        if (!gone) throw notFound('component', id);
+        await appendEvents(tx.db, [{
+          componentId: id, session: gone.session, sessionTenant: gone.sessionTenant, kind: 'manual', actor: ctx.actor,
+          fromPhase: gone.phase, fromStatus: gone.status, reason: 'deleted',
+        }]);
+      });
+      return true;
+    },
+    applyStaged: async (_p, { xnames }, ctx) => {
+      await ctx.requireKnownTenant();
+      const ids = valueOrThrow(checkComponentIds(xnames, 'xnames', 32768));
+      return transaction(ctx.pool, async (tx) => {
+        const opts = await getOptions(tx.db);
+        const r = await applyStaged(tx.db, { ids, tenant: ctx.tenant, actor: ctx.actor, clearStage: opts.clear_stage, now: ctx.now() });
+        if (r.kickStatus) await ctx.kicker.kick(tx, ['status']);
+        return { succeeded: r.succeeded, failed: r.failed.map((f) => f.id), ignored: r.ignored, failures: r.failed };
+      });
+    },
+    reportBootState: async (_p, { id, bssToken }, ctx) => {
+      valueOrThrow(check(text(1, 65535), bssToken, 'bssToken'));
+      const canonical = checkComponentId(id);
+      if (canonical.ok && ctx.tenant !== null && !(await visibleIds(ctx.db, ctx.tenant, [canonical.value])).has(canonical.value)) {
+        return { __typename: 'ReportRefused', code: 'NOT_FOUND', message: `no component "${canonical.value}"` };
+      }
+      const r = await reportBootState(ctx.pool, ctx.kicker, { id, token: bssToken, actor: ctx.actor });
+      return r.ok
+        ? { __typename: 'BootStateReported', component: componentView(r.component), tokenKnown: r.tokenKnown }
+        : { __typename: 'ReportRefused', code: r.code, message: r.message };
+    },
+  },
+  ReportBootStateResult: {
+    __resolveType: (o) => ('component' in o ? 'BootStateReported' : 'ReportRefused'),
+  },
+};
+
+function refused(c: ComponentRow) {
+  return conflict(`Actual state can not be updated: ${c.id} is ${c.status} after ${c.lastAction || 'no action'}; bootorch is mid-transition`, 'patch.actualState');
+}

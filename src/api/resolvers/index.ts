@@ -1,0 +1,26 @@
+/** Every area's resolvers, merged type by type, plus the DateTime scalar and the enum mappings. */
+import { DateTime } from '../scalars.ts';
+import { enumValues } from '../enums.ts';
+import { subscriptionResolvers } from '../subscriptions.ts';
+import type { Resolvers } from '../generated/types.ts';
+import { componentResolvers } from './components.ts';
+import { optionResolvers } from './options.ts';
+import { sessionResolvers } from './sessions.ts';
+import { systemResolvers } from './system.ts';
+import { templateResolvers } from './templates.ts';
+
+export function allResolvers(): Resolvers {
+  const parts: Record<string, unknown>[] = [
+    { DateTime, ...enumValues },
+    systemResolvers, templateResolvers, sessionResolvers, componentResolvers, optionResolvers, subscriptionResolvers,
+  ];
+  const out: Record<string, unknown> = {};
+  for (const part of parts) {
+    for (const [type, fields] of Object.entries(part)) {
+      // Scalars are class instances and stay whole; object types merge field by field.
+      const plain = fields && Object.getPrototypeOf(fields) === Object.prototype;
+      out[type] = plain ? { ...(out[type] as object | undefined), ...(fields as object) } : fields;
+    }
+  }
+  return out as Resolvers;
+}

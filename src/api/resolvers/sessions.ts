@@ -1,0 +1,85 @@
+/** Sessions: create (validated, stored pending, session-setup kicked in the same transaction), list, delete, status. */
+import { transaction } from '../../db/tx.ts';
+import { deleteSession, deleteSessions, getSession, insertSession, listSessions } from '../../db/queries/sessions.ts';
+import { getTemplate } from '../../db/queries/templates.ts';
+import { getOptions } from '../../db/queries/options.ts';
+import { readSessionStatus } from '../../db/queries/session-status.ts';
+import { checkAgeFilter, checkCreateSession, type SessionAgeFilter } from '../../domain/sessions.ts';
+import { checkBootSets } from '../../domain/templates.ts';
+import { mergeRollout } from '../../domain/rollout-policy.ts';
+import { checkArtifacts } from '../template-checks.ts';
+import { badInput, conflict, notFound, valueOrThrow } from '../errors.ts';
+import { messages, sessionView } from '../views.ts';
+import type { ApiContext } from '../context.ts';
+import type { Resolvers, SessionExtendedStatus } from '../generated/types.ts';
+
+function ageFilter(a: SessionAgeFilter): SessionAgeFilter {
+  const problems = checkAgeFilter(a);
+  if (problems.length) throw badInput(problems);
+  return a;
+}
+
+async function extendedStatus(ctx: ApiContext, tenantKey: string, name: string): Promise<SessionExtendedStatus | null> {
+  return readSessionStatus(ctx.db, { tenantKey, name }, ctx.now());
+}
+
+export const sessionResolvers: Resolvers = {
+  Query: {
+    sessions: async (_p, args, ctx) =>
+      (await listSessions(ctx.db, { tenant: ctx.tenant, ...ageFilter(args), now: ctx.now() })).map(sessionView),
+    session: async (_p, { name }, ctx) => {
+      const s = await getSession(ctx.db, ctx.tenantKey, name);
+      return s ? sessionView(s) : null;
+    },
+    sessionStatus: (_p, { name }, ctx) => extendedStatus(ctx, ctx.tenantKey, name),
+  },
+  Session: {
+    extendedStatus: async (s, _a, ctx) => (await extendedStatus(ctx, s.tenantKey, s.name))!,
+  },
+  Mutation: {
+    createSession: async (_p, { input }, ctx) => {
+      await ctx.requireKnownTenant();
+      return transaction(ctx.pool, async (tx) => {
+        const opts = await getOptions(tx.db);
+        const rules = { sessionLimitRequired: opts.session_limit_required, rejectNids: opts.reject_nids };
+        const checked = checkCreateSession(input, rules);
+        const s = valueOrThrow(checked);
+        const template = await getTemplate(tx.db, ctx.tenantKey, s.templateName);
+        if (!template) throw badInput([{ field: 'templateName', message: `Session Template Name invalid: no template "${s.templateName}"${ctx.tenant ? ` for tenant "${ctx.tenant}"` : ''}` }]);
+        const fixed = checkBootSets(template, s.operation, { rejectNids: opts.reject_nids });
+        const images = await checkArtifacts(ctx.images, template, s.operation);
+        const errors = [...fixed.errors, ...images.errors];
+        if (errors.length) {
+          throw badInput(errors.map((e) => ({ field: 'templateName', message: `${e.field}: ${e.message}` })), 'Session template fails check');
+        }
+        const row = await insertSession(tx.db, {
+          tenantKey: ctx.tenantKey,
+          tenant: ctx.tenant,
+          name: s.name,
+          operation: s.operation,
+          templateName: s.templateName,
+          limit: s.limit,
+          stage: s.stage,
+          includeDisabled: s.includeDisabled,
+          status: 'pending',
+          startTime: ctx.now(),
+          rollout: mergeRollout(template.rollout, s.rollout),
+          createdBy: ctx.actor,
+        });
+        if (!row) throw conflict(`a session named "${s.name}" already exists`, 'name');
+        await ctx.kicker.kick(tx, ['session-setup']);
+        return { session: sessionView(row), warnings: messages([...checked.warnings, ...fixed.warnings, ...images.warnings]) };
+      });
+    },
+    deleteSession: async (_p, { name }, ctx) => {
+      const gone = await transaction(ctx.pool, (tx) => deleteSession(tx.db, ctx.tenantKey, name));
+      if (!gone) throw notFound('session', name);
+      return true;
+    },
+    deleteSessions: async (_p, args, ctx) => {
+      const f = ageFilter(args);
+      const names = await transaction(ctx.pool, (tx) => deleteSessions(tx.db, { ...f, tenant: ctx.tenantKey, now: ctx.now() }));
+      return { count: names.length, names };
+    },
+  },
+};

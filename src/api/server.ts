@@ -1,0 +1,123 @@
+/**
+ * The API process: Apollo Server 5 over express 5, with graphql-ws on the same port and path
+ * (/graphql), plus GET /healthz (BOS's healthz, always 200) and GET /metrics (prom-client).
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { WebSocketServer } from 'ws';
+import { useServer } from 'graphql-ws/use/ws';
+import { specifiedRules, validate, type GraphQLFormattedError } from 'graphql';
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
+import { unwrapResolverError } from '@apollo/server/errors';
+import { expressMiddleware } from '@as-integrations/express5';
+import type { Database } from '../db/client.ts';
+import type { Kicker } from '../engine/kick.ts';
+import type { ImagesPort } from '../adapters/ports.ts';
+import { buildSchema } from './schema.ts';
+import { createContext, identifyFromHeaders, type ApiContext, type ApiDeps, type Identify } from './context.ts';
+import { DEFAULT_LIMITS, limitRules, type QueryLimits } from './limits.ts';
+import { metricsPlugin, metricsRegistry } from './metrics.ts';
+import { health } from './resolvers/system.ts';
+
+export interface ApiServerOptions {
+  pool: pg.Pool;
+  db: Database;
+  kicker: Kicker;
+  /** 0 picks a free port (see the returned url). */
+  port: number;
+  host: string;
+  logger?: Logger;
+  /** Probe for GET /healthz and Query.health; without it the queue reads as unknown. */
+  queueHealthy?: () => Promise<boolean>;
+  /** Reads image manifests when validating templates and sessions; checks are skipped without it. */
+  images?: ImagesPort;
+  /** Who is calling; default: headers x-bootorch-actor and Cray-Tenant-Name. The auth module replaces it. */
+  identify?: Identify;
+  /** Extra per-request values, found as `context.extras` (HTTP and WebSocket requests alike). */
+  contextExtras?: (req: http.IncomingMessage) => Record<string, unknown> | Promise<Record<string, unknown>>;
+  /** Query depth and alias limits (default depth 12, 30 aliases). */
+  limits?: Partial<QueryLimits>;
+  /** Largest accepted request body (default 16 MiB: a 10,000-component putComponents fits). */
+  maxBodyBytes?: number;
+  /** Clock for timestamps written through the API (default: the system clock). */
+  now?: () => Date;
+}
+
+export interface ApiServer {
+  /** http://host:port/graphql */
+  url: string;
+  /** ws://host:port/graphql */
+  wsUrl: string;
+  close(): Promise<void>;
+}
+
+export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer> {
+  const schema = buildSchema();
+  const rules = limitRules({ ...DEFAULT_LIMITS, ...opts.limits });
+  const deps: ApiDeps = { pool: opts.pool, db: opts.db, kicker: opts.kicker, logger: opts.logger, images: opts.images, queueHealthy: opts.queueHealthy, now: opts.now };
+  const identify = opts.identify ?? identifyFromHeaders;
+  const contextFor = async (req: http.IncomingMessage): Promise<ApiContext> =>
+    createContext(deps, await identify(req), opts.contextExtras ? await opts.contextExtras(req) : {});
+
+  const app = express();
+  app.disable('x-powered-by');
+  const httpServer = http.createServer(app);
+  const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql' });
+  const ws = useServer<Record<string, unknown>, { request: http.IncomingMessage }>({
+    schema,
+    context: (ctx) => contextFor(ctx.extra.request) as never,
+    validate: ((s: typeof schema, doc: Parameters<typeof validate>[1]) => validate(s, doc, [...specifiedRules, ...rules])) as typeof validate,
+  }, wsServer);
+
+  const apollo = new ApolloServer<ApiContext>({
+    schema,
+    validationRules: rules,
+    includeStacktraceInErrorResponses: false,
+    formatError: (formatted, error) => maskInternal(formatted, error, opts.logger),
+    plugins: [
+      ApolloServerPluginDrainHttpServer({ httpServer }),
+      { async serverWillStart() { return { async drainServer() { await ws.dispose(); } }; } },
+      metricsPlugin<ApiContext>(),
+    ],
+  });
+  await apollo.start();
+
+  app.get('/healthz', async (_req, res) => {
+    const h = await health(deps);
+    res.json({ apiStatus: h.api, dbStatus: h.database, queueStatus: h.queue });
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.type(metricsRegistry.contentType).send(await metricsRegistry.metrics());
+  });
+  app.use('/graphql', express.json({ limit: opts.maxBodyBytes ?? 16 * 1024 * 1024 }),
+    expressMiddleware(apollo, { context: async ({ req }) => contextFor(req) }));
+  app.use((err: Error & { status?: number; type?: string }, _req: express.Request, res: express.Response, next: express.NextFunction) => {
+    if (res.headersSent) return next(err);
+    const status = err.status ?? 500;
+    res.status(status).json({ errors: [{ message: status === 413 ? 'request body too large' : err.message, extensions: { code: status === 413 ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST' } }] });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    httpServer.once('error', reject);
+    httpServer.listen(opts.port, opts.host, () => { httpServer.off('error', reject); resolve(); });
+  });
+  const { port } = httpServer.address() as AddressInfo;
+  const host = ['0.0.0.0', '::', ''].includes(opts.host) ? '127.0.0.1' : opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  opts.logger?.info({ port }, 'api listening');
+  return {
+    url: `http://${host}:${port}/graphql`,
+    wsUrl: `ws://${host}:${port}/graphql`,
+    close: () => apollo.stop(),
+  };
+}
+
+/** Errors we did not mean to show (SQL, bugs) become a bare INTERNAL_SERVER_ERROR; the detail goes to the log. */
+function maskInternal(formatted: GraphQLFormattedError, error: unknown, logger?: Logger): GraphQLFormattedError {
+  if (formatted.extensions?.code !== 'INTERNAL_SERVER_ERROR') return formatted;
+  logger?.error({ err: unwrapResolverError(error), path: formatted.path }, 'internal error in a resolver');
+  return { message: 'internal server error', path: formatted.path, locations: formatted.locations, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+}

@@ -1,0 +1,126 @@
+/**
+ * Database rows and domain records in the shapes of the GraphQL types. Two types resolve lazily and
+ * so have parent types of their own (codegen mappers): a component page counts its total only when
+ * asked, and a session computes its extended status only when asked.
+ */
+import type { ComponentRow, SessionRow } from '../db/schema.ts';
+import type { ComponentQuery } from '../db/queries/components.ts';
+import type { StoredTemplate } from '../db/queries/templates.ts';
+import type { TemplateRecord } from '../domain/templates.ts';
+import type { Options as DomainOptions } from '../domain/options.ts';
+import { parseStoredRollout } from '../domain/rollout-policy.ts';
+import type { Issue } from '../domain/validation.ts';
+import type {
+  Component, ComponentStatus, Options, Session, SessionOperation, SessionState, SessionTemplate, ValidationMessage,
+} from './generated/types.ts';
+
+export function componentView(r: ComponentRow): Component {
+  return {
+    id: r.id,
+    enabled: r.enabled,
+    status: { phase: r.phase as Component['status']['phase'], status: r.status as ComponentStatus, statusOverride: r.statusOverride as Component['status']['statusOverride'] },
+    actualState: {
+      bootArtifacts: { kernel: r.actualKernel, kernelParameters: r.actualKernelParameters, initrd: r.actualInitrd },
+      bssToken: r.actualBssToken,
+      lastUpdated: r.actualUpdatedAt,
+    },
+    desiredState: {
+      bootArtifacts: { kernel: r.desiredKernel, kernelParameters: r.desiredKernelParameters, initrd: r.desiredInitrd },
+      configuration: r.desiredConfiguration,
+      bssToken: r.desiredBssToken,
+      lastUpdated: r.desiredUpdatedAt,
+    },
+    stagedState: {
+      bootArtifacts: { kernel: r.stagedKernel, kernelParameters: r.stagedKernelParameters, initrd: r.stagedInitrd },
+      configuration: r.stagedConfiguration,
+      session: r.stagedSession,
+      lastUpdated: r.stagedUpdatedAt,
+    },
+    lastAction: { action: r.lastAction, failed: r.lastActionFailed, lastUpdated: r.lastActionAt },
+    eventStats: {
+      powerOnAttempts: r.powerOnAttempts,
+      powerOffGracefulAttempts: r.powerOffGracefulAttempts,
+      powerOffForcefulAttempts: r.powerOffForcefulAttempts,
+    },
+    error: r.error,
+    failureReason: r.failureReason,
+    session: r.session,
+    sessionTenant: r.sessionTenant || null,
+    retryPolicy: r.retryPolicy,
+    updatedAt: r.updatedAt,
+  };
+}
+
+/** Parent of ComponentConnection: one page, plus the query to count on demand. */
+export interface ComponentConnectionParent {
+  rows: ComponentRow[];
+  hasNextPage: boolean;
+  query: ComponentQuery;
+}
+
+/** Opaque page cursors: the last id, base64url-encoded. */
+export const encodeCursor = (id: string) => Buffer.from(`c:${id}`).toString('base64url');
+export function decodeCursor(cursor: string): string | null {
+  const s = Buffer.from(cursor, 'base64url').toString('utf8');
+  return s.startsWith('c:') && s.length > 2 ? s.slice(2) : null;
+}
+
+export function templateView(t: TemplateRecord & Partial<Pick<StoredTemplate, 'createdAt' | 'updatedAt'>>): SessionTemplate {
+  const epoch = new Date(0);
+  return {
+    name: t.name,
+    tenant: t.tenant,
+    description: t.description,
+    enableCfs: t.enableCfs,
+    cfs: t.cfs,
+    rollout: t.rollout,
+    createdAt: t.createdAt ?? epoch,
+    updatedAt: t.updatedAt ?? epoch,
+    bootSets: Object.entries(t.bootSets).map(([name, b]) => ({
+      name,
+      path: b.path,
+      type: b.type,
+      etag: b.etag ?? null,
+      kernelParameters: b.kernel_parameters ?? null,
+      nodeList: b.node_list ?? null,
+      nodeRolesGroups: b.node_roles_groups ?? null,
+      nodeGroups: b.node_groups ?? null,
+      arch: b.arch ?? 'X86',
+      rootfsProvider: b.rootfs_provider ?? null,
+      rootfsProviderPassthrough: b.rootfs_provider_passthrough ?? null,
+      cfs: b.cfs ?? null,
+    })),
+  };
+}
+
+/** Parent of Session: everything but the extended status, plus the key to compute it. */
+export type SessionParent = Omit<Session, 'extendedStatus'> & { tenantKey: string };
+
+export function sessionView(r: SessionRow): SessionParent {
+  return {
+    tenantKey: r.tenantKey,
+    name: r.name,
+    tenant: r.tenant,
+    operation: r.operation as SessionOperation,
+    templateName: r.templateName,
+    limit: r.limit,
+    stage: r.stage,
+    includeDisabled: r.includeDisabled,
+    components: r.components ? r.components.split(',') : [],
+    status: { status: r.status as SessionState, startTime: r.startTime, endTime: r.endTime, error: r.error },
+    rollout: parseStoredRollout(r.rollout),
+    paused: r.paused,
+    pauseReason: r.pauseReason,
+    aborted: r.aborted,
+    createdBy: r.createdBy,
+  };
+}
+
+const camel = (k: string) => k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+export const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+export function optionsView(o: DomainOptions): Options {
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [camel(k), v])) as unknown as Options;
+}
+
+export const messages = (issues: Issue[]): ValidationMessage[] => issues.map((i) => ({ field: i.field || null, message: i.message }));

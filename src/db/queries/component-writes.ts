@@ -1,0 +1,107 @@
+/**
+ * The one path every API component write takes (put, patch, bulk patch, applyStaged, the reporter):
+ * lock the rows, apply BOS's auto fields and deep merge (domain/components.ts), upsert, and append one
+ * event per component. Run it inside a transaction; the caller kicks `status` when `kickStatus` says so.
+ */
+import { getTableColumns, sql } from 'drizzle-orm';
+import type { Database } from '../client.ts';
+import { components, type ComponentRow } from '../schema.ts';
+import { appendEvents, type NewEvent } from '../events.ts';
+import {
+  applyComponentWrite, blankComponent, changedFields, needsStatusKick, type ComponentFields, type ComponentPatch,
+} from '../../domain/components.ts';
+import { artifactsForTokens, lockComponents } from './components.ts';
+
+export interface ComponentWrite {
+  id: string;
+  body: ComponentPatch;
+}
+
+export interface WriteOptions {
+  /** put: create or replace (a new record from the body); patch: merge into existing rows, skip missing ids. */
+  mode: 'put' | 'patch';
+  actor: string;
+  /** The caller's tenant ('' for none); stamped as session_tenant when a body names a session. */
+  tenantKey: string;
+  /** Event kind for the timeline (default 'manual'), and what to record as its action / reason. */
+  event?: { kind?: NewEvent['kind']; action?: string; reason?: string };
+  now?: Date;
+}
+
+export interface WriteResult {
+  /** The written rows, in the order of the writes (missing ones left out). */
+  rows: ComponentRow[];
+  /** Patch mode: ids that are not components (nothing written for them). */
+  missing: string[];
+  /** Some write enabled a component or changed its desired or actual state. */
+  kickStatus: boolean;
+  /** BSS tokens in the bodies that bootorch knows. */
+  knownTokens: Set<string>;
+}
+
+const CHUNK = 1000;
+
+export async function writeComponents(db: Database, writes: readonly ComponentWrite[], opts: WriteOptions): Promise<WriteResult> {
+  const now = opts.now ?? new Date();
+  const ids = [...new Set(writes.map((w) => w.id))];
+  const current = new Map((await lockComponents(db, ids)).map((r) => [r.id, r]));
+  const missing = opts.mode === 'patch' ? ids.filter((id) => !current.has(id)) : [];
+  const tokens = writes.map((w) => w.body.actualState?.bssToken).filter((t): t is string => !!t);
+  const known = await artifactsForTokens(db, tokens);
+  const ctx = { now, tenantKey: opts.tenantKey, artifactsForToken: (t: string) => known.get(t) };
+
+  const next = new Map<string, ComponentFields>();
+  let kickStatus = false;
+  const changes = new Map<string, string[]>();
+  for (const w of writes) {
+    const before = current.get(w.id);
+    if (!before && opts.mode === 'patch') continue;
+    const base = next.get(w.id) ?? (opts.mode === 'put' ? blankComponent(w.id) : fields(before!));
+    const after = applyComponentWrite(base, w.body, ctx);
+    const changed = changedFields(before ? fields(before) : blankComponent(w.id), after);
+    kickStatus ||= needsStatusKick(w.body, changed);
+    changes.set(w.id, changed);
+    next.set(w.id, after);
+  }
+
+  const written = new Map<string, ComponentRow>();
+  const all = [...next.values()];
+  for (let i = 0; i < all.length; i += CHUNK) {
+    const rows = await db.insert(components).values(all.slice(i, i + CHUNK).map((f) => ({ ...f, updatedAt: now })))
+      .onConflictDoUpdate({ target: components.id, set: EXCLUDED })
+      .returning();
+    for (const r of rows) written.set(r.id, r);
+  }
+
+  await appendEvents(db, [...written.values()].map((r) => {
+    const before = current.get(r.id);
+    return {
+      componentId: r.id,
+      session: r.session,
+      sessionTenant: r.sessionTenant,
+      kind: opts.event?.kind ?? 'manual',
+      actor: opts.actor,
+      fromPhase: before?.phase ?? null,
+      toPhase: r.phase,
+      fromStatus: before?.status ?? null,
+      toStatus: r.status,
+      action: opts.event?.action ?? null,
+      error: r.error && r.error !== before?.error ? r.error : null,
+      reason: opts.event?.reason ?? null,
+      data: { write: before ? opts.mode : 'create', changed: changes.get(r.id) ?? [] },
+    };
+  }));
+
+  const rows = ids.map((id) => written.get(id)).filter((r): r is ComponentRow => !!r);
+  return { rows, missing, kickStatus, knownTokens: new Set(known.keys()) };
+}
+
+function fields(r: ComponentRow): ComponentFields {
+  const { status: _s, queuedSeq: _q, updatedAt: _u, ...f } = r;
+  return f;
+}
+
+/** `set col = excluded.col` for every written column (the rollout queue position is the engine's). */
+const EXCLUDED = Object.fromEntries(Object.entries(getTableColumns(components))
+  .filter(([k]) => !['id', 'status', 'queuedSeq'].includes(k))
+  .map(([k, c]) => [k, sql.raw(`excluded."${c.name}"`)]));

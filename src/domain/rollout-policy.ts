@@ -1,0 +1,64 @@
+/**
+ * Rollout policy (bootorch, not in BOS): how fast a session walks its nodes. Templates carry defaults,
+ * sessions override them field by field; the merged policy is stored on the session (sessions.rollout)
+ * and enforced by the engine. Stored as a JSON object with exactly these camelCase keys, only the ones set.
+ */
+import { z } from 'zod';
+import { check, type Checked } from './validation.ts';
+
+const COUNT_RE = /^[1-9][0-9]{0,6}$/;
+const PERCENT_RE = /^(?:[1-9][0-9]?|100)%$/;
+const BUDGET_RE = /^(?:0|[1-9][0-9]{0,6}|(?:0|[1-9][0-9]?|100)%)$/;
+const seconds = z.number().int('must be a whole number').min(0, 'must be at least 0').max(1_048_576, 'must be at most 1048576');
+
+export const rolloutPolicySchema = z.object({
+  /** Most nodes in flight at once: a count (`50`) or a percentage of the session's nodes (`10%`). */
+  maxInFlight: z.string().refine((v) => COUNT_RE.test(v) || PERCENT_RE.test(v),
+    'must be a count like "50" or a percentage from 1% to 100% like "10%"').optional(),
+  /** Nodes powered on per wave. */
+  powerOnWaveSize: z.number().int('must be a whole number').min(1, 'must be at least 1').max(1_048_576, 'must be at most 1048576').optional(),
+  /** Seconds between power-on waves. */
+  powerOnWaveIntervalSeconds: z.number().int('must be a whole number').min(0, 'must be at least 0').max(86_400, 'must be at most 86400').optional(),
+  /** Nodes taken through first, alone. */
+  canary: z.number().int('must be a whole number').min(0, 'must be at least 0').max(1_048_576, 'must be at most 1048576').optional(),
+  /** Failures tolerated before the session pauses: a count or a percentage (`0` tolerates none). */
+  failureBudget: z.string().regex(BUDGET_RE, 'must be a count like "5" or a percentage from 0% to 100% like "2%"').optional(),
+  maxPowerOffWaitTime: seconds.optional(),
+  maxPowerOnWaitTime: seconds.optional(),
+  maxBootWaitTime: seconds.optional(),
+  retryPolicy: seconds.optional(),
+}).strict();
+
+export type RolloutPolicy = z.infer<typeof rolloutPolicySchema>;
+
+/** A count or a percentage of `total`, rounded up so `10%` of 5 nodes is 1, not 0. */
+export function resolveCountOrPercent(value: string, total: number): number {
+  if (value.endsWith('%')) return Math.ceil((Number(value.slice(0, -1)) * total) / 100);
+  return Number(value);
+}
+
+/** Validate an input policy (nulls mean "not given"); `prefix` names the input field in errors. */
+export function checkRolloutPolicy(input: Record<string, unknown> | null | undefined, prefix = 'rollout'): Checked<RolloutPolicy | null> {
+  if (!input) return { ok: true, value: null, warnings: [] };
+  const given = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== null && v !== undefined));
+  const r = check(rolloutPolicySchema, given, prefix);
+  if (!r.ok) return r;
+  return { ok: true, value: Object.keys(r.value).length ? r.value : null, warnings: [] };
+}
+
+/** Stored JSON -> policy; anything malformed is dropped (the engine must never trip on old data). */
+export function parseStoredRollout(stored: unknown): RolloutPolicy | null {
+  if (!stored || typeof stored !== 'object') return null;
+  const out: Record<string, unknown> = {};
+  for (const [k, schema] of Object.entries(rolloutPolicySchema.shape)) {
+    const v = (stored as Record<string, unknown>)[k];
+    if (v !== undefined && (schema as z.ZodTypeAny).safeParse(v).success) out[k] = v;
+  }
+  return Object.keys(out).length ? (out as RolloutPolicy) : null;
+}
+
+/** The session's effective policy: the template's, overridden field by field. */
+export function mergeRollout(base: RolloutPolicy | null, override: RolloutPolicy | null): RolloutPolicy | null {
+  const merged = { ...(base ?? {}), ...(override ?? {}) };
+  return Object.keys(merged).length ? merged : null;
+}

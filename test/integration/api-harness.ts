@@ -1,0 +1,79 @@
+/**
+ * Shared by the api-*.test.ts files: a fresh database, the real API server on a free port, a GraphQL
+ * client over real HTTP, and a Kicker that records the kicks of committed transactions only.
+ */
+import { freshDb, type TestDb } from '../helpers/db.ts';
+import { startApiServer, type ApiServer, type ApiServerOptions } from '../../src/api/server.ts';
+import type { Kicker, OperatorName } from '../../src/engine/kick.ts';
+
+export interface RecordingKicker extends Kicker {
+  /** Operators kicked by transactions that committed, in order. */
+  committed: OperatorName[][];
+  clear(): void;
+}
+
+export function recordingKicker(): RecordingKicker {
+  const committed: OperatorName[][] = [];
+  return {
+    committed,
+    clear: () => { committed.length = 0; },
+    async kick(tx, ops) { tx.afterCommit(() => committed.push([...ops])); },
+    async kickNow(ops) { committed.push([...ops]); },
+  };
+}
+
+export interface GqlResult<T = any> {
+  status: number;
+  data?: T;
+  errors?: { message: string; extensions?: { code?: string; field?: string | null; issues?: { field: string; message: string }[] } }[];
+}
+
+export interface Harness {
+  db: TestDb;
+  server: ApiServer;
+  kicker: RecordingKicker;
+  gql<T = any>(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<GqlResult<T>>;
+  /** Like gql, but fails the test on any error. */
+  ok<T = any>(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export async function startHarness(opts: Partial<ApiServerOptions> = {}): Promise<Harness> {
+  const db = await freshDb();
+  const kicker = recordingKicker();
+  const server = await startApiServer({ pool: db.pool, db: db.db, kicker, port: 0, host: '127.0.0.1', ...opts });
+  const gql = async (query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}) => {
+    const res = await fetch(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-bootorch-actor': 'tester', ...headers },
+      body: JSON.stringify({ query, variables }),
+    });
+    return { status: res.status, ...(await res.json()) } as GqlResult;
+  };
+  return {
+    db, server, kicker, gql,
+    async ok(query, variables, headers) {
+      const r = await gql(query, variables, headers);
+      if (r.errors?.length) throw new Error(`GraphQL errors: ${JSON.stringify(r.errors, null, 2)}`);
+      return r.data;
+    },
+    async close() {
+      await server.close();
+      await db.drop();
+    },
+  };
+}
+
+/** The first error's code and field, for compact assertions. */
+export function errorOf(r: GqlResult): { code?: string; field?: string | null; message: string } {
+  const e = r.errors?.[0];
+  return { code: e?.extensions?.code, field: e?.extensions?.field, message: e?.message ?? '(no error)' };
+}
+
+export const COMPONENT_FIELDS = `id enabled error failureReason session sessionTenant retryPolicy updatedAt
+  status { phase status statusOverride }
+  actualState { bootArtifacts { kernel kernelParameters initrd } bssToken lastUpdated }
+  desiredState { bootArtifacts { kernel kernelParameters initrd } configuration bssToken lastUpdated }
+  stagedState { bootArtifacts { kernel kernelParameters initrd } configuration session lastUpdated }
+  lastAction { action failed lastUpdated }
+  eventStats { powerOnAttempts powerOffGracefulAttempts powerOffForcefulAttempts }`;
