@@ -76,7 +76,8 @@ export function decide(
   const keep = failed ? ({ override: 'failed', disable: true } as const) : ({ override: '', disable: false } as const);
   const off = power.state === 'off';
   if (off && c.desiredKernel === '') {
-    return finish({ rule: '1', phase: '', override: keep.override, disable: true, why: 'off, and the desired state is off' });
+    return finish({ rule: '1', phase: '', override: keep.override, disable: true, ...(failed ? {} : { reason: '' as const, error: '' }),
+      why: 'off, and the desired state is off' });
   }
   if (off) {
     const timedOut = c.lastAction === 'powering_on' && !c.lastActionFailed
@@ -96,12 +97,12 @@ export function decide(
       return finish({ rule: '4a', phase: 'configuring', ...keep, why: 'booted the desired artifacts; CFS must be given the desired configuration' });
     }
     if (c.desiredConfiguration === '') {
-      return finish({ rule: '4b', phase: '', override: keep.override, disable: true, reason: failed ? undefined : '',
+      return finish({ rule: '4b', phase: '', override: keep.override, disable: true, ...(failed ? {} : { reason: '' as const, error: '' }),
         why: 'booted the desired artifacts; no configuration wanted' });
     }
     switch (cfs.configurationStatus) {
       case 'configured':
-        return finish({ rule: '4c', phase: '', override: keep.override, disable: true, reason: failed ? undefined : '',
+        return finish({ rule: '4c', phase: '', override: keep.override, disable: true, ...(failed ? {} : { reason: '' as const, error: '' }),
           why: 'booted the desired artifacts and configured' });
       case 'failed':
         return finish({ rule: '4d', phase: 'configuring', override: 'failed', disable: true, reason: 'configuration_failed',

@@ -34,7 +34,7 @@ export interface BossHandle {
 export async function startBoss(url: string, log: Logger, opts: { kicks?: boolean; max?: number } = {}): Promise<BossHandle> {
   const boss = new PgBoss({
     connectionString: url, max: opts.max ?? 4, application_name: 'bootorch-boss',
-    monitorStateIntervalSeconds: undefined, maintenanceIntervalSeconds: 120,
+    maintenanceIntervalSeconds: 120,
   });
   boss.on('error', (e: any) => {
     // Two processes racing for a stately tick: the loser's fetch hits the unique index. Harmless.

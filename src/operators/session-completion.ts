@@ -8,6 +8,7 @@
 import type { OperatorDef } from '../engine/operator.ts';
 import { finishedSessions, markComplete } from '../db/engine/sessions.ts';
 import { transaction, type Tx } from '../db/tx.ts';
+import { saveSessionStatusSnapshot } from '../db/queries/session-status.ts';
 
 export const sessionCompletion: OperatorDef = {
   name: 'session-completion',
@@ -24,9 +25,5 @@ export const sessionCompletion: OperatorDef = {
 
 /** Save the extended status of a session that just completed (BOS POST /sessions/{id}/status). */
 export async function snapshotSession(tx: Tx, tenantKey: string, name: string): Promise<void> {
-  const modulePath = '../db/queries/session-status.ts';
-  const mod = (await import(modulePath)) as {
-    saveSessionStatusSnapshot(db: unknown, key: { tenantKey: string; name: string }): Promise<unknown>;
-  };
-  await mod.saveSessionStatusSnapshot(tx.db, { tenantKey, name });
+  await saveSessionStatusSnapshot(tx.db, { tenantKey, name });
 }

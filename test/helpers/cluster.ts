@@ -1,0 +1,137 @@
+/**
+ * A whole bootorch on one fresh database: the simulated cluster, its in-process adapters, the engine
+ * with every operator, and the node reporters wired to the same reportBootState the API mutation
+ * uses. Waits re-check on every component event (LISTEN) with a deadline; nothing sleeps.
+ */
+import pg from 'pg';
+import pino from 'pino';
+import { freshDb, type TestDb } from './db.ts';
+import { SimWorld, type WorldOptions } from '../../src/sim/world.ts';
+import { createSimAdapters } from '../../src/adapters/factory.ts';
+import { startEngine, type EngineHandle } from '../../src/engine/runtime.ts';
+import { ALL_OPERATORS } from '../../src/operators/index.ts';
+import { reportBootState } from '../../src/db/queries/report.ts';
+import { EVENTS_CHANNEL } from '../../src/db/events.ts';
+import type { Options } from '../../src/domain/options.ts';
+import type { Adapters } from '../../src/adapters/ports.ts';
+
+/** Fast option values: every wait is a second or two, so escalations happen within a test. */
+export const FAST_OPTIONS: Partial<Options> = {
+  polling_frequency: 2,
+  transit_polling_frequency: 0.5,
+  max_power_off_wait_time: 1,
+  max_power_on_wait_time: 1,
+  max_boot_wait_time: 2,
+  discovery_frequency: 0,
+  cleanup_completed_session_ttl: '0',
+};
+
+export interface Cluster {
+  db: TestDb;
+  world: SimWorld;
+  adapters: Adapters;
+  engine: EngineHandle;
+  /** Insert a template whose one boot set covers `nodes` (default: every node) with the world's image. */
+  template(name: string, o?: { nodes?: string[]; groups?: string[]; configuration?: string; rollout?: object; arch?: string }): Promise<void>;
+  /** Insert a pending session and kick session-setup, as createSession does. */
+  session(name: string, o: { template: string; operation: 'boot' | 'reboot' | 'shutdown'; limit?: string; stage?: boolean; rollout?: object }): Promise<void>;
+  waitForSession(name: string, timeoutMs?: number): Promise<SessionRow>;
+  waitFor(cond: () => Promise<boolean>, what: string, timeoutMs?: number): Promise<void>;
+  components(ids?: string[]): Promise<any[]>;
+  events(filter?: { session?: string; component?: string }): Promise<any[]>;
+  close(): Promise<void>;
+}
+
+export interface SessionRow { name: string; status: string; error: string | null; components: string }
+
+export async function startCluster(o: { world?: WorldOptions; options?: Partial<Options>; kicks?: boolean } = {}): Promise<Cluster> {
+  const db = await freshDb();
+  await db.pool.query('insert into options (id, data) values (1, $1)', [JSON.stringify({ ...FAST_OPTIONS, ...o.options })]);
+  const world = new SimWorld({ nodes: 8, ...o.world });
+  const adapters = createSimAdapters(world);
+  // Components exist before sessions, as discovery would have made them.
+  await db.pool.query(`insert into components (id, last_action, last_action_at)
+    select unnest($1::text[]), 'newly_discovered', now()`, [world.ids()]);
+  const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
+  const engine = await startEngine({ url: db.url, pool: db.pool, adapters, operators: ALL_OPERATORS, log, kicks: o.kicks });
+  world.setReportHandler(async (id: string, token: string) => {
+    const r = await reportBootState(db.pool, engine.kicker, { id, token, actor: `node:${id}` });
+    // The node's reporter retries a refused report (409 mid-transition), as the real one does.
+    if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
+  });
+
+  const listener = new pg.Client({ connectionString: db.url });
+  await listener.connect();
+  await listener.query(`listen ${EVENTS_CHANNEL}`);
+  const waiters = new Set<() => void>();
+  listener.on('notification', () => { for (const w of [...waiters]) w(); });
+
+  const waitFor = (cond: () => Promise<boolean>, what: string, timeoutMs = 30_000) => new Promise<void>((resolve, reject) => {
+    let busy = false;
+    let again = false;
+    const check = async () => {
+      if (busy) { again = true; return; }
+      busy = true;
+      try {
+        do { again = false; if (await cond()) { finish(); resolve(); return; } } while (again);
+      } catch (e) { finish(); reject(e); } finally { busy = false; }
+    };
+    // Events wake the check; the interval covers changes that write no event (sessions table).
+    const tick = setInterval(check, 100);
+    const deadline = setTimeout(() => { finish(); reject(new Error(`${what}: not reached within ${timeoutMs} ms`)); }, timeoutMs);
+    const finish = () => { clearInterval(tick); clearTimeout(deadline); waiters.delete(check); };
+    waiters.add(check);
+    void check();
+  });
+
+  const cluster: Cluster = {
+    db, world, adapters, engine, waitFor,
+    async template(name, t = {}) {
+      const bootSet: Record<string, unknown> = {
+        path: world.defaultImage.manifest, type: 's3', arch: t.arch ?? 'X86',
+        kernel_parameters: 'console=ttyS0,115200',
+      };
+      if (t.groups) bootSet.node_groups = t.groups; else bootSet.node_list = t.nodes ?? world.ids();
+      await db.pool.query(`insert into session_templates (name, enable_cfs, cfs_configuration, boot_sets, rollout)
+        values ($1, true, $2, $3, $4)`, [name, t.configuration ?? 'compute-cfg', JSON.stringify({ compute: bootSet }),
+        t.rollout ? JSON.stringify(t.rollout) : null]);
+    },
+    async session(name, s) {
+      const c = await db.pool.connect();
+      try {
+        await c.query('begin');
+        await c.query(`insert into sessions (name, operation, template_name, "limit", stage, rollout)
+          values ($1, $2, $3, $4, $5, $6)`, [name, s.operation, s.template, s.limit ?? '', s.stage ?? false,
+          s.rollout ? JSON.stringify(s.rollout) : null]);
+        await c.query('commit');
+      } finally { c.release(); }
+      await engine.kicker.kickNow(['session-setup']);
+    },
+    async waitForSession(name, timeoutMs = 30_000) {
+      let row: SessionRow | undefined;
+      await waitFor(async () => {
+        row = (await db.pool.query('select name, status, error, components from sessions where name = $1', [name])).rows[0];
+        return row?.status === 'complete';
+      }, `session ${name} complete`, timeoutMs);
+      return row!;
+    },
+    async components(ids) {
+      const r = ids
+        ? await db.pool.query('select * from components where id = any($1::text[]) order by id', [ids])
+        : await db.pool.query('select * from components order by id');
+      return r.rows;
+    },
+    async events(f = {}) {
+      const r = await db.pool.query(`select * from component_events where ($1::text is null or session = $1)
+        and ($2::text is null or component_id = $2) order by id`, [f.session ?? null, f.component ?? null]);
+      return r.rows;
+    },
+    async close() {
+      world.close();
+      await engine.stop();
+      await listener.end();
+      await db.drop();
+    },
+  };
+  return cluster;
+}
