@@ -18,7 +18,7 @@ export const EP = {
   cfsComponents: 'GET /v3/components',
   cfsPatch: 'PATCH /v3/components',
   cfsConfiguration: 'GET /v3/configurations/{configuration_id}',
-  imsObject: 'GET s3 object',
+  imsObject: 'GET /s3/{bucket}/{key+}',
 } as const;
 
 /** BOS's fixed CFS batch sizes (csm-services §1.4): ids per GET (URL length), ids per PATCH. */

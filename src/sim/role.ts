@@ -1,0 +1,42 @@
+/**
+ * The `sim` role for the composition root (src/main.ts): a world sized from the config, served over
+ * HTTP, its nodes reporting to bootorch at BOOTORCH_URL when given. Returns the URLs to hand to
+ * `BOOTORCH_ADAPTERS=http` (HSM_URL, PCS_URL, BSS_URL, CFS_URL, S3_URL).
+ */
+import { startSimServer, type SimServer } from './server.ts';
+import { SimWorld, type WorldOptions } from './world.ts';
+
+export interface SimRoleOptions {
+  nodes: number;
+  seed: number;
+  port: number;
+  host: string;
+  /** bootorch GraphQL URL the nodes report to; without it reports only show up as world events. */
+  bootorchUrl?: string;
+  /** Bearer token per node (or one for all, e.g. an operator token in development). */
+  reportToken?: string | ((xname: string) => string | undefined);
+  /** Anything else for the world (timings, faults, river cabinet, ...). */
+  world?: WorldOptions;
+}
+
+/** Realistic-but-quick timings for a hand-driven simulator (seconds, not the unit tests' milliseconds). */
+export const INTERACTIVE_TIMING: WorldOptions = {
+  powerOnDelayMs: 2000, powerOffDelayMs: 3000, forceOffDelayMs: 1000, bootDelayMs: 5000,
+  reportRetryBaseMs: 2000, reportRetryMaxMs: 30_000,
+  batcher: { batchSize: 25, batchWindowMs: 2000, checkIntervalMs: 1000, runTimeMs: 5000 },
+};
+
+export async function startSimRole(o: SimRoleOptions): Promise<{ world: SimWorld; server: SimServer; close(): Promise<void> }> {
+  const world = new SimWorld({ river: true, ...INTERACTIVE_TIMING, ...o.world, nodes: o.nodes, seed: o.seed });
+  const server = await startSimServer(world, {
+    port: o.port, host: o.host,
+    report: o.bootorchUrl ? { url: o.bootorchUrl, authToken: o.reportToken } : undefined,
+  });
+  return {
+    world, server,
+    close: async () => {
+      await server.close();
+      world.close();
+    },
+  };
+}

@@ -1,0 +1,150 @@
+/**
+ * `bootorch sim` as a server: one port serving HSM (/hsm/v2), PCS (/power-control/v1 and root
+ * /transitions, /power-status), BSS (/boot/v1), CFS (/v3) and S3 objects (/s3/<bucket>/<key>) from
+ * one SimWorld, with the services' quirks and the world's fault knobs (down = 503, failRate = 500,
+ * slowMs delays the answer, timeout never answers). Plain node:http.
+ *
+ * With `report`, the nodes' bos-reporters call bootorch's reportBootState over HTTP (src/reporter).
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { reportOnce } from '../reporter/agent.ts';
+import { bssRoutes } from './http/bss.ts';
+import { cfsRoutes } from './http/cfs.ts';
+import { hsmRoutes } from './http/hsm.ts';
+import { pcsRoutes } from './http/pcs.ts';
+import { compile, match, problem, stripPrefix, type Ctx, type Reply } from './http/router.ts';
+import { s3Routes } from './http/s3.ts';
+import type { SimWorld } from './world.ts';
+
+const ROUTES = compile([...hsmRoutes, ...pcsRoutes, ...bssRoutes, ...cfsRoutes, ...s3Routes]);
+const MAX_BODY = 32 * 1024 * 1024;
+
+/** One request and its answer, as seen on the wire (for contract tests and debugging). */
+export interface Exchange {
+  service: string;
+  /** `METHOD /template`, or undefined when no route matched. */
+  endpoint?: string;
+  /** The route template (e.g. /v3/components/{component_id}). */
+  template?: string;
+  method: string;
+  /** Path after gateway-prefix stripping, and the raw query string. */
+  path: string;
+  query: string;
+  requestHeaders: Record<string, string | string[] | undefined>;
+  requestBody: string;
+  status: number;
+  responseHeaders: Record<string, string>;
+  responseBody: string;
+}
+
+export interface SimServerOptions {
+  /** Default 0 (any free port). */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  onExchange?: (x: Exchange) => void;
+  /** Nodes report to bootorch: GraphQL endpoint (BOOTORCH_URL) and the bearer token per node. */
+  report?: { url: string; authToken?: string | ((xname: string) => string | undefined); timeoutMs?: number };
+}
+
+export interface SimServer {
+  url: string;
+  port: number;
+  /** Base URLs to give the HTTP adapters (HSM_URL, PCS_URL, BSS_URL, CFS_URL, S3_URL). */
+  urls: { hsm: string; pcs: string; bss: string; cfs: string; s3: string };
+  close(): Promise<void>;
+}
+
+export async function startSimServer(world: SimWorld, o: SimServerOptions = {}): Promise<SimServer> {
+  if (o.report) {
+    const { url, authToken, timeoutMs } = o.report;
+    world.setReportHandler((xname, bssToken) =>
+      reportOnce({ url, xname, bssToken, timeoutMs, authToken: typeof authToken === 'function' ? authToken(xname) : authToken }));
+  }
+  const server = http.createServer((req, res) => {
+    handle(world, req, res, o.onExchange).catch(() => res.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port ?? 0, o.host ?? '127.0.0.1', () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const url = `http://${host}:${addr.port}`;
+  return {
+    url, port: addr.port,
+    urls: { hsm: url, pcs: `${url}/power-control/v1`, bss: url, cfs: url, s3: `${url}/s3` },
+    close: () => new Promise<void>((resolve) => {
+      // Hung requests (the timeout knob) would hold close() forever: cut every connection.
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+async function readBody(req: http.IncomingMessage): Promise<string> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY) throw new Error('body too large');
+    parts.push(chunk as Buffer);
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
+
+async function handle(world: SimWorld, req: http.IncomingMessage, res: http.ServerResponse, onExchange?: (x: Exchange) => void) {
+  const raw = await readBody(req);
+  const u = new URL(req.url ?? '/', 'http://sim');
+  const method = (req.method ?? 'GET').toUpperCase();
+  const path = stripPrefix(u.pathname);
+  const found = match(ROUTES, method, path);
+  const send = (reply: Reply, service: string, endpoint?: string, template?: string) => {
+    const headers: Record<string, string> = { ...(reply.headers ?? {}) };
+    let body = '';
+    if (reply.json !== undefined) {
+      body = JSON.stringify(reply.json);
+      headers['content-type'] = reply.contentType ?? 'application/json';
+    } else if (reply.text !== undefined) {
+      body = reply.text;
+      headers['content-type'] = reply.contentType ?? 'text/plain';
+    }
+    headers['content-length'] = String(Buffer.byteLength(body));
+    res.writeHead(reply.status, headers);
+    res.end(body);
+    onExchange?.({
+      service, endpoint, template, method, path, query: u.search.replace(/^\?/, ''), requestHeaders: req.headers,
+      requestBody: raw, status: reply.status, responseHeaders: headers, responseBody: body,
+    });
+  };
+  if ('allowed' in found) {
+    const reply = found.allowed.length ? problem(405, `method ${method} not allowed on ${path}`) : problem(404, `no route for ${path}`);
+    return send(reply, 'none');
+  }
+  const { route, params } = found;
+  const decision = world.decide(route.service, route.endpoint);
+  const reply = (r: Reply) => send(r, route.service, route.endpoint, route.path);
+  if (decision.kind === 'down') return reply(problem(503, `${route.service.toUpperCase()} is unavailable (simulated outage)`));
+  // The timeout knob: never answer; the client's read timeout fires, close() cuts the connection.
+  if (decision.kind === 'hang') return;
+  if (decision.delayMs > 0) await world.timers.sleep(decision.delayMs);
+  if (decision.kind === 'fail') return reply(problem(500, 'simulated internal error'));
+  let body: unknown;
+  let badJson = false;
+  if (raw.trim()) {
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      badJson = true;
+    }
+  }
+  const ctx: Ctx = { world, method, path, query: u.searchParams, params, body, badJson, headers: req.headers };
+  let out: Reply;
+  try {
+    out = route.handler(ctx);
+  } catch (e) {
+    out = problem(500, `simulator error: ${(e as Error).message}`);
+  }
+  reply(out);
+}
