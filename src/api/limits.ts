@@ -1,7 +1,8 @@
 /**
  * Query cost limits: a document may nest at most `maxDepth` fields deep and use at most `maxAliases`
  * aliases, so one request cannot fan out into millions of resolver calls. Body size is capped by the
- * HTTP layer (server.ts).
+ * HTTP layer (server.ts). Refusals are ordinary validation errors (GRAPHQL_VALIDATION_FAILED, as Apollo
+ * labels every validation error), the same over HTTP and WebSocket.
  */
 import { GraphQLError, Kind, type ASTVisitor, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext, type ValidationRule } from 'graphql';
 
@@ -45,7 +46,7 @@ function depthRule(max: number): ValidationRule {
         const d = depth(op.selectionSet, new Set());
         if (d > max) {
           context.reportError(new GraphQLError(`query is nested ${d} levels deep; at most ${max} allowed`,
-            { nodes: [op], extensions: { code: 'QUERY_TOO_COMPLEX' } }));
+            { nodes: [op], extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
         }
       },
     };
@@ -63,7 +64,7 @@ function aliasRule(max: number): ValidationRule {
         if (count > max && !reported) {
           reported = true;
           context.reportError(new GraphQLError(`query uses more than ${max} aliases`,
-            { nodes: [node], extensions: { code: 'QUERY_TOO_COMPLEX' } }));
+            { nodes: [node], extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
         }
       },
     };

@@ -3,13 +3,14 @@
  * (/graphql), plus GET /healthz (BOS's healthz, always 200) and GET /metrics (prom-client).
  */
 import http from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
-import { specifiedRules, validate, type GraphQLFormattedError } from 'graphql';
+import type { GraphQLFormattedError } from 'graphql';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { unwrapResolverError } from '@apollo/server/errors';
@@ -22,6 +23,13 @@ import { createContext, identifyFromHeaders, type ApiContext, type ApiDeps, type
 import { DEFAULT_LIMITS, limitRules, type QueryLimits } from './limits.ts';
 import { metricsPlugin, metricsRegistry } from './metrics.ts';
 import { health } from './resolvers/system.ts';
+
+/**
+ * graphql's CommonJS build, the one Apollo, graphql-ws and graphql-tools load. Bundlers that prefer
+ * its `module` build (vitest) would otherwise hand graphql-ws a validate() that rejects a schema made
+ * by the other copy ("from another module or realm"). Under node/tsx both names are the same module.
+ */
+const graphqlRuntime = createRequire(import.meta.url)('graphql') as typeof import('graphql');
 
 export interface ApiServerOptions {
   pool: pg.Pool;
@@ -70,7 +78,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const ws = useServer<Record<string, unknown>, { request: http.IncomingMessage }>({
     schema,
     context: (ctx) => contextFor(ctx.extra.request) as never,
-    validate: ((s: typeof schema, doc: Parameters<typeof validate>[1]) => validate(s, doc, [...specifiedRules, ...rules])) as typeof validate,
+    validate: ((s, doc) => graphqlRuntime.validate(s, doc, [...graphqlRuntime.specifiedRules, ...rules])) as typeof graphqlRuntime.validate,
   }, wsServer);
 
   const apollo = new ApolloServer<ApiContext>({

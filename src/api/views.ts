@@ -76,7 +76,8 @@ export function templateView(t: TemplateRecord & Partial<Pick<StoredTemplate, 'c
     rollout: t.rollout,
     createdAt: t.createdAt ?? epoch,
     updatedAt: t.updatedAt ?? epoch,
-    bootSets: Object.entries(t.bootSets).map(([name, b]) => ({
+    // jsonb keeps keys in its own order (by length), so show boot sets by name, predictably.
+    bootSets: Object.entries(t.bootSets).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, b]) => ({
       name,
       path: b.path,
       type: b.type,
