@@ -11,8 +11,11 @@ import type { FailureReason } from '../domain/failures.ts';
 import type { Kicker, OperatorName } from './kick.ts';
 import { transaction } from '../db/tx.ts';
 import {
-  failComponents, recordAction, recordProblems, type ComponentProblem, type EngineComponent,
+  failComponents, recordAction, recordProblems, selectComponents, type ComponentProblem, type ComponentSelection,
+  type EngineComponent,
 } from '../db/engine/components.ts';
+import type { Criterion } from './selection.ts';
+import { inInventory } from '../operators/common.ts';
 
 export interface EngineContext {
   pool: pg.Pool;
@@ -28,6 +31,8 @@ export interface EngineContext {
 
 export interface OperatorDef {
   name: OperatorName;
+  /** For explain: the action operators' selection and readiness (absent for the others). */
+  action?: Pick<ActionOperatorSpec, 'selection' | 'ready' | 'action' | 'counter'>;
   /** Safety-net period in seconds (the level-triggered loop). */
   period(o: Options): number;
   run(ctx: EngineContext): Promise<void>;
@@ -51,7 +56,14 @@ export interface ActionOperatorSpec {
   counter: AttemptCounter;
   /** The reason a component gets when it runs out of attempts with no more specific problem recorded. */
   exhaustedReason: FailureReason;
-  select(ctx: EngineContext): Promise<EngineComponent[]>;
+  /** What it selects (SQL, and explain evaluates the same object). */
+  selection(ctx: EngineContext): ComponentSelection;
+  /** A per-component condition beyond the selection (e.g. a wait that depends on the session's policy). */
+  ready?(ctx: EngineContext, c: EngineComponent): Criterion;
+  /** Whether HSM must know the component (BOS's HSMState() filter; default true). */
+  inventoryCheck?: boolean;
+  /** Cut the selection further before acting (e.g. power-on waves). */
+  limit?(ctx: EngineContext, rows: EngineComponent[]): Promise<EngineComponent[]>;
   /**
    * Do the side effect for one chunk (already recorded). Returns per-component problems; a thrown
    * error becomes every chunk member's error.
@@ -88,9 +100,13 @@ export function classify(e: unknown): FailureReason {
 export function actionOperator(spec: ActionOperatorSpec): OperatorDef {
   return {
     name: spec.name,
+    action: spec,
     period: (o) => o.polling_frequency,
     async run(ctx) {
-      const selected = await spec.select(ctx);
+      let selected = await selectComponents(ctx.pool, spec.selection(ctx));
+      if (spec.ready) selected = selected.filter((c) => spec.ready!(ctx, c).met);
+      if (spec.limit) selected = await spec.limit(ctx, selected);
+      if (spec.inventoryCheck !== false) selected = await inInventory(ctx, selected);
       for (const chunk of chunks(selected, ctx.options.max_component_batch_size)) {
         const exhausted = chunk.filter((c) => retryLimitHit(c, spec.counter, ctx.options));
         if (exhausted.length > 0) {

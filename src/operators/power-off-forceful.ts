@@ -10,28 +10,33 @@
  * the attempts run out (then failed: power_off_timeout).
  */
 import { actionOperator } from '../engine/operator.ts';
-import { selectComponents } from '../db/engine/components.ts';
-import { inInventory } from './common.ts';
+import { effectiveWaits } from '../engine/selection.ts';
 
 export const powerOffForceful = actionOperator({
   name: 'power-off-forceful',
   action: 'powering_off_forcefully',
   counter: 'power_off_forceful_attempts',
   exhaustedReason: 'power_off_timeout',
-  async select(ctx) {
-    const before = new Date(ctx.now().getTime() - ctx.options.max_power_off_wait_time * 1000);
-    const rows = await selectComponents(ctx.pool, {
-      enabled: true, statuses: ['power_off_gracefully_called', 'power_off_forcefully_called'],
-      lastActionBefore: before, excludePausedSessions: true,
-    });
-    return inInventory(ctx, rows);
+  selection: () => ({
+    enabled: true, statuses: ['power_off_gracefully_called', 'power_off_forcefully_called'], excludePausedSessions: true,
+  }),
+  ready(ctx, c) {
+    const wait = effectiveWaits(c, ctx.options).maxPowerOffWaitTime;
+    const since = c.lastActionAt ? (ctx.now().getTime() - c.lastActionAt.getTime()) / 1000 : Infinity;
+    const met = since >= wait;
+    return {
+      criterion: 'max_power_off_wait_time passed since the last power-off call', met,
+      detail: `${c.lastAction.replace(/_/g, ' ')} sent ${Math.round(since)} s ago; forceful after ${wait} s${met ? '' : `, in ${Math.ceil(wait - since)} s`}`,
+    };
   },
   async act(ctx, chunk) {
     await ctx.adapters.power.transition('Force-Off', chunk.map((c) => c.id), 1);
-    return chunk.map((c) => ({ id: c.id, error: `Node did not power off gracefully within ${ctx.options.max_power_off_wait_time} s; forcing it off`, reason: 'power_off_timeout' as const }));
+    return chunk.map((c) => ({ id: c.id, error: `Node did not power off within ${effectiveWaits(c, ctx.options).maxPowerOffWaitTime} s; forcing it off`, reason: 'power_off_timeout' as const }));
   },
-  async after(ctx) {
-    await ctx.wake('power-off-forceful', ctx.options.max_power_off_wait_time + 0.5);
+  async after(ctx, acted) {
+    for (const w of new Set(acted.map((c) => effectiveWaits(c, ctx.options).maxPowerOffWaitTime))) {
+      await ctx.wake('power-off-forceful', w + 0.5);
+    }
     await ctx.kicker.kickNow(['status']);
   },
 });

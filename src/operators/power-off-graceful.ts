@@ -9,23 +9,21 @@
  * max_power_off_wait_time has passed.
  */
 import { actionOperator } from '../engine/operator.ts';
-import { selectComponents } from '../db/engine/components.ts';
-import { inInventory } from './common.ts';
+import { effectiveWaits } from '../engine/selection.ts';
 
 export const powerOffGraceful = actionOperator({
   name: 'power-off-graceful',
   action: 'powering_off_gracefully',
   counter: 'power_off_graceful_attempts',
   exhaustedReason: 'power_off_timeout',
-  async select(ctx) {
-    const rows = await selectComponents(ctx.pool, { enabled: true, statuses: ['power_off_pending'], excludePausedSessions: true });
-    return inInventory(ctx, rows);
-  },
+  selection: () => ({ enabled: true, statuses: ['power_off_pending'], excludePausedSessions: true }),
   async act(ctx, chunk) {
     await ctx.adapters.power.transition('Soft-Off', chunk.map((c) => c.id), 1);
   },
-  async after(ctx) {
-    await ctx.wake('power-off-forceful', ctx.options.max_power_off_wait_time + 0.5);
+  async after(ctx, acted) {
+    for (const w of new Set(acted.map((c) => effectiveWaits(c, ctx.options).maxPowerOffWaitTime))) {
+      await ctx.wake('power-off-forceful', w + 0.5);
+    }
     await ctx.kicker.kickNow(['status']);
   },
 });

@@ -11,8 +11,9 @@
  * wrong thing); they get the error and are retried.
  */
 import { actionOperator, errorText, classify } from '../engine/operator.ts';
-import { recordBootArtifacts, selectComponents, setDesiredBssToken, type ComponentProblem, type EngineComponent } from '../db/engine/components.ts';
-import { inInventory } from './common.ts';
+import { recordBootArtifacts, setDesiredBssToken, type ComponentProblem, type EngineComponent } from '../db/engine/components.ts';
+import { powerOnWaves } from './waves.ts';
+import { effectiveWaits } from '../engine/selection.ts';
 import { transaction } from '../db/tx.ts';
 
 export const powerOn = actionOperator({
@@ -20,10 +21,8 @@ export const powerOn = actionOperator({
   action: 'powering_on',
   counter: 'power_on_attempts',
   exhaustedReason: 'power_on_timeout',
-  async select(ctx) {
-    const rows = await selectComponents(ctx.pool, { enabled: true, statuses: ['power_on_pending'], excludePausedSessions: true });
-    return inInventory(ctx, rows);
-  },
+  selection: () => ({ enabled: true, statuses: ['power_on_pending'], excludePausedSessions: true }),
+  limit: (ctx, rows) => powerOnWaves(ctx, rows),
   async act(ctx, chunk) {
     const problems: ComponentProblem[] = [];
     const bootable: EngineComponent[] = [];
@@ -59,10 +58,13 @@ export const powerOn = actionOperator({
     if (bootable.length > 0) await ctx.adapters.power.transition('On', bootable.map((c) => c.id), 1);
     return problems;
   },
-  async after(ctx) {
+  async after(ctx, acted) {
     // Timeouts as delayed kicks: still off after the wait, or on but never reported.
-    await ctx.wake('status', ctx.options.max_power_on_wait_time + 0.5);
-    await ctx.wake('status', ctx.options.max_boot_wait_time + 0.5);
+    const waits = new Set(acted.flatMap((c) => {
+      const w = effectiveWaits(c, ctx.options);
+      return [w.maxPowerOnWaitTime, w.maxBootWaitTime];
+    }));
+    for (const w of waits) await ctx.wake('status', w + 0.5);
     await ctx.kicker.kickNow(['status']);
   },
 });

@@ -15,6 +15,10 @@ import { applyStatusChanges } from '../db/engine/status.ts';
 import { decide } from '../domain/status-decision.ts';
 import { transaction } from '../db/tx.ts';
 import { admitQueued } from './rollout.ts';
+import { effectiveWaits } from '../engine/selection.ts';
+
+/** Enabled components, except those waiting in a rollout queue. */
+export const STATUS_SELECTION = { enabled: true, excludeStatuses: ['queued'] };
 
 const KICK_FOR_STATUS: Record<string, OperatorName> = {
   power_on_pending: 'power-on',
@@ -27,8 +31,7 @@ export const status: OperatorDef = {
   period: (o) => o.polling_frequency,
   async run(ctx) {
     await admitQueued(ctx);
-    const rows = await selectComponents(ctx.pool, { enabled: true });
-    const active = rows.filter((r) => r.status !== 'queued');
+    const active = await selectComponents(ctx.pool, STATUS_SELECTION);
     let inTransit = false;
     for (const chunk of chunks(active, ctx.options.max_component_batch_size)) {
       const ids = chunk.map((c) => c.id);
@@ -46,9 +49,7 @@ export const status: OperatorDef = {
       const now = ctx.now();
       const decisions = chunk.map((row) => ({
         row,
-        decision: decide(row, power.get(row.id), cfsById.get(row.id), {
-          maxPowerOnWaitTime: ctx.options.max_power_on_wait_time, maxBootWaitTime: ctx.options.max_boot_wait_time,
-        }, now),
+        decision: decide(row, power.get(row.id), cfsById.get(row.id), effectiveWaits(row, ctx.options), now),
       }));
       await transaction(ctx.pool, async (tx) => {
         const applied = await applyStatusChanges(tx.client, decisions, ctx.actor);

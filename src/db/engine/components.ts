@@ -34,13 +34,16 @@ export interface EngineComponent {
   session: string;
   sessionTenant: string;
   retryPolicy: number | null;
+  /** The owning session's rollout policy (escalation overrides), null when none. */
+  policy: Record<string, unknown> | null;
 }
 
 const COLUMNS = `c.id, c.xmin::text as version, c.enabled, c.phase, c.status, c.status_override, c.last_action,
   c.last_action_failed, c.last_action_at, c.desired_kernel, c.desired_kernel_parameters, c.desired_initrd,
   c.desired_configuration, c.actual_kernel, c.actual_kernel_parameters, c.actual_initrd, c.actual_updated_at,
   c.power_on_attempts, c.power_off_graceful_attempts, c.power_off_forceful_attempts, c.error, c.failure_reason,
-  c.session, c.session_tenant, c.retry_policy`;
+  c.session, c.session_tenant, c.retry_policy,
+  (select s.rollout from sessions s where s.name = c.session and s.tenant_key = c.session_tenant) as policy`;
 
 function toComponent(r: any): EngineComponent {
   return {
@@ -51,7 +54,7 @@ function toComponent(r: any): EngineComponent {
     actualKernelParameters: r.actual_kernel_parameters, actualInitrd: r.actual_initrd, actualUpdatedAt: r.actual_updated_at,
     powerOnAttempts: r.power_on_attempts, powerOffGracefulAttempts: r.power_off_graceful_attempts,
     powerOffForcefulAttempts: r.power_off_forceful_attempts, error: r.error, failureReason: r.failure_reason,
-    session: r.session, sessionTenant: r.session_tenant, retryPolicy: r.retry_policy,
+    session: r.session, sessionTenant: r.session_tenant, retryPolicy: r.retry_policy, policy: r.policy ?? null,
   };
 }
 
@@ -60,6 +63,8 @@ export interface ComponentSelection {
   enabled?: boolean;
   /** Computed statuses to select. */
   statuses?: string[];
+  /** Computed statuses to leave out. */
+  excludeStatuses?: string[];
   /** last_action_at older than this (or null). */
   lastActionBefore?: Date;
   /** Only these ids. */
@@ -77,6 +82,7 @@ export async function selectComponents(q: Queryable, s: ComponentSelection): Pro
   const p = (v: unknown) => { values.push(v); return `$${values.length}`; };
   if (s.enabled !== undefined) where.push(s.enabled ? 'c.enabled' : 'not c.enabled');
   if (s.statuses) where.push(`c.status = any(${p(s.statuses)}::text[])`);
+  if (s.excludeStatuses) where.push(`c.status <> all(${p(s.excludeStatuses)}::text[])`);
   if (s.lastActionBefore) where.push(`(c.last_action_at is null or c.last_action_at < ${p(s.lastActionBefore)})`);
   if (s.ids) where.push(`c.id = any(${p(s.ids)}::text[])`);
   if (s.actualOlderThan) {

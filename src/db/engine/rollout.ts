@@ -59,3 +59,10 @@ export async function pauseSession(q: Queryable, tenantKey: string, name: string
     where tenant_key = $1 and name = $2 and not paused and status = 'running'`, [tenantKey, name, reason]);
   return (r.rowCount ?? 0) > 0;
 }
+
+/** Power-on calls made for a session's nodes in the last `seconds` (from the event log). */
+export async function recentPowerOns(q: Queryable, tenantKey: string, session: string, seconds: number): Promise<number> {
+  const r = await q.query(`select count(*)::int as n from component_events where session = $1 and session_tenant = $2
+    and kind = 'action' and action = 'powering_on' and at > now() - make_interval(secs => $3)`, [session, tenantKey, seconds]);
+  return r.rows[0].n;
+}
