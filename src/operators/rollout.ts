@@ -13,12 +13,14 @@ export async function admitQueued(ctx: EngineContext): Promise<void> {
   for (const g of await gateStates(ctx.pool)) {
     const p = (g.rollout ?? {}) as RolloutPolicy;
     const budget = resolveAmount(p.failureBudget, g.managed);
-    const canary = Math.min(p.canary ?? 0, g.managed);
+    const accepted = (g.rollout as { _canaryAccepted?: boolean } | null)?._canaryAccepted === true;
+    const canary = accepted ? 0 : Math.min(p.canary ?? 0, g.managed);
+    const failedSinceResume = g.failed - Number((g.rollout as { _failedAtResume?: number } | null)?._failedAtResume ?? 0);
     let pauseReason: string | null = null;
     if (canary > 0 && g.canaryFailed > 0) {
       pauseReason = `canary failed: ${g.canaryFailed} of the first ${canary} nodes failed`;
-    } else if (budget !== null && g.failed > budget) {
-      pauseReason = `failure budget exceeded: ${g.failed} failed, budget ${p.failureBudget}`;
+    } else if (budget !== null && failedSinceResume > budget) {
+      pauseReason = `failure budget exceeded: ${failedSinceResume} failed, budget ${p.failureBudget}`;
     }
     if (pauseReason && !g.paused) {
       await pauseSession(ctx.pool, g.tenantKey, g.name, pauseReason);

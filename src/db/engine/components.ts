@@ -69,6 +69,8 @@ export interface ComponentSelection {
   lastActionBefore?: Date;
   /** Only these ids. */
   ids?: string[];
+  /** Only components of this session. */
+  session?: { tenantKey: string; name: string };
   /** Leave out components of paused or aborted sessions (action operators start nothing for them). */
   excludePausedSessions?: boolean;
   /** Actual boot state set and older than this. */
@@ -85,6 +87,7 @@ export async function selectComponents(q: Queryable, s: ComponentSelection): Pro
   if (s.excludeStatuses) where.push(`c.status <> all(${p(s.excludeStatuses)}::text[])`);
   if (s.lastActionBefore) where.push(`(c.last_action_at is null or c.last_action_at < ${p(s.lastActionBefore)})`);
   if (s.ids) where.push(`c.id = any(${p(s.ids)}::text[])`);
+  if (s.session) where.push(`c.session = ${p(s.session.name)} and c.session_tenant = ${p(s.session.tenantKey)}`);
   if (s.actualOlderThan) {
     where.push(`(c.actual_kernel <> '' or c.actual_initrd <> '' or c.actual_kernel_parameters <> '')`);
     where.push(`(c.actual_updated_at is null or c.actual_updated_at < ${p(s.actualOlderThan)})`);

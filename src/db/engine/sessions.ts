@@ -121,3 +121,49 @@ export async function deleteOldSessions(q: Queryable, before: Date): Promise<num
     where x.tenant_key = u.t and x.name = u.n`, [r.rows.map((x: any) => x.tenant_key), r.rows.map((x: any) => x.name)]);
   return r.rows.length;
 }
+
+export interface SessionInfo {
+  name: string;
+  tenantKey: string;
+  status: string;
+  paused: boolean;
+  pauseReason: string | null;
+  aborted: boolean;
+  rollout: Record<string, unknown> | null;
+}
+
+export async function sessionInfo(q: Queryable, tenantKey: string, name: string): Promise<SessionInfo | null> {
+  const r = await q.query(`select name, tenant_key, status, paused, pause_reason, aborted, rollout from sessions
+    where tenant_key = $1 and name = $2`, [tenantKey, name]);
+  const x = r.rows[0];
+  return x ? { name: x.name, tenantKey: x.tenant_key, status: x.status, paused: x.paused, pauseReason: x.pause_reason,
+    aborted: x.aborted, rollout: x.rollout } : null;
+}
+
+/** Resume a paused session; failures so far no longer count against its budget, a failed canary is accepted. */
+export async function resumeSession(q: Queryable, tenantKey: string, name: string): Promise<boolean> {
+  const r = await q.query(`update sessions s set paused = false, pause_reason = null,
+      rollout = coalesce(s.rollout, '{}'::jsonb) || jsonb_build_object('_canaryAccepted', true, '_failedAtResume',
+        (select count(*) from components c where c.session = s.name and c.session_tenant = s.tenant_key and c.status = 'failed'))
+    where tenant_key = $1 and name = $2 and paused and status = 'running'`, [tenantKey, name]);
+  return (r.rowCount ?? 0) > 0;
+}
+
+/**
+ * Abort: the session's nodes stay where they are, are disabled and marked failed with a clear error
+ * (reason `aborted`); the session then completes. Returns the nodes stopped.
+ */
+export async function abortSession(q: Queryable, tenantKey: string, name: string, actor: string): Promise<string[] | null> {
+  const s = await q.query(`update sessions set aborted = true, paused = false
+    where tenant_key = $1 and name = $2 and status <> 'complete' returning name`, [tenantKey, name]);
+  if (s.rowCount === 0) return null;
+  const error = `Session ${name} aborted by ${actor}; the node was left where it was`;
+  const r = await q.query(`update components set enabled = false, status_override = 'failed', error = $3,
+      failure_reason = 'aborted', updated_at = now()
+    where session = $1 and session_tenant = $2 and enabled returning id, phase`, [name, tenantKey, error]);
+  await appendEventsRaw(q, r.rows.map((x: any): NewEvent => ({
+    componentId: x.id, session: name, sessionTenant: tenantKey, kind: 'failed', actor, fromPhase: x.phase, toPhase: x.phase,
+    toStatus: 'failed', error, reason: 'aborted',
+  })));
+  return r.rows.map((x: any) => x.id as string);
+}

@@ -1,0 +1,60 @@
+/**
+ * Dry run detail: for a session plan, what would happen to each node, from its power state (PCS),
+ * its CFS record and what it last reported booting. Writes nothing.
+ */
+import type pg from 'pg';
+import type { Adapters, ConfigComponent, PowerState } from '../adapters/ports.ts';
+import type { SessionPlan, DesiredState, SkipReason } from './plan.ts';
+import { errorText } from './operator.ts';
+
+export type PlannedAction = 'power_cycle' | 'power_on' | 'power_off' | 'configure_only' | 'nothing' | 'skip' | 'unknown';
+
+export interface PlannedNode {
+  id: string;
+  bootSet: string | null;
+  action: PlannedAction;
+  skipReason: SkipReason | null;
+  desired: DesiredState | null;
+  /** Why this action (power state, artifacts, configuration seen). */
+  detail: string;
+}
+
+export async function describePlan(
+  pool: pg.Pool, adapters: Adapters, plan: SessionPlan, operation: 'boot' | 'reboot' | 'shutdown',
+): Promise<{ nodes: PlannedNode[]; warnings: string[] }> {
+  const ids = [...plan.managed.keys()].sort();
+  const warnings: string[] = [];
+  let power = new Map<string, PowerState>();
+  let cfs = new Map<string, ConfigComponent>();
+  try { power = await adapters.power.powerStatus(ids); } catch (e) { warnings.push(`PCS: ${errorText(e)}`); }
+  try { cfs = new Map((await adapters.config.getComponents(ids)).map((c) => [c.id, c])); } catch (e) { warnings.push(`CFS: ${errorText(e)}`); }
+  const actual = new Map<string, { k: string; p: string; i: string }>();
+  if (ids.length) {
+    const r = await pool.query(`select id, actual_kernel as k, actual_kernel_parameters as p, actual_initrd as i
+      from components where id = any($1::text[])`, [ids]);
+    for (const x of r.rows) actual.set(x.id, x);
+  }
+  const nodes: PlannedNode[] = ids.map((id) => {
+    const m = plan.managed.get(id)!;
+    const p = power.get(id);
+    const base = { id, bootSet: m.bootSet, skipReason: null, desired: m.desired };
+    if (!p) return { ...base, action: 'unknown' as const, detail: 'power state unknown (PCS did not answer for it)' };
+    const on = p.state !== 'off';
+    if (operation === 'shutdown') return { ...base, action: on ? 'power_off' as const : 'nothing' as const, detail: `power ${p.state || p.error}` };
+    if (!on) return { ...base, action: 'power_on' as const, detail: 'off' };
+    if (operation === 'reboot') return { ...base, action: 'power_cycle' as const, detail: 'on; a reboot always power cycles' };
+    const a = actual.get(id);
+    const match = !!a && a.k === m.desired.kernel && a.p === m.desired.kernelParameters && a.i === m.desired.initrd;
+    if (!match) return { ...base, action: 'power_cycle' as const, detail: a?.k ? 'on with other boot artifacts' : 'on; has not reported booting the desired artifacts' };
+    const c = cfs.get(id);
+    const configured = m.desired.configuration === ''
+      || (c?.desiredConfig === m.desired.configuration && c.configurationStatus === 'configured');
+    return configured
+      ? { ...base, action: 'nothing' as const, detail: 'already booted and configured as desired' }
+      : { ...base, action: 'configure_only' as const, detail: `booted as desired; CFS ${c ? `${c.desiredConfig || '(none)'} ${c.configurationStatus}` : 'has no record'}` };
+  });
+  for (const [id, reason] of [...plan.skipped.entries()].sort()) {
+    nodes.push({ id, bootSet: null, action: 'skip', skipReason: reason, desired: null, detail: reason.replace(/_/g, ' ') });
+  }
+  return { nodes, warnings };
+}
