@@ -3,7 +3,7 @@
  * and how its canary went; admission flips `queued` nodes (FIFO by queued_seq) to active.
  */
 import type { Queryable } from '../queryable.ts';
-import { appendEventsRaw } from '../events.ts';
+import { appendEventsRaw, notifySessionChanged } from '../events.ts';
 
 export interface GateState {
   tenantKey: string;
@@ -45,8 +45,8 @@ export async function admit(q: Queryable, tenantKey: string, name: string, n: nu
     update components c set status_override = '', updated_at = now()
     where c.id in (select id from components where session = $1 and session_tenant = $2 and enabled
                    and status_override = 'queued' order by queued_seq, id limit $3 for update skip locked)
-    returning c.id`, [name, tenantKey, n]);
-  const ids = r.rows.map((x: any) => x.id as string);
+    returning c.id, c.queued_seq`, [name, tenantKey, n]);
+  const ids = r.rows.sort((a: any, b: any) => Number(a.queued_seq) - Number(b.queued_seq)).map((x: any) => x.id as string);
   await appendEventsRaw(q, ids.map((id) => ({
     componentId: id, session: name, sessionTenant: tenantKey, kind: 'rollout' as const, actor,
     fromStatus: 'queued', toStatus: 'stable', reason: null, data: { admitted: true },
@@ -57,6 +57,7 @@ export async function admit(q: Queryable, tenantKey: string, name: string, n: nu
 export async function pauseSession(q: Queryable, tenantKey: string, name: string, reason: string): Promise<boolean> {
   const r = await q.query(`update sessions set paused = true, pause_reason = $3
     where tenant_key = $1 and name = $2 and not paused and status = 'running'`, [tenantKey, name, reason]);
+  if (r.rowCount) await notifySessionChanged(q, tenantKey, name);
   return (r.rowCount ?? 0) > 0;
 }
 
