@@ -74,7 +74,7 @@ export type BootSet = {
   etag?: Maybe<Scalars['String']['output']>;
   /** Appended after the image's own boot parameters. */
   kernelParameters?: Maybe<Scalars['String']['output']>;
-  /** Unique within its template. */
+  /** Unique within its template. A template lists its boot sets sorted by name. */
   name: Scalars['String']['output'];
   /** HSM group labels. */
   nodeGroups?: Maybe<Array<Scalars['String']['output']>>;

@@ -10,7 +10,7 @@ import { appendEvents, type NewEvent } from '../events.ts';
 import {
   applyComponentWrite, blankComponent, changedFields, needsStatusKick, type ComponentFields, type ComponentPatch,
 } from '../../domain/components.ts';
-import { artifactsForTokens, lockComponents } from './components.ts';
+import { artifactsForTokens, lockComponents, readComponents } from './components.ts';
 
 export interface ComponentWrite {
   id: string;
@@ -39,8 +39,6 @@ export interface WriteResult {
   knownTokens: Set<string>;
 }
 
-const CHUNK = 1000;
-
 export async function writeComponents(db: Database, writes: readonly ComponentWrite[], opts: WriteOptions): Promise<WriteResult> {
   const now = opts.now ?? new Date();
   const ids = [...new Set(writes.map((w) => w.id))];
@@ -56,7 +54,8 @@ export async function writeComponents(db: Database, writes: readonly ComponentWr
   for (const w of writes) {
     const before = current.get(w.id);
     if (!before && opts.mode === 'patch') continue;
-    const base = next.get(w.id) ?? (opts.mode === 'put' ? blankComponent(w.id) : fields(before!));
+    // A put replaces the record (so a repeated id's last put wins); patches to one id accumulate.
+    const base = opts.mode === 'put' ? blankComponent(w.id) : next.get(w.id) ?? fields(before!);
     const after = applyComponentWrite(base, w.body, ctx);
     const changed = changedFields(before ? fields(before) : blankComponent(w.id), after);
     kickStatus ||= needsStatusKick(w.body, changed);
@@ -64,14 +63,14 @@ export async function writeComponents(db: Database, writes: readonly ComponentWr
     next.set(w.id, after);
   }
 
-  const written = new Map<string, ComponentRow>();
-  const all = [...next.values()];
-  for (let i = 0; i < all.length; i += CHUNK) {
-    const rows = await db.insert(components).values(all.slice(i, i + CHUNK).map((f) => ({ ...f, updatedAt: now })))
-      .onConflictDoUpdate({ target: components.id, set: EXCLUDED })
-      .returning();
-    for (const r of rows) written.set(r.id, r);
+  // One statement however many rows: the new records travel as one JSON array.
+  if (next.size) {
+    const records = [...next.values()].map((f) => toRecord(f, now));
+    await db.execute(sql`insert into components (${sql.raw(COLUMNS)})
+      select ${sql.raw(COLUMNS)} from jsonb_to_recordset(${JSON.stringify(records)}::jsonb) as v(${sql.raw(RECORD_TYPE)})
+      on conflict (id) do update set ${sql.raw(UPDATE_SET)}`);
   }
+  const written = new Map((await readComponents(db, [...next.keys()])).map((r) => [r.id, r]));
 
   await appendEvents(db, [...written.values()].map((r) => {
     const before = current.get(r.id);
@@ -101,7 +100,14 @@ function fields(r: ComponentRow): ComponentFields {
   return f;
 }
 
-/** `set col = excluded.col` for every written column (the rollout queue position is the engine's). */
-const EXCLUDED = Object.fromEntries(Object.entries(getTableColumns(components))
-  .filter(([k]) => !['id', 'status', 'queuedSeq'].includes(k))
-  .map(([k, c]) => [k, sql.raw(`excluded."${c.name}"`)]));
+/** Every column a write sets: all but the generated status and the rollout queue position (the engine's). */
+const WRITTEN = Object.entries(getTableColumns(components)).filter(([k]) => k !== 'status' && k !== 'queuedSeq');
+const COLUMNS = WRITTEN.map(([, c]) => `"${c.name}"`).join(', ');
+const RECORD_TYPE = WRITTEN.map(([, c]) => `"${c.name}" ${c.getSQLType()}`).join(', ');
+const UPDATE_SET = WRITTEN.filter(([k]) => k !== 'id').map(([, c]) => `"${c.name}" = excluded."${c.name}"`).join(', ');
+
+/** Columns by their SQL names, as jsonb_to_recordset reads them (dates travel as ISO strings). */
+function toRecord(f: ComponentFields, now: Date): Record<string, unknown> {
+  const row: Record<string, unknown> = { ...f, updatedAt: now };
+  return Object.fromEntries(WRITTEN.map(([k, c]) => [c.name, row[k] ?? null]));
+}

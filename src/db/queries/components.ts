@@ -59,6 +59,12 @@ export async function lockComponents(db: Database, ids: readonly string[]): Prom
     .for('update');
 }
 
+/** Read these components (no lock). */
+export async function readComponents(db: Database, ids: readonly string[]): Promise<ComponentRow[]> {
+  if (ids.length === 0) return [];
+  return db.select().from(components).where(sql`${components.id} = any(${sql.param([...ids])}::text[])`);
+}
+
 /** Ids of the components a session filter selects (locked, for a bulk patch). */
 export async function lockSessionComponents(db: Database, session: string, tenant: string | null): Promise<string[]> {
   const rows = await db.select({ id: components.id }).from(components)
