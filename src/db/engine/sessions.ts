@@ -3,7 +3,7 @@
  * set-based statements, marking sessions running or complete.
  */
 import type { Queryable } from '../queryable.ts';
-import { appendEventsRaw, type NewEvent } from '../events.ts';
+import { appendEventsRaw, notifySessionChanged, type NewEvent } from '../events.ts';
 import type { DesiredState } from '../../engine/plan.ts';
 
 export interface EngineSession {
@@ -97,11 +97,13 @@ export async function applySetup(
 export async function markRunning(q: Queryable, s: EngineSession, ids: string[], rollout: Record<string, unknown> | null): Promise<void> {
   await q.query(`update sessions set status = 'running', components = $3, rollout = $4
     where tenant_key = $1 and name = $2 and status = 'pending'`, [s.tenantKey, s.name, ids.join(','), rollout ? JSON.stringify(rollout) : null]);
+  await notifySessionChanged(q, s.tenantKey, s.name);
 }
 
 export async function markComplete(q: Queryable, tenantKey: string, name: string, error: string | null): Promise<boolean> {
   const r = await q.query(`update sessions set status = 'complete', end_time = now(), error = coalesce($3, error)
     where tenant_key = $1 and name = $2 and status <> 'complete'`, [tenantKey, name, error]);
+  if (r.rowCount) await notifySessionChanged(q, tenantKey, name);
   return (r.rowCount ?? 0) > 0;
 }
 
