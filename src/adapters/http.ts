@@ -1,9 +1,9 @@
 /**
  * The HTTP core every CSM client uses: base URL, bearer token (a string, or a file re-read on every
  * request so rotated tokens are picked up), CA bundle through an undici Agent, a per-attempt read
- * timeout from configure(), small bounded retries with backoff on 5xx and connection errors, zod on
- * every response body, and failures as ServiceError naming the service, endpoint, status and the
- * RFC 7807 detail.
+ * timeout from configure(), small bounded retries with backoff on 5xx, connection errors and
+ * timeouts, zod on every response body, and failures as ServiceError naming the service, endpoint,
+ * status and the RFC 7807 detail.
  */
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -80,9 +80,8 @@ export class ServiceClient {
       try {
         return await this.once(r);
       } catch (e) {
-        const retryable = e instanceof ServiceError && e.transient && e.status !== undefined
-          ? RETRY_STATUSES.has(e.status)
-          : e instanceof ServiceError && e.detail.startsWith('connection failed');
+        // 500/502/503/504, connection errors and read timeouts may pass on a second try; 4xx will not.
+        const retryable = e instanceof ServiceError && e.transient && (e.status === undefined || RETRY_STATUSES.has(e.status));
         if (!retryable || attempt >= this.retry.retries) throw e;
         await sleep(Math.min(this.retry.baseMs * 2 ** attempt, this.retry.maxMs));
       }

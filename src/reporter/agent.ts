@@ -120,6 +120,8 @@ export interface AgentDeps {
   msPerSecond?: number;
   random?: () => number;
   log?: (msg: string) => void;
+  /** Called after each accepted report with the count so far. */
+  onReport?: (count: number) => void;
   fetch?: typeof fetch;
 }
 
@@ -150,6 +152,7 @@ export function startReporterAgent(cfg: AgentConfig, deps: AgentDeps = {}): Agen
           const authToken = cfg.authTokenFile ? (await readFile(cfg.authTokenFile, 'utf8')).trim() : cfg.authToken;
           await reportOnce({ url: cfg.url, xname: cfg.xname, bssToken: cfg.bssToken, authToken, fetch: deps.fetch });
           reports++;
+          deps.onReport?.(reports);
           break;
         } catch (e) {
           const backoff = Math.min(2 * attempt, 30);
