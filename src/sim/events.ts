@@ -45,6 +45,47 @@ export class WorldEvents extends EventEmitter {
     this.on(name, fn);
     return () => this.off(name, fn);
   }
+
+  /** The next `name` event whose payload satisfies `match`; rejects after `timeoutMs`. */
+  waitFor<K extends SimEventName>(name: K, match: (p: SimEvents[K]) => boolean, timeoutMs: number): Promise<SimEvents[K]> {
+    return new Promise((resolve, reject) => {
+      const fn = (p: SimEvents[K]) => {
+        if (!match(p)) return;
+        done();
+        resolve(p);
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`sim: no '${name}' event within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const done = () => {
+        this.off(name, fn);
+        clearTimeout(timer);
+      };
+      this.on(name, fn);
+    });
+  }
+
+  /** Resolves once `cond()` holds, re-checked after every event; rejects after `timeoutMs`. */
+  waitUntil(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
+    if (cond()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        if (!cond()) return;
+        done();
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`sim: ${what} not reached within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const done = () => {
+        this.off('*', check);
+        clearTimeout(timer);
+      };
+      this.on('*', check);
+    });
+  }
 }
 
 export class Counters {

@@ -17,6 +17,8 @@ export function canonicalOperation(op: string): PcsOperation | undefined {
 }
 
 export interface PowerTiming {
+  /** PCS reports power from its own periodic BMC poll: a change shows up this long after it happened (default 0). */
+  powerStatusLagMs: number;
   powerOnDelayMs: number;
   /** Soft-Off (and Off) take this long on a node that obeys. */
   powerOffDelayMs: number;

@@ -18,6 +18,9 @@ export interface SimNode {
   hsmState: HsmState;
   /** ISO time of the last power change (PCS lastUpdated). */
   powerUpdated: string;
+  /** Power before the last change and when it changed (ms), for the power-status lag. */
+  prevPower?: PowerValue;
+  powerChangedAt?: number;
   /** Bumped on every power change; agents of an older generation stop (the node rebooted under them). */
   generation: number;
   /** What the node booted, read from its BSS entry at boot time; undefined while off or booting. */

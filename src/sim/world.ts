@@ -23,7 +23,7 @@ import type { BssEntry, CfsLayer, SimNode, SimService } from './types.ts';
 export type WorldTiming = PowerTiming & AgentTiming;
 
 export const DEFAULT_TIMING: WorldTiming = {
-  powerOnDelayMs: 5, powerOffDelayMs: 5, forceOffDelayMs: 2, bootDelayMs: 5,
+  powerStatusLagMs: 0, powerOnDelayMs: 5, powerOffDelayMs: 5, forceOffDelayMs: 2, bootDelayMs: 5,
   reportRetryBaseMs: 5, reportRetryMaxMs: 50, reportIntervalMs: 0,
 };
 
@@ -173,6 +173,14 @@ export class SimWorld {
     return token;
   }
 
+  /** What PCS power-status says about a node now (lags real power by powerStatusLagMs; BMC faults). */
+  observedPower(node: SimNode): { powerState: 'on' | 'off' | 'undefined'; managementState: 'available' | 'unavailable' } {
+    if (this.faults.has('powerUndefined', node.id)) return { powerState: 'undefined', managementState: 'unavailable' };
+    const lag = this.timing.powerStatusLagMs;
+    const stale = lag > 0 && node.prevPower && Date.now() - (node.powerChangedAt ?? 0) < lag;
+    return { powerState: stale ? node.prevPower! : node.power, managementState: 'available' };
+  }
+
   /** Count a call to `service endpoint` and decide its fate from the service's fault knobs. */
   decide(service: SimService, endpoint: string): ServiceDecision {
     this.counters.countCall(service, endpoint);
@@ -208,42 +216,12 @@ export class SimWorld {
 
   /** The next `name` event whose payload satisfies `match`, or a rejection after `timeoutMs`. */
   waitFor<K extends SimEventName>(name: K, match: (p: SimEvents[K]) => boolean = () => true, timeoutMs = 5000): Promise<SimEvents[K]> {
-    return new Promise((resolve, reject) => {
-      const off = this.on(name, (p) => {
-        if (!match(p)) return;
-        done();
-        resolve(p);
-      });
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`sim: no '${name}' event within ${timeoutMs} ms`));
-      }, timeoutMs);
-      const done = () => {
-        off();
-        clearTimeout(timer);
-      };
-    });
+    return this.events.waitFor(name, match, timeoutMs);
   }
 
   /** Resolves once `cond()` holds, re-checking after every world event; rejects after `timeoutMs`. */
   waitUntil(cond: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
-    if (cond()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        if (!cond()) return;
-        done();
-        resolve();
-      };
-      this.events.on('*', check);
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`sim: ${what} not reached within ${timeoutMs} ms`));
-      }, timeoutMs);
-      const done = () => {
-        this.events.off('*', check);
-        clearTimeout(timer);
-      };
-    });
+    return this.events.waitUntil(cond, timeoutMs, what);
   }
 
   /** Resolves when the batcher has nothing queued, running or scheduled to look at. */
@@ -258,6 +236,8 @@ export class SimWorld {
   }
 
   private setPower(node: SimNode, value: 'on' | 'off', op: PcsOperation): void {
+    node.prevPower = node.power;
+    node.powerChangedAt = Date.now();
     node.power = value;
     node.generation++;
     node.powerUpdated = new Date().toISOString();

@@ -43,6 +43,16 @@ describe('sim adapters', () => {
     expect((await a.power.powerStatus([])).size).toBe(0);
   });
 
+  it('power status lags the real power by powerStatusLagMs, as PCS samples BMCs', async () => {
+    const { w, a } = make({ powerStatusLagMs: 20 });
+    const id = w.ids()[0]!;
+    await a.power.transition('On', [id]);
+    await w.waitFor('power', (p) => p.id === id, 2000);
+    expect((await a.power.powerStatus([id])).get(id)!.state).toBe('off');
+    await w.timers.sleep(25);
+    expect((await a.power.powerStatus([id])).get(id)!.state).toBe('on');
+  });
+
   it('boot parameters: a new token per PUT, entries per host', async () => {
     const { a } = make();
     const p = { hosts: ['x1000c0s0b0n0', 'x1000c0s0b0n1'], kernel: 'k', initrd: 'i', params: 'p' };

@@ -13,8 +13,7 @@ export class SimPower implements PowerPort {
       for (const id of chunk) {
         const n = this.world.node(id);
         if (!n) out.set(id, { state: '', error: 'Component not found in component map.' });
-        else if (this.world.faults.has('powerUndefined', id)) out.set(id, { state: 'undefined', error: '' });
-        else out.set(id, { state: n.power, error: '' });
+        else out.set(id, { state: this.world.observedPower(n).powerState, error: '' });
       }
     }
     return out;

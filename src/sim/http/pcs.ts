@@ -40,10 +40,9 @@ function powerStatus(world: SimWorld, xnames: string[], powerFilter?: string, mg
       status.push({ xname, error: 'Component not found in component map.' });
       continue;
     }
-    const undef = world.faults.has('powerUndefined', xname);
+    const seen = world.observedPower(n);
     const entry = {
-      xname, powerState: undef ? 'undefined' : n.power, managementState: undef ? 'unavailable' : 'available', error: '',
-      supportedPowerTransitions: SUPPORTED_TRANSITIONS, lastUpdated: n.powerUpdated,
+      xname, ...seen, error: '', supportedPowerTransitions: SUPPORTED_TRANSITIONS, lastUpdated: n.powerUpdated,
     };
     if (powerFilter && entry.powerState !== powerFilter) continue;
     if (mgmtFilter && entry.managementState !== mgmtFilter) continue;
