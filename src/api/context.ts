@@ -9,6 +9,7 @@ import type { Database } from '../db/client.ts';
 import type { Kicker } from '../engine/kick.ts';
 import type { ImagesPort } from '../adapters/ports.ts';
 import { tenantExists } from '../db/queries/tenants.ts';
+import type { LiveFeed } from './live/feed.ts';
 import { badInput } from './errors.ts';
 
 export interface Identity {
@@ -32,6 +33,8 @@ export interface ApiDeps {
   queueHealthy?: () => Promise<boolean>;
   /** The clock (tests pin it). */
   now?: () => Date;
+  /** This process's live feed (subscriptions); without it subscriptions answer SERVICE_UNAVAILABLE. */
+  live?: LiveFeed;
 }
 
 export interface ApiContext extends Identity {
@@ -44,6 +47,7 @@ export interface ApiContext extends Identity {
   now(): Date;
   /** tenant ?? '': the key templates and sessions are stored under. */
   tenantKey: string;
+  live?: LiveFeed;
   /** Whatever the server's contextExtras returned (e.g. a pub/sub for subscriptions). */
   extras: Record<string, unknown>;
   /** BAD_USER_INPUT "Invalid tenant" when the tenant owns no xnames (BOS asks TAPMS). Checked once per request. */
@@ -61,6 +65,18 @@ export const identifyFromHeaders: Identify = ({ headers }) => ({
   tenant: header(headers, 'cray-tenant-name') ?? null,
 });
 
+/**
+ * A graphql-ws request as identify sees it: the upgrade request's headers, overridden by the string
+ * values of connection_init's payload under the same (case-insensitive) names, since browsers cannot
+ * set headers on a WebSocket.
+ */
+export function withConnectionParams<R extends { headers: IncomingHttpHeaders }>(req: R, params?: Readonly<Record<string, unknown>>): R {
+  if (!params) return req;
+  const headers: IncomingHttpHeaders = { ...req.headers };
+  for (const [k, v] of Object.entries(params)) if (typeof v === 'string') headers[k.toLowerCase()] = v;
+  return Object.create(req, { headers: { value: headers, enumerable: true } }) as R;
+}
+
 export function createContext(deps: ApiDeps, who: Identity, extras: Record<string, unknown> = {}): ApiContext {
   let known: Promise<void> | undefined;
   return {
@@ -71,6 +87,7 @@ export function createContext(deps: ApiDeps, who: Identity, extras: Record<strin
     logger: deps.logger,
     images: deps.images,
     queueHealthy: deps.queueHealthy,
+    live: deps.live,
     now: deps.now ?? (() => new Date()),
     tenantKey: who.tenant ?? '',
     extras,

@@ -19,7 +19,8 @@ import type { Database } from '../db/client.ts';
 import type { Kicker } from '../engine/kick.ts';
 import type { ImagesPort } from '../adapters/ports.ts';
 import { buildSchema } from './schema.ts';
-import { createContext, identifyFromHeaders, type ApiContext, type ApiDeps, type Identify } from './context.ts';
+import { createContext, identifyFromHeaders, withConnectionParams, type ApiContext, type ApiDeps, type Identify } from './context.ts';
+import { LiveFeed } from './live/feed.ts';
 import { DEFAULT_LIMITS, limitRules, type QueryLimits } from './limits.ts';
 import { metricsPlugin, metricsRegistry } from './metrics.ts';
 import { health } from './resolvers/system.ts';
@@ -53,6 +54,8 @@ export interface ApiServerOptions {
   maxBodyBytes?: number;
   /** Clock for timestamps written through the API (default: the system clock). */
   now?: () => Date;
+  /** Feed of the subscriptions (default: one LISTEN connection on the pool's database, closed with the server). */
+  live?: LiveFeed;
 }
 
 export interface ApiServer {
@@ -66,7 +69,8 @@ export interface ApiServer {
 export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer> {
   const schema = buildSchema();
   const rules = limitRules({ ...DEFAULT_LIMITS, ...opts.limits });
-  const deps: ApiDeps = { pool: opts.pool, db: opts.db, kicker: opts.kicker, logger: opts.logger, images: opts.images, queueHealthy: opts.queueHealthy, now: opts.now };
+  const live = opts.live ?? new LiveFeed({ pool: opts.pool, logger: opts.logger });
+  const deps: ApiDeps = { pool: opts.pool, db: opts.db, kicker: opts.kicker, logger: opts.logger, images: opts.images, queueHealthy: opts.queueHealthy, now: opts.now, live };
   const identify = opts.identify ?? identifyFromHeaders;
   const contextFor = async (req: http.IncomingMessage): Promise<ApiContext> =>
     createContext(deps, await identify(req), opts.contextExtras ? await opts.contextExtras(req) : {});
@@ -77,7 +81,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql' });
   const ws = useServer<Record<string, unknown>, { request: http.IncomingMessage }>({
     schema,
-    context: (ctx) => contextFor(ctx.extra.request) as never,
+    context: (ctx) => contextFor(withConnectionParams(ctx.extra.request, ctx.connectionParams)) as never,
     validate: ((s, doc) => graphqlRuntime.validate(s, doc, [...graphqlRuntime.specifiedRules, ...rules])) as typeof graphqlRuntime.validate,
   }, wsServer);
 
@@ -119,7 +123,10 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   return {
     url: `http://${host}:${port}/graphql`,
     wsUrl: `ws://${host}:${port}/graphql`,
-    close: () => apollo.stop(),
+    close: async () => {
+      await apollo.stop();
+      if (!opts.live) await live.close();
+    },
   };
 }
 

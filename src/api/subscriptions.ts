@@ -1,7 +1,8 @@
 /**
- * Subscription resolvers (none yet). To add some: declare `type Subscription { ... }` in
- * schema/subscriptions.graphql, run `npm run codegen`, and export them here; graphql-ws is already
- * serving /graphql (server.ts). Pub/sub iterators should be hand-written AsyncIterators whose return()
- * detaches at once (stack-notes §3), not async generators.
+ * Subscription resolvers (schema/live.graphql): componentEvents and sessionProgress, served by the
+ * process's live feed (src/api/live/). Pub/sub iterators are hand-written AsyncIterators whose
+ * return() detaches at once (stack-notes §3), not async generators.
  */
-export const subscriptionResolvers: Record<string, unknown> = {};
+import { liveResolvers } from './live/resolvers.ts';
+
+export const subscriptionResolvers: Record<string, unknown> = liveResolvers as Record<string, unknown>;

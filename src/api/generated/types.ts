@@ -179,6 +179,51 @@ export type ComponentEdge = {
   node: Component;
 };
 
+/** One entry of a component's timeline (the append-only component_events log). */
+export type ComponentEvent = {
+  __typename?: 'ComponentEvent';
+  /** The action taken (powering_on, powering_off_gracefully, ...), when there was one. */
+  action?: Maybe<Scalars['String']['output']>;
+  /** Who caused it: `operator:<name>`, `node:<xname>`, or the API caller. */
+  actor: Scalars['String']['output'];
+  /** When the transaction that wrote it began. */
+  at: Scalars['DateTime']['output'];
+  componentId: Scalars['ID']['output'];
+  /** Position in the log: pass as `after` to resume right after this event. */
+  cursor: Scalars['ID']['output'];
+  error?: Maybe<Scalars['String']['output']>;
+  fromPhase?: Maybe<ComponentPhase>;
+  fromStatus?: Maybe<ComponentStatus>;
+  /**
+   * transition (phase or status changed), action (an action recorded before its side effect), error,
+   * failed, report (the node reported its boot), setup / stage (a session took the node), manual (an API
+   * write), rollout (admitted by the rollout gate).
+   */
+  kind: Scalars['String']['output'];
+  /** Closed failure reason, when there is one. */
+  reason?: Maybe<Scalars['String']['output']>;
+  /** Owning session's name at the time, empty when none. */
+  session: Scalars['String']['output'];
+  /** Tenant of that session; null when none. */
+  sessionTenant?: Maybe<Scalars['String']['output']>;
+  toPhase?: Maybe<ComponentPhase>;
+  toStatus?: Maybe<ComponentStatus>;
+};
+
+/** All given fields must match. */
+export type ComponentEventFilter = {
+  /** These components (xnames, at most 65535). */
+  ids?: InputMaybe<Array<Scalars['ID']['input']>>;
+  /** Any of these kinds (see ComponentEvent.kind). */
+  kinds?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** Events that move a component into or out of this phase. */
+  phase?: InputMaybe<ComponentPhase>;
+  /** Events of this session (of the caller's tenant). */
+  session?: InputMaybe<Scalars['String']['input']>;
+  /** Events that move a component into or out of this status. */
+  status?: InputMaybe<ComponentStatus>;
+};
+
 /** All given fields must match. */
 export type ComponentFilter = {
   enabled?: InputMaybe<Scalars['Boolean']['input']>;
@@ -844,6 +889,36 @@ export type StatusOverride =
   | 'on_hold'
   | 'queued';
 
+export type Subscription = {
+  __typename?: 'Subscription';
+  /**
+   * Every event of the components the filter selects (transitions, actions, errors, reports, setup,
+   * failures), in log order. Without `after`, from now on. With `after` (the cursor of the last event
+   * the client received), first every matching event it missed, read from the log, then live events:
+   * a client that reconnects with its last cursor receives each event exactly once, in order.
+   * BAD_USER_INPUT for a malformed cursor or filter.
+   */
+  componentEvents: ComponentEvent;
+  /**
+   * The session's extended status: the current one at once, then each time it changes (coalesced, at
+   * most 4 per second; the running duration alone is not a change), ending with the final snapshot when
+   * the session completes. The stream also ends when the session is deleted. NOT_FOUND when the
+   * caller's tenant has no such session.
+   */
+  sessionProgress: SessionExtendedStatus;
+};
+
+
+export type SubscriptionComponentEventsArgs = {
+  after?: InputMaybe<Scalars['ID']['input']>;
+  filter?: InputMaybe<ComponentEventFilter>;
+};
+
+
+export type SubscriptionSessionProgressArgs = {
+  name: Scalars['String']['input'];
+};
+
 export type TemplateValidation = {
   __typename?: 'TemplateValidation';
   errors: Array<ValidationMessage>;
@@ -967,6 +1042,8 @@ export type ResolversTypes = ResolversObject<{
   Component: ResolverTypeWrapper<Component>;
   ComponentConnection: ResolverTypeWrapper<ComponentConnectionParent>;
   ComponentEdge: ResolverTypeWrapper<ComponentEdge>;
+  ComponentEvent: ResolverTypeWrapper<ComponentEvent>;
+  ComponentEventFilter: ComponentEventFilter;
   ComponentFilter: ComponentFilter;
   ComponentGroup: ResolverTypeWrapper<ComponentGroup>;
   ComponentInput: ComponentInput;
@@ -1016,6 +1093,7 @@ export type ResolversTypes = ResolversObject<{
   StagedStateInput: StagedStateInput;
   StatusOverride: null;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
+  Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   TemplateValidation: ResolverTypeWrapper<TemplateValidation>;
   ValidationMessage: ResolverTypeWrapper<ValidationMessage>;
   Version: ResolverTypeWrapper<Version>;
@@ -1039,6 +1117,8 @@ export type ResolversParentTypes = ResolversObject<{
   Component: Component;
   ComponentConnection: ComponentConnectionParent;
   ComponentEdge: ComponentEdge;
+  ComponentEvent: ComponentEvent;
+  ComponentEventFilter: ComponentEventFilter;
   ComponentFilter: ComponentFilter;
   ComponentGroup: ComponentGroup;
   ComponentInput: ComponentInput;
@@ -1081,6 +1161,7 @@ export type ResolversParentTypes = ResolversObject<{
   StagedState: StagedState;
   StagedStateInput: StagedStateInput;
   String: Scalars['String']['output'];
+  Subscription: Record<PropertyKey, never>;
   TemplateValidation: TemplateValidation;
   ValidationMessage: ValidationMessage;
   Version: Version;
@@ -1164,6 +1245,23 @@ export type ComponentConnectionResolvers<ContextType = ApiContext, ParentType ex
 export type ComponentEdgeResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['ComponentEdge'] = ResolversParentTypes['ComponentEdge']> = ResolversObject<{
   cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   node?: Resolver<ResolversTypes['Component'], ParentType, ContextType>;
+}>;
+
+export type ComponentEventResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['ComponentEvent'] = ResolversParentTypes['ComponentEvent']> = ResolversObject<{
+  action?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  actor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  at?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  componentId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  cursor?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  error?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  fromPhase?: Resolver<Maybe<ResolversTypes['ComponentPhase']>, ParentType, ContextType>;
+  fromStatus?: Resolver<Maybe<ResolversTypes['ComponentStatus']>, ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  reason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  session?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  sessionTenant?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  toPhase?: Resolver<Maybe<ResolversTypes['ComponentPhase']>, ParentType, ContextType>;
+  toStatus?: Resolver<Maybe<ResolversTypes['ComponentStatus']>, ParentType, ContextType>;
 }>;
 
 export type ComponentGroupResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['ComponentGroup'] = ResolversParentTypes['ComponentGroup']> = ResolversObject<{
@@ -1393,6 +1491,11 @@ export type StagedStateResolvers<ContextType = ApiContext, ParentType extends Re
 
 export type StatusOverrideResolvers = { FAILED: 'failed', NONE?: '', ON_HOLD: 'on_hold', QUEUED: 'queued' };
 
+export type SubscriptionResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = ResolversObject<{
+  componentEvents?: SubscriptionResolver<ResolversTypes['ComponentEvent'], "componentEvents", ParentType, ContextType, Partial<SubscriptionComponentEventsArgs>>;
+  sessionProgress?: SubscriptionResolver<ResolversTypes['SessionExtendedStatus'], "sessionProgress", ParentType, ContextType, RequireFields<SubscriptionSessionProgressArgs, 'name'>>;
+}>;
+
 export type TemplateValidationResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['TemplateValidation'] = ResolversParentTypes['TemplateValidation']> = ResolversObject<{
   errors?: Resolver<Array<ResolversTypes['ValidationMessage']>, ParentType, ContextType>;
   valid?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -1423,6 +1526,7 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   Component?: ComponentResolvers<ContextType>;
   ComponentConnection?: ComponentConnectionResolvers<ContextType>;
   ComponentEdge?: ComponentEdgeResolvers<ContextType>;
+  ComponentEvent?: ComponentEventResolvers<ContextType>;
   ComponentGroup?: ComponentGroupResolvers<ContextType>;
   ComponentPhase?: ComponentPhaseResolvers;
   ComponentStatus?: ComponentStatusResolvers;
@@ -1454,6 +1558,7 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   SessionTiming?: SessionTimingResolvers<ContextType>;
   StagedState?: StagedStateResolvers<ContextType>;
   StatusOverride?: StatusOverrideResolvers;
+  Subscription?: SubscriptionResolvers<ContextType>;
   TemplateValidation?: TemplateValidationResolvers<ContextType>;
   ValidationMessage?: ValidationMessageResolvers<ContextType>;
   Version?: VersionResolvers<ContextType>;

@@ -1,0 +1,110 @@
+/**
+ * Subscription resolvers: check the arguments (zod / domain checks at the edge), wait for the
+ * process's live feed, and hand graphql-ws a stream; the streams do the rest.
+ */
+import { z } from 'zod';
+import { GraphQLError } from 'graphql';
+import { readSessionStatus } from '../../db/queries/session-status.ts';
+import { tenantXnameSet, type EventFilter, type LiveEvent } from '../../db/live.ts';
+import { checkComponentIds } from '../../domain/components.ts';
+import { check } from '../../domain/validation.ts';
+import { enumValues } from '../enums.ts';
+import { badInput, notFound, valueOrThrow } from '../errors.ts';
+import type { ApiContext } from '../context.ts';
+import type { ComponentEvent, ComponentEventFilter, ComponentPhase, ComponentStatus, Resolvers } from '../generated/types.ts';
+import { EventStream } from './event-stream.ts';
+import { ProgressStream } from './progress-stream.ts';
+import type { LiveFeed } from './feed.ts';
+
+const cursorSchema = z.string().regex(/^\d{1,15}$/, 'is not a cursor this API gave out').transform(Number);
+const kindsSchema = z.array(z.string().min(1).max(32)).max(32);
+
+const PHASES = new Set<string>(Object.values(enumValues.ComponentPhase));
+const STATUSES = new Set<string>(Object.values(enumValues.ComponentStatus));
+
+function feedOf(ctx: ApiContext): LiveFeed {
+  if (!ctx.live) throw new GraphQLError('subscriptions are not served by this process', { extensions: { code: 'SERVICE_UNAVAILABLE' } });
+  return ctx.live;
+}
+
+/** The stored event in the GraphQL shape; a phase or status this API does not know shows as null. */
+export function eventView(e: LiveEvent): ComponentEvent {
+  return {
+    cursor: String(e.id),
+    at: e.at,
+    componentId: e.componentId,
+    session: e.session,
+    sessionTenant: e.sessionTenant || null,
+    kind: e.kind,
+    actor: e.actor,
+    fromPhase: e.fromPhase !== null && PHASES.has(e.fromPhase) ? (e.fromPhase as ComponentPhase) : null,
+    toPhase: e.toPhase !== null && PHASES.has(e.toPhase) ? (e.toPhase as ComponentPhase) : null,
+    fromStatus: e.fromStatus !== null && STATUSES.has(e.fromStatus) ? (e.fromStatus as ComponentStatus) : null,
+    toStatus: e.toStatus !== null && STATUSES.has(e.toStatus) ? (e.toStatus as ComponentStatus) : null,
+    action: e.action,
+    error: e.error,
+    reason: e.reason,
+  };
+}
+
+function eventFilter(f: ComponentEventFilter | null | undefined, ctx: ApiContext): EventFilter {
+  return {
+    ids: f?.ids ? valueOrThrow(checkComponentIds(f.ids, 'filter.ids', 65535)) : null,
+    session: f?.session ?? null,
+    sessionTenant: ctx.tenantKey,
+    phase: f?.phase ?? null,
+    status: f?.status ?? null,
+    kinds: f?.kinds ? valueOrThrow(check(kindsSchema, f.kinds, 'filter.kinds')) : null,
+    tenant: ctx.tenant,
+  };
+}
+
+/** The same filter, in memory, for live events (`owned`: the tenant's xnames, when there is a tenant). */
+export function eventMatcher(f: EventFilter, owned: Set<string> | null): (e: LiveEvent) => boolean {
+  const ids = f.ids ? new Set(f.ids) : null;
+  const kinds = f.kinds ? new Set(f.kinds) : null;
+  return (e) => (!ids || ids.has(e.componentId))
+    && (f.session == null || (e.session === f.session && e.sessionTenant === (f.sessionTenant ?? '')))
+    && (f.phase == null || e.fromPhase === f.phase || e.toPhase === f.phase)
+    && (f.status == null || e.fromStatus === f.status || e.toStatus === f.status)
+    && (!kinds || kinds.has(e.kind))
+    && (!owned || owned.has(e.componentId));
+}
+
+export const liveResolvers: Resolvers = {
+  Subscription: {
+    componentEvents: {
+      subscribe: async (_p, { filter, after }, ctx) => {
+        const feed = feedOf(ctx);
+        await ctx.requireKnownTenant();
+        const f = eventFilter(filter, ctx);
+        const cursor = after == null ? null : valueOrThrow(check(cursorSchema, after, 'after'));
+        const owned = ctx.tenant === null ? null : await tenantXnameSet(ctx.pool, ctx.tenant);
+        await feed.ready();
+        return new EventStream(feed, ctx.db, f, eventMatcher(f, owned), cursor);
+      },
+      resolve: (e: LiveEvent) => eventView(e),
+    },
+    sessionProgress: {
+      subscribe: async (_p, { name }, ctx) => {
+        const feed = feedOf(ctx);
+        if (!name) throw badInput([{ field: 'name', message: 'must not be empty' }]);
+        const key = { tenantKey: ctx.tenantKey, name };
+        await feed.ready();
+        const read = () => readSessionStatus(ctx.db, key, ctx.now());
+        // Listen first, then read: a change between the two causes one more read, never a miss.
+        const stream = new ProgressStream(feed, key, read, {
+          onError: (e) => ctx.logger?.warn({ err: (e as Error).message, session: name }, 'sessionProgress: status read failed'),
+        });
+        const readAt = Date.now();
+        const first = await read().catch(async (e) => { await stream.return(); throw e; });
+        if (!first) {
+          await stream.return();
+          throw notFound('session', name);
+        }
+        return stream.start(first, readAt);
+      },
+      resolve: (s: unknown) => s,
+    },
+  },
+} as Resolvers;

@@ -1,0 +1,70 @@
+/**
+ * Subscription helpers for the live tests: a graphql-ws subscription that collects what it receives
+ * and lets a test wait (with a deadline) for a condition on it, re-checked on every message.
+ */
+import WebSocket from 'ws';
+import { createClient, type Client } from 'graphql-ws';
+import type { LiveFeed } from '../../src/api/live/feed.ts';
+
+export interface Collected<T> {
+  items: T[];
+  /** Arrival time (ms since epoch) of each item. */
+  arrivedAt: number[];
+  errors: unknown[];
+  completed: boolean;
+  /** Resolves when cond holds (checked now and on every message); rejects at the deadline. */
+  until(cond: (items: T[]) => boolean, what: string, timeoutMs?: number): Promise<void>;
+  /** Stop the subscription (the client stays connected). */
+  stop(): void;
+}
+
+export function wsClient(url: string, params: Record<string, string> = {}): Client {
+  return createClient({ url, webSocketImpl: WebSocket, lazy: true, retryAttempts: 0, connectionParams: params });
+}
+
+/** Subscribe and collect `data[field]` of every result. */
+export function collect<T = any>(client: Client, query: string, variables: Record<string, unknown> = {}): Collected<T> {
+  const waiters = new Set<() => void>();
+  const poke = () => { for (const w of [...waiters]) w(); };
+  const c: Collected<T> = {
+    items: [], arrivedAt: [], errors: [], completed: false,
+    until(cond, what, timeoutMs = 20_000) {
+      return new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (cond(c.items)) { done(); resolve(); return; }
+          if (c.errors.length) { done(); reject(new Error(`${what}: ${JSON.stringify(c.errors[0])}`)); return; }
+          if (c.completed) { done(); reject(new Error(`${what}: the subscription completed first (${c.items.length} items)`)); }
+        };
+        const deadline = setTimeout(() => { done(); reject(new Error(`${what}: not reached within ${timeoutMs} ms (${c.items.length} items)`)); }, timeoutMs);
+        const done = () => { clearTimeout(deadline); waiters.delete(check); };
+        waiters.add(check);
+        check();
+      });
+    },
+    stop: () => unsubscribe(),
+  };
+  const unsubscribe = client.subscribe<Record<string, T>>({ query, variables }, {
+    next: (r) => {
+      if (r.errors?.length) c.errors.push(...r.errors);
+      const d = r.data ? Object.values(r.data)[0] : undefined;
+      if (d !== undefined) { c.items.push(d as T); c.arrivedAt.push(Date.now()); }
+      poke();
+    },
+    error: (e) => { c.errors.push(...(Array.isArray(e) ? e : [e])); poke(); },
+    complete: () => { c.completed = true; poke(); },
+  });
+  return c;
+}
+
+/** Resolves when cond(feed) holds, re-checked on every change of the feed; rejects at the deadline. */
+export function untilFeed(feed: LiveFeed, cond: (f: LiveFeed) => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let off = () => {};
+    const deadline = setTimeout(() => { off(); reject(new Error(`${what}: not reached within ${timeoutMs} ms`)); }, timeoutMs);
+    const check = () => { if (cond(feed)) { clearTimeout(deadline); off(); resolve(); } };
+    off = feed.onState(check);
+    check();
+  });
+}
+
+export const EVENT_FIELDS = 'cursor at componentId session sessionTenant kind actor fromPhase toPhase fromStatus toStatus action error reason';
