@@ -3,8 +3,9 @@
  */
 import { Command } from 'commander';
 import { ConfigError, loadConfig } from './config.ts';
-import { runApi, runDev, runWorker, type Stoppable } from './roles.ts';
+import { devTokenFile, runApi, runDev, runWorker, type Stoppable } from './roles.ts';
 import { registerClientCommands } from './cli/index.ts';
+import { registerTokenCommands } from './cli/token.ts';
 
 const program = new Command('bootorch').description('Boot orchestration for large clusters').showHelpAfterError();
 
@@ -40,6 +41,11 @@ program.command('dev').description('API + workers + simulated cluster in one pro
     process.stdout.write([
       '',
       `bootorch is running: ${s.api.url}  (subscriptions: ${s.api.wsUrl})`,
+      ...(s.devAdminToken ? [
+        `admin token (dev mode; also in ${devTokenFile(c)}):`,
+        `  ${s.devAdminToken}`,
+        `  send it as "Authorization: Bearer <token>"; the CLI reads BOOTORCH_TOKEN`,
+      ] : []),
       `simulated cluster: ${c.SIM_NODES} compute nodes + River management/UAN nodes; templates: compute, uan`,
       'try:  npx bootorch session create --template compute --operation reboot --limit compute-a --watch',
       '',
@@ -62,6 +68,7 @@ program.command('worker').description('every operator on pg-boss, against BOOTOR
   });
 
 registerClientCommands(program);
+registerTokenCommands(program, config);
 
 program.parseAsync(process.argv).catch((e) => {
   process.stderr.write(`bootorch: ${e instanceof Error ? e.message : String(e)}\n`);

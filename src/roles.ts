@@ -4,6 +4,7 @@
  * with a simulated cluster, so `npm start` is a working system.
  */
 import http from 'node:http';
+import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { connect, runMigrations, type Connection } from './db/client.ts';
@@ -13,6 +14,7 @@ import { ALL_OPERATORS } from './operators/index.ts';
 import { createAdapters, createSimAdapters } from './adapters/factory.ts';
 import { SimWorld } from './sim/world.ts';
 import { startApiServer, type ApiServer } from './api/server.ts';
+import { apiAuthFromEnv } from './api/auth.ts';
 import { reportBootState } from './db/queries/report.ts';
 import { seedDemo } from './seed.ts';
 
@@ -37,8 +39,14 @@ export async function openDatabase(config: Config, log: Logger): Promise<{ conn:
   return { conn, embedded };
 }
 
-/** Everything in one process: embedded Postgres, simulated cluster, engine, API. */
-export async function runDev(config: Config): Promise<Stoppable & { api: ApiServer }> {
+/** Where `dev` keeps its admin token (0600) for the CLI on the same machine. */
+export const devTokenFile = (config: Config) => path.join(config.BOOTORCH_DATA_DIR, 'dev-admin-token');
+
+/**
+ * Everything in one process: embedded Postgres, simulated cluster, engine, API. Auth is on, in dev
+ * mode by default: the admin token is printed and kept in devTokenFile.
+ */
+export async function runDev(config: Config): Promise<Stoppable & { api: ApiServer; devAdminToken?: string }> {
   const log = logger(config);
   const { conn, embedded } = await openDatabase(config, log);
   const world = new SimWorld({
@@ -56,12 +64,14 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
     if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
   });
   await seedDemo(conn, world, log);
+  const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'dev', devTokenFile: devTokenFile(config) });
   const api = await startApiServer({
     pool: conn.pool, db: conn.db, kicker: engine.kicker, port: config.PORT, host: config.HOST, logger: log,
-    queueHealthy: engine.healthy, images: adapters.images,
+    queueHealthy: engine.healthy, images: adapters.images, auth,
   });
   return {
     api,
+    devAdminToken: auth.authenticator.devAdminToken,
     async stop() {
       world.close();
       await api.close();
@@ -73,15 +83,16 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
   };
 }
 
-/** The API role: serves GraphQL and enqueues work; runs no operator. */
+/** The API role: serves GraphQL and enqueues work; runs no operator. Auth: BOOTORCH_AUTH_MODE, default `tokens`. */
 export async function runApi(config: Config): Promise<Stoppable & { api: ApiServer }> {
   const log = logger(config);
   const { conn, embedded } = await openDatabase(config, log);
   const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
   const adapters = createAdapters(config);
+  const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'tokens', devTokenFile: devTokenFile(config) });
   const api = await startApiServer({
     pool: conn.pool, db: conn.db, kicker: boss.kicker, port: config.PORT, host: config.HOST, logger: log,
-    queueHealthy: async () => true, images: adapters.images,
+    queueHealthy: async () => true, images: adapters.images, auth,
   });
   return {
     api,

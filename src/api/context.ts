@@ -11,12 +11,15 @@ import type { ImagesPort } from '../adapters/ports.ts';
 import { tenantExists } from '../db/queries/tenants.ts';
 import type { LiveFeed } from './live/feed.ts';
 import { badInput } from './errors.ts';
+import type { RequestAuth } from './auth.ts';
 
 export interface Identity {
   /** Recorded on every event and session the caller causes. */
   actor: string;
   /** BOS tenant (header Cray-Tenant-Name); null when none (the admin view). */
   tenant: string | null;
+  /** Who the credential says is calling (src/api/auth.ts); absent: no credential, only public fields answer. */
+  auth?: RequestAuth;
 }
 
 /** Decide the caller from the request headers; may throw a GraphQLError (e.g. UNAUTHENTICATED). */

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import type { GraphQLSchema } from 'graphql';
 import { allResolvers } from './resolvers/index.ts';
+import { applyAuthorization } from './auth.ts';
 
 export const schemaDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../schema');
 
@@ -13,6 +14,7 @@ export function loadTypeDefs(dir = schemaDir): string[] {
     .map((f) => fs.readFileSync(path.join(dir, f), 'utf8'));
 }
 
+/** Every root field checks its caller first (src/api/auth.ts): a schema without that check is never built. */
 export function buildSchema(): GraphQLSchema {
-  return makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers: allResolvers() as never });
+  return applyAuthorization(makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers: allResolvers() as never }));
 }

@@ -21,6 +21,8 @@ import type { ImagesPort } from '../adapters/ports.ts';
 import { buildSchema } from './schema.ts';
 import { createContext, identifyFromHeaders, withConnectionParams, type ApiContext, type ApiDeps, type Identify } from './context.ts';
 import { LiveFeed } from './live/feed.ts';
+import { authIdentify, type ApiAuth } from './auth.ts';
+import { isDatabaseUnavailable, unavailableStatusPlugin, UNAVAILABLE_MESSAGE } from './unavailable.ts';
 import { DEFAULT_LIMITS, limitRules, type QueryLimits } from './limits.ts';
 import { metricsPlugin, metricsRegistry } from './metrics.ts';
 import { health } from './resolvers/system.ts';
@@ -44,7 +46,12 @@ export interface ApiServerOptions {
   queueHealthy?: () => Promise<boolean>;
   /** Reads image manifests when validating templates and sessions; checks are skipped without it. */
   images?: ImagesPort;
-  /** Who is calling; default: headers x-bootorch-actor and Cray-Tenant-Name. The auth module replaces it. */
+  /**
+   * Authentication (src/api/auth.ts): bearer tokens checked by the authenticator, a per-principal rate
+   * limit. Without it (and without `identify`) no request has a principal: only public fields answer.
+   */
+  auth?: ApiAuth;
+  /** Who is calling; default: from `auth`. Every root field is authorized against what it returns. */
   identify?: Identify;
   /** Extra per-request values, found as `context.extras` (HTTP and WebSocket requests alike). */
   contextExtras?: (req: http.IncomingMessage) => Record<string, unknown> | Promise<Record<string, unknown>>;
@@ -71,7 +78,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const rules = limitRules({ ...DEFAULT_LIMITS, ...opts.limits });
   const live = opts.live ?? new LiveFeed({ pool: opts.pool, logger: opts.logger });
   const deps: ApiDeps = { pool: opts.pool, db: opts.db, kicker: opts.kicker, logger: opts.logger, images: opts.images, queueHealthy: opts.queueHealthy, now: opts.now, live };
-  const identify = opts.identify ?? identifyFromHeaders;
+  const identify = opts.identify ?? (opts.auth ? authIdentify(opts.auth) : identifyFromHeaders);
   const contextFor = async (req: http.IncomingMessage): Promise<ApiContext> =>
     createContext(deps, await identify(req), opts.contextExtras ? await opts.contextExtras(req) : {});
 
@@ -94,6 +101,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
       ApolloServerPluginDrainHttpServer({ httpServer }),
       { async serverWillStart() { return { async drainServer() { await ws.dispose(); } }; } },
       metricsPlugin<ApiContext>(),
+      unavailableStatusPlugin<ApiContext>(),
     ],
   });
   await apollo.start();
@@ -133,6 +141,9 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
 /** Errors we did not mean to show (SQL, bugs) become a bare INTERNAL_SERVER_ERROR; the detail goes to the log. */
 function maskInternal(formatted: GraphQLFormattedError, error: unknown, logger?: Logger): GraphQLFormattedError {
   if (formatted.extensions?.code !== 'INTERNAL_SERVER_ERROR') return formatted;
+  if (isDatabaseUnavailable(unwrapResolverError(error))) {
+    return { message: UNAVAILABLE_MESSAGE, path: formatted.path, locations: formatted.locations, extensions: { code: 'SERVICE_UNAVAILABLE' } };
+  }
   logger?.error({ err: unwrapResolverError(error), path: formatted.path }, 'internal error in a resolver');
   return { message: 'internal server error', path: formatted.path, locations: formatted.locations, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
 }

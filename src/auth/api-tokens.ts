@@ -13,7 +13,7 @@ import { authFailure, type AuthFailure, type Principal, type Role } from './prin
 import {
   findApiToken, insertApiToken, insertApiTokenIfAbsent, listApiTokenRows, revokeApiTokenRow, revokeApiTokensOf,
   type ApiTokenRow,
-} from './store.ts';
+} from '../db/queries/auth.ts';
 
 export const API_TOKEN_RE = /^bto_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
 

@@ -36,7 +36,7 @@ export const POLICY: Readonly<Record<string, OperationPolicy>> = Object.freeze({
   // Liveness and identity.
   version: q('public'),
   health: q('public'), // probes carry no credential
-  whoami: q('viewer', { node: 'self' }), // planned: lets a reporter check its credential without side effects
+  whoami: q('viewer', { node: 'self' }), // lets a reporter check its credential without side effects
 
   // Reads: viewer and up (schema/*.graphql).
   sessionTemplates: q('viewer'),
@@ -49,6 +49,11 @@ export const POLICY: Readonly<Record<string, OperationPolicy>> = Object.freeze({
   components: q('viewer'),
   component: q('viewer'),
   options: q('viewer'),
+  // Beyond BOS (schema/beyond.graphql): dry run, explain, timeline.
+  planSession: q('viewer'),
+  explain: q('viewer'),
+  explainSession: q('viewer'),
+  componentTimeline: q('viewer'),
 
   // Templates, sessions, components: operator and up.
   putSessionTemplate: m('operator'),
@@ -63,7 +68,7 @@ export const POLICY: Readonly<Record<string, OperationPolicy>> = Object.freeze({
   applyStaged: m('operator'),
   putComponent: m('operator', { systemOnly: true }),
   putComponents: m('operator', { systemOnly: true }),
-  // Planned rollout controls.
+  // Rollout controls (schema/beyond.graphql).
   pauseSession: m('operator'),
   resumeSession: m('operator'),
   abortSession: m('operator'),
@@ -73,7 +78,7 @@ export const POLICY: Readonly<Record<string, OperationPolicy>> = Object.freeze({
 
   // System administration: untenanted admins only.
   patchOptions: m('admin', { systemOnly: true }),
-  // Planned: token and tenant administration over src/auth/api-tokens.ts and tenant_xnames.
+  // Token and tenant administration (schema/auth.graphql).
   apiTokens: q('admin', { systemOnly: true }),
   createApiToken: m('admin', { systemOnly: true }),
   createNodeToken: m('admin', { systemOnly: true }),
@@ -82,9 +87,9 @@ export const POLICY: Readonly<Record<string, OperationPolicy>> = Object.freeze({
   setTenantXnames: m('admin', { systemOnly: true }),
   deleteTenant: m('admin', { systemOnly: true }),
 
-  // Planned live feeds: viewer and up. Until a subscription is listed here it is admin-only.
+  // Live feeds (schema/live.graphql): viewer and up, filtered to the caller's tenant by the feed.
   componentEvents: s('viewer'),
-  sessionEvents: s('viewer'),
+  sessionProgress: s('viewer'),
 });
 
 /** What a field not in the table gets. */

@@ -15,7 +15,7 @@ import { adoptApiToken, API_TOKEN_RE, createApiToken, verifyApiToken } from './a
 import type { AuthMode } from './config.ts';
 import { createJwtVerifier, JWT_SHAPE_RE, type ClaimMapping, type JwtVerifier } from './jwt.ts';
 import { authFailure, type AuthFailure, type Principal } from './principal.ts';
-import { revokeApiTokensOf, selectTenantXnames } from './store.ts';
+import { revokeApiTokensOf, selectTenantXnames } from '../db/queries/auth.ts';
 
 export interface AuthenticatorConfig extends ClaimMapping {
   /** Which credentials are accepted; see BOOTORCH_AUTH_MODE in config.ts. */

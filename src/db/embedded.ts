@@ -46,11 +46,17 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
     if (!running) fs.rmSync(pid);
   }
   await epg.start();
-  const url = (database: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+  const url = (database: string) => embeddedUrl(port, database);
   return { url, stop: () => epg.stop() };
 }
 
-async function isListening(port: number): Promise<boolean> {
+/** URL of a database on the embedded PostgreSQL at `port`. */
+export function embeddedUrl(port: number, database: string): string {
+  return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+}
+
+/** True when an embedded PostgreSQL (ours: its user and password) answers on `port`. */
+export async function isListening(port: number): Promise<boolean> {
   const c = new pg.Client({ connectionString: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`, connectionTimeoutMillis: 1000 });
   try { await c.connect(); await c.end(); return true; } catch { return false; }
 }

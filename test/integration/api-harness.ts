@@ -1,10 +1,13 @@
 /**
- * Shared by the api-*.test.ts files: a fresh database, the real API server on a free port, a GraphQL
- * client over real HTTP, and a Kicker that records the kicks of committed transactions only.
+ * Shared by the api-*.test.ts files: a fresh database, the real API server on a free port (with a real
+ * authenticator: API tokens), a GraphQL client over real HTTP that carries an admin token (subject
+ * `tester`) unless a test passes its own `authorization`, and a Kicker that records the kicks of
+ * committed transactions only.
  */
 import { freshDb, type TestDb } from '../helpers/db.ts';
 import { startApiServer, type ApiServer, type ApiServerOptions } from '../../src/api/server.ts';
 import type { Kicker, OperatorName } from '../../src/engine/kick.ts';
+import { testAuth, type TestAuth } from '../helpers/auth.ts';
 
 export interface RecordingKicker extends Kicker {
   /** Operators kicked by transactions that committed, in order. */
@@ -32,6 +35,8 @@ export interface Harness {
   db: TestDb;
   server: ApiServer;
   kicker: RecordingKicker;
+  /** The server's auth, the admin token the client sends by default, and more tokens on demand. */
+  auth: TestAuth;
   gql<T = any>(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<GqlResult<T>>;
   /** Like gql, but fails the test on any error. */
   ok<T = any>(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<T>;
@@ -41,17 +46,18 @@ export interface Harness {
 export async function startHarness(opts: Partial<ApiServerOptions> = {}): Promise<Harness> {
   const db = await freshDb();
   const kicker = recordingKicker();
-  const server = await startApiServer({ pool: db.pool, db: db.db, kicker, port: 0, host: '127.0.0.1', ...opts });
+  const auth = await testAuth(db.db);
+  const server = await startApiServer({ pool: db.pool, db: db.db, kicker, port: 0, host: '127.0.0.1', auth: auth.auth, ...opts });
   const gql = async (query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}) => {
     const res = await fetch(server.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-bootorch-actor': 'tester', ...headers },
+      headers: { 'content-type': 'application/json', ...auth.bearer(auth.adminToken), ...headers },
       body: JSON.stringify({ query, variables }),
     });
     return { status: res.status, ...(await res.json()) } as GqlResult;
   };
   return {
-    db, server, kicker, gql,
+    db, server, kicker, auth, gql,
     async ok(query, variables, headers) {
       const r = await gql(query, variables, headers);
       if (r.errors?.length) throw new Error(`GraphQL errors: ${JSON.stringify(r.errors, null, 2)}`);

@@ -76,9 +76,10 @@ describe('the exported function', () => {
 
 describe('the mutation', () => {
   test('answers with the component, or a refusal as data', async () => {
-    const ok = await h.ok(REPORT, { id: ID, t: 'tok-b' }, { 'x-bootorch-actor': 'reporter' });
+    const node = h.auth.bearer(await h.auth.token('node', { xname: ID }));
+    const ok = await h.ok(REPORT, { id: ID, t: 'tok-b' }, node);
     const reporter = await h.db.db.execute(sql`select actor from component_events where kind = 'report' order by id desc limit 1`);
-    expect(reporter.rows).toEqual([{ actor: 'reporter' }]);
+    expect(reporter.rows).toEqual([{ actor: `node:${ID}` }]);
     expect(ok.reportBootState).toMatchObject({ __typename: 'BootStateReported', tokenKnown: true, component: { id: ID, actualState: { bssToken: 'tok-b', bootArtifacts: { kernel: 's3://boot-images/b/kernel' } } } });
     await setState(true, 'powering_off', 'powering_off_gracefully');
     const conflict = await h.ok(REPORT, { id: ID, t: 'tok-a' });
@@ -88,6 +89,6 @@ describe('the mutation', () => {
     expect(errorOf(await h.gql(REPORT, { id: ID, t: '' }))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'bssToken' });
     // Refusals write nothing: the last report event is still the accepted one.
     const last = await h.db.db.execute(sql`select actor from component_events where kind = 'report' order by id desc limit 1`);
-    expect(last.rows).toEqual([{ actor: 'reporter' }]);
+    expect(last.rows).toEqual([{ actor: `node:${ID}` }]);
   });
 });

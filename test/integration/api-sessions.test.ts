@@ -98,9 +98,9 @@ describe('createSession', () => {
         return { kernel: 'k', initrd: path.includes('noinitrd') ? '' : 'i', bootParameters: '', arch: path.includes('arm') ? 'aarch64' : 'x86_64' };
       },
     };
-    const server = await startApiServer({ pool: h.db.pool, db: h.db.db, kicker: h.kicker, port: 0, host: '127.0.0.1', images });
+    const server = await startApiServer({ pool: h.db.pool, db: h.db.db, kicker: h.kicker, port: 0, host: '127.0.0.1', images, auth: h.auth.auth });
     const call = async (query: string, variables: Record<string, unknown>) => (await fetch(server.url, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }),
+      method: 'POST', headers: { 'content-type': 'application/json', ...h.auth.bearer(h.auth.adminToken) }, body: JSON.stringify({ query, variables }),
     })).json() as Promise<{ data?: any; errors?: any[] }>;
     try {
       for (const [name, path] of [['missing', 's3://b/missing/manifest.json'], ['arm', 's3://b/arm/manifest.json'], ['noinitrd', 's3://b/noinitrd/manifest.json']]) {

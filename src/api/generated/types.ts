@@ -30,6 +30,18 @@ export type ActualStateInput = {
   bssToken?: InputMaybe<Scalars['String']['input']>;
 };
 
+export type ApiToken = {
+  __typename?: 'ApiToken';
+  createdAt: Scalars['DateTime']['output'];
+  expiresAt?: Maybe<Scalars['DateTime']['output']>;
+  /** 16 hex digits; the token's plaintext starts `bto_<id>_`. */
+  id: Scalars['ID']['output'];
+  revokedAt?: Maybe<Scalars['DateTime']['output']>;
+  role: Role;
+  subject: Scalars['String']['output'];
+  tenant?: Maybe<Scalars['String']['output']>;
+};
+
 export type ApplyStagedFailure = {
   __typename?: 'ApplyStagedFailure';
   error: Scalars['String']['output'];
@@ -385,6 +397,13 @@ export type HealthState =
   /** No probe configured for this dependency in this process. */
   | 'unknown';
 
+export type IssuedApiToken = {
+  __typename?: 'IssuedApiToken';
+  info: ApiToken;
+  /** The plaintext (`bto_<id>_<secret>`). Shown once: bootorch keeps only its SHA-256. */
+  token: Scalars['String']['output'];
+};
+
 export type LastAction = {
   __typename?: 'LastAction';
   /**
@@ -406,6 +425,17 @@ export type Mutation = {
   /** Move staged state to desired state and enable (BOS applystaged). At most 32768 xnames. */
   applyStaged: ApplyStagedResult;
   /**
+   * Issue an API token (for sites without an identity provider, scripts, CI). The plaintext is in the
+   * result once; only its hash is stored. BAD_USER_INPUT for an empty subject, an unknown tenant or a
+   * ttlSeconds below 1.
+   */
+  createApiToken: IssuedApiToken;
+  /**
+   * Issue the credential of one node's reporter: role NODE, subject the canonical xname. Revokes the
+   * node's earlier tokens, so a repeated call rotates the credential (one live token per node).
+   */
+  createNodeToken: IssuedApiToken;
+  /**
    * Validate and store a pending session; the engine's session-setup picks it up (enqueued in the same
    * transaction). CONFLICT when the name is taken in the caller's tenant.
    */
@@ -421,6 +451,11 @@ export type Mutation = {
    * the filters; there is no default status filter (as BOS's code, unlike its spec).
    */
   deleteSessions: DeletedSessions;
+  /**
+   * Remove the tenant and its xnames. Its templates and sessions stay (as in BOS); requests naming it
+   * are refused as "Invalid tenant" until it owns xnames again. NOT_FOUND for an unknown tenant.
+   */
+  deleteTenant: Scalars['Boolean']['output'];
   /**
    * Deep merge into one component. CONFLICT when the patch writes actualState while the component is
    * enabled, not stable and its last action is not powering_on (bootorch is mid-transition).
@@ -450,11 +485,32 @@ export type Mutation = {
    * boot artifacts it set with it; an unknown token keeps the old artifacts and their timestamp.
    */
   reportBootState: ReportBootStateResult;
+  /** True when the token was live and is now revoked; false when it was revoked already. NOT_FOUND for an unknown id. */
+  revokeApiToken: Scalars['Boolean']['output'];
+  /**
+   * Make `xnames` the tenant's whole set of nodes (creating the tenant). An xname belongs to at most one
+   * tenant: CONFLICT (field `xnames[i]`) when another owns it. A repeated call changes nothing.
+   */
+  setTenantXnames: Tenant;
 };
 
 
 export type MutationApplyStagedArgs = {
   xnames: Array<Scalars['ID']['input']>;
+};
+
+
+export type MutationCreateApiTokenArgs = {
+  role: TokenRole;
+  subject: Scalars['String']['input'];
+  tenant?: InputMaybe<Scalars['String']['input']>;
+  ttlSeconds?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type MutationCreateNodeTokenArgs = {
+  ttlSeconds?: InputMaybe<Scalars['Int']['input']>;
+  xname: Scalars['ID']['input'];
 };
 
 
@@ -482,6 +538,11 @@ export type MutationDeleteSessionsArgs = {
   maxAge?: InputMaybe<Scalars['String']['input']>;
   minAge?: InputMaybe<Scalars['String']['input']>;
   status?: InputMaybe<SessionState>;
+};
+
+
+export type MutationDeleteTenantArgs = {
+  tenant: Scalars['String']['input'];
 };
 
 
@@ -529,6 +590,17 @@ export type MutationPutSessionTemplateArgs = {
 export type MutationReportBootStateArgs = {
   bssToken: Scalars['String']['input'];
   id: Scalars['ID']['input'];
+};
+
+
+export type MutationRevokeApiTokenArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type MutationSetTenantXnamesArgs = {
+  tenant: Scalars['String']['input'];
+  xnames: Array<Scalars['ID']['input']>;
 };
 
 export type Options = {
@@ -610,6 +682,8 @@ export type PageInfo = {
 
 export type Query = {
   __typename?: 'Query';
+  /** Locally issued tokens, oldest first, never with their secrets. Revoked ones only when asked. */
+  apiTokens: Array<ApiToken>;
   /** Null when there is no such component or it is not the caller's tenant's. */
   component?: Maybe<Component>;
   /**
@@ -638,10 +712,19 @@ export type Query = {
    * minAge: started at least this long ago; maxAge: started at most this long ago (`0`, `30m`, `12h`, `7d`, `2w`).
    */
   sessions: Array<Session>;
+  /** Tenants and the xnames each owns (bootorch's stand-in for TAPMS), by name. */
+  tenants: Array<Tenant>;
   /** BOS's sessiontemplatesvalid: the checks a boot session would run. NOT_FOUND for an unknown name. */
   validateSessionTemplate: TemplateValidation;
   /** The bootorch version. */
   version: Version;
+  /** The caller as bootorch sees it. Any credential, node credentials included (a reporter checks its token without side effects). */
+  whoami: Whoami;
+};
+
+
+export type QueryApiTokensArgs = {
+  includeRevoked?: InputMaybe<Scalars['Boolean']['input']>;
 };
 
 
@@ -696,6 +779,12 @@ export type ReportRefused = {
   code: ReportRefusal;
   message: Scalars['String']['output'];
 };
+
+export type Role =
+  | 'ADMIN'
+  | 'NODE'
+  | 'OPERATOR'
+  | 'VIEWER';
 
 /**
  * How fast a session walks its nodes (bootorch, not in BOS). Stored on a template as defaults and on
@@ -927,6 +1016,19 @@ export type TemplateValidation = {
   warnings: Array<ValidationMessage>;
 };
 
+export type Tenant = {
+  __typename?: 'Tenant';
+  name: Scalars['String']['output'];
+  /** Canonical xnames, sorted. */
+  xnames: Array<Scalars['ID']['output']>;
+};
+
+/** Roles an API token can be issued with (node credentials come from createNodeToken). */
+export type TokenRole =
+  | 'ADMIN'
+  | 'OPERATOR'
+  | 'VIEWER';
+
 /** One problem (or warning) found in an input, and the input field it concerns. */
 export type ValidationMessage = {
   __typename?: 'ValidationMessage';
@@ -942,6 +1044,25 @@ export type Version = {
   patch: Scalars['Int']['output'];
   /** e.g. `0.1.0` */
   version: Scalars['String']['output'];
+};
+
+export type Whoami = {
+  __typename?: 'Whoami';
+  /** What this caller's writes record as the actor in the event log. */
+  actor: Scalars['String']['output'];
+  /** The tenant the credential is pinned to; null when untenanted. */
+  credentialTenant?: Maybe<Scalars['String']['output']>;
+  /** Only for NODE: the xname this credential may report for. */
+  node?: Maybe<Scalars['ID']['output']>;
+  role: Role;
+  /** The JWT subject, the token's subject, or the node's xname. */
+  subject: Scalars['String']['output'];
+  /** The tenant this request acts for (the credential's, else the Cray-Tenant-Name header); null for none. */
+  tenant?: Maybe<Scalars['String']['output']>;
+  /** The API token's id (JWTs have none). */
+  tokenId?: Maybe<Scalars['ID']['output']>;
+  /** How the credential was verified: JWT, API_TOKEN or DEV (the development admin token). */
+  via: Scalars['String']['output'];
 };
 
 export type WithIndex<TObject> = TObject & Record<string, any>;
@@ -1027,6 +1148,7 @@ export type ResolversUnionTypes<_RefType extends Record<string, unknown>> = Reso
 export type ResolversTypes = ResolversObject<{
   ActualState: ResolverTypeWrapper<ActualState>;
   ActualStateInput: ActualStateInput;
+  ApiToken: ResolverTypeWrapper<ApiToken>;
   ApplyStagedFailure: ResolverTypeWrapper<ApplyStagedFailure>;
   ApplyStagedResult: ResolverTypeWrapper<ApplyStagedResult>;
   Arch: null;
@@ -1066,6 +1188,7 @@ export type ResolversTypes = ResolversObject<{
   HealthState: null;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
+  IssuedApiToken: ResolverTypeWrapper<IssuedApiToken>;
   LastAction: ResolverTypeWrapper<LastAction>;
   LastActionInput: LastActionInput;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
@@ -1076,6 +1199,7 @@ export type ResolversTypes = ResolversObject<{
   ReportBootStateResult: ResolverTypeWrapper<ResolversUnionTypes<ResolversTypes>['ReportBootStateResult']>;
   ReportRefusal: null;
   ReportRefused: ResolverTypeWrapper<ReportRefused>;
+  Role: Role;
   RolloutPolicy: ResolverTypeWrapper<RolloutPolicy>;
   RolloutPolicyInput: RolloutPolicyInput;
   Session: ResolverTypeWrapper<SessionParent>;
@@ -1095,14 +1219,18 @@ export type ResolversTypes = ResolversObject<{
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   TemplateValidation: ResolverTypeWrapper<TemplateValidation>;
+  Tenant: ResolverTypeWrapper<Tenant>;
+  TokenRole: TokenRole;
   ValidationMessage: ResolverTypeWrapper<ValidationMessage>;
   Version: ResolverTypeWrapper<Version>;
+  Whoami: ResolverTypeWrapper<Whoami>;
 }>;
 
 /** Mapping between all available schema types and the resolvers parents */
 export type ResolversParentTypes = ResolversObject<{
   ActualState: ActualState;
   ActualStateInput: ActualStateInput;
+  ApiToken: ApiToken;
   ApplyStagedFailure: ApplyStagedFailure;
   ApplyStagedResult: ApplyStagedResult;
   Boolean: Scalars['Boolean']['output'];
@@ -1138,6 +1266,7 @@ export type ResolversParentTypes = ResolversObject<{
   Health: Health;
   ID: Scalars['ID']['output'];
   Int: Scalars['Int']['output'];
+  IssuedApiToken: IssuedApiToken;
   LastAction: LastAction;
   LastActionInput: LastActionInput;
   Mutation: Record<PropertyKey, never>;
@@ -1163,14 +1292,26 @@ export type ResolversParentTypes = ResolversObject<{
   String: Scalars['String']['output'];
   Subscription: Record<PropertyKey, never>;
   TemplateValidation: TemplateValidation;
+  Tenant: Tenant;
   ValidationMessage: ValidationMessage;
   Version: Version;
+  Whoami: Whoami;
 }>;
 
 export type ActualStateResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['ActualState'] = ResolversParentTypes['ActualState']> = ResolversObject<{
   bootArtifacts?: Resolver<ResolversTypes['BootArtifacts'], ParentType, ContextType>;
   bssToken?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   lastUpdated?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+}>;
+
+export type ApiTokenResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['ApiToken'] = ResolversParentTypes['ApiToken']> = ResolversObject<{
+  createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  expiresAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  revokedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  role?: Resolver<ResolversTypes['Role'], ParentType, ContextType>;
+  subject?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  tenant?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 }>;
 
 export type ApplyStagedFailureResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['ApplyStagedFailure'] = ResolversParentTypes['ApplyStagedFailure']> = ResolversObject<{
@@ -1316,6 +1457,11 @@ export type HealthResolvers<ContextType = ApiContext, ParentType extends Resolve
 
 export type HealthStateResolvers = { NOT_AVAILABLE: 'not_available', OK: 'ok', UNKNOWN: 'unknown' };
 
+export type IssuedApiTokenResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['IssuedApiToken'] = ResolversParentTypes['IssuedApiToken']> = ResolversObject<{
+  info?: Resolver<ResolversTypes['ApiToken'], ParentType, ContextType>;
+  token?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
 export type LastActionResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['LastAction'] = ResolversParentTypes['LastAction']> = ResolversObject<{
   action?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   failed?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -1324,11 +1470,14 @@ export type LastActionResolvers<ContextType = ApiContext, ParentType extends Res
 
 export type MutationResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = ResolversObject<{
   applyStaged?: Resolver<ResolversTypes['ApplyStagedResult'], ParentType, ContextType, RequireFields<MutationApplyStagedArgs, 'xnames'>>;
+  createApiToken?: Resolver<ResolversTypes['IssuedApiToken'], ParentType, ContextType, RequireFields<MutationCreateApiTokenArgs, 'role' | 'subject'>>;
+  createNodeToken?: Resolver<ResolversTypes['IssuedApiToken'], ParentType, ContextType, RequireFields<MutationCreateNodeTokenArgs, 'xname'>>;
   createSession?: Resolver<ResolversTypes['CreateSessionPayload'], ParentType, ContextType, RequireFields<MutationCreateSessionArgs, 'input'>>;
   deleteComponent?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteComponentArgs, 'id'>>;
   deleteSession?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteSessionArgs, 'name'>>;
   deleteSessionTemplate?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteSessionTemplateArgs, 'name'>>;
   deleteSessions?: Resolver<ResolversTypes['DeletedSessions'], ParentType, ContextType, Partial<MutationDeleteSessionsArgs>>;
+  deleteTenant?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteTenantArgs, 'tenant'>>;
   patchComponent?: Resolver<ResolversTypes['Component'], ParentType, ContextType, RequireFields<MutationPatchComponentArgs, 'id' | 'patch'>>;
   patchComponents?: Resolver<Array<ResolversTypes['Component']>, ParentType, ContextType, RequireFields<MutationPatchComponentsArgs, 'filter' | 'patch' | 'skipBadIds'>>;
   patchOptions?: Resolver<ResolversTypes['Options'], ParentType, ContextType, RequireFields<MutationPatchOptionsArgs, 'patch'>>;
@@ -1337,6 +1486,8 @@ export type MutationResolvers<ContextType = ApiContext, ParentType extends Resol
   putComponents?: Resolver<Array<ResolversTypes['Component']>, ParentType, ContextType, RequireFields<MutationPutComponentsArgs, 'components'>>;
   putSessionTemplate?: Resolver<ResolversTypes['SessionTemplatePayload'], ParentType, ContextType, RequireFields<MutationPutSessionTemplateArgs, 'input' | 'name'>>;
   reportBootState?: Resolver<ResolversTypes['ReportBootStateResult'], ParentType, ContextType, RequireFields<MutationReportBootStateArgs, 'bssToken' | 'id'>>;
+  revokeApiToken?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRevokeApiTokenArgs, 'id'>>;
+  setTenantXnames?: Resolver<ResolversTypes['Tenant'], ParentType, ContextType, RequireFields<MutationSetTenantXnamesArgs, 'tenant' | 'xnames'>>;
 }>;
 
 export type OptionsResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Options'] = ResolversParentTypes['Options']> = ResolversObject<{
@@ -1369,6 +1520,7 @@ export type PageInfoResolvers<ContextType = ApiContext, ParentType extends Resol
 }>;
 
 export type QueryResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = ResolversObject<{
+  apiTokens?: Resolver<Array<ResolversTypes['ApiToken']>, ParentType, ContextType, RequireFields<QueryApiTokensArgs, 'includeRevoked'>>;
   component?: Resolver<Maybe<ResolversTypes['Component']>, ParentType, ContextType, RequireFields<QueryComponentArgs, 'id'>>;
   components?: Resolver<ResolversTypes['ComponentConnection'], ParentType, ContextType, RequireFields<QueryComponentsArgs, 'first'>>;
   health?: Resolver<ResolversTypes['Health'], ParentType, ContextType>;
@@ -1379,8 +1531,10 @@ export type QueryResolvers<ContextType = ApiContext, ParentType extends Resolver
   sessionTemplateExample?: Resolver<ResolversTypes['SessionTemplate'], ParentType, ContextType>;
   sessionTemplates?: Resolver<Array<ResolversTypes['SessionTemplate']>, ParentType, ContextType>;
   sessions?: Resolver<Array<ResolversTypes['Session']>, ParentType, ContextType, Partial<QuerySessionsArgs>>;
+  tenants?: Resolver<Array<ResolversTypes['Tenant']>, ParentType, ContextType>;
   validateSessionTemplate?: Resolver<ResolversTypes['TemplateValidation'], ParentType, ContextType, RequireFields<QueryValidateSessionTemplateArgs, 'name'>>;
   version?: Resolver<ResolversTypes['Version'], ParentType, ContextType>;
+  whoami?: Resolver<ResolversTypes['Whoami'], ParentType, ContextType>;
 }>;
 
 export type ReportBootStateResultResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['ReportBootStateResult'] = ResolversParentTypes['ReportBootStateResult']> = ResolversObject<{
@@ -1502,6 +1656,11 @@ export type TemplateValidationResolvers<ContextType = ApiContext, ParentType ext
   warnings?: Resolver<Array<ResolversTypes['ValidationMessage']>, ParentType, ContextType>;
 }>;
 
+export type TenantResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Tenant'] = ResolversParentTypes['Tenant']> = ResolversObject<{
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  xnames?: Resolver<Array<ResolversTypes['ID']>, ParentType, ContextType>;
+}>;
+
 export type ValidationMessageResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['ValidationMessage'] = ResolversParentTypes['ValidationMessage']> = ResolversObject<{
   field?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   message?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -1514,8 +1673,20 @@ export type VersionResolvers<ContextType = ApiContext, ParentType extends Resolv
   version?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
+export type WhoamiResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Whoami'] = ResolversParentTypes['Whoami']> = ResolversObject<{
+  actor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  credentialTenant?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  node?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
+  role?: Resolver<ResolversTypes['Role'], ParentType, ContextType>;
+  subject?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  tenant?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  tokenId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
+  via?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
 export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   ActualState?: ActualStateResolvers<ContextType>;
+  ApiToken?: ApiTokenResolvers<ContextType>;
   ApplyStagedFailure?: ApplyStagedFailureResolvers<ContextType>;
   ApplyStagedResult?: ApplyStagedResultResolvers<ContextType>;
   Arch?: ArchResolvers;
@@ -1538,6 +1709,7 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   EventStats?: EventStatsResolvers<ContextType>;
   Health?: HealthResolvers<ContextType>;
   HealthState?: HealthStateResolvers;
+  IssuedApiToken?: IssuedApiTokenResolvers<ContextType>;
   LastAction?: LastActionResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   Options?: OptionsResolvers<ContextType>;
@@ -1560,7 +1732,9 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   StatusOverride?: StatusOverrideResolvers;
   Subscription?: SubscriptionResolvers<ContextType>;
   TemplateValidation?: TemplateValidationResolvers<ContextType>;
+  Tenant?: TenantResolvers<ContextType>;
   ValidationMessage?: ValidationMessageResolvers<ContextType>;
   Version?: VersionResolvers<ContextType>;
+  Whoami?: WhoamiResolvers<ContextType>;
 }>;
 

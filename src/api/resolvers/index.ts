@@ -8,11 +8,12 @@ import { optionResolvers } from './options.ts';
 import { sessionResolvers } from './sessions.ts';
 import { systemResolvers } from './system.ts';
 import { templateResolvers } from './templates.ts';
+import { authResolvers } from './auth.ts';
 
 export function allResolvers(): Resolvers {
   const parts: Record<string, unknown>[] = [
     { DateTime, ...enumValues },
-    systemResolvers, templateResolvers, sessionResolvers, componentResolvers, optionResolvers, subscriptionResolvers,
+    systemResolvers, templateResolvers, sessionResolvers, componentResolvers, optionResolvers, subscriptionResolvers, authResolvers,
   ];
   const out: Record<string, unknown> = {};
   for (const part of parts) {

@@ -1,0 +1,32 @@
+/**
+ * Credentials for tests that talk to a real API server: the server runs with a real authenticator
+ * (API tokens, as `bootorch api` does by default) and the tests carry tokens minted here.
+ */
+import { createApiToken, createAuthenticator, createNodeToken, type Role } from '../../src/auth/index.ts';
+import type { ApiAuth } from '../../src/api/auth.ts';
+import type { Database } from '../../src/db/client.ts';
+
+export interface TestAuth {
+  /** Pass as startApiServer's `auth`. */
+  auth: ApiAuth;
+  /** An untenanted admin token whose subject is `tester` (what the API tests act as). */
+  adminToken: string;
+  /** `{ authorization: 'Bearer ...' }` for a token. */
+  bearer(token: string): Record<string, string>;
+  /** Mint a token: a human role (optionally for a tenant), or `node` for an xname. */
+  token(role: Role, o?: { tenant?: string; subject?: string; xname?: string }): Promise<string>;
+}
+
+export async function testAuth(db: Database, o: { adminSubject?: string } = {}): Promise<TestAuth> {
+  const authenticator = await createAuthenticator({ mode: 'tokens' }, db);
+  const admin = await createApiToken(db, { role: 'admin', subject: o.adminSubject ?? 'tester' });
+  return {
+    auth: { authenticator },
+    adminToken: admin.token,
+    bearer: (token) => ({ authorization: `Bearer ${token}` }),
+    async token(role, t = {}) {
+      if (role === 'node') return (await createNodeToken(db, t.xname ?? t.subject ?? 'x1c0s0b0n0')).token;
+      return (await createApiToken(db, { role, tenant: t.tenant ?? null, subject: t.subject ?? `${role}-${t.tenant ?? 'all'}` })).token;
+    },
+  };
+}
