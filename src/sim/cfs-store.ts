@@ -21,7 +21,8 @@ export class CfsStore {
   readonly options: CfsOptions;
   private sorted?: string[];
 
-  constructor(o: Partial<CfsOptions> = {}, private readonly changed: () => void = () => {}) {
+  /** `changed(id)` after a component write, `changed()` when anything may have changed (configurations). */
+  constructor(o: Partial<CfsOptions> = {}, private readonly changed: (id?: string) => void = () => {}) {
     this.options = { ...DEFAULT_CFS_OPTIONS, ...o };
   }
 
@@ -35,7 +36,7 @@ export class CfsStore {
     if (!this.components.has(id)) this.sorted = undefined;
     const c = newComponent(id, body);
     this.components.set(id, c);
-    this.changed();
+    this.changed(id);
     return c;
   }
 
@@ -45,14 +46,14 @@ export class CfsStore {
     if (!c) return undefined;
     const next = patchComponent(c, p, cfsTime());
     this.components.set(id, next);
-    this.changed();
+    this.changed(id);
     return next;
   }
 
   delete(id: string): boolean {
     this.sorted = undefined;
     const had = this.components.delete(id);
-    if (had) this.changed();
+    if (had) this.changed(id);
     return had;
   }
 
@@ -67,8 +68,8 @@ export class CfsStore {
       if (!match(c)) continue;
       this.components.set(id, patchComponent(c, p, now));
       out.push(id);
+      this.changed(id);
     }
-    if (out.length) this.changed();
     return out;
   }
 

@@ -88,7 +88,7 @@ export class SimWorld {
     this.images = new ImageStore(() => this.newId());
     this.defaultImage = this.images.addImage();
 
-    this.cfs = new CfsStore(o.cfsOptions, () => this.batcher?.touch());
+    this.cfs = new CfsStore(o.cfsOptions, (id) => this.batcher?.touch(id));
     const commit = '0123456789abcdef0123456789abcdef01234567';
     const configs = o.configurations ?? {
       'compute-cfg': [{ name: 'compute', clone_url: 'https://api-gw-service-nmn.local/vcs/cray/compute.git', playbook: 'site.yml', commit }],

@@ -149,4 +149,26 @@ describe('sim cfs-batcher', () => {
     await w.batcherIdle();
     expect(w.cfs.components.get(A)!.error_count).toBe(3);
   });
+
+  it('a configuration change makes configured nodes pending again and the batcher picks them up', async () => {
+    const w = make({ initial: { desiredConfig: 'compute-cfg' }, batcher: { batchWindowMs: 0, checkIntervalMs: 1, runTimeMs: 1 } });
+    const ids = w.ids();
+    await w.batcherIdle();
+    expect(ids.every((id) => w.cfs.status(id) === 'configured')).toBe(true);
+    const old = w.cfs.configurations.get('compute-cfg')!.layers[0]!;
+    w.cfs.putConfiguration('compute-cfg', [old, { clone_url: 'https://vcs/extra.git', playbook: 'extra.yml', commit: 'c'.repeat(40) }]);
+    expect(w.cfs.status(ids[0]!)).toBe('pending');
+    await w.waitUntil(() => ids.every((id) => w.cfs.status(id) === 'configured'), 3000);
+    expect(w.cfs.components.get(ids[0]!)!.state.map((l) => l.playbook)).toEqual(['site.yml', 'extra.yml']);
+  });
+
+  it('a disabled batcher leaves pending work until it is enabled again', async () => {
+    const w = make({ batcher: { disabled: true, batchWindowMs: 0, checkIntervalMs: 1, runTimeMs: 1 } });
+    const [A] = w.ids() as [string];
+    w.cfs.patch(A, { desired_config: 'compute-cfg', state: [] });
+    await w.batcherIdle();
+    expect(w.cfs.status(A)).toBe('pending');
+    w.batcher.set({ disabled: false });
+    await w.waitFor('configured', (e) => e.id === A, 2000);
+  });
 });
