@@ -11,15 +11,20 @@ import { startApiServer, type ApiServer } from '../../src/api/server.ts';
 import { LiveFeed } from '../../src/api/live/feed.ts';
 import { appendEventsRaw, type NewEvent } from '../../src/db/events.ts';
 import { noKicks } from '../../src/engine/kick.ts';
+import { testAuth } from '../helpers/auth.ts';
 
 let db: TestDb;
 let feed: LiveFeed;
 let server: ApiServer;
+/** connectionParams carrying an admin token (the server authenticates every subscription). */
+let creds: Record<string, string>;
 
 beforeAll(async () => {
   db = await freshDb();
   feed = new LiveFeed({ pool: db.pool });
-  server = await startApiServer({ pool: db.pool, db: db.db, kicker: noKicks, port: 0, host: '127.0.0.1', live: feed });
+  const auth = await testAuth(db.db);
+  creds = auth.bearer(auth.adminToken);
+  server = await startApiServer({ pool: db.pool, db: db.db, kicker: noKicks, port: 0, host: '127.0.0.1', live: feed, auth: auth.auth });
   await db.pool.query(`insert into tenant_xnames (tenant, xname) values ('acme', 'x1c0s0b0n0')`);
 });
 afterAll(async () => {
@@ -52,7 +57,7 @@ const reasonsOf = (items: any[]) => items.map((e) => e.reason);
 
 describe('componentEvents', () => {
   test('live events in order, with every field, only those the filter selects', async () => {
-    const client = wsClient(server.wsUrl);
+    const client = wsClient(server.wsUrl, creds);
     try {
       const all = collect(client, SUB);
       const mine = collect(client, SUB, { f: { ids: ['x1c0s0b0n1'], phase: 'POWERING_ON', kinds: ['transition'] } });
@@ -81,9 +86,9 @@ describe('componentEvents', () => {
   });
 
   test('a tenant sees only the events of its xnames', async () => {
-    const admin = wsClient(server.wsUrl);
-    const acme = wsClient(server.wsUrl, { 'Cray-Tenant-Name': 'acme' });
-    const nobody = wsClient(server.wsUrl, { 'Cray-Tenant-Name': 'nobody' });
+    const admin = wsClient(server.wsUrl, creds);
+    const acme = wsClient(server.wsUrl, { ...creds, 'Cray-Tenant-Name': 'acme' });
+    const nobody = wsClient(server.wsUrl, { ...creds, 'Cray-Tenant-Name': 'nobody' });
     try {
       const a = collect(admin, SUB);
       const t = collect(acme, SUB);
@@ -102,7 +107,7 @@ describe('componentEvents', () => {
 
   test('a client that resumes from its last cursor receives every event exactly once, in order', async () => {
     const base = (await db.pool.query('select coalesce(max(id), 0)::int as m from component_events')).rows[0].m as number;
-    const first = wsClient(server.wsUrl);
+    const first = wsClient(server.wsUrl, creds);
     const got: any[] = [];
     const run = collect(first, SUB, { f: { ids: ['x1c0s0b0n2'] }, after: String(base) });
     await write(Array.from({ length: 30 }, (_, i) => ev('x1c0s0b0n2', { reason: `r${i}` })));
@@ -113,7 +118,7 @@ describe('componentEvents', () => {
     await untilFeed(feed, (f) => f.subscriberCount === 0, 'subscription released');
     await write(Array.from({ length: 30 }, (_, i) => ev('x1c0s0b0n2', { reason: `r${30 + i}` })));
 
-    const second = wsClient(server.wsUrl);
+    const second = wsClient(server.wsUrl, creds);
     try {
       const resumed = collect(second, SUB, { f: { ids: ['x1c0s0b0n2'] }, after: got.at(-1).cursor });
       await resumed.until((i) => got.length + i.length >= 60, 'the rest');
@@ -129,7 +134,7 @@ describe('componentEvents', () => {
   });
 
   test('an event committed after a higher id is delivered in id order, not lost', async () => {
-    const client = wsClient(server.wsUrl);
+    const client = wsClient(server.wsUrl, creds);
     try {
       const s = collect(client, SUB, { f: { ids: ['x1c0s0b0n3'] } });
       await untilFeed(feed, (f) => f.subscriberCount === 1, 'subscribed');
@@ -148,7 +153,7 @@ describe('componentEvents', () => {
   });
 
   test('a rolled-back transaction leaves a gap that does not stop the feed', async () => {
-    const client = wsClient(server.wsUrl);
+    const client = wsClient(server.wsUrl, creds);
     try {
       const s = collect(client, SUB, { f: { ids: ['x1c0s0b0n4'] } });
       await untilFeed(feed, (f) => f.subscriberCount === 1, 'subscribed');
@@ -167,7 +172,7 @@ describe('componentEvents', () => {
   });
 
   test('bad arguments are refused with the field named', async () => {
-    const client = wsClient(server.wsUrl);
+    const client = wsClient(server.wsUrl, creds);
     try {
       const badCursor = collect(client, SUB, { after: 'abc' });
       const badId = collect(client, SUB, { f: { ids: ['not-an-xname'] } });
