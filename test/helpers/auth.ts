@@ -30,3 +30,16 @@ export async function testAuth(db: Database, o: { adminSubject?: string } = {}):
     },
   };
 }
+
+/**
+ * A fixed admin token for bootorch processes a test spawns (`bootorch api|dev`): with devAuthEnv() in
+ * their environment they run in dev auth mode and accept this token (BOOTORCH_DEV_ADMIN_TOKEN).
+ */
+export const DEV_ADMIN_TOKEN = 'bto_00000000000000d0_devadmintokenfortestsonlyxxxxxxxxxxxxxxxxxx';
+
+export function devAuthEnv(): Record<string, string> {
+  return { BOOTORCH_AUTH_MODE: 'dev', BOOTORCH_DEV_ADMIN_TOKEN: DEV_ADMIN_TOKEN };
+}
+
+/** `{ authorization: 'Bearer <DEV_ADMIN_TOKEN>' }`: headers, or graphql-ws connectionParams. */
+export const devAdminHeaders = (): Record<string, string> => ({ authorization: `Bearer ${DEV_ADMIN_TOKEN}` });
