@@ -50,6 +50,16 @@ export interface PowerPort {
   powerStatus(ids: string[]): Promise<Map<string, PowerState>>;
   /** POST transitions; returns the transition ids (one per chunk). Empty ids -> []. */
   transition(operation: PowerOperation, ids: string[], taskDeadlineMinutes?: number): Promise<string[]>;
+  /** GET transitions/{id}: progress of one transition (BOS never polls it; for diagnostics and tests). */
+  getTransition?(id: string): Promise<TransitionStatus | undefined>;
+}
+
+export interface TransitionStatus {
+  id: string;
+  operation: string;
+  /** new, in-progress, completed, aborted, abort-signaled */
+  status: string;
+  tasks: { xname: string; status: string; error: string }[];
 }
 
 export interface BootParameters {

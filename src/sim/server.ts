@@ -7,6 +7,7 @@
  * With `report`, the nodes' bos-reporters call bootorch's reportBootState over HTTP (src/reporter).
  */
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { reportOnce } from '../reporter/agent.ts';
 import { bssRoutes } from './http/bss.ts';
@@ -44,6 +45,8 @@ export interface SimServerOptions {
   /** Default 127.0.0.1. */
   host?: string;
   onExchange?: (x: Exchange) => void;
+  /** Serve HTTPS with this key and certificate (PEM), e.g. to test the clients' CA bundle. */
+  tls?: { key: string; cert: string };
   /** Nodes report to bootorch: GraphQL endpoint (BOOTORCH_URL) and the bearer token per node. */
   report?: { url: string; authToken?: string | ((xname: string) => string | undefined); timeoutMs?: number };
 }
@@ -62,16 +65,17 @@ export async function startSimServer(world: SimWorld, o: SimServerOptions = {}):
     world.setReportHandler((xname, bssToken) =>
       reportOnce({ url, xname, bssToken, timeoutMs, authToken: typeof authToken === 'function' ? authToken(xname) : authToken }));
   }
-  const server = http.createServer((req, res) => {
+  const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
     handle(world, req, res, o.onExchange).catch(() => res.destroy());
-  });
+  };
+  const server = o.tls ? https.createServer({ key: o.tls.key, cert: o.tls.cert }, listener) : http.createServer(listener);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(o.port ?? 0, o.host ?? '127.0.0.1', () => resolve());
   });
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  const url = `http://${host}:${addr.port}`;
+  const url = `${o.tls ? 'https' : 'http'}://${host}:${addr.port}`;
   return {
     url, port: addr.port,
     urls: { hsm: url, pcs: `${url}/power-control/v1`, bss: url, cfs: url, s3: `${url}/s3` },

@@ -51,6 +51,9 @@ describe('PCS client against the simulator, under the PCS contract', () => {
     const [a] = rig.world.ids() as [string];
     const tid = (await rig.adapters.power.transition('On', [a]))[0]!;
     await rig.world.waitUntil(() => rig.world.power.transitions.get(tid)!.transitionStatus === 'completed', 3000);
+    const got = await rig.adapters.power.getTransition!(tid);
+    expect(got).toEqual({ id: tid, operation: 'On', status: 'completed', tasks: [{ xname: a, status: 'succeeded', error: '' }] });
+    expect(await rig.adapters.power.getTransition!('3fa85f64-5717-4562-b3fc-2c963f66afa6')).toBeUndefined();
     const t = await (await rig.raw(`/power-control/v1/transitions/${tid}`)).json();
     expect(t).toMatchObject({ transitionID: tid, operation: 'On', transitionStatus: 'completed', taskCounts: { total: 1, succeeded: 1 } });
     expect(t.tasks[0]).toMatchObject({ xname: a, taskStatus: 'succeeded' });

@@ -6,9 +6,15 @@
 import { z } from 'zod';
 import { EP, chunks, type SettingsRef } from '../common.ts';
 import type { ServiceClient } from '../http.ts';
-import type { PowerOperation, PowerPort, PowerState } from '../ports.ts';
+import type { PowerOperation, PowerPort, PowerState, TransitionStatus } from '../ports.ts';
 
 const started = z.object({ transitionID: z.string(), operation: z.string().optional() }).passthrough();
+const record = z.object({
+  transitionID: z.string(),
+  operation: z.string(),
+  transitionStatus: z.string(),
+  tasks: z.array(z.object({ xname: z.string(), taskStatus: z.string(), error: z.string().nullish() }).passthrough()).nullish(),
+}).passthrough();
 const status = z.object({
   status: z.array(z.object({
     xname: z.string(),
@@ -44,5 +50,17 @@ export class HttpPower implements PowerPort {
       out.push(r.data.transitionID);
     }
     return out;
+  }
+
+  async getTransition(id: string): Promise<TransitionStatus | undefined> {
+    const r = await this.http.request({
+      endpoint: EP.pcsTransition, method: 'GET', path: `/transitions/${encodeURIComponent(id)}`, schema: record, accept: [404],
+    });
+    if (r.status === 404) return undefined;
+    const t = r.data;
+    return {
+      id: t.transitionID, operation: t.operation, status: t.transitionStatus,
+      tasks: (t.tasks ?? []).map((k) => ({ xname: k.xname, status: k.taskStatus, error: k.error ?? '' })),
+    };
   }
 }

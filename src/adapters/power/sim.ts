@@ -1,7 +1,7 @@
 /** PowerPort over the simulated world: one counted PCS call per chunk of max_component_batch_size. */
 import type { SimWorld } from '../../sim/world.ts';
 import { EP, chunks, type SettingsRef } from '../common.ts';
-import type { PowerOperation, PowerPort, PowerState } from '../ports.ts';
+import type { PowerOperation, PowerPort, PowerState, TransitionStatus } from '../ports.ts';
 
 export class SimPower implements PowerPort {
   constructor(private readonly world: SimWorld, private readonly settings: SettingsRef) {}
@@ -26,5 +26,14 @@ export class SimPower implements PowerPort {
       out.push(this.world.transition(operation, chunk));
     }
     return out;
+  }
+
+  async getTransition(id: string): Promise<TransitionStatus | undefined> {
+    await this.world.enter('pcs', EP.pcsTransition, this.settings.timeoutMs('pcs'));
+    const t = this.world.power.transitions.get(id);
+    return t && {
+      id: t.transitionID, operation: t.operation, status: t.transitionStatus,
+      tasks: t.tasks.map((k) => ({ xname: k.xname, status: k.taskStatus, error: k.error ?? '' })),
+    };
   }
 }
