@@ -15,7 +15,7 @@ import { createAdapters, createSimAdapters } from './adapters/factory.ts';
 import { SimWorld } from './sim/world.ts';
 import { startApiServer, type ApiServer } from './api/server.ts';
 import { apiAuthFromEnv } from './api/auth.ts';
-import { reportBootState } from './db/queries/report.ts';
+import { createReportBatcher } from './db/queries/report-batch.ts';
 import { seedDemo } from './seed.ts';
 
 export interface Stoppable { stop(): Promise<void> }
@@ -59,15 +59,16 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
   const adapters = createSimAdapters(world);
   const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
   const engine = await startEngine({ url: conn.url, pool: conn.pool, adapters, operators: ALL_OPERATORS, log, boss, kicks: config.BOOTORCH_KICKS });
+  const reports = createReportBatcher(conn.pool, engine.kicker);
   world.setReportHandler(async (id, token) => {
-    const r = await reportBootState(conn.pool, engine.kicker, { id, token, actor: `node:${id}` });
+    const r = await reports.report({ id, token, actor: `node:${id}` });
     if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
   });
   await seedDemo(conn, world, log);
   const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'dev', devTokenFile: devTokenFile(config) });
   const api = await startApiServer({
     pool: conn.pool, db: conn.db, kicker: engine.kicker, port: config.PORT, host: config.HOST, logger: log,
-    queueHealthy: engine.healthy, images: adapters.images, auth,
+    queueHealthy: engine.healthy, images: adapters.images, adapters, reports, auth,
   });
   return {
     api,
@@ -88,15 +89,18 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
   const log = logger(config);
   const { conn, embedded } = await openDatabase(config, log);
   const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
-  const adapters = createAdapters(config);
+  // With BOOTORCH_ADAPTERS=sim the simulated cluster lives in the worker; a world here would be another
+  // machine, so the dry run and explain need BOOTORCH_ADAPTERS=http (or the dev role).
+  const adapters = config.BOOTORCH_ADAPTERS === 'http' ? createAdapters(config) : undefined;
+  const reports = createReportBatcher(conn.pool, boss.kicker);
   const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'tokens', devTokenFile: devTokenFile(config) });
   const api = await startApiServer({
     pool: conn.pool, db: conn.db, kicker: boss.kicker, port: config.PORT, host: config.HOST, logger: log,
-    queueHealthy: async () => true, images: adapters.images, auth,
+    queueHealthy: async () => true, images: adapters?.images, adapters, reports, auth,
   });
   return {
     api,
-    async stop() { await api.close(); await boss.stop(); await conn.close(); await embedded?.stop(); adapters.world?.close(); },
+    async stop() { await api.close(); await boss.stop(); await conn.close(); await embedded?.stop(); },
   };
 }
 
@@ -109,8 +113,9 @@ export async function runWorker(config: Config, healthPort?: number): Promise<St
   const engine = await startEngine({ url: conn.url, pool: conn.pool, adapters, operators: ALL_OPERATORS, log, boss, kicks: config.BOOTORCH_KICKS });
   if (adapters.world) {
     const world = adapters.world;
+    const reports = createReportBatcher(conn.pool, engine.kicker);
     world.setReportHandler(async (id, token) => {
-      const r = await reportBootState(conn.pool, engine.kicker, { id, token, actor: `node:${id}` });
+      const r = await reports.report({ id, token, actor: `node:${id}` });
       if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
     });
   }

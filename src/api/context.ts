@@ -7,7 +7,8 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.ts';
 import type { Kicker } from '../engine/kick.ts';
-import type { ImagesPort } from '../adapters/ports.ts';
+import type { Adapters, ImagesPort } from '../adapters/ports.ts';
+import type { ReportBatcher } from '../db/queries/report-batch.ts';
 import { tenantExists } from '../db/queries/tenants.ts';
 import type { LiveFeed } from './live/feed.ts';
 import { badInput } from './errors.ts';
@@ -33,6 +34,10 @@ export interface ApiDeps {
   logger?: Logger;
   /** Reads image manifests for template validation; without it those checks are skipped. */
   images?: ImagesPort;
+  /** The outside services, for the dry run and explain (SERVICE_UNAVAILABLE without them). */
+  adapters?: Adapters;
+  /** Coalesces node reports into batched transactions (without it each report is its own). */
+  reports?: ReportBatcher;
   queueHealthy?: () => Promise<boolean>;
   /** The clock (tests pin it). */
   now?: () => Date;
@@ -46,6 +51,8 @@ export interface ApiContext extends Identity {
   kicker: Kicker;
   logger?: Logger;
   images?: ImagesPort;
+  adapters?: Adapters;
+  reports?: ReportBatcher;
   queueHealthy?: () => Promise<boolean>;
   now(): Date;
   /** tenant ?? '': the key templates and sessions are stored under. */
@@ -89,6 +96,8 @@ export function createContext(deps: ApiDeps, who: Identity, extras: Record<strin
     kicker: deps.kicker,
     logger: deps.logger,
     images: deps.images,
+    adapters: deps.adapters,
+    reports: deps.reports,
     queueHealthy: deps.queueHealthy,
     live: deps.live,
     now: deps.now ?? (() => new Date()),

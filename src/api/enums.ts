@@ -16,4 +16,18 @@ export const enumValues = {
   Arch: { X86: 'X86', ARM: 'ARM', OTHER: 'Other', UNKNOWN: 'Unknown' },
   HealthState: { OK: 'ok', NOT_AVAILABLE: 'not_available', UNKNOWN: 'unknown' },
   ReportRefusal: { CONFLICT: 'CONFLICT', NOT_FOUND: 'NOT_FOUND' },
+  PlannedAction: {
+    POWER_CYCLE: 'power_cycle', POWER_ON: 'power_on', POWER_OFF: 'power_off', CONFIGURE_ONLY: 'configure_only',
+    NOTHING: 'nothing', SKIP: 'skip', UNKNOWN: 'unknown',
+  },
+  SkipReason: {
+    EXCLUDED_BY_LIMIT: 'excluded_by_limit', LOCKED: 'locked', ANOTHER_TENANT: 'another_tenant', WRONG_ARCH: 'wrong_arch',
+    DISABLED_IN_INVENTORY: 'disabled_in_inventory', NOT_IN_INVENTORY: 'not_in_inventory', NOT_A_COMPONENT: 'not_a_component',
+  },
+  WaitKind: {
+    NOTHING: 'nothing', FAILED: 'failed', DISABLED: 'disabled', SESSION_PAUSED: 'session_paused',
+    ROLLOUT_ADMISSION: 'rollout_admission', STATUS_EVALUATION: 'status_evaluation', POWER_ON: 'power_on',
+    POWER_ON_OR_BOOT_REPORT: 'power_on_or_boot_report', POWER_OFF: 'power_off', FORCEFUL_POWER_OFF: 'forceful_power_off',
+    CONFIGURATION: 'configuration',
+  },
 } as const;

@@ -17,12 +17,14 @@ import { unwrapResolverError } from '@apollo/server/errors';
 import { expressMiddleware } from '@as-integrations/express5';
 import type { Database } from '../db/client.ts';
 import type { Kicker } from '../engine/kick.ts';
-import type { ImagesPort } from '../adapters/ports.ts';
+import type { Adapters, ImagesPort } from '../adapters/ports.ts';
+import type { ReportBatcher } from '../db/queries/report-batch.ts';
 import { buildSchema } from './schema.ts';
 import { createContext, identifyFromHeaders, withConnectionParams, type ApiContext, type ApiDeps, type Identify } from './context.ts';
 import { LiveFeed } from './live/feed.ts';
 import { authIdentify, type ApiAuth } from './auth.ts';
 import { isDatabaseUnavailable, unavailableStatusPlugin, UNAVAILABLE_MESSAGE } from './unavailable.ts';
+import { withVariableField } from './input-errors.ts';
 import { DEFAULT_LIMITS, limitRules, type QueryLimits } from './limits.ts';
 import { metricsPlugin, metricsRegistry } from './metrics.ts';
 import { health } from './resolvers/system.ts';
@@ -46,6 +48,10 @@ export interface ApiServerOptions {
   queueHealthy?: () => Promise<boolean>;
   /** Reads image manifests when validating templates and sessions; checks are skipped without it. */
   images?: ImagesPort;
+  /** The outside services (dry run, explain). */
+  adapters?: Adapters;
+  /** Batched node reports (reportBootState). */
+  reports?: ReportBatcher;
   /**
    * Authentication (src/api/auth.ts): bearer tokens checked by the authenticator, a per-principal rate
    * limit. Without it (and without `identify`) no request has a principal: only public fields answer.
@@ -77,7 +83,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const schema = buildSchema();
   const rules = limitRules({ ...DEFAULT_LIMITS, ...opts.limits });
   const live = opts.live ?? new LiveFeed({ pool: opts.pool, logger: opts.logger });
-  const deps: ApiDeps = { pool: opts.pool, db: opts.db, kicker: opts.kicker, logger: opts.logger, images: opts.images, queueHealthy: opts.queueHealthy, now: opts.now, live };
+  const deps: ApiDeps = { pool: opts.pool, db: opts.db, kicker: opts.kicker, logger: opts.logger, images: opts.images, adapters: opts.adapters, reports: opts.reports, queueHealthy: opts.queueHealthy, now: opts.now, live };
   const identify = opts.identify ?? (opts.auth ? authIdentify(opts.auth) : identifyFromHeaders);
   const contextFor = async (req: http.IncomingMessage): Promise<ApiContext> =>
     createContext(deps, await identify(req), opts.contextExtras ? await opts.contextExtras(req) : {});
@@ -96,7 +102,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     schema,
     validationRules: rules,
     includeStacktraceInErrorResponses: false,
-    formatError: (formatted, error) => maskInternal(formatted, error, opts.logger),
+    formatError: (formatted, error) => maskInternal(withVariableField(formatted), error, opts.logger),
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       { async serverWillStart() { return { async drainServer() { await ws.dispose(); } }; } },

@@ -77,7 +77,7 @@ export async function explainComponent(pool: pg.Pool, adapters: Adapters, id: st
   }
   if (!nextOperator && c.enabled && c.status !== 'queued') nextOperator = c.status === 'configuring' ? 'configuration' : 'status';
   const wait = classifyWait(c, options, now, session);
-  const r = await pool.query(`select id::text as cursor, at, kind, actor, from_phase, to_phase, from_status, to_status, action,
+  const r = await pool.query(`select id::text as cursor, at, component_id, kind, actor, from_phase, to_phase, from_status, to_status, action,
     error, reason, session from component_events where component_id = $1 order by id desc limit 10`, [id]);
   return {
     id, summary: wait.description, waitingFor: wait.kind, nextOperator, phase: c.phase, status: c.status, enabled: c.enabled,

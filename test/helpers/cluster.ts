@@ -10,7 +10,7 @@ import { SimWorld, type WorldOptions } from '../../src/sim/world.ts';
 import { createSimAdapters } from '../../src/adapters/factory.ts';
 import { startEngine, type EngineHandle } from '../../src/engine/runtime.ts';
 import { ALL_OPERATORS } from '../../src/operators/index.ts';
-import { reportBootState } from '../../src/db/queries/report.ts';
+import { createReportBatcher } from '../../src/db/queries/report-batch.ts';
 import { EVENTS_CHANNEL } from '../../src/db/events.ts';
 import type { Options } from '../../src/domain/options.ts';
 import type { Adapters } from '../../src/adapters/ports.ts';
@@ -54,8 +54,9 @@ export async function startCluster(o: { world?: WorldOptions; options?: Partial<
     select unnest($1::text[]), 'newly_discovered', now()`, [world.ids()]);
   const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
   const engine = await startEngine({ url: db.url, pool: db.pool, adapters, operators: ALL_OPERATORS, log, kicks: o.kicks });
+  const reports = createReportBatcher(db.pool, engine.kicker);
   world.setReportHandler(async (id: string, token: string) => {
-    const r = await reportBootState(db.pool, engine.kicker, { id, token, actor: `node:${id}` });
+    const r = await reports.report({ id, token, actor: `node:${id}` });
     // The node's reporter retries a refused report (409 mid-transition), as the real one does.
     if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
   });

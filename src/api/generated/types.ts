@@ -17,6 +17,13 @@ export type Scalars = {
   DateTime: { input: Date | string; output: Date | string; }
 };
 
+export type AbortResult = {
+  __typename?: 'AbortResult';
+  session: Session;
+  /** Nodes that were stopped where they were. */
+  stopped: Array<Scalars['ID']['output']>;
+};
+
 export type ActualState = {
   __typename?: 'ActualState';
   bootArtifacts: BootArtifacts;
@@ -64,6 +71,13 @@ export type Arch =
   | 'Other'
   | 'Unknown'
   | 'X86';
+
+export type Blocker = {
+  __typename?: 'Blocker';
+  detail: Scalars['String']['output'];
+  /** disabled, locked, session_deleted, session_paused, session_aborted, service_unreachable, retry_limit, not_in_inventory, cfs_disabled */
+  kind: Scalars['String']['output'];
+};
 
 export type BootArtifacts = {
   __typename?: 'BootArtifacts';
@@ -384,6 +398,40 @@ export type EventStatsInput = {
   powerOnAttempts?: InputMaybe<Scalars['Int']['input']>;
 };
 
+export type ExplainCriterion = {
+  __typename?: 'ExplainCriterion';
+  criterion: Scalars['String']['output'];
+  detail: Scalars['String']['output'];
+  met: Scalars['Boolean']['output'];
+  operator: Scalars['String']['output'];
+};
+
+export type Explanation = {
+  __typename?: 'Explanation';
+  blockers: Array<Blocker>;
+  cfsDesiredConfig?: Maybe<Scalars['String']['output']>;
+  cfsStatus?: Maybe<Scalars['String']['output']>;
+  componentId: Scalars['ID']['output'];
+  /** Each action operator's selection criteria, evaluated for this node. */
+  criteria: Array<ExplainCriterion>;
+  /** What the status operator would decide now: the decision table's rule and its words. */
+  decision?: Maybe<StatusDecision>;
+  enabled: Scalars['Boolean']['output'];
+  lastEvents: Array<TimelineEvent>;
+  /** The operator that acts next on it (null when none will). */
+  nextOperator?: Maybe<Scalars['String']['output']>;
+  phase: ComponentPhase;
+  /** PCS power state right now (null when PCS did not answer). */
+  powerState?: Maybe<Scalars['String']['output']>;
+  session?: Maybe<Scalars['String']['output']>;
+  sessionPauseReason?: Maybe<Scalars['String']['output']>;
+  sessionPaused: Scalars['Boolean']['output'];
+  status: ComponentStatus;
+  /** What it waits for, in words, with its numbers (e.g. "graceful power-off sent 120 s ago; forceful after 300 s, in 180 s"). */
+  summary: Scalars['String']['output'];
+  waitingFor: WaitKind;
+};
+
 export type Health = {
   __typename?: 'Health';
   api: HealthState;
@@ -422,6 +470,8 @@ export type LastActionInput = {
 
 export type Mutation = {
   __typename?: 'Mutation';
+  /** Leave the session's nodes where they are, disable them with a clear error (reason ABORTED); the session completes. */
+  abortSession: AbortResult;
   /** Move staged state to desired state and enable (BOS applystaged). At most 32768 xnames. */
   applyStaged: ApplyStagedResult;
   /**
@@ -474,6 +524,8 @@ export type Mutation = {
    * field. Boot sets cannot be removed this way.
    */
   patchSessionTemplate: SessionTemplatePayload;
+  /** Stop starting new work for the session's nodes (in-flight power actions finish); queued nodes wait. */
+  pauseSession: Session;
   /** Create or replace one component (server-side auto fields applied). Not tenant-checked, as in BOS. */
   putComponent: Component;
   /** Create or replace many components in one transaction (discovery's bulk put). */
@@ -485,6 +537,8 @@ export type Mutation = {
    * boot artifacts it set with it; an unknown token keeps the old artifacts and their timestamp.
    */
   reportBootState: ReportBootStateResult;
+  /** Continue a paused session; failures so far no longer count against its budget, a failed canary is accepted. */
+  resumeSession: Session;
   /** True when the token was live and is now revoked; false when it was revoked already. NOT_FOUND for an unknown id. */
   revokeApiToken: Scalars['Boolean']['output'];
   /**
@@ -492,6 +546,11 @@ export type Mutation = {
    * tenant: CONFLICT (field `xnames[i]`) when another owns it. A repeated call changes nothing.
    */
   setTenantXnames: Tenant;
+};
+
+
+export type MutationAbortSessionArgs = {
+  name: Scalars['String']['input'];
 };
 
 
@@ -570,6 +629,12 @@ export type MutationPatchSessionTemplateArgs = {
 };
 
 
+export type MutationPauseSessionArgs = {
+  name: Scalars['String']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+
 export type MutationPutComponentArgs = {
   id: Scalars['ID']['input'];
   input: ComponentInput;
@@ -590,6 +655,11 @@ export type MutationPutSessionTemplateArgs = {
 export type MutationReportBootStateArgs = {
   bssToken: Scalars['String']['input'];
   id: Scalars['ID']['input'];
+};
+
+
+export type MutationResumeSessionArgs = {
+  name: Scalars['String']['input'];
 };
 
 
@@ -680,6 +750,52 @@ export type PageInfo = {
   hasNextPage: Scalars['Boolean']['output'];
 };
 
+export type PlanCounts = {
+  __typename?: 'PlanCounts';
+  configureOnly: Scalars['Int']['output'];
+  managed: Scalars['Int']['output'];
+  nothing: Scalars['Int']['output'];
+  powerCycle: Scalars['Int']['output'];
+  powerOff: Scalars['Int']['output'];
+  powerOn: Scalars['Int']['output'];
+  skipped: Scalars['Int']['output'];
+  unknown: Scalars['Int']['output'];
+};
+
+export type PlannedAction =
+  /** Booted as desired; only CFS has work to do. */
+  | 'configure_only'
+  /** Already booted and configured as desired. */
+  | 'nothing'
+  /** On (or in an unknown power state) and booting other artifacts, or a reboot: power off, then on. */
+  | 'power_cycle'
+  | 'power_off'
+  | 'power_on'
+  /** Left out; see skipReason. */
+  | 'skip'
+  /** PCS did not answer for the node. */
+  | 'unknown';
+
+export type PlannedBootSet = {
+  __typename?: 'PlannedBootSet';
+  configuration: Scalars['String']['output'];
+  initrd: Scalars['String']['output'];
+  kernel: Scalars['String']['output'];
+  kernelParameters: Scalars['String']['output'];
+  name: Scalars['String']['output'];
+  nodeCount: Scalars['Int']['output'];
+};
+
+export type PlannedNode = {
+  __typename?: 'PlannedNode';
+  action: PlannedAction;
+  bootSet?: Maybe<Scalars['String']['output']>;
+  /** Why this action: the power state, artifacts and configuration seen. */
+  detail: Scalars['String']['output'];
+  id: Scalars['ID']['output'];
+  skipReason?: Maybe<SkipReason>;
+};
+
 export type Query = {
   __typename?: 'Query';
   /** Locally issued tokens, oldest first, never with their secrets. Revoked ones only when asked. */
@@ -687,13 +803,32 @@ export type Query = {
   /** Null when there is no such component or it is not the caller's tenant's. */
   component?: Maybe<Component>;
   /**
+   * The log itself, oldest first: up to `first` (1-1000, default 100) events after the cursor `after`
+   * (default: from the beginning) that the filter selects, as far as the log is settled (what a
+   * subscription would have delivered by now). Page on with the last event's cursor.
+   */
+  componentEvents: Array<ComponentEvent>;
+  /** The per-node timeline (component_events), by node or by session, oldest first, paged by cursor. */
+  componentTimeline: TimelinePage;
+  /**
    * Components visible to the caller, sorted by id, one page at a time (keyset on id, so any page is as
    * fast as the first). first: 1-10000, default 1000.
    */
   components: ComponentConnection;
+  /** Where a component stands and what it waits for, in words and in data. Null for an unknown id. */
+  explain?: Maybe<Explanation>;
+  /** Why a session is not complete: its remaining nodes grouped by what they wait for. */
+  explainSession?: Maybe<SessionExplanation>;
   /** Health of the API and what it depends on. Always answers; check the fields. */
   health: Health;
   options: Options;
+  /**
+   * Dry run: exactly what createSession takes, and what it would do, writing nothing. The nodes the
+   * session would manage and what would happen to each, the nodes left out and why, the desired
+   * artifacts per boot set, and the errors and warnings createSession would give. It runs the same
+   * planning code as session setup, so the plan and the real session cannot disagree.
+   */
+  planSession: SessionPlan;
   /** Null when the caller's tenant has no such session. */
   session?: Maybe<Session>;
   /**
@@ -733,10 +868,40 @@ export type QueryComponentArgs = {
 };
 
 
+export type QueryComponentEventsArgs = {
+  after?: InputMaybe<Scalars['ID']['input']>;
+  filter?: InputMaybe<ComponentEventFilter>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryComponentTimelineArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  componentId?: InputMaybe<Scalars['ID']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  session?: InputMaybe<Scalars['String']['input']>;
+};
+
+
 export type QueryComponentsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   filter?: InputMaybe<ComponentFilter>;
   first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryExplainArgs = {
+  componentId: Scalars['ID']['input'];
+};
+
+
+export type QueryExplainSessionArgs = {
+  name: Scalars['String']['input'];
+};
+
+
+export type QueryPlanSessionArgs = {
+  input: CreateSessionInput;
 };
 
 
@@ -851,6 +1016,17 @@ export type Session = {
   tenant?: Maybe<Scalars['String']['output']>;
 };
 
+export type SessionExplanation = {
+  __typename?: 'SessionExplanation';
+  groups: Array<WaitGroup>;
+  name: Scalars['String']['output'];
+  pauseReason?: Maybe<Scalars['String']['output']>;
+  paused: Scalars['Boolean']['output'];
+  /** Enabled nodes still owned by the session. */
+  remaining: Scalars['Int']['output'];
+  state: SessionState;
+};
+
 /** BOS's V2SessionExtendedStatus plus bootorch's failure reasons and pause state. */
 export type SessionExtendedStatus = {
   __typename?: 'SessionExtendedStatus';
@@ -892,6 +1068,21 @@ export type SessionPhases = {
   percentPoweringOff: Scalars['Float']['output'];
   /** Enabled, not on hold, in that phase, percent of managed. */
   percentPoweringOn: Scalars['Float']['output'];
+};
+
+export type SessionPlan = {
+  __typename?: 'SessionPlan';
+  bootSets: Array<PlannedBootSet>;
+  counts: PlanCounts;
+  errors: Array<ValidationMessage>;
+  nodes: Array<PlannedNode>;
+  operation: SessionOperation;
+  /** The error session setup would complete the session with (e.g. "No nodes were found to act upon."). */
+  setupError?: Maybe<Scalars['String']['output']>;
+  templateName: Scalars['String']['output'];
+  /** False when createSession would refuse the input (see errors). */
+  valid: Scalars['Boolean']['output'];
+  warnings: Array<ValidationMessage>;
 };
 
 export type SessionState =
@@ -957,6 +1148,15 @@ export type SessionTiming = {
   startTime: Scalars['DateTime']['output'];
 };
 
+export type SkipReason =
+  | 'another_tenant'
+  | 'disabled_in_inventory'
+  | 'excluded_by_limit'
+  | 'locked'
+  | 'not_a_component'
+  | 'not_in_inventory'
+  | 'wrong_arch';
+
 export type StagedState = {
   __typename?: 'StagedState';
   bootArtifacts: BootArtifacts;
@@ -970,6 +1170,13 @@ export type StagedStateInput = {
   bootArtifacts?: InputMaybe<BootArtifactsInput>;
   configuration?: InputMaybe<Scalars['String']['input']>;
   session?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type StatusDecision = {
+  __typename?: 'StatusDecision';
+  phase: ComponentPhase;
+  rule: Scalars['String']['output'];
+  why: Scalars['String']['output'];
 };
 
 export type StatusOverride =
@@ -1023,6 +1230,30 @@ export type Tenant = {
   xnames: Array<Scalars['ID']['output']>;
 };
 
+export type TimelineEvent = {
+  __typename?: 'TimelineEvent';
+  action?: Maybe<Scalars['String']['output']>;
+  actor: Scalars['String']['output'];
+  at: Scalars['DateTime']['output'];
+  componentId: Scalars['ID']['output'];
+  cursor: Scalars['ID']['output'];
+  error?: Maybe<Scalars['String']['output']>;
+  fromPhase?: Maybe<Scalars['String']['output']>;
+  fromStatus?: Maybe<Scalars['String']['output']>;
+  kind: Scalars['String']['output'];
+  reason?: Maybe<Scalars['String']['output']>;
+  session: Scalars['String']['output'];
+  toPhase?: Maybe<Scalars['String']['output']>;
+  toStatus?: Maybe<Scalars['String']['output']>;
+};
+
+export type TimelinePage = {
+  __typename?: 'TimelinePage';
+  events: Array<TimelineEvent>;
+  /** Pass as `after` for the next page; null at the end. */
+  nextCursor?: Maybe<Scalars['String']['output']>;
+};
+
 /** Roles an API token can be issued with (node credentials come from createNodeToken). */
 export type TokenRole =
   | 'ADMIN'
@@ -1045,6 +1276,28 @@ export type Version = {
   /** e.g. `0.1.0` */
   version: Scalars['String']['output'];
 };
+
+export type WaitGroup = {
+  __typename?: 'WaitGroup';
+  count: Scalars['Int']['output'];
+  description: Scalars['String']['output'];
+  /** Up to 5 node ids. */
+  examples: Array<Scalars['ID']['output']>;
+  waitingFor: WaitKind;
+};
+
+export type WaitKind =
+  | 'configuration'
+  | 'disabled'
+  | 'failed'
+  | 'forceful_power_off'
+  | 'nothing'
+  | 'power_off'
+  | 'power_on'
+  | 'power_on_or_boot_report'
+  | 'rollout_admission'
+  | 'session_paused'
+  | 'status_evaluation';
 
 export type Whoami = {
   __typename?: 'Whoami';
@@ -1146,12 +1399,14 @@ export type ResolversUnionTypes<_RefType extends Record<string, unknown>> = Reso
 
 /** Mapping between all available schema types and the resolvers types */
 export type ResolversTypes = ResolversObject<{
+  AbortResult: ResolverTypeWrapper<Omit<AbortResult, 'session'> & { session: ResolversTypes['Session'] }>;
   ActualState: ResolverTypeWrapper<ActualState>;
   ActualStateInput: ActualStateInput;
   ApiToken: ResolverTypeWrapper<ApiToken>;
   ApplyStagedFailure: ResolverTypeWrapper<ApplyStagedFailure>;
   ApplyStagedResult: ResolverTypeWrapper<ApplyStagedResult>;
   Arch: null;
+  Blocker: ResolverTypeWrapper<Blocker>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   BootArtifacts: ResolverTypeWrapper<BootArtifacts>;
   BootArtifactsInput: BootArtifactsInput;
@@ -1183,6 +1438,8 @@ export type ResolversTypes = ResolversObject<{
   DesiredStateInput: DesiredStateInput;
   EventStats: ResolverTypeWrapper<EventStats>;
   EventStatsInput: EventStatsInput;
+  ExplainCriterion: ResolverTypeWrapper<ExplainCriterion>;
+  Explanation: ResolverTypeWrapper<Explanation>;
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   Health: ResolverTypeWrapper<Health>;
   HealthState: null;
@@ -1195,6 +1452,10 @@ export type ResolversTypes = ResolversObject<{
   Options: ResolverTypeWrapper<Options>;
   OptionsPatchInput: OptionsPatchInput;
   PageInfo: ResolverTypeWrapper<PageInfo>;
+  PlanCounts: ResolverTypeWrapper<PlanCounts>;
+  PlannedAction: null;
+  PlannedBootSet: ResolverTypeWrapper<PlannedBootSet>;
+  PlannedNode: ResolverTypeWrapper<PlannedNode>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   ReportBootStateResult: ResolverTypeWrapper<ResolversUnionTypes<ResolversTypes>['ReportBootStateResult']>;
   ReportRefusal: null;
@@ -1203,9 +1464,11 @@ export type ResolversTypes = ResolversObject<{
   RolloutPolicy: ResolverTypeWrapper<RolloutPolicy>;
   RolloutPolicyInput: RolloutPolicyInput;
   Session: ResolverTypeWrapper<SessionParent>;
+  SessionExplanation: ResolverTypeWrapper<SessionExplanation>;
   SessionExtendedStatus: ResolverTypeWrapper<SessionExtendedStatus>;
   SessionOperation: null;
   SessionPhases: ResolverTypeWrapper<SessionPhases>;
+  SessionPlan: ResolverTypeWrapper<SessionPlan>;
   SessionState: null;
   SessionStatus: ResolverTypeWrapper<SessionStatus>;
   SessionTemplate: ResolverTypeWrapper<SessionTemplate>;
@@ -1213,26 +1476,34 @@ export type ResolversTypes = ResolversObject<{
   SessionTemplatePatchInput: SessionTemplatePatchInput;
   SessionTemplatePayload: ResolverTypeWrapper<SessionTemplatePayload>;
   SessionTiming: ResolverTypeWrapper<SessionTiming>;
+  SkipReason: null;
   StagedState: ResolverTypeWrapper<StagedState>;
   StagedStateInput: StagedStateInput;
+  StatusDecision: ResolverTypeWrapper<StatusDecision>;
   StatusOverride: null;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   TemplateValidation: ResolverTypeWrapper<TemplateValidation>;
   Tenant: ResolverTypeWrapper<Tenant>;
+  TimelineEvent: ResolverTypeWrapper<TimelineEvent>;
+  TimelinePage: ResolverTypeWrapper<TimelinePage>;
   TokenRole: TokenRole;
   ValidationMessage: ResolverTypeWrapper<ValidationMessage>;
   Version: ResolverTypeWrapper<Version>;
+  WaitGroup: ResolverTypeWrapper<WaitGroup>;
+  WaitKind: null;
   Whoami: ResolverTypeWrapper<Whoami>;
 }>;
 
 /** Mapping between all available schema types and the resolvers parents */
 export type ResolversParentTypes = ResolversObject<{
+  AbortResult: Omit<AbortResult, 'session'> & { session: ResolversParentTypes['Session'] };
   ActualState: ActualState;
   ActualStateInput: ActualStateInput;
   ApiToken: ApiToken;
   ApplyStagedFailure: ApplyStagedFailure;
   ApplyStagedResult: ApplyStagedResult;
+  Blocker: Blocker;
   Boolean: Scalars['Boolean']['output'];
   BootArtifacts: BootArtifacts;
   BootArtifactsInput: BootArtifactsInput;
@@ -1262,6 +1533,8 @@ export type ResolversParentTypes = ResolversObject<{
   DesiredStateInput: DesiredStateInput;
   EventStats: EventStats;
   EventStatsInput: EventStatsInput;
+  ExplainCriterion: ExplainCriterion;
+  Explanation: Explanation;
   Float: Scalars['Float']['output'];
   Health: Health;
   ID: Scalars['ID']['output'];
@@ -1273,14 +1546,19 @@ export type ResolversParentTypes = ResolversObject<{
   Options: Options;
   OptionsPatchInput: OptionsPatchInput;
   PageInfo: PageInfo;
+  PlanCounts: PlanCounts;
+  PlannedBootSet: PlannedBootSet;
+  PlannedNode: PlannedNode;
   Query: Record<PropertyKey, never>;
   ReportBootStateResult: ResolversUnionTypes<ResolversParentTypes>['ReportBootStateResult'];
   ReportRefused: ReportRefused;
   RolloutPolicy: RolloutPolicy;
   RolloutPolicyInput: RolloutPolicyInput;
   Session: SessionParent;
+  SessionExplanation: SessionExplanation;
   SessionExtendedStatus: SessionExtendedStatus;
   SessionPhases: SessionPhases;
+  SessionPlan: SessionPlan;
   SessionStatus: SessionStatus;
   SessionTemplate: SessionTemplate;
   SessionTemplateInput: SessionTemplateInput;
@@ -1289,13 +1567,22 @@ export type ResolversParentTypes = ResolversObject<{
   SessionTiming: SessionTiming;
   StagedState: StagedState;
   StagedStateInput: StagedStateInput;
+  StatusDecision: StatusDecision;
   String: Scalars['String']['output'];
   Subscription: Record<PropertyKey, never>;
   TemplateValidation: TemplateValidation;
   Tenant: Tenant;
+  TimelineEvent: TimelineEvent;
+  TimelinePage: TimelinePage;
   ValidationMessage: ValidationMessage;
   Version: Version;
+  WaitGroup: WaitGroup;
   Whoami: Whoami;
+}>;
+
+export type AbortResultResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['AbortResult'] = ResolversParentTypes['AbortResult']> = ResolversObject<{
+  session?: Resolver<ResolversTypes['Session'], ParentType, ContextType>;
+  stopped?: Resolver<Array<ResolversTypes['ID']>, ParentType, ContextType>;
 }>;
 
 export type ActualStateResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['ActualState'] = ResolversParentTypes['ActualState']> = ResolversObject<{
@@ -1327,6 +1614,11 @@ export type ApplyStagedResultResolvers<ContextType = ApiContext, ParentType exte
 }>;
 
 export type ArchResolvers = { ARM: 'ARM', OTHER: 'Other', UNKNOWN: 'Unknown', X86: 'X86' };
+
+export type BlockerResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Blocker'] = ResolversParentTypes['Blocker']> = ResolversObject<{
+  detail?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
 
 export type BootArtifactsResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['BootArtifacts'] = ResolversParentTypes['BootArtifacts']> = ResolversObject<{
   initrd?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -1449,6 +1741,33 @@ export type EventStatsResolvers<ContextType = ApiContext, ParentType extends Res
   powerOnAttempts?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 }>;
 
+export type ExplainCriterionResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['ExplainCriterion'] = ResolversParentTypes['ExplainCriterion']> = ResolversObject<{
+  criterion?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  detail?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  met?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  operator?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
+export type ExplanationResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Explanation'] = ResolversParentTypes['Explanation']> = ResolversObject<{
+  blockers?: Resolver<Array<ResolversTypes['Blocker']>, ParentType, ContextType>;
+  cfsDesiredConfig?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  cfsStatus?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  componentId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  criteria?: Resolver<Array<ResolversTypes['ExplainCriterion']>, ParentType, ContextType>;
+  decision?: Resolver<Maybe<ResolversTypes['StatusDecision']>, ParentType, ContextType>;
+  enabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  lastEvents?: Resolver<Array<ResolversTypes['TimelineEvent']>, ParentType, ContextType>;
+  nextOperator?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  phase?: Resolver<ResolversTypes['ComponentPhase'], ParentType, ContextType>;
+  powerState?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  session?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  sessionPauseReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  sessionPaused?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['ComponentStatus'], ParentType, ContextType>;
+  summary?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  waitingFor?: Resolver<ResolversTypes['WaitKind'], ParentType, ContextType>;
+}>;
+
 export type HealthResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Health'] = ResolversParentTypes['Health']> = ResolversObject<{
   api?: Resolver<ResolversTypes['HealthState'], ParentType, ContextType>;
   database?: Resolver<ResolversTypes['HealthState'], ParentType, ContextType>;
@@ -1469,6 +1788,7 @@ export type LastActionResolvers<ContextType = ApiContext, ParentType extends Res
 }>;
 
 export type MutationResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = ResolversObject<{
+  abortSession?: Resolver<ResolversTypes['AbortResult'], ParentType, ContextType, RequireFields<MutationAbortSessionArgs, 'name'>>;
   applyStaged?: Resolver<ResolversTypes['ApplyStagedResult'], ParentType, ContextType, RequireFields<MutationApplyStagedArgs, 'xnames'>>;
   createApiToken?: Resolver<ResolversTypes['IssuedApiToken'], ParentType, ContextType, RequireFields<MutationCreateApiTokenArgs, 'role' | 'subject'>>;
   createNodeToken?: Resolver<ResolversTypes['IssuedApiToken'], ParentType, ContextType, RequireFields<MutationCreateNodeTokenArgs, 'xname'>>;
@@ -1482,10 +1802,12 @@ export type MutationResolvers<ContextType = ApiContext, ParentType extends Resol
   patchComponents?: Resolver<Array<ResolversTypes['Component']>, ParentType, ContextType, RequireFields<MutationPatchComponentsArgs, 'filter' | 'patch' | 'skipBadIds'>>;
   patchOptions?: Resolver<ResolversTypes['Options'], ParentType, ContextType, RequireFields<MutationPatchOptionsArgs, 'patch'>>;
   patchSessionTemplate?: Resolver<ResolversTypes['SessionTemplatePayload'], ParentType, ContextType, RequireFields<MutationPatchSessionTemplateArgs, 'name' | 'patch'>>;
+  pauseSession?: Resolver<ResolversTypes['Session'], ParentType, ContextType, RequireFields<MutationPauseSessionArgs, 'name'>>;
   putComponent?: Resolver<ResolversTypes['Component'], ParentType, ContextType, RequireFields<MutationPutComponentArgs, 'id' | 'input'>>;
   putComponents?: Resolver<Array<ResolversTypes['Component']>, ParentType, ContextType, RequireFields<MutationPutComponentsArgs, 'components'>>;
   putSessionTemplate?: Resolver<ResolversTypes['SessionTemplatePayload'], ParentType, ContextType, RequireFields<MutationPutSessionTemplateArgs, 'input' | 'name'>>;
   reportBootState?: Resolver<ResolversTypes['ReportBootStateResult'], ParentType, ContextType, RequireFields<MutationReportBootStateArgs, 'bssToken' | 'id'>>;
+  resumeSession?: Resolver<ResolversTypes['Session'], ParentType, ContextType, RequireFields<MutationResumeSessionArgs, 'name'>>;
   revokeApiToken?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRevokeApiTokenArgs, 'id'>>;
   setTenantXnames?: Resolver<ResolversTypes['Tenant'], ParentType, ContextType, RequireFields<MutationSetTenantXnamesArgs, 'tenant' | 'xnames'>>;
 }>;
@@ -1519,12 +1841,47 @@ export type PageInfoResolvers<ContextType = ApiContext, ParentType extends Resol
   hasNextPage?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 }>;
 
+export type PlanCountsResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['PlanCounts'] = ResolversParentTypes['PlanCounts']> = ResolversObject<{
+  configureOnly?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  managed?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  nothing?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  powerCycle?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  powerOff?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  powerOn?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  skipped?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  unknown?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+}>;
+
+export type PlannedActionResolvers = { CONFIGURE_ONLY: 'configure_only', NOTHING: 'nothing', POWER_CYCLE: 'power_cycle', POWER_OFF: 'power_off', POWER_ON: 'power_on', SKIP: 'skip', UNKNOWN: 'unknown' };
+
+export type PlannedBootSetResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['PlannedBootSet'] = ResolversParentTypes['PlannedBootSet']> = ResolversObject<{
+  configuration?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  initrd?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  kernel?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  kernelParameters?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  nodeCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+}>;
+
+export type PlannedNodeResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['PlannedNode'] = ResolversParentTypes['PlannedNode']> = ResolversObject<{
+  action?: Resolver<ResolversTypes['PlannedAction'], ParentType, ContextType>;
+  bootSet?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  detail?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  skipReason?: Resolver<Maybe<ResolversTypes['SkipReason']>, ParentType, ContextType>;
+}>;
+
 export type QueryResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = ResolversObject<{
   apiTokens?: Resolver<Array<ResolversTypes['ApiToken']>, ParentType, ContextType, RequireFields<QueryApiTokensArgs, 'includeRevoked'>>;
   component?: Resolver<Maybe<ResolversTypes['Component']>, ParentType, ContextType, RequireFields<QueryComponentArgs, 'id'>>;
+  componentEvents?: Resolver<Array<ResolversTypes['ComponentEvent']>, ParentType, ContextType, RequireFields<QueryComponentEventsArgs, 'first'>>;
+  componentTimeline?: Resolver<ResolversTypes['TimelinePage'], ParentType, ContextType, RequireFields<QueryComponentTimelineArgs, 'first'>>;
   components?: Resolver<ResolversTypes['ComponentConnection'], ParentType, ContextType, RequireFields<QueryComponentsArgs, 'first'>>;
+  explain?: Resolver<Maybe<ResolversTypes['Explanation']>, ParentType, ContextType, RequireFields<QueryExplainArgs, 'componentId'>>;
+  explainSession?: Resolver<Maybe<ResolversTypes['SessionExplanation']>, ParentType, ContextType, RequireFields<QueryExplainSessionArgs, 'name'>>;
   health?: Resolver<ResolversTypes['Health'], ParentType, ContextType>;
   options?: Resolver<ResolversTypes['Options'], ParentType, ContextType>;
+  planSession?: Resolver<ResolversTypes['SessionPlan'], ParentType, ContextType, RequireFields<QueryPlanSessionArgs, 'input'>>;
   session?: Resolver<Maybe<ResolversTypes['Session']>, ParentType, ContextType, RequireFields<QuerySessionArgs, 'name'>>;
   sessionStatus?: Resolver<Maybe<ResolversTypes['SessionExtendedStatus']>, ParentType, ContextType, RequireFields<QuerySessionStatusArgs, 'name'>>;
   sessionTemplate?: Resolver<Maybe<ResolversTypes['SessionTemplate']>, ParentType, ContextType, RequireFields<QuerySessionTemplateArgs, 'name'>>;
@@ -1579,6 +1936,15 @@ export type SessionResolvers<ContextType = ApiContext, ParentType extends Resolv
   tenant?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 }>;
 
+export type SessionExplanationResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['SessionExplanation'] = ResolversParentTypes['SessionExplanation']> = ResolversObject<{
+  groups?: Resolver<Array<ResolversTypes['WaitGroup']>, ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  pauseReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  paused?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  remaining?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  state?: Resolver<ResolversTypes['SessionState'], ParentType, ContextType>;
+}>;
+
 export type SessionExtendedStatusResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['SessionExtendedStatus'] = ResolversParentTypes['SessionExtendedStatus']> = ResolversObject<{
   errorSummary?: Resolver<Array<ResolversTypes['ComponentGroup']>, ParentType, ContextType>;
   failureReasons?: Resolver<Array<ResolversTypes['ComponentGroup']>, ParentType, ContextType>;
@@ -1602,6 +1968,18 @@ export type SessionPhasesResolvers<ContextType = ApiContext, ParentType extends 
   percentConfiguring?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   percentPoweringOff?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   percentPoweringOn?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+}>;
+
+export type SessionPlanResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['SessionPlan'] = ResolversParentTypes['SessionPlan']> = ResolversObject<{
+  bootSets?: Resolver<Array<ResolversTypes['PlannedBootSet']>, ParentType, ContextType>;
+  counts?: Resolver<ResolversTypes['PlanCounts'], ParentType, ContextType>;
+  errors?: Resolver<Array<ResolversTypes['ValidationMessage']>, ParentType, ContextType>;
+  nodes?: Resolver<Array<ResolversTypes['PlannedNode']>, ParentType, ContextType>;
+  operation?: Resolver<ResolversTypes['SessionOperation'], ParentType, ContextType>;
+  setupError?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  templateName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  valid?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  warnings?: Resolver<Array<ResolversTypes['ValidationMessage']>, ParentType, ContextType>;
 }>;
 
 export type SessionStateResolvers = { COMPLETE: 'complete', PENDING: 'pending', RUNNING: 'running' };
@@ -1636,11 +2014,19 @@ export type SessionTimingResolvers<ContextType = ApiContext, ParentType extends 
   startTime?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
 }>;
 
+export type SkipReasonResolvers = { ANOTHER_TENANT: 'another_tenant', DISABLED_IN_INVENTORY: 'disabled_in_inventory', EXCLUDED_BY_LIMIT: 'excluded_by_limit', LOCKED: 'locked', NOT_A_COMPONENT: 'not_a_component', NOT_IN_INVENTORY: 'not_in_inventory', WRONG_ARCH: 'wrong_arch' };
+
 export type StagedStateResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['StagedState'] = ResolversParentTypes['StagedState']> = ResolversObject<{
   bootArtifacts?: Resolver<ResolversTypes['BootArtifacts'], ParentType, ContextType>;
   configuration?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   lastUpdated?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   session?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
+export type StatusDecisionResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['StatusDecision'] = ResolversParentTypes['StatusDecision']> = ResolversObject<{
+  phase?: Resolver<ResolversTypes['ComponentPhase'], ParentType, ContextType>;
+  rule?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  why?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
 export type StatusOverrideResolvers = { FAILED: 'failed', NONE?: '', ON_HOLD: 'on_hold', QUEUED: 'queued' };
@@ -1661,6 +2047,27 @@ export type TenantResolvers<ContextType = ApiContext, ParentType extends Resolve
   xnames?: Resolver<Array<ResolversTypes['ID']>, ParentType, ContextType>;
 }>;
 
+export type TimelineEventResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['TimelineEvent'] = ResolversParentTypes['TimelineEvent']> = ResolversObject<{
+  action?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  actor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  at?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  componentId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  cursor?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  error?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  fromPhase?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  fromStatus?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  reason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  session?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  toPhase?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  toStatus?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+}>;
+
+export type TimelinePageResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['TimelinePage'] = ResolversParentTypes['TimelinePage']> = ResolversObject<{
+  events?: Resolver<Array<ResolversTypes['TimelineEvent']>, ParentType, ContextType>;
+  nextCursor?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+}>;
+
 export type ValidationMessageResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['ValidationMessage'] = ResolversParentTypes['ValidationMessage']> = ResolversObject<{
   field?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   message?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -1672,6 +2079,15 @@ export type VersionResolvers<ContextType = ApiContext, ParentType extends Resolv
   patch?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   version?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
+
+export type WaitGroupResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['WaitGroup'] = ResolversParentTypes['WaitGroup']> = ResolversObject<{
+  count?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  description?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  examples?: Resolver<Array<ResolversTypes['ID']>, ParentType, ContextType>;
+  waitingFor?: Resolver<ResolversTypes['WaitKind'], ParentType, ContextType>;
+}>;
+
+export type WaitKindResolvers = { CONFIGURATION: 'configuration', DISABLED: 'disabled', FAILED: 'failed', FORCEFUL_POWER_OFF: 'forceful_power_off', NOTHING: 'nothing', POWER_OFF: 'power_off', POWER_ON: 'power_on', POWER_ON_OR_BOOT_REPORT: 'power_on_or_boot_report', ROLLOUT_ADMISSION: 'rollout_admission', SESSION_PAUSED: 'session_paused', STATUS_EVALUATION: 'status_evaluation' };
 
 export type WhoamiResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Whoami'] = ResolversParentTypes['Whoami']> = ResolversObject<{
   actor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -1685,11 +2101,13 @@ export type WhoamiResolvers<ContextType = ApiContext, ParentType extends Resolve
 }>;
 
 export type Resolvers<ContextType = ApiContext> = ResolversObject<{
+  AbortResult?: AbortResultResolvers<ContextType>;
   ActualState?: ActualStateResolvers<ContextType>;
   ApiToken?: ApiTokenResolvers<ContextType>;
   ApplyStagedFailure?: ApplyStagedFailureResolvers<ContextType>;
   ApplyStagedResult?: ApplyStagedResultResolvers<ContextType>;
   Arch?: ArchResolvers;
+  Blocker?: BlockerResolvers<ContextType>;
   BootArtifacts?: BootArtifactsResolvers<ContextType>;
   BootSet?: BootSetResolvers<ContextType>;
   BootStateReported?: BootStateReportedResolvers<ContextType>;
@@ -1707,6 +2125,8 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   DeletedSessions?: DeletedSessionsResolvers<ContextType>;
   DesiredState?: DesiredStateResolvers<ContextType>;
   EventStats?: EventStatsResolvers<ContextType>;
+  ExplainCriterion?: ExplainCriterionResolvers<ContextType>;
+  Explanation?: ExplanationResolvers<ContextType>;
   Health?: HealthResolvers<ContextType>;
   HealthState?: HealthStateResolvers;
   IssuedApiToken?: IssuedApiTokenResolvers<ContextType>;
@@ -1714,27 +2134,39 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   Mutation?: MutationResolvers<ContextType>;
   Options?: OptionsResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;
+  PlanCounts?: PlanCountsResolvers<ContextType>;
+  PlannedAction?: PlannedActionResolvers;
+  PlannedBootSet?: PlannedBootSetResolvers<ContextType>;
+  PlannedNode?: PlannedNodeResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   ReportBootStateResult?: ReportBootStateResultResolvers<ContextType>;
   ReportRefusal?: ReportRefusalResolvers;
   ReportRefused?: ReportRefusedResolvers<ContextType>;
   RolloutPolicy?: RolloutPolicyResolvers<ContextType>;
   Session?: SessionResolvers<ContextType>;
+  SessionExplanation?: SessionExplanationResolvers<ContextType>;
   SessionExtendedStatus?: SessionExtendedStatusResolvers<ContextType>;
   SessionOperation?: SessionOperationResolvers;
   SessionPhases?: SessionPhasesResolvers<ContextType>;
+  SessionPlan?: SessionPlanResolvers<ContextType>;
   SessionState?: SessionStateResolvers;
   SessionStatus?: SessionStatusResolvers<ContextType>;
   SessionTemplate?: SessionTemplateResolvers<ContextType>;
   SessionTemplatePayload?: SessionTemplatePayloadResolvers<ContextType>;
   SessionTiming?: SessionTimingResolvers<ContextType>;
+  SkipReason?: SkipReasonResolvers;
   StagedState?: StagedStateResolvers<ContextType>;
+  StatusDecision?: StatusDecisionResolvers<ContextType>;
   StatusOverride?: StatusOverrideResolvers;
   Subscription?: SubscriptionResolvers<ContextType>;
   TemplateValidation?: TemplateValidationResolvers<ContextType>;
   Tenant?: TenantResolvers<ContextType>;
+  TimelineEvent?: TimelineEventResolvers<ContextType>;
+  TimelinePage?: TimelinePageResolvers<ContextType>;
   ValidationMessage?: ValidationMessageResolvers<ContextType>;
   Version?: VersionResolvers<ContextType>;
+  WaitGroup?: WaitGroupResolvers<ContextType>;
+  WaitKind?: WaitKindResolvers;
   Whoami?: WhoamiResolvers<ContextType>;
 }>;
 

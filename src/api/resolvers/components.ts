@@ -140,7 +140,8 @@ export const componentResolvers: Resolvers = {
       if (canonical.ok && ctx.tenant !== null && !(await visibleIds(ctx.db, ctx.tenant, [canonical.value])).has(canonical.value)) {
         return { __typename: 'ReportRefused', code: 'NOT_FOUND', message: `no component "${canonical.value}"` };
       }
-      const r = await reportBootState(ctx.pool, ctx.kicker, { id, token: bssToken, actor: ctx.actor });
+      const input = { id, token: bssToken, actor: ctx.actor };
+      const r = ctx.reports ? await ctx.reports.report(input) : await reportBootState(ctx.pool, ctx.kicker, input);
       return r.ok
         ? { __typename: 'BootStateReported', component: componentView(r.component), tokenKnown: r.tokenKnown }
         : { __typename: 'ReportRefused', code: r.code, message: r.message };

@@ -1,14 +1,11 @@
 /** Sessions: create (validated, stored pending, session-setup kicked in the same transaction), list, delete, status. */
 import { transaction } from '../../db/tx.ts';
 import { deleteSession, deleteSessions, getSession, insertSession, listSessions } from '../../db/queries/sessions.ts';
-import { getTemplate } from '../../db/queries/templates.ts';
-import { getOptions } from '../../db/queries/options.ts';
 import { readSessionStatus } from '../../db/queries/session-status.ts';
-import { checkAgeFilter, checkCreateSession, type SessionAgeFilter } from '../../domain/sessions.ts';
-import { checkBootSets } from '../../domain/templates.ts';
+import { checkAgeFilter, type SessionAgeFilter } from '../../domain/sessions.ts';
+import { checkSessionInput } from '../session-checks.ts';
 import { mergeRollout } from '../../domain/rollout-policy.ts';
-import { checkArtifacts } from '../template-checks.ts';
-import { badInput, conflict, notFound, valueOrThrow } from '../errors.ts';
+import { badInput, conflict, notFound } from '../errors.ts';
 import { messages, sessionView } from '../views.ts';
 import type { ApiContext } from '../context.ts';
 import type { Resolvers, SessionExtendedStatus } from '../generated/types.ts';
@@ -40,18 +37,10 @@ export const sessionResolvers: Resolvers = {
     createSession: async (_p, { input }, ctx) => {
       await ctx.requireKnownTenant();
       return transaction(ctx.pool, async (tx) => {
-        const opts = await getOptions(tx.db);
-        const rules = { sessionLimitRequired: opts.session_limit_required, rejectNids: opts.reject_nids };
-        const checked = checkCreateSession(input, rules);
-        const s = valueOrThrow(checked);
-        const template = await getTemplate(tx.db, ctx.tenantKey, s.templateName);
-        if (!template) throw badInput([{ field: 'templateName', message: `Session Template Name invalid: no template "${s.templateName}"${ctx.tenant ? ` for tenant "${ctx.tenant}"` : ''}` }]);
-        const fixed = checkBootSets(template, s.operation, { rejectNids: opts.reject_nids });
-        const images = await checkArtifacts(ctx.images, template, s.operation);
-        const errors = [...fixed.errors, ...images.errors];
-        if (errors.length) {
-          throw badInput(errors.map((e) => ({ field: 'templateName', message: `${e.field}: ${e.message}` })), 'Session template fails check');
-        }
+        const c = await checkSessionInput(ctx, tx.db, input);
+        if (c.errors.length) throw badInput(c.errors, c.templateErrors ? 'Session template fails check' : undefined);
+        const s = c.session!;
+        const template = c.template!;
         const row = await insertSession(tx.db, {
           tenantKey: ctx.tenantKey,
           tenant: ctx.tenant,
@@ -68,7 +57,7 @@ export const sessionResolvers: Resolvers = {
         });
         if (!row) throw conflict(`a session named "${s.name}" already exists`, 'name');
         await ctx.kicker.kick(tx, ['session-setup']);
-        return { session: sessionView(row), warnings: messages([...checked.warnings, ...fixed.warnings, ...images.warnings]) };
+        return { session: sessionView(row), warnings: messages(c.warnings) };
       });
     },
     deleteSession: async (_p, { name }, ctx) => {

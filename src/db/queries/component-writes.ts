@@ -15,6 +15,8 @@ import { artifactsForTokens, lockComponents, readComponents } from './components
 export interface ComponentWrite {
   id: string;
   body: ComponentPatch;
+  /** Who made this write, when it is not the call's actor (batched node reports). */
+  actor?: string;
 }
 
 export interface WriteOptions {
@@ -72,6 +74,7 @@ export async function writeComponents(db: Database, writes: readonly ComponentWr
   }
   const written = new Map((await readComponents(db, [...next.keys()])).map((r) => [r.id, r]));
 
+  const actors = new Map(writes.filter((w) => w.actor).map((w) => [w.id, w.actor!]));
   await appendEvents(db, [...written.values()].map((r) => {
     const before = current.get(r.id);
     return {
@@ -79,7 +82,7 @@ export async function writeComponents(db: Database, writes: readonly ComponentWr
       session: r.session,
       sessionTenant: r.sessionTenant,
       kind: opts.event?.kind ?? 'manual',
-      actor: opts.actor,
+      actor: actors.get(r.id) ?? opts.actor,
       fromPhase: before?.phase ?? null,
       toPhase: r.phase,
       fromStatus: before?.status ?? null,

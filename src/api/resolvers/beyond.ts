@@ -1,0 +1,136 @@
+/**
+ * Beyond BOS: the dry run (planSession), explain, explainSession, the per-node timeline, and
+ * pause / resume / abort. The plan runs the engine's own planning code (engine/plan.ts) and explain
+ * the operators' own selections, so neither can disagree with what the engine will do.
+ */
+import { GraphQLError } from 'graphql';
+import { transaction } from '../../db/tx.ts';
+import { getSession } from '../../db/queries/sessions.ts';
+import { abortSession, existingComponents, resumeSession, tenantXnames } from '../../db/engine/sessions.ts';
+import { pauseSession } from '../../db/engine/rollout.ts';
+import { timeline } from '../../db/queries/timeline.ts';
+import { visibleIds } from '../../db/queries/tenants.ts';
+import { parseComponentId } from '../../domain/xname.ts';
+import { loadOptions } from '../../db/engine/options.ts';
+import { planSession } from '../../engine/plan.ts';
+import { describePlan } from '../../engine/plan-detail.ts';
+import { explainComponent, explainSession } from '../../engine/explain.ts';
+import { errorText } from '../../engine/operator.ts';
+import { badInput, notFound } from '../errors.ts';
+import { messages, sessionView } from '../views.ts';
+import { checkSessionInput } from '../session-checks.ts';
+import type { ApiContext } from '../context.ts';
+import type { Resolvers } from '../generated/types.ts';
+
+function adapters(ctx: ApiContext) {
+  if (!ctx.adapters) throw new GraphQLError('the outside services are not configured in this API process', { extensions: { code: 'SERVICE_UNAVAILABLE' } });
+  return ctx.adapters;
+}
+
+async function session(ctx: ApiContext, name: string) {
+  const s = await getSession(ctx.db, ctx.tenantKey, name);
+  if (!s) throw notFound('session', name);
+  return s;
+}
+
+const COUNT_KEYS = { power_cycle: 'powerCycle', power_on: 'powerOn', power_off: 'powerOff', configure_only: 'configureOnly', nothing: 'nothing', unknown: 'unknown' } as const;
+
+export const beyondResolvers: Resolvers = {
+  Query: {
+    planSession: async (_p, { input }, ctx) => {
+      await ctx.requireKnownTenant();
+      const c = await checkSessionInput(ctx, ctx.db, input);
+      const base = {
+        operation: input.operation, templateName: input.templateName, errors: messages(c.errors), warnings: messages(c.warnings),
+        counts: { managed: 0, skipped: 0, powerCycle: 0, powerOn: 0, powerOff: 0, configureOnly: 0, nothing: 0, unknown: 0 },
+        bootSets: [], nodes: [], setupError: null as string | null,
+      };
+      if (c.errors.length || !c.session || !c.template) return { ...base, valid: false };
+      const a = adapters(ctx);
+      const options = await loadOptions(ctx.pool);
+      let plan;
+      try {
+        plan = await planSession(
+          { operation: c.session.operation, limit: c.session.limit, includeDisabled: c.session.includeDisabled, tenant: ctx.tenant },
+          { enableCfs: c.template.enableCfs, cfsConfiguration: c.template.cfs?.configuration ?? null, bootSets: c.template.bootSets as Record<string, unknown> },
+          {
+            adapters: a, options,
+            tenantXnames: ctx.tenant ? await tenantXnames(ctx.pool, ctx.tenant) : null,
+            existingComponents: (ids) => existingComponents(ctx.pool, ids),
+          },
+        );
+      } catch (e) {
+        // Exactly what session setup would fail the session with.
+        return { ...base, valid: true, setupError: `${e instanceof Error ? e.constructor.name : 'Error'}: ${errorText(e)}` };
+      }
+      const detail = await describePlan(ctx.pool, a, plan, c.session.operation);
+      const counts = { ...base.counts, managed: plan.managed.size, skipped: plan.skipped.size };
+      for (const n of detail.nodes) if (n.action !== 'skip') counts[COUNT_KEYS[n.action]]++;
+      return {
+        ...base, valid: true, setupError: plan.error, counts,
+        warnings: messages([...c.warnings, ...plan.warnings.map((m) => ({ field: '', message: m })), ...detail.warnings.map((m) => ({ field: '', message: m }))]),
+        bootSets: plan.bootSets.map((b) => ({ name: b.name, nodeCount: b.nodes.length, ...b.desired })),
+        nodes: detail.nodes.map((n) => ({ id: n.id, bootSet: n.bootSet, action: n.action, skipReason: n.skipReason, detail: n.detail })),
+      };
+    },
+    explain: async (_p, { componentId }, ctx) => {
+      // A tenant sees only its own nodes, as with `component` (reference §2.1).
+      const id = parseComponentId(componentId);
+      if (ctx.tenant !== null && !('error' in id) && !(await visibleIds(ctx.db, ctx.tenant, [id.id])).has(id.id)) return null;
+      const e = await explainComponent(ctx.pool, adapters(ctx), componentId, ctx.now());
+      if (!e) return null;
+      return {
+        componentId: e.id, summary: e.summary, waitingFor: e.waitingFor, nextOperator: e.nextOperator, phase: e.phase as never,
+        status: e.status as never, enabled: e.enabled, session: e.session?.name ?? null, sessionPaused: !!e.session?.paused,
+        sessionPauseReason: e.session?.pauseReason ?? null, powerState: e.power ? (e.power.state || e.power.error) : null,
+        cfsDesiredConfig: e.cfs?.desiredConfig ?? null, cfsStatus: e.cfs?.configurationStatus ?? null,
+        decision: e.decision ? { ...e.decision, phase: e.decision.phase as never } : null,
+        criteria: e.criteria, blockers: e.blockers, lastEvents: e.lastEvents.map(timelineView),
+      };
+    },
+    explainSession: async (_p, { name }, ctx) => {
+      const e = await explainSession(ctx.pool, ctx.tenantKey, name, ctx.now());
+      if (!e) return null;
+      return { name: e.name, state: e.status as never, paused: e.paused, pauseReason: e.pauseReason, remaining: e.remaining, groups: e.groups };
+    },
+    componentTimeline: async (_p, { componentId, session: s, first, after }, ctx) => {
+      if (!componentId && !s) throw badInput([{ field: 'componentId', message: 'give a componentId or a session' }]);
+      const limit = first ?? 100;
+      if (limit < 1 || limit > 10_000) throw badInput([{ field: 'first', message: 'must be between 1 and 10000' }]);
+      if (after != null && !/^\d{1,18}$/.test(after)) throw badInput([{ field: 'after', message: 'not a cursor returned by this API' }]);
+      const rows = await timeline(ctx.pool, { componentId: componentId ?? null, session: s ?? null, tenantKey: ctx.tenant === null ? null : ctx.tenantKey, after: after ?? null, limit });
+      return { events: rows.map(timelineView), nextCursor: rows.length === limit ? String(rows.at(-1)!.cursor) : null };
+    },
+  },
+  Mutation: {
+    pauseSession: async (_p, { name, reason }, ctx) => {
+      await session(ctx, name);
+      await transaction(ctx.pool, (tx) => pauseSession(tx.client, ctx.tenantKey, name, `paused by ${ctx.actor}${reason ? `: ${reason}` : ''}`));
+      return sessionView(await session(ctx, name));
+    },
+    resumeSession: async (_p, { name }, ctx) => {
+      await session(ctx, name);
+      await transaction(ctx.pool, async (tx) => {
+        if (await resumeSession(tx.client, ctx.tenantKey, name)) await ctx.kicker.kick(tx, ['status']);
+      });
+      return sessionView(await session(ctx, name));
+    },
+    abortSession: async (_p, { name }, ctx) => {
+      await session(ctx, name);
+      const stopped = await transaction(ctx.pool, async (tx) => {
+        const ids = await abortSession(tx.client, ctx.tenantKey, name, ctx.actor);
+        await ctx.kicker.kick(tx, ['session-completion']);
+        return ids ?? [];
+      });
+      return { session: sessionView(await session(ctx, name)), stopped };
+    },
+  },
+};
+
+function timelineView(r: Record<string, any>) {
+  return {
+    cursor: String(r.cursor), at: r.at, componentId: r.component_id ?? r.componentId, session: r.session ?? '', kind: r.kind,
+    actor: r.actor, fromPhase: r.from_phase ?? null, toPhase: r.to_phase ?? null, fromStatus: r.from_status ?? null,
+    toStatus: r.to_status ?? null, action: r.action ?? null, error: r.error ?? null, reason: r.reason ?? null,
+  };
+}
