@@ -62,3 +62,8 @@ export function mergeRollout(base: RolloutPolicy | null, override: RolloutPolicy
   const merged = { ...(base ?? {}), ...(override ?? {}) };
   return Object.keys(merged).length ? merged : null;
 }
+
+/** Whether a session with this policy queues its nodes at setup (a cap on nodes in flight, or a canary). */
+export function gatesAdmission(p: Pick<RolloutPolicy, 'maxInFlight' | 'canary'> | null | undefined): boolean {
+  return !!p && (!!p.maxInFlight || (p.canary ?? 0) > 0);
+}

@@ -6,13 +6,15 @@
  */
 import type { EngineContext } from '../engine/operator.ts';
 import { admit, gateStates, pauseSession } from '../db/engine/rollout.ts';
-import { resolveAmount, type RolloutPolicy } from '../domain/rollout.ts';
+import { resolveCountOrPercent, type RolloutPolicy } from '../domain/rollout-policy.ts';
+
+const amount = (v: string | undefined, total: number) => (v ? resolveCountOrPercent(v, total) : null);
 import { transaction } from '../db/tx.ts';
 
 export async function admitQueued(ctx: EngineContext): Promise<void> {
   for (const g of await gateStates(ctx.pool)) {
     const p = (g.rollout ?? {}) as RolloutPolicy;
-    const budget = resolveAmount(p.failureBudget, g.managed);
+    const budget = amount(p.failureBudget, g.managed);
     const accepted = (g.rollout as { _canaryAccepted?: boolean } | null)?._canaryAccepted === true;
     const canary = accepted ? 0 : Math.min(p.canary ?? 0, g.managed);
     const failedSinceResume = g.failed - Number((g.rollout as { _failedAtResume?: number } | null)?._failedAtResume ?? 0);
@@ -28,7 +30,7 @@ export async function admitQueued(ctx: EngineContext): Promise<void> {
       continue;
     }
     if (g.paused || g.queued === 0) continue;
-    const cap = resolveAmount(p.maxInFlight, g.managed) ?? Infinity;
+    const cap = amount(p.maxInFlight, g.managed) ?? Infinity;
     let room = Math.max(0, cap - g.inFlight);
     const started = g.managed - g.queued;
     if (canary > 0 && g.canaryDone < canary) room = Math.min(room, Math.max(0, canary - started));

@@ -15,7 +15,7 @@ import { planSession, type SessionPlan } from '../engine/plan.ts';
 import {
   applySetup, existingComponents, loadTemplate, markComplete, markRunning, pendingSessions, tenantXnames, type EngineSession,
 } from '../db/engine/sessions.ts';
-import { gated } from '../domain/rollout.ts';
+import { gatesAdmission } from '../domain/rollout-policy.ts';
 import { transaction } from '../db/tx.ts';
 import { snapshotSession } from './session-completion.ts';
 
@@ -65,7 +65,7 @@ async function setUp(ctx: EngineContext, s: EngineSession): Promise<void> {
   const rollout = { ...(template.rollout ?? {}), ...(s.rollout ?? {}) };
   const hasPolicy = Object.values(rollout).some((v) => v !== null && v !== undefined && v !== '');
   const ids = [...plan.managed.keys()].sort();
-  const queue = !s.stage && gated(rollout);
+  const queue = !s.stage && gatesAdmission(rollout);
   await transaction(ctx.pool, async (tx) => {
     await applySetup(tx.client, s, rows(plan, ids, queue), {
       retryPolicy: typeof rollout.retryPolicy === 'number' ? rollout.retryPolicy : null,

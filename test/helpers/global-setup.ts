@@ -2,18 +2,35 @@
  * Once per `npm test`: find a PostgreSQL (DATABASE_URL, else an embedded one started here), build a
  * migrated template database, and hand its name to the test files, which clone it (test/helpers/db.ts).
  */
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { connect, runMigrations } from '../../src/db/client.ts';
 import { startEmbeddedPostgres, type EmbeddedServer } from '../../src/db/embedded.ts';
 
 let embedded: EmbeddedServer | undefined;
+let embeddedDir: string | undefined;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
 
 export async function setup(project: TestProject) {
   let adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
-    const port = Number(process.env.TEST_EMBEDDED_PG_PORT ?? 54339);
-    embedded = await startEmbeddedPostgres('.data/test', port);
+    // A server of its own per run (own folder, free port), so two runs on one machine never share one.
+    const port = Number(process.env.TEST_EMBEDDED_PG_PORT ?? (await freePort()));
+    embeddedDir = path.resolve('.data', `test-${process.pid}`);
+    embedded = await startEmbeddedPostgres(embeddedDir, port);
     adminUrl = embedded.url('postgres');
   }
   const template = `bootorch_tpl_${process.pid}`;
@@ -42,7 +59,10 @@ export async function setup(project: TestProject) {
     } finally {
       await c.end();
     }
-    if (embedded) await embedded.stop();
+    if (embedded) {
+      await embedded.stop();
+      fs.rmSync(embeddedDir!, { recursive: true, force: true });
+    }
   };
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ageSeconds, formatDuration } from '../../src/domain/age.ts';
 import { canonicalXname, isNodeXname, parseComponentId, looksLikeNid } from '../../src/domain/xname.ts';
 import { DEFAULT_OPTIONS, optionsPatchSchema, readOptions } from '../../src/domain/options.ts';
-import { resolveAmount, isAmount, gated } from '../../src/domain/rollout.ts';
+import { resolveCountOrPercent, gatesAdmission, checkRolloutPolicy } from '../../src/domain/rollout-policy.ts';
 import { chunks, retryLimitHit } from '../../src/engine/operator.ts';
 
 describe('age strings and durations', () => {
@@ -48,14 +48,15 @@ describe('options', () => {
 });
 
 describe('rollout amounts', () => {
-  it.each([['50', 1000, 50], ['10%', 1000, 100], ['1%', 10, 1], ['', 10, null], [null, 10, null]])('%s of %d', (s, n, r) => {
-    expect(resolveAmount(s as string | null, n)).toBe(r);
+  it.each([['50', 1000, 50], ['10%', 1000, 100], ['1%', 10, 1], ['10%', 5, 1]])('%s of %d', (s, n, r) => {
+    expect(resolveCountOrPercent(s, n)).toBe(r);
   });
-  it('validates', () => {
-    expect(isAmount('101%')).toBe(false);
-    expect(isAmount('5')).toBe(true);
-    expect(gated({ canary: 5 })).toBe(true);
-    expect(gated({ failureBudget: '5' })).toBe(false);
+  it('validates and knows which policies gate admission', () => {
+    expect(checkRolloutPolicy({ maxInFlight: '101%' }).ok).toBe(false);
+    expect(checkRolloutPolicy({ maxInFlight: '5' }).ok).toBe(true);
+    expect(gatesAdmission({ canary: 5 })).toBe(true);
+    expect(gatesAdmission({ maxInFlight: '10%' })).toBe(true);
+    expect(gatesAdmission({})).toBe(false);
   });
 });
 
