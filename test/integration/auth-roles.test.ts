@@ -37,6 +37,7 @@ const QUERIES: Record<string, Op> = {
   planSession: q('read', '{ planSession(input: { operation: BOOT, templateName: "nope" }) { valid } }'),
   explain: q('read', `{ explain(componentId: "${NODE}") { summary } }`),
   explainSession: q('read', '{ explainSession(name: "nope") { name } }'),
+  componentEvents: q('read', '{ componentEvents(first: 1) { cursor } }'),
   componentTimeline: q('read', `{ componentTimeline(componentId: "${NODE}") { nextCursor } }`),
   apiTokens: q('admin', '{ apiTokens { id } }'),
   tenants: q('admin', '{ tenants { name } }'),

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { GraphQLError } from 'graphql';
 import { readSessionStatus } from '../../db/queries/session-status.ts';
-import { tenantXnameSet, type EventFilter, type LiveEvent } from '../../db/live.ts';
+import { readEventsPage, tenantXnameSet, type EventFilter, type LiveEvent } from '../../db/live.ts';
 import { checkComponentIds } from '../../domain/components.ts';
 import { check } from '../../domain/validation.ts';
 import { enumValues } from '../enums.ts';
@@ -18,6 +18,7 @@ import type { LiveFeed } from './feed.ts';
 
 const cursorSchema = z.string().regex(/^\d{1,15}$/, 'is not a cursor this API gave out').transform(Number);
 const kindsSchema = z.array(z.string().min(1).max(32)).max(32);
+const firstSchema = z.number().int().min(1, 'must be from 1 to 1000').max(1000, 'must be from 1 to 1000');
 
 const PHASES = new Set<string>(Object.values(enumValues.ComponentPhase));
 const STATUSES = new Set<string>(Object.values(enumValues.ComponentStatus));
@@ -72,6 +73,18 @@ export function eventMatcher(f: EventFilter, owned: Set<string> | null): (e: Liv
 }
 
 export const liveResolvers: Resolvers = {
+  Query: {
+    componentEvents: async (_p, { filter, after, first }, ctx) => {
+      await ctx.requireKnownTenant();
+      const f = eventFilter(filter, ctx);
+      const cursor = after == null ? 0 : valueOrThrow(check(cursorSchema, after, 'after'));
+      const size = valueOrThrow(check(firstSchema, first ?? 100, 'first'));
+      // As far as the feed has settled the log, so a page never shows a hole that fills later.
+      const feed = ctx.live;
+      const upTo = feed ? (await feed.ready(), feed.mark) : Number.MAX_SAFE_INTEGER;
+      return (await readEventsPage(ctx.db, f, cursor, upTo, size)).map(eventView);
+    },
+  },
   Subscription: {
     componentEvents: {
       subscribe: async (_p, { filter, after }, ctx) => {

@@ -1,0 +1,159 @@
+/**
+ * The CLI's way to the API: GraphQL over HTTP (fetch) for queries and mutations, graphql-ws for
+ * subscriptions, with the endpoint and token from flags or the environment. Every failure becomes a
+ * CliError with a sentence a person can act on and an exit code.
+ */
+import os from 'node:os';
+import WebSocket from 'ws';
+import { createClient, type Client } from 'graphql-ws';
+
+/** Exit codes: 1 the operation failed (or a session ended with failures), 3 the API could not be used. */
+export const EXIT_FAILED = 1;
+export const EXIT_UNREACHABLE = 3;
+
+export class CliError extends Error {
+  constructor(message: string, readonly exitCode = EXIT_FAILED) {
+    super(message);
+  }
+}
+
+export interface Endpoint {
+  /** http(s)://host:port/graphql */
+  url: string;
+  token?: string;
+  /** Cray-Tenant-Name */
+  tenant?: string;
+}
+
+export const DEFAULT_URL = 'http://127.0.0.1:4000/graphql';
+
+export function endpointFrom(o: { url?: string; token?: string; tenant?: string }, env: NodeJS.ProcessEnv = process.env): Endpoint {
+  // An empty flag or variable counts as not given.
+  const raw = o.url || env.BOOTORCH_URL || DEFAULT_URL;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new CliError(`not a URL: ${raw} (give --url or BOOTORCH_URL like ${DEFAULT_URL})`, 2);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CliError(`the API URL must be http(s): ${raw}`, 2);
+  if (url.pathname === '/' || url.pathname === '') url.pathname = '/graphql';
+  return { url: url.toString(), token: o.token || env.BOOTORCH_TOKEN || undefined, tenant: o.tenant || env.BOOTORCH_TENANT || undefined };
+}
+
+interface GraphQLErrorShape { message: string; extensions?: { code?: string; field?: string | null; issues?: { field: string; message: string }[] } }
+
+const AUTH_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN']);
+
+export class ApiClient {
+  private ws?: Client;
+
+  constructor(readonly endpoint: Endpoint) {}
+
+  private headers(): Record<string, string> {
+    const h: Record<string, string> = { 'x-bootorch-actor': `cli:${safeUser()}` };
+    if (this.endpoint.token) h.authorization = `Bearer ${this.endpoint.token}`;
+    if (this.endpoint.tenant) h['cray-tenant-name'] = this.endpoint.tenant;
+    return h;
+  }
+
+  /** Run a query or mutation; GraphQL errors become a CliError naming the code and field. */
+  async request<T = any>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(this.endpoint.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...this.headers() },
+        body: JSON.stringify({ query, variables }),
+        signal: AbortSignal.timeout(60_000),
+      });
+    } catch (e) {
+      throw this.unreachable(e);
+    }
+    if (res.status === 401 || res.status === 403) throw this.refused(`${res.status} ${res.statusText}`);
+    let body: { data?: T; errors?: GraphQLErrorShape[] };
+    try {
+      body = await res.json() as typeof body;
+    } catch {
+      throw new CliError(`${this.endpoint.url} answered ${res.status} without GraphQL: is this a bootorch API?`, EXIT_UNREACHABLE);
+    }
+    if (body.errors?.length) throw this.graphqlError(body.errors);
+    if (!body.data) throw new CliError(`${this.endpoint.url} answered ${res.status} without data`, EXIT_UNREACHABLE);
+    return body.data;
+  }
+
+  /**
+   * Subscribe; `onNext` gets `data` of each result. Resolves when the server completes the stream,
+   * rejects with a CliError when it fails or the connection is lost. Returns a handle to stop it.
+   */
+  subscribe<T = any>(query: string, variables: Record<string, unknown>, onNext: (data: T) => void): { done: Promise<void>; stop(): void } {
+    this.ws ??= createClient({
+      url: this.endpoint.url.replace(/^http/, 'ws'),
+      webSocketImpl: WebSocket,
+      connectionParams: this.headers(),
+      lazy: true,
+      retryAttempts: 0,
+      keepAlive: 15_000,
+    });
+    let stop = () => {};
+    const done = new Promise<void>((resolve, reject) => {
+      stop = this.ws!.subscribe<T>({ query, variables }, {
+        next: (r) => {
+          if (r.errors?.length) reject(this.graphqlError(r.errors as GraphQLErrorShape[]));
+          else if (r.data) onNext(r.data as T);
+        },
+        error: (e) => reject(Array.isArray(e) ? this.graphqlError(e as GraphQLErrorShape[]) : this.lost(e)),
+        complete: () => resolve(),
+      });
+    });
+    return { done, stop: () => stop() };
+  }
+
+  /** Drop the WebSocket (the next subscribe opens a new one). */
+  async reset(): Promise<void> {
+    const ws = this.ws;
+    this.ws = undefined;
+    await ws?.dispose();
+  }
+
+  async close(): Promise<void> {
+    await this.reset();
+  }
+
+  private unreachable(e: unknown): CliError {
+    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+    const why = cause?.code === 'ECONNREFUSED' ? 'connection refused'
+      : cause?.code === 'ENOTFOUND' ? 'unknown host'
+      : (e as Error).name === 'TimeoutError' ? 'no answer within 60 s'
+      : cause?.message ?? (e as Error).message;
+    return new CliError(`cannot reach the bootorch API at ${this.endpoint.url} (${why}). Is it running? Set --url or BOOTORCH_URL.`, EXIT_UNREACHABLE);
+  }
+
+  private refused(detail: string): CliError {
+    const hint = this.endpoint.token ? 'the token was refused: check --token or BOOTORCH_TOKEN' : 'the API wants a token: give --token or set BOOTORCH_TOKEN';
+    return new CliError(`${hint} (${detail})`, EXIT_UNREACHABLE);
+  }
+
+  private lost(e: unknown): CliError {
+    const ev = e as { code?: number; reason?: string; message?: string };
+    if (ev?.code === 4401 || ev?.code === 4403) return this.refused(`WebSocket closed ${ev.code} ${ev.reason ?? ''}`.trim());
+    if (typeof ev?.code === 'number') return new CliError(`the live connection to ${this.endpoint.url} closed (${ev.code}${ev.reason ? ` ${ev.reason}` : ''})`, EXIT_UNREACHABLE);
+    return this.unreachable(e);
+  }
+
+  private graphqlError(errors: GraphQLErrorShape[]): CliError {
+    const first = errors[0]!;
+    const code = first.extensions?.code;
+    if (code && AUTH_CODES.has(code)) return this.refused(`${code}: ${first.message}`);
+    const more = (first.extensions?.issues ?? []).slice(1).map((i) => `\n  ${i.field ? `${i.field}: ` : ''}${i.message}`).join('');
+    return new CliError(`${first.message}${code && code !== 'INTERNAL_SERVER_ERROR' ? ` [${code}]` : ''}${more}`);
+  }
+}
+
+function safeUser(): string {
+  try {
+    return os.userInfo().username || 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * What `--watch` shows. Human: a progress bar (cli-progress) with counts per phase, a line for each
+ * node that fails as it happens, and a summary. Not on a terminal the bar becomes one line per
+ * update. JSON (`--json`): newline-delimited objects `{type: "event" | "progress" | "summary", ...}`.
+ */
+import cliProgress from 'cli-progress';
+
+export interface WatchEvent {
+  cursor: string;
+  at: string;
+  componentId: string;
+  kind: string;
+  actor: string;
+  fromPhase: string | null;
+  toPhase: string | null;
+  fromStatus: string | null;
+  toStatus: string | null;
+  action: string | null;
+  error: string | null;
+  reason: string | null;
+}
+
+export interface Group { key: string; count: number; ids: string[]; list: string }
+
+export interface Progress {
+  name: string;
+  status: 'PENDING' | 'RUNNING' | 'COMPLETE';
+  managedComponentsCount: number;
+  percentSuccessful: number;
+  percentFailed: number;
+  percentStaged: number;
+  phases: { percentComplete: number; percentPoweringOn: number; percentPoweringOff: number; percentConfiguring: number };
+  errorSummary: Group[];
+  failureReasons: Group[];
+  timing: { startTime: string; endTime: string | null; duration: string };
+  paused: boolean;
+  pauseReason: string | null;
+}
+
+export interface Summary {
+  session: string;
+  /** Why setup failed, when it did. */
+  error: string | null;
+  succeeded: number;
+  failed: number;
+  staged: number;
+  total: number;
+  duration: string;
+  failureReasons: Group[];
+  errorSummary: Group[];
+}
+
+export interface Display {
+  event(e: WatchEvent): void;
+  progress(p: Progress): void;
+  note(text: string): void;
+  summary(s: Summary): void;
+}
+
+/** Counts from the status's percentages of the managed components. */
+export function counts(p: Progress) {
+  const n = p.managedComponentsCount;
+  const of = (pct: number) => Math.round((pct * n) / 100);
+  return {
+    total: n, done: of(p.phases.percentComplete), succeeded: of(p.percentSuccessful), failed: of(p.percentFailed),
+    staged: of(p.percentStaged), poweringOff: of(p.phases.percentPoweringOff), poweringOn: of(p.phases.percentPoweringOn),
+    configuring: of(p.phases.percentConfiguring),
+  };
+}
+
+function phasesText(p: Progress): string {
+  const c = counts(p);
+  const parts = [`powering off ${c.poweringOff}`, `powering on ${c.poweringOn}`, `configuring ${c.configuring}`];
+  if (c.staged) parts.push(`staged ${c.staged}`);
+  return `${parts.join(' · ')} | failed ${c.failed}${p.paused ? ` | PAUSED: ${p.pauseReason ?? ''}` : ''}`;
+}
+
+export function summaryText(s: Summary): string {
+  const lines = [`Session ${s.session} complete in ${s.duration}: ${s.total} node${s.total === 1 ? '' : 's'}, ${s.succeeded} succeeded, ${s.failed} failed${s.staged ? `, ${s.staged} staged` : ''}`];
+  if (s.error) lines.push(`  session error: ${s.error}`);
+  if (s.failureReasons.length) {
+    lines.push('  failed, by reason:');
+    for (const g of s.failureReasons) lines.push(`    ${g.key} (${g.count}): ${g.list}`);
+  }
+  if (s.errorSummary.length) {
+    lines.push('  errors:');
+    for (const g of s.errorSummary) lines.push(`    ${g.key} (${g.count}): ${g.list}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+const failureLine = (e: WatchEvent) =>
+  `✗ ${e.componentId} failed${e.reason ? `: ${e.reason}` : ''}${e.error ? ` — ${e.error}` : ''}`;
+
+export class JsonDisplay implements Display {
+  constructor(private readonly out: NodeJS.WritableStream) {}
+  private line(o: object) { this.out.write(`${JSON.stringify(o)}\n`); }
+  event(e: WatchEvent) { this.line({ type: 'event', ...e }); }
+  progress(p: Progress) { this.line({ type: 'progress', ...p }); }
+  note(text: string) { this.line({ type: 'note', text }); }
+  summary(s: Summary) { this.line({ type: 'summary', ...s }); }
+}
+
+/** Human output; `tty` picks the live bar, else one plain line per update. */
+export class HumanDisplay implements Display {
+  private readonly multi?: cliProgress.MultiBar;
+  private bar?: cliProgress.SingleBar;
+  private readonly failed = new Set<string>();
+  private lastLine = '';
+
+  constructor(private readonly name: string, private readonly out: NodeJS.WritableStream & { isTTY?: boolean }, tty: boolean) {
+    if (tty) {
+      this.multi = new cliProgress.MultiBar({
+        stream: out as NodeJS.WritableStream as never,
+        format: `${name} {bar} {percentage}% | {value}/{total} done | {phases} | {duration_formatted}`,
+        hideCursor: true, clearOnComplete: false, stopOnComplete: false, forceRedraw: true,
+      }, cliProgress.Presets.shades_classic);
+    }
+  }
+
+  private print(text: string) {
+    if (this.multi) this.multi.log(`${text}\n`);
+    else this.out.write(`${text}\n`);
+  }
+
+  event(e: WatchEvent) {
+    if ((e.kind === 'failed' || e.toStatus === 'FAILED') && !this.failed.has(e.componentId)) {
+      this.failed.add(e.componentId);
+      this.print(failureLine(e));
+    }
+  }
+
+  progress(p: Progress) {
+    const c = counts(p);
+    if (this.multi) {
+      this.bar ??= this.multi.create(Math.max(c.total, 1), 0, { phases: 'waiting for setup' });
+      this.bar.setTotal(Math.max(c.total, 1));
+      this.bar.update(c.done, { phases: p.status === 'PENDING' ? 'waiting for setup' : phasesText(p) });
+      return;
+    }
+    const line = p.status === 'PENDING'
+      ? `${this.name}: pending (waiting for setup)`
+      : `${this.name}: ${p.phases.percentComplete}% complete (${c.done}/${c.total}) | ${phasesText(p)} | ${p.timing.duration}`;
+    if (line !== this.lastLine) this.out.write(`${line}\n`);
+    this.lastLine = line;
+  }
+
+  note(text: string) {
+    this.print(text);
+  }
+
+  summary(s: Summary) {
+    this.multi?.stop();
+    this.out.write(summaryText(s));
+  }
+}
