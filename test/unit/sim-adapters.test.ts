@@ -48,9 +48,13 @@ describe('sim adapters', () => {
     const id = w.ids()[0]!;
     await a.power.transition('On', [id]);
     await w.waitFor('power', (p) => p.id === id, 2000);
+    const sawOff = Date.now();
     expect((await a.power.powerStatus([id])).get(id)!.state).toBe('off');
-    await w.timers.sleep(25);
+    // Poll until PCS shows it on (or the deadline passes): the lag is what is measured.
+    const deadline = Date.now() + 2000;
+    while ((await a.power.powerStatus([id])).get(id)!.state !== 'on' && Date.now() < deadline) await w.timers.sleep(2); // until deadline
     expect((await a.power.powerStatus([id])).get(id)!.state).toBe('on');
+    expect(Date.now() - sawOff).toBeGreaterThanOrEqual(10);
   });
 
   it('boot parameters: a new token per PUT, entries per host', async () => {
