@@ -11,7 +11,7 @@ import type { FailureReason } from '../domain/failures.ts';
 import type { Kicker, OperatorName } from './kick.ts';
 import { transaction } from '../db/tx.ts';
 import {
-  failComponents, recordAction, recordProblems, selectComponents, type ComponentProblem, type ComponentSelection,
+  failComponents, recordAction, recordProblems, selectPages, type ComponentProblem, type ComponentSelection,
   type EngineComponent,
 } from '../db/engine/components.ts';
 import type { Criterion } from './selection.ts';
@@ -103,11 +103,12 @@ export function actionOperator(spec: ActionOperatorSpec): OperatorDef {
     action: spec,
     period: (o) => o.polling_frequency,
     async run(ctx) {
-      let selected = await selectComponents(ctx.pool, spec.selection(ctx));
-      if (spec.ready) selected = selected.filter((c) => spec.ready!(ctx, c).met);
-      if (spec.limit) selected = await spec.limit(ctx, selected);
-      if (spec.inventoryCheck !== false) selected = await inInventory(ctx, selected);
-      for (const chunk of chunks(selected, ctx.options.max_component_batch_size)) {
+      for await (const page of selectPages(ctx.pool, spec.selection(ctx), ctx.options.max_component_batch_size)) {
+        let chunk = page;
+        if (spec.ready) chunk = chunk.filter((c) => spec.ready!(ctx, c).met);
+        if (spec.limit) chunk = await spec.limit(ctx, chunk);
+        if (spec.inventoryCheck !== false) chunk = await inInventory(ctx, chunk);
+        if (chunk.length === 0) continue;
         const exhausted = chunk.filter((c) => retryLimitHit(c, spec.counter, ctx.options));
         if (exhausted.length > 0) {
           await transaction(ctx.pool, async (tx) => {

@@ -8,9 +8,9 @@
  * since PCS and CFS do not tell anyone when a node finishes a transition.
  */
 import type { OperatorDef, EngineContext } from '../engine/operator.ts';
-import { chunks, errorText } from '../engine/operator.ts';
+import { errorText } from '../engine/operator.ts';
 import type { OperatorName } from '../engine/kick.ts';
-import { recordProblems, selectComponents } from '../db/engine/components.ts';
+import { recordProblems, selectPages } from '../db/engine/components.ts';
 import { applyStatusChanges } from '../db/engine/status.ts';
 import { decide } from '../domain/status-decision.ts';
 import { transaction } from '../db/tx.ts';
@@ -31,9 +31,8 @@ export const status: OperatorDef = {
   period: (o) => o.polling_frequency,
   async run(ctx) {
     await admitQueued(ctx);
-    const active = await selectComponents(ctx.pool, STATUS_SELECTION);
     let inTransit = false;
-    for (const chunk of chunks(active, ctx.options.max_component_batch_size)) {
+    for await (const chunk of selectPages(ctx.pool, STATUS_SELECTION, ctx.options.max_component_batch_size)) {
       const ids = chunk.map((c) => c.id);
       let power, cfs;
       try {

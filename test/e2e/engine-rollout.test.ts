@@ -49,7 +49,10 @@ describe('rollout policies', () => {
     c.world.faults.setRate('bootsButNeverReports', 1);
     await c.template('t');
     await c.session('can', { template: 't', operation: 'reboot', rollout: { canary: 3 } });
+    const ids0 = c.world.ids().sort();
     await c.waitFor(async () => (await sessionRow(c!, 'can')).paused, 'session paused', 60_000);
+    // The failed canary nodes are disabled by the next status pass.
+    await c.waitFor(async () => (await c!.components(ids0.slice(0, 3))).every((r) => !r.enabled), 'canary disabled', 60_000);
     const s = await sessionRow(c, 'can');
     expect(s.pause_reason).toMatch(/canary failed/);
     const ids = c.world.ids().sort();

@@ -75,6 +75,9 @@ export interface ComponentSelection {
   excludePausedSessions?: boolean;
   /** Actual boot state set and older than this. */
   actualOlderThan?: Date;
+  /** Keyset paging: ids after this one, at most `limit` rows. */
+  afterId?: string;
+  limit?: number;
 }
 
 /** Select components in id order (the order chunks are acted on, so chunks are stable across ticks). */
@@ -96,8 +99,25 @@ export async function selectComponents(q: Queryable, s: ComponentSelection): Pro
     where.push(`not exists (select 1 from sessions s where s.name = c.session and s.tenant_key = c.session_tenant
       and (s.paused or s.aborted))`);
   }
-  const r = await q.query(`select ${COLUMNS} from components c ${where.length ? `where ${where.join(' and ')}` : ''} order by c.id`, values);
+  if (s.afterId !== undefined) where.push(`c.id > ${p(s.afterId)}`);
+  const limit = s.limit && s.limit > 0 ? ` limit ${p(s.limit)}` : '';
+  const r = await q.query(`select ${COLUMNS} from components c ${where.length ? `where ${where.join(' and ')}` : ''} order by c.id${limit}`, values);
   return r.rows.map(toComponent);
+}
+
+/**
+ * The selection a page at a time (max_component_batch_size rows, keyset on id), so an operator holds
+ * one chunk in memory however large the machine. 0 = everything in one page.
+ */
+export async function* selectPages(q: Queryable, s: ComponentSelection, size: number): AsyncGenerator<EngineComponent[]> {
+  let afterId: string | undefined;
+  for (;;) {
+    const page = await selectComponents(q, { ...s, afterId, limit: size > 0 ? size : undefined });
+    if (page.length === 0) return;
+    yield page;
+    if (size <= 0 || page.length < size) return;
+    afterId = page[page.length - 1]!.id;
+  }
 }
 
 /**
