@@ -3,7 +3,9 @@
  * subscriptions, with the endpoint and token from flags or the environment. Every failure becomes a
  * CliError with a sentence a person can act on and an exit code.
  */
+import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
 
@@ -23,6 +25,8 @@ export interface Endpoint {
   token?: string;
   /** Cray-Tenant-Name */
   tenant?: string;
+  /** Where the token came from, for error messages. */
+  tokenSource?: string;
 }
 
 export const DEFAULT_URL = 'http://127.0.0.1:4000/graphql';
@@ -38,7 +42,28 @@ export function endpointFrom(o: { url?: string; token?: string; tenant?: string 
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CliError(`the API URL must be http(s): ${raw}`, 2);
   if (url.pathname === '/' || url.pathname === '') url.pathname = '/graphql';
-  return { url: url.toString(), token: o.token || env.BOOTORCH_TOKEN || undefined, tenant: o.tenant || env.BOOTORCH_TENANT || undefined };
+  const tenant = o.tenant || env.BOOTORCH_TENANT || undefined;
+  if (o.token) return { url: url.toString(), token: o.token, tenant, tokenSource: '--token' };
+  if (env.BOOTORCH_TOKEN) return { url: url.toString(), token: env.BOOTORCH_TOKEN, tenant, tokenSource: 'BOOTORCH_TOKEN' };
+  const dev = LOCAL_HOSTS.has(url.hostname) ? devToken(env) : undefined;
+  return { url: url.toString(), token: dev?.token, tenant, tokenSource: dev?.file };
+}
+
+const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * The admin token `bootorch dev` keeps in its data folder (BOOTORCH_DATA_DIR, default .data), for a
+ * CLI on the same machine talking to a local API: a newcomer needs no token step. Only a file the
+ * user can read already, only for localhost.
+ */
+function devToken(env: NodeJS.ProcessEnv): { token: string; file: string } | undefined {
+  const file = path.join(env.BOOTORCH_DATA_DIR || '.data', 'dev-admin-token');
+  try {
+    const token = fs.readFileSync(file, 'utf8').trim();
+    return token ? { token, file } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 interface GraphQLErrorShape { message: string; extensions?: { code?: string; field?: string | null; issues?: { field: string; message: string }[] } }
@@ -130,7 +155,10 @@ export class ApiClient {
   }
 
   private refused(detail: string): CliError {
-    const hint = this.endpoint.token ? 'the token was refused: check --token or BOOTORCH_TOKEN' : 'the API wants a token: give --token or set BOOTORCH_TOKEN';
+    const hint = !this.endpoint.token ? 'the API wants a token: give --token or set BOOTORCH_TOKEN'
+      : this.endpoint.tokenSource?.startsWith('--') || this.endpoint.tokenSource === 'BOOTORCH_TOKEN'
+        ? 'the token was refused: check --token or BOOTORCH_TOKEN'
+        : `the token in ${this.endpoint.tokenSource} was refused (stale from an earlier run?): give --token or set BOOTORCH_TOKEN`;
     return new CliError(`${hint} (${detail})`, EXIT_UNREACHABLE);
   }
 

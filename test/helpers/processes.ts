@@ -68,7 +68,8 @@ export interface CliResult { code: number | null; stdout: string; stderr: string
 export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 120_000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
-      cwd: ROOT, env: { ...process.env, BOOTORCH_URL: '', BOOTORCH_TOKEN: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+      // No dev token file (.data/dev-admin-token) is picked up unless a test says so.
+      cwd: ROOT, env: { ...process.env, BOOTORCH_URL: '', BOOTORCH_TOKEN: '', BOOTORCH_DATA_DIR: '/nonexistent', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';

@@ -4,6 +4,9 @@
  * `session create --watch` to the end with and without failures, and clear errors when the API is
  * unreachable or refuses the token.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startCluster, type Cluster } from '../helpers/cluster.ts';
 import { runCli } from '../helpers/processes.ts';
@@ -139,5 +142,20 @@ describe('bootorch CLI', { timeout: 300_000 }, () => {
     expect(good.code).toBe(0);
     expect(Array.isArray(JSON.parse(good.stdout))).toBe(true);
     expect(unknown).toMatchObject({ code: 1, stderr: 'bootorch: no session "nope"\n' });
+  });
+
+  test('on a local API without a token, the token `bootorch dev` keeps in its data folder is used', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bootorch-cli-'));
+    try {
+      fs.writeFileSync(path.join(dir, 'dev-admin-token'), `${env.BOOTORCH_TOKEN}\n`);
+      const ok = await runCli(['session', 'list', '--json'], { BOOTORCH_URL: api.url, BOOTORCH_DATA_DIR: dir });
+      expect(ok.code).toBe(0);
+      fs.writeFileSync(path.join(dir, 'dev-admin-token'), 'bto_0000000000000bad_nottherighttokennottherighttokennottherighttok');
+      const stale = await runCli(['session', 'list'], { BOOTORCH_URL: api.url, BOOTORCH_DATA_DIR: dir });
+      expect(stale.code).toBe(3);
+      expect(stale.stderr).toContain(`the token in ${path.join(dir, 'dev-admin-token')} was refused`);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
