@@ -30,6 +30,11 @@ export const configSchema = z.object({
   PCS_URL: z.url().optional(),
   BSS_URL: z.url().optional(),
   CFS_URL: z.url().optional(),
+  /**
+   * S3 endpoint that image manifests (`s3://bucket/key`) are read from, path-style as `<S3_URL>/bucket/key`
+   * (e.g. https://rgw-vip, or `bootorch sim`'s `<url>/s3`). Required to create templates with s3 paths.
+   */
+  S3_URL: z.url().optional(),
   /** Bearer token for the CSM services, or a file holding it (re-read on every request). */
   CSM_TOKEN: z.string().optional(),
   CSM_TOKEN_FILE: z.string().optional(),

@@ -6,6 +6,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { devTokenFile, runApi, runDev, runWorker, type Stoppable } from './roles.ts';
 import { registerClientCommands } from './cli/index.ts';
 import { registerTokenCommands } from './cli/token.ts';
+import { registerSimCommands } from './cli/sim.ts';
 
 const program = new Command('bootorch').description('Boot orchestration for large clusters').showHelpAfterError();
 
@@ -69,6 +70,7 @@ program.command('worker').description('every operator on pg-boss, against BOOTOR
 
 registerClientCommands(program);
 registerTokenCommands(program, config);
+registerSimCommands(program, config, untilSignal);
 
 program.parseAsync(process.argv).catch((e) => {
   process.stderr.write(`bootorch: ${e instanceof Error ? e.message : String(e)}\n`);

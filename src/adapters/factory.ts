@@ -35,8 +35,7 @@ export function httpConfigFrom(config: Config): HttpAdaptersConfig {
   const missing = (['HSM_URL', 'PCS_URL', 'BSS_URL', 'CFS_URL'] as const).filter((k) => !config[k]);
   if (missing.length) throw new Error(`BOOTORCH_ADAPTERS=http needs ${missing.join(', ')}`);
   const auth = { token: config.CSM_TOKEN, tokenFile: config.CSM_TOKEN_FILE, caFile: config.CSM_CA_FILE };
-  // S3_URL is not in the shared config schema yet: read it from the environment as well.
-  const s3 = (config as Config & { S3_URL?: string }).S3_URL ?? process.env.S3_URL;
+  const s3 = config.S3_URL;
   return {
     hsm: { url: config.HSM_URL!, ...auth },
     pcs: { url: config.PCS_URL!, ...auth },

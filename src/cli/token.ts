@@ -6,6 +6,7 @@
  *
  *   bootorch token create --role admin --subject alice [--tenant T] [--ttl SECONDS]
  *   bootorch token node x3000c0s19b1n0 [--out /path/on/node/token]   (a node reporter's credential)
+ *   bootorch token nodes --from-hsm URL --out DIR      (one for every node in HSM: src/cli/node-tokens.ts)
  *   bootorch token list [--all]
  *   bootorch token revoke <id>
  *
@@ -20,6 +21,7 @@ import type { Config } from '../config.ts';
 import { logger, openDatabase } from '../roles.ts';
 import { createApiToken, createNodeToken, listApiTokens, revokeApiToken, type ApiTokenInfo } from '../auth/index.ts';
 import { tenantExists } from '../db/queries/tenants.ts';
+import { registerNodeTokensCommand } from './node-tokens.ts';
 
 const HUMAN_ROLES = ['admin', 'operator', 'viewer'] as const;
 
@@ -82,6 +84,8 @@ export function registerTokenCommands(program: Command, config: () => Config): v
         }
       });
     });
+
+  registerNodeTokensCommand(token, config, (fn) => withDatabase(config(), fn));
 
   token.command('list').description('tokens (never their secrets), oldest first')
     .option('--all', 'include revoked tokens')

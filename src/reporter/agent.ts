@@ -141,6 +141,8 @@ export function startReporterAgent(cfg: AgentConfig, deps: AgentDeps = {}): Agen
   const ac = new AbortController();
   let reports = 0;
   const wait = (seconds: number) => new Promise<void>((resolve) => {
+    // Stopped already (e.g. from onReport): an abort listener added now would never fire.
+    if (ac.signal.aborted) return resolve();
     const t = setTimeout(resolve, seconds * unit);
     ac.signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
   });

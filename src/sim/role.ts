@@ -26,6 +26,16 @@ export const INTERACTIVE_TIMING: WorldOptions = {
   batcher: { batchSize: 25, batchWindowMs: 2000, checkIntervalMs: 1000, runTimeMs: 5000 },
 };
 
+/**
+ * Hardware in tenths of a second: for tests and benchmarks driving `bootorch sim` over HTTP, where the
+ * engine's waits (FAST_OPTIONS) are a second or two. Reporters back off from 200 ms to 2 s.
+ */
+export const FAST_TIMING: WorldOptions = {
+  powerOnDelayMs: 100, powerOffDelayMs: 100, forceOffDelayMs: 50, bootDelayMs: 200,
+  reportRetryBaseMs: 200, reportRetryMaxMs: 2000,
+  batcher: { batchSize: 25, batchWindowMs: 100, checkIntervalMs: 50, runTimeMs: 200 },
+};
+
 export async function startSimRole(o: SimRoleOptions): Promise<{ world: SimWorld; server: SimServer; close(): Promise<void> }> {
   const world = new SimWorld({ river: true, ...INTERACTIVE_TIMING, ...o.world, nodes: o.nodes, seed: o.seed });
   const server = await startSimServer(world, {

@@ -5,6 +5,7 @@
  * slowMs delays the answer, timeout never answers). Plain node:http.
  *
  * With `report`, the nodes' bos-reporters call bootorch's reportBootState over HTTP (src/reporter).
+ * The simulator's own routes (/healthz, /sim/info, /sim/counters, /sim/faults) are in http/control.ts.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -15,6 +16,7 @@ import { cfsRoutes } from './http/cfs.ts';
 import { hsmRoutes } from './http/hsm.ts';
 import { pcsRoutes } from './http/pcs.ts';
 import { compile, match, problem, stripPrefix, type Ctx, type Reply } from './http/router.ts';
+import { controlRoute, type ReportCounts } from './http/control.ts';
 import { s3Routes } from './http/s3.ts';
 import type { SimWorld } from './world.ts';
 
@@ -65,8 +67,13 @@ export async function startSimServer(world: SimWorld, o: SimServerOptions = {}):
     world.setReportHandler((xname, bssToken) =>
       reportOnce({ url, xname, bssToken, timeoutMs, authToken: typeof authToken === 'function' ? authToken(xname) : authToken }));
   }
+  const reports: ReportCounts = { delivered: 0, refused: 0 };
+  const unsubscribe = [
+    world.on('report', () => { reports.delivered++; }),
+    world.on('report-error', () => { reports.refused++; }),
+  ];
   const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
-    handle(world, req, res, o.onExchange).catch(() => res.destroy());
+    handle(world, reports, req, res, o.onExchange).catch(() => res.destroy());
   };
   const server = o.tls ? https.createServer({ key: o.tls.key, cert: o.tls.cert }, listener) : http.createServer(listener);
   await new Promise<void>((resolve, reject) => {
@@ -81,6 +88,7 @@ export async function startSimServer(world: SimWorld, o: SimServerOptions = {}):
     urls: { hsm: url, pcs: `${url}/power-control/v1`, bss: url, cfs: url, s3: `${url}/s3` },
     close: () => new Promise<void>((resolve) => {
       // Hung requests (the timeout knob) would hold close() forever: cut every connection.
+      for (const off of unsubscribe) off();
       server.closeAllConnections();
       server.close(() => resolve());
     }),
@@ -98,7 +106,7 @@ async function readBody(req: http.IncomingMessage): Promise<string> {
   return Buffer.concat(parts).toString('utf8');
 }
 
-async function handle(world: SimWorld, req: http.IncomingMessage, res: http.ServerResponse, onExchange?: (x: Exchange) => void) {
+async function handle(world: SimWorld, reports: ReportCounts, req: http.IncomingMessage, res: http.ServerResponse, onExchange?: (x: Exchange) => void) {
   const raw = await readBody(req);
   const u = new URL(req.url ?? '/', 'http://sim');
   const method = (req.method ?? 'GET').toUpperCase();
@@ -122,6 +130,8 @@ async function handle(world: SimWorld, req: http.IncomingMessage, res: http.Serv
       requestBody: raw, status: reply.status, responseHeaders: headers, responseBody: body,
     });
   };
+  const control = controlRoute(world, reports, method, u.pathname, raw);
+  if (control) return send(control, 'sim');
   if ('allowed' in found) {
     const reply = found.allowed.length ? problem(405, `method ${method} not allowed on ${path}`) : problem(404, `no route for ${path}`);
     return send(reply, 'none');
