@@ -3,10 +3,10 @@
  * were in flight when it was read, and open the one LISTEN connection a process needs.
  */
 import pg from 'pg';
+import { sql, type SQL } from 'drizzle-orm';
+import type { Database } from './client.ts';
 import type { Queryable } from './queryable.ts';
 import { visibleTo } from './queries/tenants.ts';
-import type { Database } from './client.ts';
-import { sql, type SQL } from 'drizzle-orm';
 
 /** One component event as subscribers see it (the `data` column stays in the log). */
 export interface LiveEvent {
@@ -36,6 +36,9 @@ const toEvent = (x: any): LiveEvent => ({
   toStatus: x.to_status, action: x.action, error: x.error, reason: x.reason,
 });
 
+/** The in-progress transaction ids of a `pg_current_snapshot()` text (`xmin:xmax:xip,...`). */
+const inFlightOf = (snap: string): string[] => (snap.split(':')[2] ?? '').split(',').filter(Boolean);
+
 export interface FeedRead {
   events: LiveEvent[];
   /** Top-level transactions in flight when the rows were read (the statement's snapshot). */
@@ -50,17 +53,14 @@ export interface FeedRead {
 export async function readFeed(q: Queryable, after: number, limit: number): Promise<FeedRead> {
   const r = await q.query(`select s.snap, e.* from (select pg_current_snapshot()::text as snap) s
     left join lateral (select ${COLUMNS} from component_events where id > $1 order by id limit $2) e on true`, [after, limit]);
-  const snap = String(r.rows[0]?.snap ?? '0:0:');
-  const xip = snap.split(':')[2] ?? '';
-  return { events: r.rows.filter((x: any) => x.id !== null).map(toEvent), inFlight: xip ? xip.split(',') : [] };
+  return { events: r.rows.filter((x: any) => x.id !== null).map(toEvent), inFlight: inFlightOf(String(r.rows[0]?.snap ?? '')) };
 }
 
 /** Newest event id and the transactions in flight (where a new feed starts). */
 export async function feedStart(q: Queryable): Promise<{ maxId: number; inFlight: string[] }> {
   const r = await q.query(`select coalesce((select max(id) from component_events), 0) as max_id,
     pg_current_snapshot()::text as snap`);
-  const xip = String(r.rows[0].snap).split(':')[2] ?? '';
-  return { maxId: Number(r.rows[0].max_id), inFlight: xip ? xip.split(',') : [] };
+  return { maxId: Number(r.rows[0].max_id), inFlight: inFlightOf(String(r.rows[0].snap)) };
 }
 
 /** How many of these transactions are still running. */
