@@ -19,6 +19,7 @@ import {
 import type { Db } from '../db/client.ts';
 import type { ApiContext, Identify, Identity } from './context.ts';
 import { isDatabaseUnavailable } from './unavailable.ts';
+import { assertStorable } from './input-errors.ts';
 
 /** What the server needs to authenticate requests. */
 export interface ApiAuth {
@@ -88,8 +89,9 @@ export function checkField(ctx: Pick<ApiContext, 'auth'>, field: string, args: R
 }
 
 /**
- * Wrap every root field's resolver (subscriptions: their `subscribe`) with checkField, in place.
- * Mutations also leave an audit line (actor, tenant, field, outcome) in the log.
+ * Wrap every root field's resolver (subscriptions: their `subscribe`) with checkField, in place, and
+ * with the input check every field gets (input-errors.ts). Mutations also leave an audit line (actor,
+ * tenant, field, outcome) in the log.
  */
 export function applyAuthorization(schema: GraphQLSchema, policy: Readonly<Record<string, OperationPolicy>> = POLICY): GraphQLSchema {
   const mutation = schema.getMutationType();
@@ -102,6 +104,7 @@ export function applyAuthorization(schema: GraphQLSchema, policy: Readonly<Recor
         const subscribe = field.subscribe ?? defaultFieldResolver;
         field.subscribe = (src, args, ctx: ApiContext, info) => {
           checkField(ctx, name, args, policy);
+          assertStorable(args);
           return subscribe(src, args, ctx, info);
         };
         continue;
@@ -111,6 +114,7 @@ export function applyAuthorization(schema: GraphQLSchema, policy: Readonly<Recor
         ? async (src, args, ctx: ApiContext, info) => {
           try {
             checkField(ctx, name, args, policy);
+            assertStorable(args);
             const out = await resolve(src, args, ctx, info);
             audit(ctx, name, 'ok');
             return out;
@@ -121,6 +125,7 @@ export function applyAuthorization(schema: GraphQLSchema, policy: Readonly<Recor
         }
         : (src, args, ctx: ApiContext, info) => {
           checkField(ctx, name, args, policy);
+          assertStorable(args);
           return resolve(src, args, ctx, info);
         };
     }

@@ -17,8 +17,13 @@ import type { EngineContext, OperatorDef } from './operator.ts';
 import type { Adapters } from '../adapters/ports.ts';
 import { loadOptions } from '../db/engine/options.ts';
 import { errorText } from './operator.ts';
+import { TickLeases } from './leases.ts';
 
 const QUEUE_PREFIX = 'bootorch-op-';
+/** Every queue of the engine (operator ticks and timers) starts with this: their active jobs are leased. */
+const ENGINE_QUEUES = 'bootorch-';
+/** How often each process makes sure every operator has its next poll scheduled (ms). */
+const POLL_KEEPER_MS = 10_000;
 const TIMER_QUEUE = 'bootorch-timer';
 const KICK_CHANNEL = 'bootorch_kick';
 
@@ -88,6 +93,8 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
   const { boss, kicker } = handle;
   const now = deps.now ?? (() => new Date());
   const workerIds = new Map<string, string>();
+  // A killed process's ticks must not hold their stately queues until expiry (leases.ts).
+  const leases = new TickLeases({ url: deps.url, log: deps.log, queuePrefix: ENGINE_QUEUES });
 
   const wake = async (op: OperatorName, seconds: number) => {
     const due = Math.ceil(now().getTime() / 1000 + Math.max(0, seconds));
@@ -99,9 +106,11 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
 
   for (const def of deps.operators) {
     const log = deps.log.child({ operator: def.name });
-    const id = await boss.work(queueOf(def.name), { pollingIntervalSeconds: 0.5, batchSize: 1 }, async () => {
+    const id = await boss.work(queueOf(def.name), { pollingIntervalSeconds: 0.5, batchSize: 1 }, async (jobs) => {
       let period = 15;
       const started = Date.now();
+      const jobId = jobs[0]?.id;
+      if (jobId) await leases.hold(jobId);
       try {
         const options = await loadOptions(deps.pool);
         period = def.period(options);
@@ -119,33 +128,72 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
       } finally {
         log.debug({ ms: Date.now() - started }, 'tick');
         if (period > 0) await poll(def.name, period, 'poll').catch((e) => log.warn({ err: errorText(e) }, 'could not schedule poll'));
+        if (jobId) await leases.release(jobId);
       }
     });
     workerIds.set(def.name, id);
   }
   await boss.work(TIMER_QUEUE, { pollingIntervalSeconds: 0.5, batchSize: 50 }, async (jobs) => {
-    const ops = new Set(jobs.map((j) => (j.data as { op: OperatorName }).op));
-    for (const op of ops) await boss.send(queueOf(op), {});
-    for (const op of ops) { const w = workerIds.get(op); if (w) boss.notifyWorker(w); }
+    for (const j of jobs) await leases.hold(j.id);
+    try {
+      const ops = new Set(jobs.map((j) => (j.data as { op: OperatorName }).op));
+      for (const op of ops) await boss.send(queueOf(op), {});
+      for (const op of ops) { const w = workerIds.get(op); if (w) boss.notifyWorker(w); }
+    } finally {
+      for (const j of jobs) await leases.release(j.id);
+    }
+  });
+  // A reaped tick is owed: run the operator again (reaped timers are retried by pg-boss itself).
+  await leases.start(boss, async (queues) => {
+    const ops = OPERATORS.filter((op) => queues.includes(queueOf(op)));
+    if (ops.length) await kicker.kickNow(ops).catch(() => {});
   });
 
-  // Kicks from any process: wake this process's worker for that operator at once.
-  const listener = new pg.Client({ connectionString: deps.url, application_name: 'bootorch-kick-listener' });
-  let listening = false;
-  const listen = async () => {
+  // Level-triggered safety net, kept even when a tick could not schedule its next poll (the database
+  // was down when it ended): every process makes sure each operator has a poll waiting.
+  let stopped = false;
+  const keepPolls = setInterval(async () => {
     try {
-      await listener.connect();
-      listener.on('notification', (n) => {
-        for (const op of (n.payload ?? '').split(',')) {
-          const w = workerIds.get(op);
-          if (w) boss.notifyWorker(w);
-        }
-      });
-      listener.on('error', (e) => deps.log.warn({ err: errorText(e) }, 'kick listener lost; falling back to polling'));
-      await listener.query(`listen ${KICK_CHANNEL}`);
-      listening = true;
+      const options = await loadOptions(deps.pool);
+      for (const def of deps.operators) {
+        const period = def.period(options);
+        if (period > 0 && !stopped) await poll(def.name, period, 'poll');
+      }
+    } catch { /* database unavailable: next round */ }
+  }, POLL_KEEPER_MS);
+
+  // Kicks from any process: wake this process's worker for that operator at once. The connection is
+  // re-made when it drops (Postgres restarted); meanwhile pg-boss's 0.5 s polling still finds the ticks.
+  let listener: pg.Client | undefined;
+  let relisten: NodeJS.Timeout | undefined;
+  let listenBackoffMs = 200;
+  const listen = async (): Promise<void> => {
+    const client = new pg.Client({ connectionString: deps.url, application_name: 'bootorch-kick-listener' });
+    client.on('notification', (n) => {
+      for (const op of (n.payload ?? '').split(',')) {
+        const w = workerIds.get(op);
+        if (w) boss.notifyWorker(w);
+      }
+    });
+    client.on('error', (e) => deps.log.warn({ err: errorText(e) }, 'kick listener lost; polling until it is back'));
+    client.on('end', () => {
+      if (listener === client) listener = undefined;
+      if (stopped || relisten) return;
+      relisten = setTimeout(() => {
+        relisten = undefined;
+        listenBackoffMs = Math.min(listenBackoffMs * 2, 5000);
+        // Kicks sent while it was down went unheard: tick every operator once.
+        void listen().then(() => { if (listener) return kicker.kickNow(deps.operators.map((d) => d.name)); }).catch(() => {});
+      }, listenBackoffMs);
+    });
+    try {
+      await client.connect();
+      await client.query(`listen ${KICK_CHANNEL}`);
+      listener = client;
+      listenBackoffMs = 200;
     } catch (e) {
-      deps.log.warn({ err: errorText(e) }, 'kick listener unavailable; polling only');
+      deps.log.warn({ err: errorText(e) }, 'kick listener unavailable; polling until it is back');
+      await client.end().catch(() => {});
     }
   };
   if (deps.kicks !== false) await listen();
@@ -160,7 +208,11 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
       try { await deps.pool.query('select 1'); return true; } catch { return false; }
     },
     async stop() {
-      if (listening) await listener.end().catch(() => {});
+      stopped = true;
+      clearInterval(keepPolls);
+      clearTimeout(relisten);
+      await listener?.end().catch(() => {});
+      await leases.stop();
       for (const def of deps.operators) await boss.offWork(queueOf(def.name)).catch(() => {});
       await boss.offWork(TIMER_QUEUE).catch(() => {});
       if (!deps.boss) await handle.stop();

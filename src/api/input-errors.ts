@@ -1,0 +1,49 @@
+/**
+ * Input checks every field gets, before its own validation: strings PostgreSQL cannot store (NUL) or
+ * that are not Unicode text (lone surrogates) are refused naming the field, instead of failing deep in
+ * SQL as an internal error. And GraphQL's own variable errors ("Variable "$input" got invalid value
+ * ... at "input.bootSets[0].name"") get the same `extensions.field` as the resolvers' errors.
+ */
+import type { GraphQLFormattedError } from 'graphql';
+import { badInput } from './errors.ts';
+
+// eslint-disable-next-line no-control-regex
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** The path of the first string in `value` that cannot be stored as text, or null. */
+export function unstorableAt(value: unknown, path = ''): string | null {
+  if (typeof value === 'string') return UNSTORABLE.test(value) ? path : null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const p = unstorableAt(value[i], `${path}[${i}]`);
+      if (p !== null) return p;
+    }
+    return null;
+  }
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      const p = unstorableAt(v, path ? `${path}.${k}` : k);
+      if (p !== null) return p;
+    }
+  }
+  return null;
+}
+
+/** Throws BAD_USER_INPUT naming the first argument path holding an unstorable string. */
+export function assertStorable(args: Record<string, unknown>): void {
+  const at = unstorableAt(args);
+  if (at !== null) throw badInput([{ field: at, message: 'must not contain NUL characters or unpaired UTF-16 surrogates' }]);
+}
+
+const AT_PATH = /^Variable "\$([A-Za-z_]\w*)" got invalid value .*? at "([^"]+)"/s;
+const VARIABLE = /^Variable "\$([A-Za-z_]\w*)"/;
+
+/** A variable coercion error gets `extensions.field`: the input path (`input.bootSets[0].name`), else the variable. */
+export function withVariableField(e: GraphQLFormattedError): GraphQLFormattedError {
+  // graphql stops after 50 variable errors with a code-less error; the 50 before it name the fields.
+  if (/^Too many errors processing variables/.test(e.message)) return { ...e, extensions: { code: 'BAD_USER_INPUT', field: null } };
+  if (e.extensions?.code !== 'BAD_USER_INPUT' || e.extensions.field !== undefined) return e;
+  const m = AT_PATH.exec(e.message) ?? VARIABLE.exec(e.message);
+  if (!m) return e;
+  return { ...e, extensions: { ...e.extensions, field: m[2] ?? m[1] } };
+}

@@ -1,0 +1,128 @@
+/**
+ * Which process runs which tick, in a form that dies with the process.
+ *
+ * pg-boss marks a fetched job `active` and trusts the worker to complete it. A worker killed with
+ * SIGKILL, or cut off from the database when its tick ends, leaves the job active until it expires
+ * (an hour for operator ticks), and a `stately` queue starts no other tick meanwhile: that operator
+ * would stop for an hour. So each engine process holds, on one dedicated connection, a session
+ * advisory lock per job it is running. Postgres drops the locks when the connection dies. The reaper
+ * (every process runs one) fails active jobs whose lock nobody holds, twice in a row, so the queue
+ * moves on, and kicks their operator so that its tick is not lost.
+ *
+ * A process that lost its lock connection re-takes its locks on reconnecting; "twice in a row" gives
+ * it a reaper period to do so before another process calls its jobs orphaned.
+ */
+import pg from 'pg';
+import type PgBoss from 'pg-boss';
+import type { Logger } from 'pino';
+
+/** First key of the two-key advisory locks: "bo" (0x626f), so they cannot collide with other users'. */
+const LEASE_SPACE = 0x626f;
+
+export interface LeaseOptions {
+  url: string;
+  log: Logger;
+  /** Queues whose active jobs are leased and reaped: names starting with this prefix. */
+  queuePrefix: string;
+  /** Seconds a job may be active before the reaper looks at it (default 5): the time between fetch and lock. */
+  graceSeconds?: number;
+  /** Reaper period in ms (default 3000). */
+  reapEveryMs?: number;
+}
+
+export class TickLeases {
+  private client?: pg.Client;
+  private readonly held = new Set<string>();
+  private suspects = new Set<string>();
+  private stopped = false;
+  private timer?: NodeJS.Timeout;
+  private reconnectTimer?: NodeJS.Timeout;
+  private backoffMs = 200;
+  private reaping = false;
+  /** Reaper rounds finished (tests wait on it). */
+  rounds = 0;
+
+  constructor(private readonly o: LeaseOptions) {}
+
+  /** Connect the lock connection and start reaping; `onReaped` gets the queue names of reaped jobs. */
+  async start(boss: PgBoss, onReaped: (queues: string[]) => Promise<void>): Promise<void> {
+    await this.connect().catch((e) => this.o.log.warn({ err: String(e) }, 'tick leases: lock connection unavailable; retrying'));
+    this.timer = setInterval(() => void this.reap(boss, onReaped), this.o.reapEveryMs ?? 3000);
+    await this.reap(boss, onReaped);
+  }
+
+  /** Take the lease of a job this process is about to run. Never throws: a lost connection re-takes it later. */
+  async hold(jobId: string): Promise<void> {
+    this.held.add(jobId);
+    await this.client?.query('select pg_try_advisory_lock($1, hashtext($2))', [LEASE_SPACE, jobId]).catch(() => {});
+  }
+
+  async release(jobId: string): Promise<void> {
+    this.held.delete(jobId);
+    await this.client?.query('select pg_advisory_unlock($1, hashtext($2))', [LEASE_SPACE, jobId]).catch(() => {});
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    clearTimeout(this.reconnectTimer);
+    const c = this.client;
+    this.client = undefined;
+    await c?.end().catch(() => {});
+  }
+
+  private async connect(): Promise<void> {
+    const c = new pg.Client({ connectionString: this.o.url, application_name: 'bootorch-leases' });
+    c.on('error', () => {}); // 'end' follows; reconnect there
+    c.on('end', () => {
+      if (this.client === c) this.client = undefined;
+      this.scheduleReconnect();
+    });
+    await c.connect();
+    for (const id of this.held) await c.query('select pg_try_advisory_lock($1, hashtext($2))', [LEASE_SPACE, id]);
+    this.client = c;
+    this.backoffMs = 200;
+  }
+
+  private scheduleReconnect(): void {
+    if (this.stopped || this.reconnectTimer) return;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      this.connect().catch(() => {
+        this.backoffMs = Math.min(this.backoffMs * 2, 5000);
+        this.scheduleReconnect();
+      });
+    }, this.backoffMs);
+  }
+
+  /** Fail active jobs no process holds (seen so twice in a row), then tell the caller which queues. */
+  private async reap(boss: PgBoss, onReaped: (queues: string[]) => Promise<void>): Promise<void> {
+    if (this.reaping || this.stopped || !this.client) return;
+    this.reaping = true;
+    try {
+      const r = await this.client.query(`
+        select j.name, j.id::text as id from pgboss.job j
+        where j.state = 'active' and j.name like $1 and j.started_on < now() - make_interval(secs => $2)
+          and not exists (select 1 from pg_locks l where l.locktype = 'advisory' and l.granted
+            and l.database = (select oid from pg_database where datname = current_database())
+            and l.classid = $3 and l.objsubid = 2 and l.objid::bigint = (hashtext(j.id::text)::bigint & 4294967295))`,
+      [`${this.o.queuePrefix}%`, this.o.graceSeconds ?? 5, LEASE_SPACE]);
+      const orphans = r.rows.filter((x: { id: string }) => !this.held.has(x.id));
+      const confirmed = orphans.filter((x: { id: string }) => this.suspects.has(x.id));
+      this.suspects = new Set(orphans.map((x: { id: string }) => x.id));
+      if (confirmed.length === 0) return;
+      const byQueue = new Map<string, string[]>();
+      for (const x of confirmed as { name: string; id: string }[]) byQueue.set(x.name, [...(byQueue.get(x.name) ?? []), x.id]);
+      for (const [name, ids] of byQueue) {
+        for (const id of ids) await boss.fail(name, id, { reason: 'the process running this tick is gone (its lease lock was released)' });
+      }
+      this.o.log.warn({ jobs: confirmed.length, queues: [...byQueue.keys()] }, 'reaped ticks of a process that is gone');
+      await onReaped([...byQueue.keys()]);
+    } catch (e) {
+      this.o.log.debug({ err: String(e) }, 'tick reaper: skipped a round');
+    } finally {
+      this.reaping = false;
+      this.rounds++;
+    }
+  }
+}
