@@ -97,6 +97,14 @@ describe.each([['an acme credential', () => acme], ['an untenanted admin naming 
     const own = await ok('query($id: ID) { componentTimeline(componentId: $id) { events { componentId } } }', { id: A[0] });
     expect(own.componentTimeline.events.length).toBeGreaterThan(0);
   });
+
+  test('componentEvents (the log, paged)', async () => {
+    const all = await ok('query($ids: [ID!]) { componentEvents(filter: { ids: $ids }, first: 1000) { componentId } }', { ids: [...A, ...B] });
+    expect(all.componentEvents.length).toBeGreaterThan(0);
+    expect(all.componentEvents.filter((e: { componentId: string }) => !A.includes(e.componentId))).toEqual([]);
+    const bySession = await ok('{ componentEvents(filter: { session: "bolt-s" }, first: 1000) { componentId } }');
+    expect(bySession.componentEvents).toEqual([]);
+  });
 });
 
 describe('mutations, as an acme credential', () => {
