@@ -63,12 +63,14 @@ export function decide(
     resetCounters: d.phase === '',
     clearActual: c.phase === 'powering_off' && d.phase !== 'powering_off',
   });
+  // BOS leaves such a node on_hold and disabled, so it silently drops out of the session's failure
+  // count; bootorch fails it (same error text) so the session status shows it.
   if (!power) {
-    return finish({ rule: '0-pcs', phase: '', override: 'on_hold', disable: true, reason: 'not_in_inventory',
+    return finish({ rule: '0-pcs', phase: '', override: 'failed', disable: true, reason: 'not_in_inventory',
       error: 'Component information was not returned by pcs', why: 'PCS returned no power state for the node' });
   }
   if (!cfs) {
-    return finish({ rule: '0-cfs', phase: '', override: 'on_hold', disable: true, reason: 'not_in_inventory',
+    return finish({ rule: '0-cfs', phase: '', override: 'failed', disable: true, reason: 'not_in_inventory',
       error: 'Component information was not returned by cfs', why: 'CFS has no component record for the node' });
   }
   // A component already failed keeps its override and is disabled; its phase is still computed.

@@ -23,8 +23,8 @@ const cfs = (p: Partial<ConfigComponent> = {}): ConfigComponent => ({
 
 describe('status decision table (BOS §4.1)', () => {
   const rows: Array<[string, DecisionInput, PowerState | undefined, ConfigComponent | undefined, Partial<ReturnType<typeof decide>>]> = [
-    ['no PCS record', comp(), undefined, cfs(), { rule: '0-pcs', phase: '', override: 'on_hold', disable: true, reason: 'not_in_inventory' }],
-    ['no CFS record', comp(), on, undefined, { rule: '0-cfs', phase: '', disable: true }],
+    ['no PCS record', comp(), undefined, cfs(), { rule: '0-pcs', phase: '', override: 'failed', disable: true, reason: 'not_in_inventory' }],
+    ['no CFS record', comp(), on, undefined, { rule: '0-cfs', phase: '', override: 'failed', disable: true }],
     ['off and shutdown wanted', comp({ desiredKernel: '', desiredKernelParameters: '', desiredInitrd: '' }), off, cfs(), { rule: '1', phase: '', disable: true }],
     ['off, boot wanted', comp(), off, cfs(), { rule: '2', phase: 'powering_on', disable: false }],
     ['off too long after power-on', comp({ lastAction: 'powering_on', lastActionAt: ago(121) }), off, cfs(), { rule: '2', lastActionFailed: true, reason: 'power_on_timeout' }],
