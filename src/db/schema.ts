@@ -117,7 +117,6 @@ export const components = pgTable('components', {
   index('components_enabled_status_idx').on(t.status, t.id).where(sql`enabled`),
   index('components_session_idx').on(t.session, t.enabled),
   index('components_staged_session_idx').on(t.stagedSession).where(sql`staged_session <> ''`),
-  index('components_phase_idx').on(t.phase),
   index('components_actual_updated_idx').on(t.actualUpdatedAt).where(sql`actual_kernel <> '' OR actual_initrd <> '' OR actual_kernel_parameters <> ''`),
   check('components_phase_ck', sql`${t.phase} in ('', 'powering_on', 'powering_off', 'configuring')`),
   check('components_override_ck', sql`${t.statusOverride} in ('', 'on_hold', 'failed', 'queued')`),

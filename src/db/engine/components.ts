@@ -42,8 +42,9 @@ const COLUMNS = `c.id, c.xmin::text as version, c.enabled, c.phase, c.status, c.
   c.last_action_failed, c.last_action_at, c.desired_kernel, c.desired_kernel_parameters, c.desired_initrd,
   c.desired_configuration, c.actual_kernel, c.actual_kernel_parameters, c.actual_initrd, c.actual_updated_at,
   c.power_on_attempts, c.power_off_graceful_attempts, c.power_off_forceful_attempts, c.error, c.failure_reason,
-  c.session, c.session_tenant, c.retry_policy,
-  (select s.rollout from sessions s where s.name = c.session and s.tenant_key = c.session_tenant) as policy`;
+  c.session, c.session_tenant, c.retry_policy, s.rollout as policy`;
+/** The owning session's policy comes with the row (escalation overrides, waves). */
+const FROM = `components c left join sessions s on s.name = c.session and s.tenant_key = c.session_tenant and c.session <> ''`;
 
 function toComponent(r: any): EngineComponent {
   return {
@@ -96,12 +97,11 @@ export async function selectComponents(q: Queryable, s: ComponentSelection): Pro
     where.push(`(c.actual_updated_at is null or c.actual_updated_at < ${p(s.actualOlderThan)})`);
   }
   if (s.excludePausedSessions) {
-    where.push(`not exists (select 1 from sessions s where s.name = c.session and s.tenant_key = c.session_tenant
-      and (s.paused or s.aborted))`);
+    where.push('not coalesce(s.paused or s.aborted, false)');
   }
   if (s.afterId !== undefined) where.push(`c.id > ${p(s.afterId)}`);
   const limit = s.limit && s.limit > 0 ? ` limit ${p(s.limit)}` : '';
-  const r = await q.query(`select ${COLUMNS} from components c ${where.length ? `where ${where.join(' and ')}` : ''} order by c.id${limit}`, values);
+  const r = await q.query(`select ${COLUMNS} from ${FROM} ${where.length ? `where ${where.join(' and ')}` : ''} order by c.id${limit}`, values);
   return r.rows.map(toComponent);
 }
 
@@ -135,14 +135,16 @@ export async function recordAction(
        updated_at = now() ${counterSet}
      from unnest($2::text[], $3::text[]) as u(id, version)
      where c.id = u.id and c.xmin::text = u.version and c.enabled
-     returning c.id, c.xmin::text as version`,
+     returning c.id, c.xmin::text as version, c.status`,
     [action, rows.map((x) => x.id), rows.map((x) => x.version)],
   );
   const updated = new Map(r.rows.map((x: any) => [x.id as string, x.version as string]));
+  // The status the action leads to (e.g. power_off_gracefully_called), so each node's log is one unbroken chain.
+  const statusAfter = new Map(r.rows.map((x: any) => [x.id as string, x.status as string]));
   const kept = rows.filter((x) => updated.has(x.id)).map((x) => ({ ...x, version: updated.get(x.id)!, lastAction: action }));
   await appendEventsRaw(q, kept.map((x): NewEvent => ({
     componentId: x.id, session: x.session, sessionTenant: x.sessionTenant, kind: 'action', actor, action,
-    fromPhase: x.phase, toPhase: x.phase, fromStatus: x.status,
+    fromPhase: x.phase, toPhase: x.phase, fromStatus: x.status, toStatus: statusAfter.get(x.id),
     data: counter ? { attempt: attemptsOf(x, counter) + 1 } : null,
   })));
   return kept;
@@ -200,7 +202,8 @@ export async function failComponents(q: Queryable, rows: EngineComponent[], prob
 /** Power-on: the token BSS returned for these components' boot parameters. */
 export async function setDesiredBssToken(q: Queryable, ids: string[], token: string): Promise<void> {
   if (ids.length === 0) return;
-  await q.query(`update components set desired_bss_token = $1, updated_at = now() where id = any($2::text[])`, [token, ids]);
+  await q.query(`update components c set desired_bss_token = $1, updated_at = now() from unnest($2::text[]) as u(id)
+    where c.id = u.id`, [token, ids]);
 }
 
 /** Power-on: the token -> artifacts record the reporter's token is later mapped through. */

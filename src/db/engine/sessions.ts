@@ -111,7 +111,7 @@ export async function markComplete(q: Queryable, tenantKey: string, name: string
 export async function finishedSessions(q: Queryable): Promise<Array<{ tenantKey: string; name: string }>> {
   const r = await q.query(`select s.tenant_key, s.name from sessions s where s.status = 'running'
     and not exists (select 1 from components c where c.session = s.name and c.session_tenant = s.tenant_key and c.enabled)
-    and not exists (select 1 from components c where c.staged_session = s.name)`);
+    and not exists (select 1 from components c where c.staged_session = s.name and c.staged_session <> '')`);
   return r.rows.map((x: any) => ({ tenantKey: x.tenant_key, name: x.name }));
 }
 

@@ -11,8 +11,9 @@ import type { Kicker } from '../../engine/kick.ts';
 import { transaction } from '../tx.ts';
 import { parseComponentId } from '../../domain/xname.ts';
 import { refusesActualStateWrite } from '../../domain/components.ts';
-import { lockComponents } from './components.ts';
-import { writeComponents } from './component-writes.ts';
+import { lockComponents, readComponents } from './components.ts';
+import { appendEventsRaw, type NewEvent } from '../events.ts';
+import type { Queryable } from '../queryable.ts';
 import { reportBootState, type ReportInput, type ReportResult } from './report.ts';
 
 interface Pending { input: ReportInput; id: string; resolve(r: ReportResult): void; reject(e: unknown): void }
@@ -82,14 +83,41 @@ async function writeBatch(pool: pg.Pool, kicker: Kicker, batch: Pending[]): Prom
     const accepted = batch.filter((_, i) => results[i] === null);
     if (accepted.length === 0) return results as ReportResult[];
     // A node reporting twice in one batch: its last report wins, as if they had come one by one.
-    const writes = accepted.map((p) => ({ id: p.id, body: { actualState: { bssToken: p.input.token } }, actor: p.input.actor }));
-    const r = await writeComponents(tx.db, writes, {
-      mode: 'patch', actor: 'reporter', tenantKey: '', event: { kind: 'report', reason: 'node reported its boot' },
-    });
-    const rows = new Map(r.rows.map((row) => [row.id, row]));
+    const last = new Map(accepted.map((p) => [p.id, p]));
+    const written = await writeReports(tx.client, [...last.values()]);
+    const rows = new Map((await readComponents(tx.db, [...last.keys()])).map((r) => [r.id, r]));
+    await appendEventsRaw(tx.client, [...last.values()].map((p): NewEvent => {
+      const before = current.get(p.id)!;
+      const after = rows.get(p.id)!;
+      return {
+        componentId: p.id, session: after.session, sessionTenant: after.sessionTenant, kind: 'report', actor: p.input.actor,
+        fromPhase: before.phase, toPhase: after.phase, fromStatus: before.status, toStatus: after.status,
+        reason: 'node reported its boot', data: { token: p.input.token, tokenKnown: written.get(p.id) === true },
+      };
+    }));
     await kicker.kick(tx, ['status']);
     return batch.map((p, i) => results[i] ?? {
-      ok: true as const, component: rows.get(p.id)!, tokenKnown: r.knownTokens.has(p.input.token),
+      ok: true as const, component: rows.get(p.id)!, tokenKnown: written.get(p.id) === true,
     });
   });
+}
+
+/**
+ * The reporter's write for many nodes in one statement, with BOS's rules for a body that holds only
+ * `actual_state.bss_token`: a token bootorch recorded replaces the actual boot artifacts and stamps
+ * actual_state.last_updated; an unknown one is stored but keeps the old artifacts and timestamp (so a
+ * node booted by something else ages out). Returns id -> whether its token was known.
+ */
+async function writeReports(q: Queryable, reports: Pending[]): Promise<Map<string, boolean>> {
+  const r = await q.query(`
+    update components c set actual_bss_token = u.token,
+      actual_kernel = coalesce(a.kernel, c.actual_kernel),
+      actual_kernel_parameters = coalesce(a.kernel_parameters, c.actual_kernel_parameters),
+      actual_initrd = coalesce(a.initrd, c.actual_initrd),
+      actual_updated_at = case when a.token is null then c.actual_updated_at else now() end,
+      updated_at = now()
+    from unnest($1::text[], $2::text[]) as u(id, token) left join boot_artifacts a on a.token = u.token
+    where c.id = u.id
+    returning c.id, a.token is not null as known`, [reports.map((p) => p.id), reports.map((p) => p.input.token)]);
+  return new Map(r.rows.map((x: any) => [x.id as string, x.known as boolean]));
 }
