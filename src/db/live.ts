@@ -36,39 +36,59 @@ const toEvent = (x: any): LiveEvent => ({
   toStatus: x.to_status, action: x.action, error: x.error, reason: x.reason,
 });
 
-/** The in-progress transaction ids of a `pg_current_snapshot()` text (`xmin:xmax:xip,...`). */
-const inFlightOf = (snap: string): string[] => (snap.split(':')[2] ?? '').split(',').filter(Boolean);
+/**
+ * True in the statement's snapshot when none of these transactions is still in flight. Asked of the
+ * same snapshot the rows are read with, never of pg_xact_status(): that says "committed" as soon as
+ * the commit is in the commit log, a moment before the transaction leaves the snapshots, so a row read
+ * right after could still be invisible.
+ */
+const ALL_ENDED = (param: string) =>
+  `coalesce((select bool_and(pg_visible_in_snapshot(x::xid8, pg_current_snapshot())) from unnest(${param}::text[]) x), true)`;
 
 export interface FeedRead {
   events: LiveEvent[];
-  /** Top-level transactions in flight when the rows were read (the statement's snapshot). */
-  inFlight: string[];
+  /** Whether every transaction in `waitingOn` had ended in the snapshot the rows were read with. */
+  ended: boolean;
 }
 
 /**
- * Events after `after`, oldest first, and the transactions in flight at the same instant (one
- * statement, one snapshot). An id missing below the newest row belongs to one of those transactions,
- * or to one that rolled back.
+ * Events after `after`, oldest first, and whether the transactions a hole waits on have ended (one
+ * statement, one snapshot: if they have, whatever they committed is among the rows).
  */
-export async function readFeed(q: Queryable, after: number, limit: number): Promise<FeedRead> {
-  const r = await q.query(`select s.snap, e.* from (select pg_current_snapshot()::text as snap) s
-    left join lateral (select ${COLUMNS} from component_events where id > $1 order by id limit $2) e on true`, [after, limit]);
-  return { events: r.rows.filter((x: any) => x.id !== null).map(toEvent), inFlight: inFlightOf(String(r.rows[0]?.snap ?? '')) };
+export async function readFeed(q: Queryable, after: number, limit: number, waitingOn: string[] = []): Promise<FeedRead> {
+  const r = await q.query(`select s.ended, e.* from (select ${ALL_ENDED('$3')} as ended) s
+    left join lateral (select ${COLUMNS} from component_events where id > $1 order by id limit $2) e on true`, [after, limit, waitingOn]);
+  return { events: r.rows.filter((x: any) => x.id !== null).map(toEvent), ended: r.rows[0]?.ended ?? true };
 }
 
-/** Newest event id and the transactions in flight (where a new feed starts). */
-export async function feedStart(q: Queryable): Promise<{ maxId: number; inFlight: string[] }> {
-  const r = await q.query(`select coalesce((select max(id) from component_events), 0) as max_id,
-    pg_current_snapshot()::text as snap`);
-  return { maxId: Number(r.rows[0].max_id), inFlight: inFlightOf(String(r.rows[0].snap)) };
+/** The newest event id. */
+export async function maxEventId(q: Queryable): Promise<number> {
+  const r = await q.query('select coalesce(max(id), 0) as max_id from component_events');
+  return Number(r.rows[0].max_id);
 }
 
-/** How many of these transactions are still running. */
-export async function countRunning(q: Queryable, xids: string[]): Promise<number> {
-  if (xids.length === 0) return 0;
-  const r = await q.query(`select count(*)::int as n from unnest($1::text[]::xid8[]) x
-    where pg_xact_status(x) = 'in progress'`, [xids]);
-  return r.rows[0].n;
+/**
+ * The transactions that may still hold an event id drawn before this call: every writer takes its
+ * transaction id before its event ids (events.ts), so they are among the transactions with a smaller
+ * id than a fresh one, B, taken here and committed. A snapshot taken after B lists every such
+ * transaction still in flight (its xmax is past B). Transactions of sessions connected to other
+ * databases are left out (xids are cluster-wide; a long transaction elsewhere must not hold our events
+ * back); only what is known to be elsewhere is left out, so the answer errs on the side of waiting.
+ * Two statements, in this order; costs one transaction id, taken only when ids arrive out of order.
+ */
+export async function inFlightBefore(q: Queryable): Promise<string[]> {
+  const b = (await q.query('select pg_current_xact_id()::text as b')).rows[0].b as string;
+  const r = await q.query(`select array(select x::text from pg_snapshot_xip(pg_current_snapshot()) x
+    where x < $1::xid8 and x::xid not in (select a.backend_xid from pg_stat_activity a
+      where a.backend_xid is not null and a.datname <> current_database())) as xids`, [b]);
+  return r.rows[0].xids;
+}
+
+/** Whether none of these transactions is in flight any more (as a new snapshot sees it). */
+export async function allEnded(q: Queryable, xids: string[]): Promise<boolean> {
+  if (xids.length === 0) return true;
+  const r = await q.query(`select ${ALL_ENDED('$1')} as ended`, [xids]);
+  return r.rows[0].ended;
 }
 
 /** What a subscriber asked for, in stored spellings; every given field must match. */

@@ -40,7 +40,7 @@ describe('bootorch CLI', { timeout: 300_000 }, () => {
       runCli(['template', 'validate', 'compute-demo'], env),
     ]);
     expect(list.stdout).toMatch(/^NAME\s+TENANT\s+BOOT SETS\s+CONFIGURATION\s+DESCRIPTION\ncompute-demo\s+compute\s+compute-cfg\s+x86 compute/);
-    expect(JSON.parse(get.stdout)).toMatchObject({ name: 'compute-demo', bootSets: [{ name: 'compute', nodeRolesGroups: ['Compute'], arch: 'X86' }], rollout: { maxInFlight: '64' } });
+    expect(JSON.parse(get.stdout)).toMatchObject({ name: 'compute-demo', bootSets: [{ name: 'compute', nodeRolesGroups: ['Compute'], arch: 'X86' }], rollout: null });
     expect(valid).toMatchObject({ code: 0, stdout: 'template compute-demo is valid\n' });
     const gone = await runCli(['template', 'delete', 'compute-demo'], env);
     expect(gone.code).toBe(0);

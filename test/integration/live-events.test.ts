@@ -152,6 +152,34 @@ describe('componentEvents', () => {
     }
   });
 
+  test('a hole held by a transaction newer than every finished one is waited for too', async () => {
+    // A snapshot's xmax is the newest finished xid + 1: a writer with a newer xid is in flight but not
+    // in the snapshot's list. Here the later id's writer has the older xid, so only that can happen.
+    const client = wsClient(server.wsUrl, creds);
+    const older = await db.pool.connect();
+    const newer = await db.pool.connect();
+    try {
+      const s = collect(client, SUB, { f: { ids: ['x1c0s0b0n6'] } });
+      await untilFeed(feed, (f) => f.subscriberCount === 1, 'subscribed');
+      await older.query('begin');
+      await older.query('select pg_current_xact_id()');
+      await newer.query('begin');
+      await newer.query('select pg_current_xact_id()');
+      await appendEventsRaw(newer, [ev('x1c0s0b0n6', { reason: 'first id, newer xid' })]);
+      await appendEventsRaw(older, [ev('x1c0s0b0n6', { reason: 'second id, older xid' })]);
+      await older.query('commit');
+      await untilFeed(feed, (f) => f.holdingBack, 'holding back');
+      await write([ev('x1c0s0b0n6', { reason: 'third' })]);
+      await newer.query('commit');
+      await s.until((i) => i.length === 3, 'all three');
+      expect(reasonsOf(s.items)).toEqual(['first id, newer xid', 'second id, older xid', 'third']);
+    } finally {
+      older.release();
+      newer.release();
+      await client.dispose();
+    }
+  });
+
   test('a rolled-back transaction leaves a gap that does not stop the feed', async () => {
     const client = wsClient(server.wsUrl, creds);
     try {
@@ -168,6 +196,29 @@ describe('componentEvents', () => {
       expect(feed.holdingBack).toBe(false);
     } finally {
       await client.dispose();
+    }
+  });
+
+  test('a long transaction in another database does not hold the feed back', async () => {
+    // xids are cluster-wide: an unrelated writer elsewhere is in every snapshot's in-flight list.
+    const other = await freshDb();
+    const elsewhere = await other.pool.connect();
+    const client = wsClient(server.wsUrl, creds);
+    try {
+      await elsewhere.query('begin');
+      await elsewhere.query('select pg_current_xact_id()');
+      const s = collect(client, SUB, { f: { ids: ['x1c0s0b0n5'] } });
+      await untilFeed(feed, (f) => f.subscriberCount === 1, 'subscribed');
+      const doomed = await openTx([ev('x1c0s0b0n5', { reason: 'never' })]);
+      await write([ev('x1c0s0b0n5', { reason: 'after' })]);
+      await doomed.rollback();
+      // Delivered while the other database's transaction is still open (well within its 30 s hole limit).
+      await s.until((i) => i.length === 1, 'the committed event', 10_000);
+      expect(reasonsOf(s.items)).toEqual(['after']);
+    } finally {
+      await client.dispose();
+      await elsewhere.query('rollback').finally(() => elsewhere.release());
+      await other.drop();
     }
   });
 

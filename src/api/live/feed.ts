@@ -5,14 +5,15 @@
  *
  * The feed hands out events strictly in id order and only once every smaller id is settled. Ids come
  * from a sequence, so a transaction may commit id 100 after another committed 101. When a read finds
- * such a hole, the events above it wait until every transaction that was in flight at that read has
- * ended (then the hole was filled or rolled back, for good); `mark` is the id up to which the log is
- * settled, and subscribers that catch up from the log read up to it and no further.
+ * such a hole, the events above it wait until every transaction that may hold a missing id has ended
+ * (those with a smaller transaction id than one taken right after the read: db/live.ts inFlightBefore),
+ * as seen by the snapshot of a later read, so the hole was filled or rolled back for good; `mark` is
+ * the id up to which the log is settled, and subscribers that catch up from the log read up to it.
  */
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { EVENTS_CHANNEL, SESSIONS_CHANNEL } from '../../db/events.ts';
-import { countRunning, feedStart, listenConnection, readFeed, type LiveEvent } from '../../db/live.ts';
+import { allEnded, inFlightBefore, listenConnection, maxEventId, readFeed, type LiveEvent } from '../../db/live.ts';
 
 export interface LiveFeedOptions {
   pool: pg.Pool;
@@ -37,9 +38,10 @@ type StateListener = (feed: LiveFeed) => void;
 type SessionListener = (key: SessionKey | null) => void;
 
 interface Hole {
-  /** Highest id seen when the hole was found; every missing id up to it waits on `inFlight`. */
+  /** Highest id seen when the hole was found; every missing id up to it waits on `waitOn`. */
   ceiling: number;
-  inFlight: string[];
+  /** The transactions that may hold the missing ids (db/live.ts inFlightBefore). */
+  waitOn: string[];
   since: number;
 }
 
@@ -118,14 +120,14 @@ export class LiveFeed {
   private async start(): Promise<void> {
     // LISTEN before taking the mark: a notification for anything after it cannot be missed.
     await this.connect();
-    const s = await feedStart(this.pool);
+    const maxId = await maxEventId(this.pool);
     // Ids below the newest may still be in flight: start once they have settled.
+    const waitOn = await inFlightBefore(this.pool);
     const since = Date.now();
-    for (let wait = 2; s.inFlight.length && Date.now() - since < this.maxHoleWaitMs; wait = Math.min(wait * 2, 200)) {
-      if ((await countRunning(this.pool, s.inFlight)) === 0) break;
+    for (let wait = 2; !(await allEnded(this.pool, waitOn)) && Date.now() - since < this.maxHoleWaitMs; wait = Math.min(wait * 2, 200)) {
       await new Promise((r) => setTimeout(r, wait));
     }
-    this.mark = s.maxId;
+    this.mark = maxId;
     this.started = true;
     this.pump();
   }
@@ -210,22 +212,27 @@ export class LiveFeed {
 
   /** One read of the log; true when a full page was handed out (read again at once). */
   private async readOnce(): Promise<boolean> {
+    // One snapshot answers both: the new rows, and whether the transactions a hole waits on have
+    // ended. If they have, whatever they committed is among these rows, and a missing id is gone.
+    const { events, ended } = await readFeed(this.pool, this.mark, this.pageSize, this.hole?.waitOn);
     let settledTo = this.mark;
     if (this.hole) {
       const late = Date.now() - this.hole.since > this.maxHoleWaitMs;
-      if (late || (await countRunning(this.pool, this.hole.inFlight)) === 0) {
-        if (late) this.log?.warn({ after: this.mark, upTo: this.hole.ceiling }, 'live feed: skipping an unsettled gap in event ids');
+      if (ended || late) {
+        if (!ended) this.log?.warn({ after: this.mark, upTo: this.hole.ceiling }, 'live feed: skipping an unsettled gap in event ids');
         settledTo = this.hole.ceiling;
         this.hole = undefined;
       }
     }
-    // Read after the check: a transaction that ended before it is visible now, or never will be.
-    const { events, inFlight } = await readFeed(this.pool, this.mark, this.pageSize);
     const out: LiveEvent[] = [];
+    let found = false;
     for (const e of events) {
-      const gapBelow = e.id > this.mark + 1 && e.id - 1 > settledTo;
-      if (gapBelow && inFlight.length > 0) {
-        this.hole ??= { ceiling: events.at(-1)!.id, inFlight, since: Date.now() };
+      if (e.id > this.mark + 1 && e.id - 1 > settledTo) {
+        // A gap below e: ids held by transactions still in flight, or by ones that rolled back.
+        if (!this.hole) {
+          this.hole = { ceiling: events.at(-1)!.id, waitOn: await inFlightBefore(this.pool), since: Date.now() };
+          found = true;
+        }
         break;
       }
       out.push(e);
@@ -234,6 +241,7 @@ export class LiveFeed {
     if (this.hole && this.mark >= this.hole.ceiling) this.hole = undefined;
     if (out.length) for (const fn of [...this.eventListeners]) fn(out);
     this.changed();
-    return events.length === this.pageSize && out.length === events.length;
+    // Read again at once after a full page, or right after finding a hole (often already settled).
+    return found || (events.length === this.pageSize && out.length === events.length);
   }
 }
