@@ -3,7 +3,11 @@
  */
 import { Command } from 'commander';
 import { ConfigError, loadConfig } from './config.ts';
-import { devTokenFile, runApi, runDev, runWorker, type Stoppable } from './roles.ts';
+import type { Stoppable } from './roles.ts';
+
+// The roles pull in the server, the engine and the simulator; client commands need none of that,
+// so they are loaded only when a role runs (a client command starts in a fraction of the time).
+const roles = () => import('./roles.ts');
 import { registerClientCommands } from './cli/index.ts';
 import { registerTokenCommands } from './cli/token.ts';
 import { registerSimCommands } from './cli/sim.ts';
@@ -38,6 +42,7 @@ function untilSignal(s: Stoppable): void {
 program.command('dev').description('API + workers + simulated cluster in one process (embedded PostgreSQL unless DATABASE_URL)')
   .action(async () => {
     const c = config();
+    const { runDev, devTokenFile } = await roles();
     const s = await runDev(c);
     process.stdout.write([
       '',
@@ -56,6 +61,7 @@ program.command('dev').description('API + workers + simulated cluster in one pro
 
 program.command('api').description('GraphQL API (HTTP + graphql-ws); enqueues work, runs no operator')
   .action(async () => {
+    const { runApi } = await roles();
     const s = await runApi(config());
     process.stdout.write(`bootorch api: ${s.api.url}\n`);
     untilSignal(s);
@@ -64,6 +70,7 @@ program.command('api').description('GraphQL API (HTTP + graphql-ws); enqueues wo
 program.command('worker').description('every operator on pg-boss, against BOOTORCH_ADAPTERS (sim or http)')
   .option('--health-port <port>', 'serve /healthz on this port', (v) => Number(v))
   .action(async (o: { healthPort?: number }) => {
+    const { runWorker } = await roles();
     const s = await runWorker(config(), o.healthPort ?? (process.env.WORKER_HEALTH_PORT ? Number(process.env.WORKER_HEALTH_PORT) : undefined));
     untilSignal(s);
   });

@@ -18,7 +18,6 @@ import type { Command } from 'commander';
 import { connect, type Connection } from '../db/client.ts';
 import { embeddedUrl, isListening, type EmbeddedServer } from '../db/embedded.ts';
 import type { Config } from '../config.ts';
-import { logger, openDatabase } from '../roles.ts';
 import { createApiToken, createNodeToken, listApiTokens, revokeApiToken, type ApiTokenInfo } from '../auth/index.ts';
 import { tenantExists } from '../db/queries/tenants.ts';
 import { registerNodeTokensCommand } from './node-tokens.ts';
@@ -31,6 +30,7 @@ async function withDatabase<T>(config: Config, fn: (conn: Connection) => Promise
   if (!config.DATABASE_URL && (await isListening(config.EMBEDDED_PG_PORT))) {
     conn = connect(embeddedUrl(config.EMBEDDED_PG_PORT, 'bootorch'), { max: 2 });
   } else {
+    const { logger, openDatabase } = await import('../roles.ts');
     ({ conn, embedded } = await openDatabase(config, logger({ ...config, LOG_LEVEL: 'warn' })));
   }
   try {

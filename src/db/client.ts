@@ -36,6 +36,20 @@ export function connect(url: string, opts: { max?: number; applicationName?: str
   return { pool, db, url, close: () => pool.end() };
 }
 
+/** Any fixed number: every bootorch process that migrates takes this lock first. */
+const MIGRATION_LOCK = 727_001;
+
+/**
+ * Apply pending migrations. Several processes may start at once (two API replicas and a worker): a
+ * session advisory lock makes them take turns, so the first applies and the others find nothing to do.
+ */
 export async function runMigrations(db: Database): Promise<void> {
-  await migrate(db, { migrationsFolder });
+  const client = await ((db as unknown as { $client: pg.Pool }).$client).connect();
+  try {
+    await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await migrate(db, { migrationsFolder });
+  } finally {
+    await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
+    client.release();
+  }
 }

@@ -26,6 +26,7 @@ const ENGINE_QUEUES = 'bootorch-';
 const POLL_KEEPER_MS = 10_000;
 const TIMER_QUEUE = 'bootorch-timer';
 const KICK_CHANNEL = 'bootorch_kick';
+const BOSS_SETUP_LOCK = 727_002;
 
 export const queueOf = (op: OperatorName) => `${QUEUE_PREFIX}${op}`;
 
@@ -46,11 +47,20 @@ export async function startBoss(url: string, log: Logger, opts: { kicks?: boolea
     if (e?.code === '23505') return;
     log.warn({ err: errorText(e) }, 'pg-boss error');
   });
-  await boss.start();
-  for (const op of OPERATORS) {
-    await boss.createQueue(queueOf(op), { name: queueOf(op), policy: 'stately', retryLimit: 0, expireInSeconds: 3600 });
+  // Processes starting together (replicas, a worker) would race to create pg-boss's schema and queues
+  // and deadlock; a session advisory lock makes them take turns.
+  const lock = new pg.Client({ connectionString: url, application_name: 'bootorch-boss-setup' });
+  await lock.connect();
+  try {
+    await lock.query('select pg_advisory_lock($1)', [BOSS_SETUP_LOCK]);
+    await boss.start();
+    for (const op of OPERATORS) {
+      await boss.createQueue(queueOf(op), { name: queueOf(op), policy: 'stately', retryLimit: 0, expireInSeconds: 3600 });
+    }
+    await boss.createQueue(TIMER_QUEUE, { name: TIMER_QUEUE, policy: 'short', retryLimit: 2, retryDelay: 1, expireInSeconds: 60 });
+  } finally {
+    await lock.end().catch(() => {});
   }
-  await boss.createQueue(TIMER_QUEUE, { name: TIMER_QUEUE, policy: 'short', retryLimit: 2, retryDelay: 1, expireInSeconds: 60 });
   const kicksOn = opts.kicks !== false;
   const kicker: Kicker = {
     async kick(tx: Tx, ops) {

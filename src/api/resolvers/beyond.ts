@@ -8,7 +8,8 @@ import { transaction } from '../../db/tx.ts';
 import { getSession } from '../../db/queries/sessions.ts';
 import { abortSession, existingComponents, resumeSession, tenantXnames } from '../../db/engine/sessions.ts';
 import { pauseSession } from '../../db/engine/rollout.ts';
-import { timeline } from '../../db/queries/timeline.ts';
+import { readEventsPage, type LiveEvent } from '../../db/live.ts';
+import { canonicalXname } from '../../domain/xname.ts';
 import { visibleIds } from '../../db/queries/tenants.ts';
 import { parseComponentId } from '../../domain/xname.ts';
 import { loadOptions } from '../../db/engine/options.ts';
@@ -97,9 +98,13 @@ export const beyondResolvers: Resolvers = {
       if (!componentId && !s) throw badInput([{ field: 'componentId', message: 'give a componentId or a session' }]);
       const limit = first ?? 100;
       if (limit < 1 || limit > 10_000) throw badInput([{ field: 'first', message: 'must be between 1 and 10000' }]);
-      if (after != null && !/^\d{1,18}$/.test(after)) throw badInput([{ field: 'after', message: 'not a cursor returned by this API' }]);
-      const rows = await timeline(ctx.pool, { componentId: componentId ?? null, session: s ?? null, tenantKey: ctx.tenant === null ? null : ctx.tenantKey, after: after ?? null, limit });
-      return { events: rows.map(timelineView), nextCursor: rows.length === limit ? String(rows.at(-1)!.cursor) : null };
+      if (after != null && !/^\d{1,15}$/.test(after)) throw badInput([{ field: 'after', message: 'not a cursor returned by this API' }]);
+      const id = componentId ? canonicalXname(componentId) : null;
+      // The same settled log the componentEvents query and subscription read, so a page never shows a hole.
+      const upTo = ctx.live ? (await ctx.live.ready(), ctx.live.mark) : Number.MAX_SAFE_INTEGER;
+      const rows = await readEventsPage(ctx.db, { ids: id ? [id] : null, session: s ?? null, sessionTenant: ctx.tenantKey, tenant: ctx.tenant },
+        after == null ? 0 : Number(after), upTo, limit);
+      return { events: rows.map(timelineView), nextCursor: rows.length === limit ? String(rows.at(-1)!.id) : null };
     },
   },
   Mutation: {
@@ -127,10 +132,13 @@ export const beyondResolvers: Resolvers = {
   },
 };
 
-function timelineView(r: Record<string, any>) {
+/** A LiveEvent (the log reader's) or a raw component_events row (explain's last events). */
+function timelineView(r: LiveEvent | Record<string, any>) {
+  const x = r as Record<string, any>;
   return {
-    cursor: String(r.cursor), at: r.at, componentId: r.component_id ?? r.componentId, session: r.session ?? '', kind: r.kind,
-    actor: r.actor, fromPhase: r.from_phase ?? null, toPhase: r.to_phase ?? null, fromStatus: r.from_status ?? null,
-    toStatus: r.to_status ?? null, action: r.action ?? null, error: r.error ?? null, reason: r.reason ?? null,
+    cursor: String(x.id ?? x.cursor), at: x.at, componentId: x.componentId ?? x.component_id, session: x.session ?? '',
+    kind: x.kind, actor: x.actor, fromPhase: x.fromPhase ?? x.from_phase ?? null, toPhase: x.toPhase ?? x.to_phase ?? null,
+    fromStatus: x.fromStatus ?? x.from_status ?? null, toStatus: x.toStatus ?? x.to_status ?? null, action: x.action ?? null,
+    error: x.error ?? null, reason: x.reason ?? null,
   };
 }

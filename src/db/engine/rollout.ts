@@ -42,14 +42,14 @@ export async function gateStates(q: Queryable): Promise<GateState[]> {
 export async function admit(q: Queryable, tenantKey: string, name: string, n: number, actor: string): Promise<string[]> {
   if (n <= 0) return [];
   const r = await q.query(`
-    update components c set status_override = '', updated_at = now()
+    update components c set status_override = 'on_hold', updated_at = now()
     where c.id in (select id from components where session = $1 and session_tenant = $2 and enabled
                    and status_override = 'queued' order by queued_seq, id limit $3 for update skip locked)
     returning c.id, c.queued_seq`, [name, tenantKey, n]);
   const ids = r.rows.sort((a: any, b: any) => Number(a.queued_seq) - Number(b.queued_seq)).map((x: any) => x.id as string);
   await appendEventsRaw(q, ids.map((id) => ({
     componentId: id, session: name, sessionTenant: tenantKey, kind: 'rollout' as const, actor,
-    fromStatus: 'queued', toStatus: 'stable', reason: null, data: { admitted: true },
+    fromStatus: 'queued', toStatus: 'on_hold', reason: null, data: { admitted: true },
   })));
   return ids;
 }

@@ -148,6 +148,7 @@ export async function resumeSession(q: Queryable, tenantKey: string, name: strin
       rollout = coalesce(s.rollout, '{}'::jsonb) || jsonb_build_object('_canaryAccepted', true, '_failedAtResume',
         (select count(*) from components c where c.session = s.name and c.session_tenant = s.tenant_key and c.status = 'failed'))
     where tenant_key = $1 and name = $2 and paused and status = 'running'`, [tenantKey, name]);
+  if (r.rowCount) await notifySessionChanged(q, tenantKey, name);
   return (r.rowCount ?? 0) > 0;
 }
 
@@ -159,6 +160,7 @@ export async function abortSession(q: Queryable, tenantKey: string, name: string
   const s = await q.query(`update sessions set aborted = true, paused = false
     where tenant_key = $1 and name = $2 and status <> 'complete' returning name`, [tenantKey, name]);
   if (s.rowCount === 0) return null;
+  await notifySessionChanged(q, tenantKey, name);
   const error = `Session ${name} aborted by ${actor}; the node was left where it was`;
   const r = await q.query(`update components set enabled = false, status_override = 'failed', error = $3,
       failure_reason = 'aborted', updated_at = now()
