@@ -149,9 +149,12 @@ describe('the SDL and the table agree', () => {
     const kinds = { Query: 'query', Mutation: 'mutation', Subscription: 'subscription' } as const;
     const unclassified = fields.filter((f) => !Object.hasOwn(POLICY, f.split('.')[1]!));
     expect(unclassified, 'add these to POLICY in src/auth/authorize.ts').toEqual([]);
+    // A name under two root types (componentEvents: a paged Query and a Subscription) has one policy
+    // for both, as authorize() is keyed by the root field's name; its kind is then not checked.
+    const shared = new Set(fields.map((f) => f.split('.')[1]!).filter((n, i, a) => a.indexOf(n) !== i));
     const wrongKind = fields.filter((f) => {
       const [type, name] = f.split('.') as [keyof typeof kinds, string];
-      return POLICY[name]!.kind !== kinds[type];
+      return !shared.has(name) && POLICY[name]!.kind !== kinds[type];
     });
     expect(wrongKind).toEqual([]);
   });
