@@ -27,7 +27,7 @@ export function percentiles(xs: number[]): Latency {
 }
 
 export async function startApiProcess(conn: Connection, extraEnv: Record<string, string> = {}): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'api'], {
+  const child = spawn(process.execPath, [...(process.env.API_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/apiprof'] : []), '--import', 'tsx', 'src/main.ts', 'api'], {
     env: { ...process.env, DATABASE_URL: conn.url, PORT: '0', LOG_LEVEL: 'warn', BOOTORCH_RATE_LIMIT_BURST: '0', ...extraEnv },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
