@@ -15,6 +15,7 @@ import { createAdapters, createSimAdapters } from './adapters/factory.ts';
 import { SimWorld } from './sim/world.ts';
 import { startApiServer, type ApiServer } from './api/server.ts';
 import { apiAuthFromEnv } from './api/auth.ts';
+import { surviveDatabaseOutages } from './db/outage.ts';
 import { createReportBatcher } from './db/queries/report-batch.ts';
 import { seedDemo } from './seed.ts';
 
@@ -48,6 +49,7 @@ export const devTokenFile = (config: Config) => path.join(config.BOOTORCH_DATA_D
  */
 export async function runDev(config: Config): Promise<Stoppable & { api: ApiServer; devAdminToken?: string }> {
   const log = logger(config);
+  surviveDatabaseOutages(log);
   const { conn, embedded } = await openDatabase(config, log);
   const world = new SimWorld({
     nodes: config.SIM_NODES, seed: config.SIM_SEED, river: true, armFraction: 0.125,
@@ -87,6 +89,7 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
 /** The API role: serves GraphQL and enqueues work; runs no operator. Auth: BOOTORCH_AUTH_MODE, default `tokens`. */
 export async function runApi(config: Config): Promise<Stoppable & { api: ApiServer }> {
   const log = logger(config);
+  surviveDatabaseOutages(log);
   const { conn, embedded } = await openDatabase(config, log);
   const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
   // With BOOTORCH_ADAPTERS=sim the simulated cluster lives in the worker; a world here would be another
@@ -107,6 +110,7 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
 /** The worker role: every operator on pg-boss, against the configured adapters. */
 export async function runWorker(config: Config, healthPort?: number): Promise<Stoppable & { engine: EngineHandle }> {
   const log = logger(config);
+  surviveDatabaseOutages(log);
   const { conn, embedded } = await openDatabase(config, log);
   const adapters = createAdapters(config);
   const boss: BossHandle = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });

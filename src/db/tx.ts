@@ -18,6 +18,13 @@ export interface Tx {
 
 export async function transaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // pg-pool takes its error listener off a client it hands out: a server that goes away between two
+  // queries of this transaction (PostgreSQL restarted) would be an unhandled 'error' event, which ends
+  // the process. With this one the next query fails instead, and the catch below discards the client.
+  let lost: Error | undefined;
+  const onError = (e: Error) => { lost = e; };
+  client.on('error', onError);
+  const release = (err?: Error) => { client.removeListener('error', onError); client.release(err); };
   const after: Array<() => void> = [];
   const tx: Tx = {
     db: drizzle(client, { schema }) as unknown as Database,
@@ -30,7 +37,7 @@ export async function transaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>):
     await client.query('BEGIN');
     const result = await fn(tx);
     await client.query('COMMIT');
-    client.release();
+    release();
     released = true;
     for (const f of after) {
       try { f(); } catch { /* after-commit hooks are best effort */ }
@@ -38,7 +45,7 @@ export async function transaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>):
     return result;
   } catch (e) {
     try { await client.query('ROLLBACK'); } catch { /* connection may be gone */ }
-    if (!released) client.release(e instanceof Error && /terminat|ECONNRESET|Connection/.test(e.message) ? e : undefined);
+    if (!released) release(lost ?? (e instanceof Error && /terminat|ECONNRESET|Connection/.test(e.message) ? e : undefined));
     released = true;
     throw e;
   }

@@ -39,6 +39,8 @@ export class TickLeases {
   private reconnectTimer?: NodeJS.Timeout;
   private backoffMs = 200;
   private reaping = false;
+  /** Queries on the lock connection run one after another (pg deprecates overlapping them on one client). */
+  private queue: Promise<unknown> = Promise.resolve();
   /** Reaper rounds finished (tests wait on it). */
   rounds = 0;
 
@@ -54,12 +56,21 @@ export class TickLeases {
   /** Take the lease of a job this process is about to run. Never throws: a lost connection re-takes it later. */
   async hold(jobId: string): Promise<void> {
     this.held.add(jobId);
-    await this.client?.query('select pg_try_advisory_lock($1, hashtext($2))', [LEASE_SPACE, jobId]).catch(() => {});
+    await this.run('select pg_try_advisory_lock($1, hashtext($2))', [LEASE_SPACE, jobId]).catch(() => {});
   }
 
   async release(jobId: string): Promise<void> {
     this.held.delete(jobId);
-    await this.client?.query('select pg_advisory_unlock($1, hashtext($2))', [LEASE_SPACE, jobId]).catch(() => {});
+    await this.run('select pg_advisory_unlock($1, hashtext($2))', [LEASE_SPACE, jobId]).catch(() => {});
+  }
+
+  /** A query on the lock connection, after the ones before it; rejects when there is no connection. */
+  private run(sql: string, params: unknown[]): Promise<pg.QueryResult> {
+    const c = this.client;
+    if (!c) return Promise.reject(new Error('no lock connection'));
+    const next = this.queue.then(() => c.query(sql, params));
+    this.queue = next.catch(() => {});
+    return next;
   }
 
   async stop(): Promise<void> {
@@ -100,7 +111,7 @@ export class TickLeases {
     if (this.reaping || this.stopped || !this.client) return;
     this.reaping = true;
     try {
-      const r = await this.client.query(`
+      const r = await this.run(`
         select j.name, j.id::text as id from pgboss.job j
         where j.state = 'active' and j.name like $1 and j.started_on < now() - make_interval(secs => $2)
           and not exists (select 1 from pg_locks l where l.locktype = 'advisory' and l.granted
