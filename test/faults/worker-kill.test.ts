@@ -4,7 +4,9 @@
  * `bootorch api`, and `bootorch worker` (BOOTORCH_ADAPTERS=http), on a fresh database.
  *
  * The moments are random (seeded: FAULT_SEED, printed) points of the session's progress, measured in
- * its component events, so every kill lands mid-session whatever the machine's speed.
+ * its component events plus what the hardware saw (power transitions and node reports, which arrive
+ * one by one, while events commit in chunks), so every kill lands mid-session, mid-tick or between
+ * ticks, whatever the machine's speed.
  *
  * Then: the session completes; every node is stable, booted with the session's boot parameters and
  * without an error; no node got more power actions of any kind than the retry policy allows, nor more
@@ -63,18 +65,24 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
     const started = Date.now();
     await gql(api, admin, 'mutation { createSession(input: { operation: REBOOT, templateName: "compute", name: "reboot-all" }) { session { name } } }');
 
-    // A reboot writes about 8 events per node; kill points are drawn below 6 per node so all land mid-session.
+    // Progress: the session's events (about 8 per node) plus the hardware's power transitions and the
+    // nodes' reports (3 per node). Kill points are drawn below 6 + 3 per node so all land mid-session.
     const rand = random(SEED);
-    const points = Array.from({ length: KILLS }, () => Math.round((0.03 + 0.8 * rand()) * 6 * NODES)).sort((a, b) => a - b);
-    const kills: { atEvents: number; nodesNotStable: number; sinceStartMs: number }[] = [];
+    const points = Array.from({ length: KILLS }, () => Math.round((0.03 + 0.8 * rand()) * 9 * NODES)).sort((a, b) => a - b);
+    const kills: { atEvents: number; progress: number; nodesNotStable: number; sinceStartMs: number }[] = [];
     const sessionEvents = () => count(`select count(*) as n from component_events where session = 'reboot-all'`);
+    const sumOf = (m: Record<string, number> | undefined) => Object.values(m ?? {}).reduce((a, b) => a + b, 0);
+    const hardware = (c: any) => sumOf(c.transitions.On) + sumOf(c.transitions['Soft-Off']) + sumOf(c.transitions['Force-Off']) + c.reports.delivered;
+    const hardware0 = hardware(before);
+    const progress = async () => (await sessionEvents()) + hardware(await stack.simGet('/sim/counters')) - hardware0;
     for (const point of points) {
-      // At the drawn point, and after the restarted worker has written something (a kill of a worker
-      // that has not started working yet would test nothing).
-      const floor = (kills.at(-1)?.atEvents ?? 0) + 1;
-      await waitFor(async () => (await sessionEvents()) >= Math.max(point, floor), `${point} session events`, 180_000, stack.logs, 50);
+      // At the drawn point, and after the restarted worker has made progress (a kill of a worker that
+      // has not started working yet would test nothing).
+      const floor = (kills.at(-1)?.progress ?? 0) + 1;
+      await waitFor(async () => (await progress()) >= Math.max(point, floor), `progress ${point}`, 180_000, stack.logs, 50);
       await kill(stack.worker);
       kills.push({
+        progress: await progress(),
         atEvents: await sessionEvents(),
         nodesNotStable: await count(`select count(*) as n from components where session = 'reboot-all' and (enabled or status <> 'stable')`),
         sinceStartMs: Date.now() - started,
@@ -148,7 +156,7 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
     }
 
     process.stdout.write(`\nworker SIGKILL x${kills.length} during a ${NODES}-node reboot (seed ${SEED}): ` +
-      `completed in ${(wallMs / 1000).toFixed(1)} s; kills at ${kills.map((k) => `${k.atEvents} events/${k.nodesNotStable} nodes in flight/${(k.sinceStartMs / 1000).toFixed(1)} s`).join(', ')}; ` +
+      `completed in ${(wallMs / 1000).toFixed(1)} s; kills at ${kills.map((k) => `${(k.sinceStartMs / 1000).toFixed(1)} s (progress ${k.progress}, ${k.atEvents} events, ${k.nodesNotStable} nodes in flight)`).join(', ')}; ` +
       `nodes lost ${lost}; power actions ${actions} (minimum ${2 * NODES}, ${extra} beyond one off and one on, policy allows ${FAULT_OPTIONS.default_retry_policy} of each per node); ` +
       `events ${events.length}\n`);
     expect(kills).toHaveLength(KILLS);
