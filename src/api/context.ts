@@ -69,7 +69,10 @@ const header = (h: IncomingHttpHeaders, name: string): string | undefined => {
   return (Array.isArray(v) ? v[0] : v)?.trim() || undefined;
 };
 
-/** The default identity: `x-bootorch-actor` (else 'anonymous') and `Cray-Tenant-Name` (empty = none). */
+/**
+ * The identity of a server started without `auth`: a name from `x-bootorch-actor` and the tenant header,
+ * but no principal, so only public fields (version, health) answer. Servers authenticate with `auth`.
+ */
 export const identifyFromHeaders: Identify = ({ headers }) => ({
   actor: (header(headers, 'x-bootorch-actor') ?? 'anonymous').slice(0, 127),
   tenant: header(headers, 'cray-tenant-name') ?? null,
