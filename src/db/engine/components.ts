@@ -6,31 +6,20 @@
  * next tick decides again from the new level.
  */
 import type { Queryable } from '../queryable.ts';
+import type { DecisionInput } from '../../domain/status-decision.ts';
 import { appendEventsRaw, type NewEvent } from '../events.ts';
 
-export interface EngineComponent {
+/** A component as the operators see it: what the status decision reads, plus what acting needs. */
+export interface EngineComponent extends DecisionInput {
   id: string;
+  /** The row version read (xmin); writes that follow a read are guarded by it. */
   version: string;
   enabled: boolean;
-  phase: string;
-  status: string;
   statusOverride: string;
-  lastAction: string;
-  lastActionFailed: boolean;
-  lastActionAt: Date | null;
-  desiredKernel: string;
-  desiredKernelParameters: string;
-  desiredInitrd: string;
-  desiredConfiguration: string;
-  actualKernel: string;
-  actualKernelParameters: string;
-  actualInitrd: string;
   actualUpdatedAt: Date | null;
   powerOnAttempts: number;
   powerOffGracefulAttempts: number;
   powerOffForcefulAttempts: number;
-  error: string;
-  failureReason: string;
   session: string;
   sessionTenant: string;
   retryPolicy: number | null;
