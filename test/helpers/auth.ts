@@ -2,6 +2,8 @@
  * Credentials for tests that talk to a real API server: the server runs with a real authenticator
  * (API tokens, as `bootorch api` does by default) and the tests carry tokens minted here.
  */
+import os from 'node:os';
+import path from 'node:path';
 import { createApiToken, createAuthenticator, createNodeToken, type Role } from '../../src/auth/index.ts';
 import type { ApiAuth } from '../../src/api/auth.ts';
 import type { Database } from '../../src/db/client.ts';
@@ -38,7 +40,9 @@ export async function testAuth(db: Database, o: { adminSubject?: string } = {}):
 export const DEV_ADMIN_TOKEN = 'bto_00000000000000d0_devadmintokenfortestsonlyxxxxxxxxxxxxxxxxxx';
 
 export function devAuthEnv(): Record<string, string> {
-  return { BOOTORCH_AUTH_MODE: 'dev', BOOTORCH_DEV_ADMIN_TOKEN: DEV_ADMIN_TOKEN };
+  // A data folder of the test run's own: dev mode keeps its admin token there, and the project's
+  // .data/dev-admin-token (what `npm start` and the CLI use) must never end up holding this test token.
+  return { BOOTORCH_AUTH_MODE: 'dev', BOOTORCH_DEV_ADMIN_TOKEN: DEV_ADMIN_TOKEN, BOOTORCH_DATA_DIR: path.join(os.tmpdir(), `bootorch-test-${process.pid}`) };
 }
 
 /** `{ authorization: 'Bearer <DEV_ADMIN_TOKEN>' }`: headers, or graphql-ws connectionParams. */
