@@ -41,7 +41,7 @@ export const powerOn = actionOperator({
         });
         bootable.push(...group);
       } catch (e) {
-        for (const c of group) problems.push({ id: c.id, error: errorText(e), reason: classify(e) === 'service_unavailable' ? 'service_unavailable' : 'boot_parameters_failed' });
+        for (const c of group) problems.push({ id: c.id, error: errorText(e), reason: classify(e) });
       }
     }
     for (const group of groupBy(bootable, (c) => JSON.stringify([c.desiredConfiguration, c.session]))) {

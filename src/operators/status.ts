@@ -39,8 +39,11 @@ export const status: OperatorDef = {
         [power, cfs] = await Promise.all([ctx.adapters.power.powerStatus(ids), ctx.adapters.config.getComponents(ids)]);
       } catch (e) {
         // Errors as data: the chunk keeps its phase, carries the error, and is looked at again next tick.
-        await transaction(ctx.pool, (tx) => recordProblems(tx.client, chunk.filter((c) => c.error !== errorText(e)),
-          chunk.filter((c) => c.error !== errorText(e)).map((c) => ({ id: c.id, error: errorText(e), reason: 'service_unavailable' })), ctx.actor));
+        // Only components whose error text changes get a write and an event (the same outage, tick after tick, is one).
+        const error = errorText(e);
+        const fresh = chunk.filter((c) => c.error !== error);
+        await transaction(ctx.pool, (tx) => recordProblems(tx.client, fresh,
+          fresh.map((c) => ({ id: c.id, error, reason: 'service_unavailable' as const })), ctx.actor));
         inTransit = true;
         continue;
       }

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { ServiceError } from '../errors.ts';
 import type { ServiceClient } from '../http.ts';
 import type { ImageArtifacts, ImagesPort } from '../ports.ts';
-import { normaliseParameters, parseManifest } from './manifest.ts';
+import { resolveManifest } from './manifest.ts';
 
 export class HttpImages implements ImagesPort {
   constructor(private readonly http: ServiceClient, private readonly s3Url: string) {}
@@ -26,15 +26,7 @@ export class HttpImages implements ImagesPort {
     return r.data;
   }
 
-  async resolve(path: string): Promise<ImageArtifacts> {
-    let m;
-    try {
-      m = parseManifest(await this.read(path));
-    } catch (e) {
-      if (e instanceof ServiceError) throw e;
-      throw new ServiceError('ims', `GET ${path}`, (e as Error).message, undefined, false);
-    }
-    const bootParameters = m.bootParameters ? normaliseParameters(await this.read(m.bootParameters.path)) : '';
-    return { kernel: m.kernel, initrd: m.initrd, bootParameters, rootfs: m.rootfs, arch: m.arch };
+  resolve(path: string): Promise<ImageArtifacts> {
+    return resolveManifest(path, (p) => this.read(p));
   }
 }

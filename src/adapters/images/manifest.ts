@@ -3,6 +3,8 @@
  * image's boot-parameters object, the squashfs rootfs. Shared by the HTTP and simulated image adapters.
  */
 import { z } from 'zod';
+import { ServiceError } from '../errors.ts';
+import type { ImageArtifacts } from '../ports.ts';
 
 const artifact = z.object({
   type: z.string(),
@@ -53,4 +55,21 @@ export function parseManifest(text: string): ParsedManifest {
 /** Boot-parameters object text -> tokens joined by single spaces. */
 export function normaliseParameters(text: string): string {
   return text.split(/\s+/).filter(Boolean).join(' ');
+}
+
+/**
+ * A boot set's artifacts from its manifest, however the objects are read (HTTP/S3 or the simulator):
+ * the manifest, then the image's boot parameters object when it lists one. A manifest that does not
+ * parse is a ServiceError of IMS that retrying will not fix.
+ */
+export async function resolveManifest(path: string, read: (path: string) => Promise<string>): Promise<ImageArtifacts> {
+  let m: ParsedManifest;
+  try {
+    m = parseManifest(await read(path));
+  } catch (e) {
+    if (e instanceof ServiceError) throw e;
+    throw new ServiceError('ims', `GET ${path}`, (e as Error).message, undefined, false);
+  }
+  const bootParameters = m.bootParameters ? normaliseParameters(await read(m.bootParameters.path)) : '';
+  return { kernel: m.kernel, initrd: m.initrd, bootParameters, rootfs: m.rootfs, arch: m.arch };
 }

@@ -3,7 +3,7 @@ import type { SimWorld } from '../../sim/world.ts';
 import { ServiceError } from '../errors.ts';
 import { EP, type SettingsRef } from '../common.ts';
 import type { ImageArtifacts, ImagesPort } from '../ports.ts';
-import { normaliseParameters, parseManifest } from './manifest.ts';
+import { resolveManifest } from './manifest.ts';
 
 export class SimImages implements ImagesPort {
   constructor(private readonly world: SimWorld, private readonly settings: SettingsRef) {}
@@ -15,15 +15,7 @@ export class SimImages implements ImagesPort {
     return o.body;
   }
 
-  async resolve(path: string): Promise<ImageArtifacts> {
-    let m;
-    try {
-      m = parseManifest(await this.read(path));
-    } catch (e) {
-      if (e instanceof ServiceError) throw e;
-      throw new ServiceError('ims', `GET ${path}`, (e as Error).message, undefined, false);
-    }
-    const bootParameters = m.bootParameters ? normaliseParameters(await this.read(m.bootParameters.path)) : '';
-    return { kernel: m.kernel, initrd: m.initrd, bootParameters, rootfs: m.rootfs, arch: m.arch };
+  resolve(path: string): Promise<ImageArtifacts> {
+    return resolveManifest(path, (p) => this.read(p));
   }
 }
