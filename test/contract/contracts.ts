@@ -9,27 +9,24 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import formats from 'ajv-formats';
 import { OpenAPIBackend, type Request as OARequest } from 'openapi-backend';
 import s2o from 'swagger2openapi';
+import { it } from 'vitest';
 import { parse } from 'yaml';
 import type { Exchange } from '../../src/sim/server.ts';
+import { contractsDir, contractsMissing, FILES, type ContractService } from '../helpers/contracts-dir.ts';
 
 // ajv-formats is CommonJS; its function sits on `.default` or is the module itself, depending on the loader.
 const addFormats = ((formats as unknown as { default?: unknown }).default ?? formats) as (ajv: object) => object;
 
-export type ContractService = 'hsm' | 'pcs' | 'bss' | 'cfs';
+export type { ContractService };
 
-export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-
-export function contractsDir(): string {
-  return process.env.BOOTORCH_CONTRACTS_DIR ?? path.resolve(projectRoot, '../shared/contracts');
+/** A test that checks exchanges against the contracts: skipped where they are absent, naming why. */
+export function contractTest(name: string, fn: () => Promise<void>): void {
+  const missing = contractsMissing();
+  it.skipIf(missing !== undefined)(missing ? `${name} (not run: ${missing})` : name, fn);
 }
-
-const FILES: Record<ContractService, string> = {
-  hsm: 'hsm.swagger.yaml', pcs: 'pcs.swagger.yaml', bss: 'bss.swagger.yaml', cfs: 'cfs.openapi.yaml',
-};
 
 /** Our request paths carry the service's version prefix; HSM's contract paths start after it. */
 const STRIP: Record<ContractService, string> = { hsm: '/hsm/v2', pcs: '', bss: '', cfs: '' };

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRig, type Rig } from './harness.ts';
+import { contractTest } from './contracts.ts';
 
 let rig: Rig;
 beforeAll(async () => {
@@ -52,7 +53,7 @@ describe('HSM client against the simulator, under the HSM contract', () => {
     expect((await gw.json()).members.ids).toHaveLength(20);
   });
 
-  it('every exchange satisfied the HSM contract', async () => {
+  contractTest('every exchange satisfied the HSM contract', async () => {
     expect(await rig.violations()).toEqual([]);
   });
 });

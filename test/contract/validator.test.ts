@@ -1,7 +1,7 @@
 /** The contract checks must be able to fail: feed them exchanges that break each contract. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { Exchange } from '../../src/sim/server.ts';
-import { contract } from './contracts.ts';
+import { contract, contractTest } from './contracts.ts';
 
 const x = (o: Partial<Exchange>): Exchange => ({
   service: 'cfs', method: 'GET', path: '/', query: '', requestHeaders: { 'content-type': 'application/json' }, requestBody: '',
@@ -9,12 +9,12 @@ const x = (o: Partial<Exchange>): Exchange => ({
 });
 
 describe('contract validator self-test', () => {
-  it('accepts a good exchange', async () => {
+  contractTest('accepts a good exchange', async () => {
     const c = await contract('cfs');
     expect(c.check(x({ path: '/v3/components', query: 'ids=a', responseBody: JSON.stringify({ components: [{ id: 'a', configuration_status: 'pending' }], next: null }) }))).toEqual([]);
   });
 
-  it('catches a bad CFS response and a bad CFS request', async () => {
+  contractTest('catches a bad CFS response and a bad CFS request', async () => {
     const c = await contract('cfs');
     const bad = c.check(x({ path: '/v3/components', responseBody: JSON.stringify({ components: [{ id: 'a', configuration_status: 'weird' }] }) }));
     expect(bad.map((v) => v.where)).toEqual(['response']);
@@ -25,7 +25,7 @@ describe('contract validator self-test', () => {
     expect(req.map((v) => v.where)).toEqual(['request']);
   });
 
-  it('catches a bad PCS request and an undeclared status', async () => {
+  contractTest('catches a bad PCS request and an undeclared status', async () => {
     const c = await contract('pcs');
     const bad = c.check(x({
       service: 'pcs', method: 'POST', path: '/transitions', requestBody: JSON.stringify({ operation: 'explode', location: [] }),
@@ -36,7 +36,7 @@ describe('contract validator self-test', () => {
     expect(undeclared.map((v) => v.where)).toEqual(['response']);
   });
 
-  it('catches bad Swagger 2.0 (HSM, BSS) bodies after conversion', async () => {
+  contractTest('catches bad Swagger 2.0 (HSM, BSS) bodies after conversion', async () => {
     const hsm = await contract('hsm');
     const v = hsm.check(x({
       service: 'hsm', method: 'POST', path: '/hsm/v2/State/Components/Query', requestBody: JSON.stringify({ ComponentIDs: 'x1' }),

@@ -9,6 +9,7 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { connect, runMigrations } from '../../src/db/client.ts';
 import { startEmbeddedPostgres, type EmbeddedServer } from '../../src/db/embedded.ts';
+import { contractsMissing } from './contracts-dir.ts';
 
 let embedded: EmbeddedServer | undefined;
 let embeddedDir: string | undefined;
@@ -25,6 +26,8 @@ function freePort(): Promise<number> {
 }
 
 export async function setup(project: TestProject) {
+  const missing = contractsMissing();
+  if (missing) console.warn(`contract tests: not run: ${missing}`);
   let adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
     // A server of its own per run (own folder, free port), so two runs on one machine never share one.
