@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import path from 'node:path';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { connect, runMigrations, type Connection } from './db/client.ts';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedServer } from './db/embedded.ts';
@@ -18,12 +18,27 @@ import { apiAuthFromEnv } from './api/auth.ts';
 import { surviveDatabaseOutages } from './db/outage.ts';
 import { createReportBatcher } from './db/queries/report-batch.ts';
 import { seedDemo } from './seed.ts';
+import { createLogger } from './observability/logging.ts';
+import { startProcessMetrics } from './observability/metrics.ts';
+import { startTracing } from './observability/tracing.ts';
+import { instrumentAdapters } from './observability/ports.ts';
+import { observeReports } from './observability/reports.ts';
+import { collectSystemState } from './observability/collectors.ts';
+import { serveMetrics } from './observability/http.ts';
 
 export interface Stoppable { stop(): Promise<void> }
 
-export function logger(config: Config): Logger {
-  return pino({ level: config.LOG_LEVEL, base: { pid: process.pid } });
+type Role = 'api' | 'worker' | 'dev';
+
+/** Per role: its logger, its process metrics and, when an OTLP endpoint is configured, tracing. */
+export function observe(config: Config, role: Role): Logger {
+  startProcessMetrics(role);
+  startTracing(role);
+  return createLogger({ level: config.LOG_LEVEL, role });
 }
+
+/** A plain logger for client commands that open the database (bootorch token). */
+export const logger = (config: Config): Logger => createLogger({ level: config.LOG_LEVEL, role: 'cli' });
 
 /** DATABASE_URL, or an embedded PostgreSQL under BOOTORCH_DATA_DIR with a `bootorch` database. */
 export async function openDatabase(config: Config, log: Logger): Promise<{ conn: Connection; embedded?: EmbeddedServer }> {
@@ -48,7 +63,7 @@ export const devTokenFile = (config: Config) => path.join(config.BOOTORCH_DATA_D
  * mode by default: the admin token is printed and kept in devTokenFile.
  */
 export async function runDev(config: Config): Promise<Stoppable & { api: ApiServer; devAdminToken?: string }> {
-  const log = logger(config);
+  const log = observe(config, 'dev');
   surviveDatabaseOutages(log);
   const { conn, embedded } = await openDatabase(config, log);
   const world = new SimWorld({
@@ -58,10 +73,11 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
     powerOnDelayMs: 1500, powerOffDelayMs: 1000, forceOffDelayMs: 300, bootDelayMs: 2000,
     batcher: { batchSize: 25, batchWindowMs: 1000, checkIntervalMs: 500, runTimeMs: 1500 },
   });
-  const adapters = createSimAdapters(world);
+  const adapters = instrumentAdapters(createSimAdapters(world));
   const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
   const engine = await startEngine({ url: conn.url, pool: conn.pool, adapters, operators: ALL_OPERATORS, log, boss, kicks: config.BOOTORCH_KICKS });
-  const reports = createReportBatcher(conn.pool, engine.kicker);
+  const reports = observeReports(createReportBatcher(conn.pool, engine.kicker));
+  const state = collectSystemState(conn.pool);
   world.setReportHandler(async (id, token) => {
     const r = await reports.report({ id, token, actor: `node:${id}` });
     if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
@@ -76,6 +92,7 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
     api,
     devAdminToken: auth.authenticator.devAdminToken,
     async stop() {
+      state.stop();
       world.close();
       await api.close();
       await engine.stop();
@@ -88,14 +105,14 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
 
 /** The API role: serves GraphQL and enqueues work; runs no operator. Auth: BOOTORCH_AUTH_MODE, default `tokens`. */
 export async function runApi(config: Config): Promise<Stoppable & { api: ApiServer }> {
-  const log = logger(config);
+  const log = observe(config, 'api');
   surviveDatabaseOutages(log);
   const { conn, embedded } = await openDatabase(config, log);
   const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
   // With BOOTORCH_ADAPTERS=sim the simulated cluster lives in the worker; a world here would be another
   // machine, so the dry run and explain need BOOTORCH_ADAPTERS=http (or the dev role).
   const adapters = config.BOOTORCH_ADAPTERS === 'http' ? createAdapters(config) : undefined;
-  const reports = createReportBatcher(conn.pool, boss.kicker);
+  const reports = observeReports(createReportBatcher(conn.pool, boss.kicker));
   const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'tokens', devTokenFile: devTokenFile(config) });
   const api = await startApiServer({
     pool: conn.pool, db: conn.db, kicker: boss.kicker, port: config.PORT, host: config.HOST, logger: log,
@@ -109,7 +126,7 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
 
 /** The worker role: every operator on pg-boss, against the configured adapters. */
 export async function runWorker(config: Config, healthPort?: number): Promise<Stoppable & { engine: EngineHandle }> {
-  const log = logger(config);
+  const log = observe(config, 'worker');
   surviveDatabaseOutages(log);
   const { conn, embedded } = await openDatabase(config, log);
   const adapters = createAdapters(config);
@@ -117,18 +134,20 @@ export async function runWorker(config: Config, healthPort?: number): Promise<St
   const engine = await startEngine({ url: conn.url, pool: conn.pool, adapters, operators: ALL_OPERATORS, log, boss, kicks: config.BOOTORCH_KICKS });
   if (adapters.world) {
     const world = adapters.world;
-    const reports = createReportBatcher(conn.pool, engine.kicker);
+    const reports = observeReports(createReportBatcher(conn.pool, engine.kicker));
     world.setReportHandler(async (id, token) => {
       const r = await reports.report({ id, token, actor: `node:${id}` });
       if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
     });
   }
+  const state = collectSystemState(conn.pool);
   const health = healthPort ? await healthServer(healthPort, config.HOST, engine.healthy) : undefined;
   log.info({ adapters: config.BOOTORCH_ADAPTERS, operators: ALL_OPERATORS.length }, 'worker running');
   return {
     engine,
     async stop() {
       health?.close();
+      state.stop();
       await engine.stop();
       await boss.stop();
       adapters.world?.close();
@@ -138,8 +157,10 @@ export async function runWorker(config: Config, healthPort?: number): Promise<St
   };
 }
 
+/** The worker's listener: GET /metrics (observability/http.ts), anything else is the health answer. */
 function healthServer(port: number, host: string, healthy: () => Promise<boolean>): Promise<http.Server> {
-  const server = http.createServer(async (_req, res) => {
+  const server = http.createServer(async (req, res) => {
+    if (serveMetrics(req, res)) return;
     const ok = await healthy();
     res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ ok }));
   });

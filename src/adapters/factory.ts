@@ -13,6 +13,7 @@ import { SimInventory } from './inventory/sim.ts';
 import type { Adapters } from './ports.ts';
 import { SimPower } from './power/sim.ts';
 import { createHttpAdapters, type HttpAdaptersConfig } from './http-factory.ts';
+import { instrumentAdapters } from '../observability/ports.ts';
 
 export { createHttpAdapters, type HttpAdaptersConfig };
 
@@ -47,9 +48,11 @@ export function httpConfigFrom(config: Config): HttpAdaptersConfig {
 
 /**
  * By BOOTORCH_ADAPTERS: `sim` uses `world` or builds one (SIM_NODES, SIM_SEED; the caller owns it via
- * the returned `world` and must close it); `http` builds the HTTP clients.
+ * the returned `world` and must close it); `http` builds the HTTP clients. Either is measured
+ * (outside-call metrics and spans); createSimAdapters alone is not (tests, the dev role wraps it).
  */
 export function createAdapters(config: Config, world?: SimWorld): Adapters & { world?: SimWorld } {
-  if (config.BOOTORCH_ADAPTERS === 'http') return createHttpAdapters(httpConfigFrom(config));
-  return createSimAdapters(world ?? new SimWorld({ nodes: config.SIM_NODES, seed: config.SIM_SEED }));
+  // Every outside call measured at its port (observability/ports.ts), whichever backend is picked here.
+  if (config.BOOTORCH_ADAPTERS === 'http') return instrumentAdapters(createHttpAdapters(httpConfigFrom(config)));
+  return instrumentAdapters(createSimAdapters(world ?? new SimWorld({ nodes: config.SIM_NODES, seed: config.SIM_SEED })));
 }

@@ -2,14 +2,10 @@
  * API metrics in prom-client's default registry (served at /metrics). Labels are bounded by the
  * schema: the operation type and the first root field, never client-chosen operation names.
  */
-import { Counter, Histogram, register } from 'prom-client';
+import { Counter, Histogram } from 'prom-client';
 import type { ApolloServerPlugin } from '@apollo/server';
 import { Kind } from 'graphql';
-
-/** Re-use a metric when another server in this process registered it first (tests start several). */
-function metric<T>(name: string, make: () => T): T {
-  return (register.getSingleMetric(name) as T | undefined) ?? make();
-}
+import { metric } from '../observability/metrics.ts';
 
 const operations = metric('bootorch_api_operations_total', () => new Counter({
   name: 'bootorch_api_operations_total',
@@ -42,4 +38,4 @@ export function metricsPlugin<T extends object>(): ApolloServerPlugin<T> {
   };
 }
 
-export const metricsRegistry = register;
+export { metricsRegistry } from '../observability/metrics.ts';

@@ -28,6 +28,7 @@ import { withVariableField } from './input-errors.ts';
 import { DEFAULT_LIMITS, limitRules, type QueryLimits } from './limits.ts';
 import { metricsPlugin, metricsRegistry } from './metrics.ts';
 import { health } from './resolvers/system.ts';
+import { requestIds, requestLogger } from '../observability/logging.ts';
 
 /**
  * graphql's CommonJS build, the one Apollo, graphql-ws and graphql-tools load. Bundlers that prefer
@@ -86,10 +87,11 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const deps: ApiDeps = { pool: opts.pool, db: opts.db, kicker: opts.kicker, logger: opts.logger, images: opts.images, adapters: opts.adapters, reports: opts.reports, queueHealthy: opts.queueHealthy, now: opts.now, live };
   const identify = opts.identify ?? (opts.auth ? authIdentify(opts.auth) : identifyFromHeaders);
   const contextFor = async (req: http.IncomingMessage): Promise<ApiContext> =>
-    createContext(deps, await identify(req), opts.contextExtras ? await opts.contextExtras(req) : {});
+    createContext({ ...deps, logger: requestLogger(deps.logger, req) }, await identify(req), opts.contextExtras ? await opts.contextExtras(req) : {});
 
   const app = express();
   app.disable('x-powered-by');
+  app.use(requestIds());
   const httpServer = http.createServer(app);
   const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql' });
   const ws = useServer<Record<string, unknown>, { request: http.IncomingMessage }>({

@@ -15,6 +15,7 @@ import { reportTokenSource } from '../sim/report-tokens.ts';
 import { FAST_TIMING, INTERACTIVE_TIMING, startSimRole } from '../sim/role.ts';
 import { NODE_FAULTS, SIM_SERVICES, type NodeFault, type SimService } from '../sim/types.ts';
 import type { WorldOptions } from '../sim/world.ts';
+import { startProcessMetrics } from '../observability/metrics.ts';
 
 interface Stoppable { stop(): Promise<void> }
 
@@ -92,6 +93,7 @@ export function registerSimCommands(program: Command, config: () => Config, unti
       if (!TIMINGS[o.timing]) throw new Error(`--timing must be one of ${Object.keys(TIMINGS).join(', ')}`);
       if (!INITIAL[o.initial]) throw new Error(`--initial must be one of ${Object.keys(INITIAL).join(', ')}`);
       const c = config();
+      startProcessMetrics('sim');
       const bootorchUrl = o.bootorchUrl ?? (process.env.BOOTORCH_URL || undefined);
       const reportToken = reportTokenSource({ token: o.reportToken, file: o.reportTokenFile, dir: o.reportTokensDir });
       const nodes = o.nodes ?? c.SIM_NODES;

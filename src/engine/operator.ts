@@ -16,6 +16,7 @@ import {
 } from '../db/engine/components.ts';
 import type { Criterion } from './selection.ts';
 import { inInventory } from '../operators/common.ts';
+import { countExhausted, observeBatch } from '../observability/engine.ts';
 
 export interface EngineContext {
   pool: pg.Pool;
@@ -111,20 +112,23 @@ export function actionOperator(spec: ActionOperatorSpec): OperatorDef {
         if (chunk.length === 0) continue;
         const exhausted = chunk.filter((c) => retryLimitHit(c, spec.counter, ctx.options));
         if (exhausted.length > 0) {
+          const failures = exhausted.map((c) => ({
+            id: c.id,
+            error: c.error || 'The retry limit has been hit for this component, but no services have reported specific errors',
+            reason: (c.failureReason || spec.exhaustedReason) as FailureReason,
+          }));
           await transaction(ctx.pool, async (tx) => {
-            await failComponents(tx.client, exhausted, exhausted.map((c) => ({
-              id: c.id,
-              error: c.error || 'The retry limit has been hit for this component, but no services have reported specific errors',
-              reason: (c.failureReason || spec.exhaustedReason) as FailureReason,
-            })), ctx.actor);
+            await failComponents(tx.client, exhausted, failures, ctx.actor);
             await ctx.kicker.kick(tx, ['status']);
           });
+          countExhausted(spec.action, failures.map((f) => f.reason));
         }
         const eligible = chunk.filter((c) => !retryLimitHit(c, spec.counter, ctx.options));
         const recorded = await transaction(ctx.pool, (tx) => recordAction(tx.client, eligible, spec.action, spec.counter, ctx.actor));
         if (recorded.length === 0) continue;
         try {
-          const problems = (await spec.act(ctx, recorded)) ?? [];
+          const retries = recorded.filter((c) => attempts(c, spec.counter) > 0).length;
+          const problems = await observeBatch(ctx.log, spec.action, recorded.length, retries, async () => (await spec.act(ctx, recorded)) ?? [], classify);
           if (problems.length) await transaction(ctx.pool, (tx) => recordProblems(tx.client, recorded, problems, ctx.actor));
         } catch (e) {
           ctx.log.warn({ err: errorText(e), operator: spec.name, count: recorded.length }, 'action failed for a chunk');

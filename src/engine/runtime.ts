@@ -18,6 +18,7 @@ import type { Adapters } from '../adapters/ports.ts';
 import { loadOptions } from '../db/engine/options.ts';
 import { errorText } from './operator.ts';
 import { TickLeases } from './leases.ts';
+import { observeJobs, observeTick } from '../observability/engine.ts';
 
 const QUEUE_PREFIX = 'bootorch-op-';
 /** Every queue of the engine (operator ticks and timers) starts with this: their active jobs are leased. */
@@ -42,6 +43,7 @@ export async function startBoss(url: string, log: Logger, opts: { kicks?: boolea
     connectionString: url, max: opts.max ?? 4, application_name: 'bootorch-boss',
     maintenanceIntervalSeconds: 120,
   });
+  observeJobs(boss);
   boss.on('error', (e: any) => {
     // Two processes racing for a stately tick: the loser's fetch hits the unique index. Harmless.
     if (e?.code === '23505') return;
@@ -131,7 +133,7 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
         });
         const ctx: EngineContext = { pool: deps.pool, adapters: deps.adapters, options, now, log, kicker, wake,
           actor: `operator:${def.name}` };
-        await def.run(ctx);
+        await observeTick(def.name, () => def.run(ctx));
       } catch (e) {
         // A tick never crashes the loop: the error is logged and the next poll comes as usual.
         log.error({ err: errorText(e) }, 'operator tick failed');

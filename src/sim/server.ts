@@ -5,7 +5,8 @@
  * slowMs delays the answer, timeout never answers). Plain node:http.
  *
  * With `report`, the nodes' bos-reporters call bootorch's reportBootState over HTTP (src/reporter).
- * The simulator's own routes (/healthz, /sim/info, /sim/counters, /sim/faults) are in http/control.ts.
+ * The simulator's own routes (/healthz, /sim/info, /sim/counters, /sim/faults) are in http/control.ts;
+ * GET /metrics serves the process's Prometheus metrics (requests served by service, endpoint and code).
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -19,6 +20,8 @@ import { compile, match, problem, stripPrefix, type Ctx, type Reply } from './ht
 import { controlRoute, type ReportCounts } from './http/control.ts';
 import { s3Routes } from './http/s3.ts';
 import type { SimWorld } from './world.ts';
+import { serveMetrics } from '../observability/http.ts';
+import { simRequests } from '../observability/metrics.ts';
 
 const ROUTES = compile([...hsmRoutes, ...pcsRoutes, ...bssRoutes, ...cfsRoutes, ...s3Routes]);
 const MAX_BODY = 32 * 1024 * 1024;
@@ -73,6 +76,7 @@ export async function startSimServer(world: SimWorld, o: SimServerOptions = {}):
     world.on('report-error', () => { reports.refused++; }),
   ];
   const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (serveMetrics(req, res)) return;
     handle(world, reports, req, res, o.onExchange).catch(() => res.destroy());
   };
   const server = o.tls ? https.createServer({ key: o.tls.key, cert: o.tls.cert }, listener) : http.createServer(listener);
@@ -125,6 +129,7 @@ async function handle(world: SimWorld, reports: ReportCounts, req: http.Incoming
     headers['content-length'] = String(Buffer.byteLength(body));
     res.writeHead(reply.status, headers);
     res.end(body);
+    if (endpoint) simRequests.inc({ service, endpoint, code: String(reply.status) });
     onExchange?.({
       service, endpoint, template, method, path, query: u.search.replace(/^\?/, ''), requestHeaders: req.headers,
       requestBody: raw, status: reply.status, responseHeaders: headers, responseBody: body,

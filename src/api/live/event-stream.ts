@@ -26,6 +26,8 @@ export class EventStream implements AsyncIterableIterator<LiveEvent> {
   /** The log has been read up to here (everything matching in (cursor, scanned] is queued). */
   private scanned = 0;
   private queue: LiveEvent[] = [];
+  /** Events waiting for this subscriber (metrics: bootorch_live_queued_messages). */
+  get queued(): number { return this.queue.length; }
   private fromLog: boolean;
   private wake?: () => void;
   private closed = false;

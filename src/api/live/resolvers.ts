@@ -13,6 +13,7 @@ import { badInput, notFound, valueOrThrow } from '../errors.ts';
 import type { ApiContext } from '../context.ts';
 import type { ComponentEvent, ComponentEventFilter, ComponentPhase, ComponentStatus, Resolvers } from '../generated/types.ts';
 import { EventStream } from './event-stream.ts';
+import { observeStream } from '../../observability/live.ts';
 import { ProgressStream } from './progress-stream.ts';
 import type { LiveFeed } from './feed.ts';
 
@@ -94,7 +95,7 @@ export const liveResolvers: Resolvers = {
         const cursor = after == null ? null : valueOrThrow(check(cursorSchema, after, 'after'));
         const owned = ctx.tenant === null ? null : await tenantXnameSet(ctx.pool, ctx.tenant);
         await feed.ready();
-        return new EventStream(feed, ctx.db, f, eventMatcher(f, owned), cursor);
+        return observeStream('componentEvents', new EventStream(feed, ctx.db, f, eventMatcher(f, owned), cursor));
       },
       resolve: (e: LiveEvent) => eventView(e),
     },
@@ -115,7 +116,7 @@ export const liveResolvers: Resolvers = {
           await stream.return();
           throw notFound('session', name);
         }
-        return stream.start(first, readAt);
+        return observeStream('sessionProgress', stream.start(first, readAt));
       },
       resolve: (s: unknown) => s,
     },

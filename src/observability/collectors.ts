@@ -1,0 +1,99 @@
+/**
+ * The system's state as gauges, computed at scrape time from the database: components by status and
+ * phase, failed components by reason, sessions by status, the age of the oldest pending work, and
+ * pg-boss's queues (depth and the oldest due job's wait). One round of grouped queries per scrape, at
+ * most once every `minIntervalMs` however many scrapers ask (a burst of scrapes shares one read).
+ *
+ * These are database-wide, so only the processes that run the engine (worker, dev) register them;
+ * with several workers, aggregate with max() (the dashboard does).
+ */
+import type pg from 'pg';
+import { Gauge } from 'prom-client';
+import { metric } from './metrics.ts';
+import { readSystemState, type SystemState } from '../db/queries/system-state.ts';
+
+const components = metric('bootorch_components', () => new Gauge({
+  name: 'bootorch_components',
+  help: 'Components by enabled (true / false), status (BOS\'s computed status) and phase',
+  labelNames: ['enabled', 'status', 'phase'] as const,
+}));
+const failed = metric('bootorch_components_failed', () => new Gauge({
+  name: 'bootorch_components_failed',
+  help: 'Enabled components in status failed, by failure reason',
+  labelNames: ['reason'] as const,
+}));
+const sessions = metric('bootorch_sessions', () => new Gauge({
+  name: 'bootorch_sessions',
+  help: 'Sessions by status (pending / running / complete) and whether paused',
+  labelNames: ['status', 'paused'] as const,
+}));
+const pendingAge = metric('bootorch_work_oldest_pending_seconds', () => new Gauge({
+  name: 'bootorch_work_oldest_pending_seconds',
+  help: 'Age of the oldest unfinished work, by status: seconds since the desired state of the longest-waiting enabled, non-stable component was set (0 when none)',
+  labelNames: ['status'] as const,
+}));
+const pendingBudget = metric('bootorch_work_timeout_seconds', () => new Gauge({
+  name: 'bootorch_work_timeout_seconds',
+  help: 'How long a node\'s walk may take before it is stuck: max_power_off_wait_time + max_power_on_wait_time + max_boot_wait_time (options)',
+}));
+const queueDepth = metric('bootorch_queue_jobs', () => new Gauge({
+  name: 'bootorch_queue_jobs',
+  help: 'pg-boss jobs waiting (created or retry), by queue and state: due (may start now) or deferred (start_after in the future)',
+  labelNames: ['queue', 'state'] as const,
+}));
+const queueWait = metric('bootorch_queue_oldest_due_seconds', () => new Gauge({
+  name: 'bootorch_queue_oldest_due_seconds',
+  help: 'How long the oldest due pg-boss job of each queue has waited to be started, in seconds (0 when none)',
+  labelNames: ['queue'] as const,
+}));
+const scrapeSeconds = metric('bootorch_state_scrape_duration_seconds', () => new Gauge({
+  name: 'bootorch_state_scrape_duration_seconds',
+  help: 'Time the last read of the database-wide gauges took, in seconds',
+}));
+
+export interface StateCollector { stop(): void }
+
+/** Register the database-wide gauges, read from `pool` on scrape. */
+export function collectSystemState(pool: pg.Pool, o: { minIntervalMs?: number } = {}): StateCollector {
+  const minIntervalMs = o.minIntervalMs ?? 2000;
+  let last: { at: number; state: Promise<SystemState | undefined> } | undefined;
+  let stopped = false;
+  const read = (): Promise<SystemState | undefined> => {
+    if (stopped) return Promise.resolve(undefined);
+    if (last && Date.now() - last.at < minIntervalMs) return last.state;
+    const start = process.hrtime.bigint();
+    // A scrape while the database is down reports what it can (nothing here), never an error page.
+    const state = readSystemState(pool).then((s) => {
+      scrapeSeconds.set(Number(process.hrtime.bigint() - start) / 1e9);
+      return s;
+    }, () => undefined);
+    last = { at: Date.now(), state };
+    return state;
+  };
+  const setAll = async () => {
+    const s = await read();
+    if (!s) return;
+    components.reset();
+    for (const r of s.components) components.set({ enabled: String(r.enabled), status: r.status, phase: r.phase }, r.count);
+    failed.reset();
+    for (const r of s.failed) failed.set({ reason: r.reason || 'unknown' }, r.count);
+    sessions.reset();
+    for (const r of s.sessions) sessions.set({ status: r.status, paused: String(r.paused) }, r.count);
+    pendingAge.reset();
+    for (const r of s.pending) pendingAge.set({ status: r.status }, r.ageSeconds);
+    if (s.pending.length === 0) pendingAge.set({ status: 'none' }, 0);
+    pendingBudget.set(s.timeoutSeconds);
+    queueDepth.reset();
+    queueWait.reset();
+    for (const q of s.queues) {
+      queueDepth.set({ queue: q.queue, state: 'due' }, q.due);
+      queueDepth.set({ queue: q.queue, state: 'deferred' }, q.deferred);
+      queueWait.set({ queue: q.queue }, q.oldestDueSeconds);
+    }
+  };
+  // prom-client calls collect() of each gauge on scrape; the first one reads, the others share it.
+  for (const g of [components, failed, sessions, pendingAge, pendingBudget, queueDepth, queueWait]) {
+    (g as unknown as { collect: () => Promise<void> }).collect = setAll;
+  }
+  return { stop: () => { stopped = true; } };
+}

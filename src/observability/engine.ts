@@ -1,0 +1,102 @@
+/**
+ * The engine's hooks, three in all: where pg-boss hands a job to a handler (observeJobs, installed once
+ * on the PgBoss instance, so every queue any code registers is counted), where an operator tick runs
+ * (observeTick), and where an action batch runs and its outcome is recorded (observeBatch). Each
+ * counts, times and opens a span; none changes what it wraps.
+ */
+import type PgBoss from 'pg-boss';
+import type { Logger } from 'pino';
+import {
+  actionsExhausted, actionsFailed, actionsRetried, actionsStarted, actionsSucceeded, jobsActive, jobsCompleted, jobsFailed, jobsRetried,
+  jobsStarted, jobWaitSeconds, operatorTickSeconds, operatorTicks,
+} from './metrics.ts';
+import { inSpan } from './tracing.ts';
+
+/** A tick of `operator`: counted (ok / error), timed, and the root span of whatever it calls. */
+export async function observeTick<T>(operator: string, tick: () => Promise<T>): Promise<T> {
+  const start = process.hrtime.bigint();
+  let outcome = 'ok';
+  try {
+    return await inSpan(`tick ${operator}`, { 'bootorch.operator': operator }, () => tick());
+  } catch (e) {
+    outcome = 'error';
+    throw e;
+  } finally {
+    operatorTicks.inc({ operator, outcome });
+    operatorTickSeconds.observe({ operator }, Number(process.hrtime.bigint() - start) / 1e9);
+  }
+}
+
+/**
+ * One action batch (one info line, one span): `count` components recorded for `action`, `retries` of them attempted before.
+ * `run` does the side effect and returns the per-component problems (a component with several counts
+ * once); a throw fails the whole batch with the reason `reasonOfThrow` gives, and propagates.
+ */
+export async function observeBatch<P extends { id: string; reason: string }>(log: Logger, action: string, count: number, retries: number,
+  run: () => Promise<P[]>, reasonOfThrow: (e: unknown) => string): Promise<P[]> {
+  actionsStarted.inc({ action }, count);
+  if (retries) actionsRetried.inc({ action }, retries);
+  return inSpan(`action ${action}`, { 'bootorch.action': action, 'bootorch.components': count }, async (span) => {
+    let problems: P[];
+    try {
+      problems = await run();
+    } catch (e) {
+      actionsFailed.inc({ action, reason: reasonOfThrow(e) }, count);
+      span.setAttribute('bootorch.failed', count);
+      throw e;
+    }
+    const byId = new Map(problems.map((p) => [p.id, p.reason]));
+    for (const reason of byId.values()) actionsFailed.inc({ action, reason });
+    actionsSucceeded.inc({ action }, Math.max(0, count - byId.size));
+    span.setAttribute('bootorch.failed', byId.size);
+    const reasons: Record<string, number> = {};
+    for (const r of byId.values()) reasons[r] = (reasons[r] ?? 0) + 1;
+    // The decision, once per batch (never per node): how many were acted on, how many failed and why.
+    log.info({ action, nodes: count, retries, failed: byId.size, ...(byId.size ? { reasons } : {}) }, 'action batch');
+    return problems;
+  });
+}
+
+/** Components given up on at the retry limit, by the reason they were failed with. */
+export function countExhausted(action: string, reasons: string[]): void {
+  for (const reason of reasons) actionsExhausted.inc({ action, reason });
+}
+
+const OBSERVED = Symbol('bootorch.jobsObserved');
+
+/**
+ * Count every job pg-boss hands to a handler of this instance: started (and retried), completed or
+ * failed, and how long it waited once due. Asks pg-boss for the job metadata it needs for that.
+ */
+export function observeJobs(boss: PgBoss): void {
+  const b = boss as PgBoss & { [OBSERVED]?: true };
+  if (b[OBSERVED]) return;
+  b[OBSERVED] = true;
+  const work = boss.work.bind(boss) as (name: string, options: object, handler: (jobs: any[]) => Promise<unknown>) => Promise<string>;
+  (boss as { work: unknown }).work = (name: string, optionsOrHandler: object | ((jobs: any[]) => Promise<unknown>), maybe?: (jobs: any[]) => Promise<unknown>) => {
+    const options = typeof optionsOrHandler === 'function' ? {} : optionsOrHandler;
+    const handler = (typeof optionsOrHandler === 'function' ? optionsOrHandler : maybe)!;
+    return work(name, { ...options, includeMetadata: true }, async (jobs) => {
+      const queue = name;
+      jobsStarted.inc({ queue }, jobs.length);
+      const retried = jobs.filter((j) => j.retryCount > 0).length;
+      if (retried) jobsRetried.inc({ queue }, retried);
+      const now = Date.now();
+      for (const j of jobs) {
+        const due = Math.max(new Date(j.createdOn ?? now).getTime(), new Date(j.startAfter ?? now).getTime());
+        jobWaitSeconds.observe({ queue }, Math.max(0, (new Date(j.startedOn ?? now).getTime() - due) / 1000));
+      }
+      jobsActive.inc({ queue }, jobs.length);
+      try {
+        const r = await handler(jobs);
+        jobsCompleted.inc({ queue }, jobs.length);
+        return r;
+      } catch (e) {
+        jobsFailed.inc({ queue }, jobs.length);
+        throw e;
+      } finally {
+        jobsActive.dec({ queue }, jobs.length);
+      }
+    });
+  };
+}

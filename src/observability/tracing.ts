@@ -1,0 +1,58 @@
+/**
+ * OpenTelemetry traces, off unless an exporter endpoint is configured (OTEL_EXPORTER_OTLP_ENDPOINT or
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTLP over HTTP/protobuf as every collector accepts it). Off, the
+ * OpenTelemetry API's no-op tracer makes `inSpan` cost a function call.
+ *
+ * Spans: an operator tick (`tick session-setup` is a session's setup), an action batch inside it, each
+ * outside call inside that (`pcs transition`), and a node report's path (`report`). Context flows by
+ * AsyncLocalStorage, so the call's span is the batch's child, the batch the tick's: one trace from the
+ * job to the call.
+ */
+import { SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { BatchSpanProcessor, type SpanExporter, type SpanProcessor, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+
+const tracer = () => trace.getTracer('bootorch');
+
+export interface Tracing { shutdown(): Promise<void> }
+
+/**
+ * Register a tracer provider for this process when an endpoint is configured (or an exporter is
+ * given, for tests). Returns undefined when tracing stays off. Repeated calls keep the first provider.
+ */
+export function startTracing(role: string, o: { env?: NodeJS.ProcessEnv; exporter?: SpanExporter } = {}): Tracing | undefined {
+  const env = o.env ?? process.env;
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (!o.exporter && !endpoint) return undefined;
+  // The exporter reads OTEL_EXPORTER_OTLP_* (endpoint, headers, timeout) itself.
+  const processor: SpanProcessor = o.exporter ? new SimpleSpanProcessor(o.exporter) : new BatchSpanProcessor(new OTLPTraceExporter());
+  const provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME || 'bootorch', 'bootorch.role': role }),
+    spanProcessors: [processor],
+  });
+  provider.register();
+  return { shutdown: () => provider.shutdown() };
+}
+
+/**
+ * Run `fn` inside a span (a child of the current one); an exception marks the span as an error and
+ * propagates. Attributes are counts and closed names, never a node list.
+ */
+export async function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>,
+  kind: SpanKind = SpanKind.INTERNAL): Promise<T> {
+  return tracer().startActiveSpan(name, { kind, attributes }, async (span) => {
+    try {
+      return await fn(span);
+    } catch (e) {
+      span.recordException(e instanceof Error ? e : String(e));
+      span.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof Error ? e.message : String(e) });
+      throw e;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+export { SpanKind };
