@@ -14,8 +14,8 @@ import { readSystemState, type SystemState } from '../db/queries/system-state.ts
 
 const components = metric('bootorch_components', () => new Gauge({
   name: 'bootorch_components',
-  help: 'Components by enabled (true / false), status (BOS\'s computed status) and phase',
-  labelNames: ['enabled', 'status', 'phase'] as const,
+  help: 'Components by status and phase: enabled ones (in a session\'s walk) by BOS\'s computed status and their phase, disabled ones as status="disabled"',
+  labelNames: ['status', 'phase'] as const,
 }));
 const failed = metric('bootorch_components_failed', () => new Gauge({
   name: 'bootorch_components_failed',
@@ -74,7 +74,7 @@ export function collectSystemState(pool: pg.Pool, o: { minIntervalMs?: number } 
     const s = await read();
     if (!s) return;
     components.reset();
-    for (const r of s.components) components.set({ enabled: String(r.enabled), status: r.status, phase: r.phase }, r.count);
+    for (const r of s.components) components.set({ status: r.status, phase: r.phase }, r.count);
     failed.reset();
     for (const r of s.failed) failed.set({ reason: r.reason || 'unknown' }, r.count);
     sessions.reset();

@@ -1,14 +1,16 @@
 /**
- * What the metrics' database-wide gauges show (src/observability/collectors.ts), read in three
- * statements: one grouped pass over components (counts by enabled, status, phase and failure reason,
- * and the oldest unfinished node per status), sessions by status (sessions_status_idx), and pg-boss's
- * waiting jobs per queue (its partial index job_i5 on (name, start_after) where state < 'active').
+ * What the metrics' database-wide gauges show (src/observability/collectors.ts): enabled components
+ * grouped by status, phase and failure reason with the oldest unfinished one per status (through the
+ * partial index on enabled components), the number of components (primary key, index only), sessions
+ * by status, and pg-boss's waiting jobs per queue (its partial index job_i5 on (name, start_after)
+ * where state < 'active').
  */
 import type { Queryable } from '../queryable.ts';
 import { loadOptions } from '../engine/options.ts';
 
 export interface SystemState {
-  components: { enabled: boolean; status: string; phase: string; count: number }[];
+  /** Enabled components by status and phase, and the disabled ones as status `disabled`. */
+  components: { status: string; phase: string; count: number }[];
   failed: { reason: string; count: number }[];
   sessions: { status: string; paused: boolean; count: number }[];
   /** Enabled, non-stable statuses with their oldest node's age (seconds since its desired state was set). */
@@ -22,12 +24,16 @@ export interface SystemState {
 const BOSS_SCHEMA = 'pgboss';
 
 export async function readSystemState(q: Queryable): Promise<SystemState> {
-  const [c, s, j, options] = await Promise.all([
-    q.query(`select enabled, status, phase, case when status = 'failed' then failure_reason else '' end as reason,
+  const [c, total, s, j, options] = await Promise.all([
+    // Enabled rows only, found through the partial index components_enabled_status_idx: as cheap as the
+    // work in flight (a few rows between sessions, every row during a full-machine reboot).
+    q.query(`select status, phase, case when status = 'failed' then failure_reason else '' end as reason,
         count(*)::int as count,
         extract(epoch from now() - min(coalesce(desired_updated_at, last_action_at, updated_at))
-          filter (where enabled and status not in ('stable', 'failed')))::float8 as age
-      from components group by 1, 2, 3, 4`),
+          filter (where status not in ('stable', 'failed')))::float8 as age
+      from components where enabled group by 1, 2, 3`),
+    // Every row, as an index-only scan of the primary key (the disabled count is the difference).
+    q.query(`select count(*)::int as n from components`),
     q.query(`select status, paused, count(*)::int as count from sessions group by 1, 2`),
     q.query(`select name as queue,
         count(*) filter (where start_after <= now())::int as due,
@@ -39,16 +45,18 @@ export async function readSystemState(q: Queryable): Promise<SystemState> {
   const components = new Map<string, SystemState['components'][number]>();
   const failed = new Map<string, number>();
   const pending = new Map<string, number>();
+  let enabled = 0;
   for (const r of c.rows) {
-    const key = `${r.enabled}|${r.status}|${r.phase}`;
-    const row = components.get(key) ?? { enabled: r.enabled, status: r.status, phase: r.phase, count: 0 };
+    enabled += r.count;
+    const key = `${r.status}|${r.phase}`;
+    const row = components.get(key) ?? { status: r.status, phase: r.phase, count: 0 };
     row.count += r.count;
     components.set(key, row);
-    if (r.status === 'failed' && r.enabled) failed.set(r.reason, (failed.get(r.reason) ?? 0) + r.count);
+    if (r.status === 'failed') failed.set(r.reason, (failed.get(r.reason) ?? 0) + r.count);
     if (r.age !== null) pending.set(r.status, Math.max(pending.get(r.status) ?? 0, Math.max(0, r.age)));
   }
   return {
-    components: [...components.values()],
+    components: [...components.values(), { status: 'disabled', phase: '', count: Math.max(0, total.rows[0].n - enabled) }],
     failed: [...failed].map(([reason, count]) => ({ reason, count })),
     sessions: s.rows.map((r) => ({ status: r.status, paused: r.paused, count: r.count })),
     pending: [...pending].map(([status, ageSeconds]) => ({ status, ageSeconds })),

@@ -1,0 +1,136 @@
+/**
+ * The database-wide gauges, computed at scrape time on real PostgreSQL: components by status and
+ * phase, failed by reason, sessions by status, the oldest pending work, pg-boss's queue depth and
+ * wait; jobs counted where pg-boss runs them; reports counted and traced. And the cost of the scrape
+ * at 100,000 components (printed; must stay well under a scrape interval).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
+import { freshDb, type TestDb } from '../helpers/db.ts';
+import { local, value } from '../helpers/metrics.ts';
+import { percentile } from '../helpers/processes.ts';
+import { collectSystemState, type StateCollector } from '../../src/observability/collectors.ts';
+import { readSystemState } from '../../src/db/queries/system-state.ts';
+import { startBoss, type BossHandle } from '../../src/engine/runtime.ts';
+import { createReportBatcher } from '../../src/db/queries/report-batch.ts';
+import { observeReports } from '../../src/observability/reports.ts';
+import { startTracing, type Tracing } from '../../src/observability/tracing.ts';
+
+const log = pino({ level: 'silent' });
+const exporter = new InMemorySpanExporter();
+let tracing: Tracing | undefined;
+let db: TestDb;
+let state: StateCollector;
+let boss: BossHandle;
+
+beforeAll(async () => {
+  tracing = startTracing('test', { exporter });
+  db = await freshDb();
+  state = collectSystemState(db.pool, { minIntervalMs: 0 });
+  boss = await startBoss(db.url, log);
+});
+afterAll(async () => {
+  state?.stop();
+  await boss?.stop();
+  await db?.drop();
+  await tracing?.shutdown();
+});
+
+describe('state gauges', () => {
+  it('count components by enabled, status and phase, failed by reason, sessions by status, and age the oldest pending work', async () => {
+    await db.pool.query(`insert into options (id, data) values (1, $1)`,
+      [JSON.stringify({ max_power_off_wait_time: 10, max_power_on_wait_time: 20, max_boot_wait_time: 30 })]);
+    await db.pool.query(`insert into components (id, enabled, phase, last_action, desired_updated_at)
+      select 'x1000c0s' || i || 'b0n0', true, 'powering_off', '', now() - interval '90 seconds' from generate_series(0, 2) i`);
+    await db.pool.query(`insert into components (id, enabled, phase, status_override, failure_reason)
+      values ('x1000c1s0b0n0', true, 'powering_on', 'failed', 'power_on_timeout'), ('x1000c1s1b0n0', false, '', '', '')`);
+    await db.pool.query(`insert into sessions (name, operation, template_name, status) values ('a', 'reboot', 't', 'running'),
+      ('b', 'boot', 't', 'complete'), ('c', 'boot', 't', 'complete')`);
+    const text = await local();
+    expect(value(text, 'bootorch_components', { status: 'power_off_pending', phase: 'powering_off' })).toBe(3);
+    expect(value(text, 'bootorch_components', { status: 'failed', phase: 'powering_on' })).toBe(1);
+    expect(value(text, 'bootorch_components', { status: 'disabled', phase: '' })).toBe(1);
+    expect(value(text, 'bootorch_components')).toBe(5);
+    expect(value(text, 'bootorch_components_failed', { reason: 'power_on_timeout' })).toBe(1);
+    expect(value(text, 'bootorch_sessions', { status: 'complete' })).toBe(2);
+    expect(value(text, 'bootorch_sessions', { status: 'running', paused: 'false' })).toBe(1);
+    const age = value(text, 'bootorch_work_oldest_pending_seconds', { status: 'power_off_pending' });
+    expect(age).toBeGreaterThanOrEqual(90);
+    expect(age).toBeLessThan(600);
+    expect(value(text, 'bootorch_work_timeout_seconds')).toBe(60);
+    await db.pool.query(`update components set enabled = false, phase = '' where phase = 'powering_off'`);
+    expect(value(await local(), 'bootorch_work_oldest_pending_seconds', { status: 'power_off_pending' })).toBe(0);
+  });
+
+  it('show pg-boss queue depth and wait, and count jobs started, completed, failed and retried where they run', async () => {
+    const q = 'obs-test';
+    await boss.boss.createQueue(q, { name: q, retryLimit: 1, retryDelay: 0 });
+    await boss.boss.send(q, { fail: true });
+    await boss.boss.send(q, { fail: false });
+    await boss.boss.send(q, { later: true }, { startAfter: 3600 });
+    const before = await local();
+    expect(value(before, 'bootorch_queue_jobs', { queue: q, state: 'due' })).toBe(2);
+    expect(value(before, 'bootorch_queue_jobs', { queue: q, state: 'deferred' })).toBe(1);
+    expect(value(before, 'bootorch_queue_oldest_due_seconds', { queue: q })).toBeGreaterThanOrEqual(0);
+    let runs = 0;
+    const done = new Promise<void>((resolve) => {
+      void boss.boss.work<{ fail?: boolean }>(q, { pollingIntervalSeconds: 0.5 }, async ([job]) => {
+        runs++;
+        if (runs >= 3) resolve();
+        if (job!.data.fail) throw new Error('fails on purpose');
+      });
+    });
+    await done; // the failing job twice (its retry), the other once
+    await boss.boss.offWork(q);
+    const after = await local();
+    expect(value(after, 'bootorch_queue_jobs_started_total', { queue: q })).toBe(3);
+    expect(value(after, 'bootorch_queue_jobs_failed_total', { queue: q })).toBe(2);
+    expect(value(after, 'bootorch_queue_jobs_retried_total', { queue: q })).toBe(1);
+    expect(value(after, 'bootorch_queue_jobs_completed_total', { queue: q })).toBe(1);
+    expect(value(after, 'bootorch_queue_jobs_active', { queue: q })).toBe(0);
+    expect(value(after, 'bootorch_queue_job_wait_seconds_count', { queue: q })).toBe(3);
+    expect(value(after, 'bootorch_queue_jobs', { queue: q, state: 'due' })).toBe(0);
+  });
+
+  it('count reports accepted and refused, each in a report span', async () => {
+    await db.pool.query(`insert into components (id) values ('x3000c0s1b0n0')`);
+    const reports = observeReports(createReportBatcher(db.pool, boss.kicker));
+    exporter.reset();
+    expect((await reports.report({ id: 'x3000c0s1b0n0', token: 'unknown', actor: 't' })).ok).toBe(true);
+    expect((await reports.report({ id: 'x3000c0s9b0n0', token: 'unknown', actor: 't' })).ok).toBe(false);
+    const text = await local();
+    expect(value(text, 'bootorch_reports_total', { outcome: 'accepted' })).toBe(1);
+    expect(value(text, 'bootorch_reports_total', { outcome: 'refused', code: 'NOT_FOUND' })).toBe(1);
+    expect(value(text, 'bootorch_report_duration_seconds_count')).toBe(2);
+    expect(exporter.getFinishedSpans().filter((s) => s.name === 'report').map((s) => s.attributes['bootorch.outcome']))
+      .toEqual(['accepted', 'NOT_FOUND']);
+  });
+
+  it('cost little to scrape at 100,000 components', async () => {
+    await db.pool.query(`insert into components (id, enabled, phase, last_action, desired_updated_at)
+      select 'x' || (2000 + i / 256) || 'c' || (i % 256 / 32) || 's' || (i % 32 / 4) || 'b' || (i % 4 / 2) || 'n' || (i % 2),
+        i % 3 = 0, case i % 4 when 0 then 'powering_on' when 1 then 'powering_off' when 2 then 'configuring' else '' end,
+        case i % 8 when 0 then 'powering_on' else '' end, now() - (i % 600) * interval '1 second'
+      from generate_series(0, 99993) i`);
+    await db.pool.query('vacuum analyze components');
+    const total = Number((await db.pool.query('select count(*) from components')).rows[0].count);
+    expect(total).toBe(100_000);
+    // Two shapes: a third of the machine in flight, then none (between sessions, the usual state).
+    const measure = async (what: string) => {
+      const ms: number[] = [];
+      for (let i = 0; i < 7; i++) {
+        const t = performance.now();
+        const s = await readSystemState(db.pool);
+        ms.push(performance.now() - t);
+        expect(s.components.reduce((n, r) => n + r.count, 0)).toBe(total);
+      }
+      process.stdout.write(`\nstate gauges at ${total} components, ${what}: p50 ${percentile(ms, 50).toFixed(1)} ms, max ${Math.max(...ms).toFixed(1)} ms (7 reads)\n`);
+      return percentile(ms, 50);
+    };
+    expect(await measure('a third enabled')).toBeLessThan(1000);
+    await db.pool.query(`update components set enabled = false where enabled`);
+    await db.pool.query('vacuum analyze components');
+    expect(await measure('none enabled')).toBeLessThan(1000);
+  });
+});
