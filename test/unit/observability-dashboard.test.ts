@@ -23,9 +23,10 @@ async function exported(): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   for (const m of await metricsRegistry.getMetricsAsJSON()) {
     const labels = [...((metricsRegistry.getSingleMetric(m.name) as unknown as { labelNames?: string[] })?.labelNames ?? []), 'role'];
-    const names = m.type === ('histogram' as typeof m.type) ? ['_bucket', '_sum', '_count'].map((s) => m.name + s)
-      : m.type === ('summary' as typeof m.type) ? [m.name, `${m.name}_sum`, `${m.name}_count`] : [m.name];
-    for (const n of names) out.set(n, m.type === ('histogram' as typeof m.type) && n.endsWith('_bucket') ? [...labels, 'le'] : labels);
+    const type = String(m.type);
+    const names = type === 'histogram' ? ['_bucket', '_sum', '_count'].map((s) => m.name + s)
+      : type === 'summary' ? [m.name, `${m.name}_sum`, `${m.name}_count`] : [m.name];
+    for (const n of names) out.set(n, type === 'histogram' && n.endsWith('_bucket') ? [...labels, 'le'] : labels);
   }
   return out;
 }
