@@ -15,13 +15,17 @@ export interface LoggerOptions {
   role: string;
   /** Human-readable lines (default: only for the dev role on a TTY). */
   pretty?: boolean;
+  /** Where the lines go (default stdout). */
+  destination?: NodeJS.WritableStream;
 }
 
 export function createLogger(o: LoggerOptions): Logger {
   const base = { pid: process.pid, role: o.role };
   const readable = o.pretty ?? (o.role === 'dev' && process.stdout.isTTY === true);
-  if (!readable) return pino({ level: o.level, base });
-  return pino({ level: o.level, base }, pretty({ colorize: true, sync: true, ignore: 'pid,hostname,role', translateTime: 'HH:MM:ss.l' }));
+  if (!readable) return o.destination ? pino({ level: o.level, base }, o.destination) : pino({ level: o.level, base });
+  return pino({ level: o.level, base }, pretty({
+    colorize: !o.destination, sync: true, singleLine: true, ignore: 'pid,hostname,role', translateTime: 'HH:MM:ss.l', destination: o.destination ?? 1,
+  }));
 }
 
 const ids = new WeakMap<IncomingMessage, string>();
