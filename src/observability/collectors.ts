@@ -8,48 +8,33 @@
  * with several workers, aggregate with max() (the dashboard does).
  */
 import type pg from 'pg';
-import { Gauge } from 'prom-client';
-import { metric } from './metrics.ts';
+import { gauge } from './metrics.ts';
 import { readSystemState, type SystemState } from '../db/queries/system-state.ts';
 
-const components = metric('bootorch_components', () => new Gauge({
-  name: 'bootorch_components',
-  help: 'Components by status and phase: enabled ones (in a session\'s walk) by BOS\'s computed status and their phase, disabled ones as status="disabled"',
-  labelNames: ['status', 'phase'] as const,
-}));
-const failed = metric('bootorch_components_failed', () => new Gauge({
-  name: 'bootorch_components_failed',
-  help: 'Enabled components in status failed, by failure reason',
-  labelNames: ['reason'] as const,
-}));
-const sessions = metric('bootorch_sessions', () => new Gauge({
-  name: 'bootorch_sessions',
-  help: 'Sessions by status (pending / running / complete) and whether paused',
-  labelNames: ['status', 'paused'] as const,
-}));
-const pendingAge = metric('bootorch_work_oldest_pending_seconds', () => new Gauge({
-  name: 'bootorch_work_oldest_pending_seconds',
-  help: 'Age of the oldest unfinished work, by status: seconds since the desired state of the longest-waiting enabled, non-stable component was set (0 when none)',
-  labelNames: ['status'] as const,
-}));
-const pendingBudget = metric('bootorch_work_timeout_seconds', () => new Gauge({
-  name: 'bootorch_work_timeout_seconds',
-  help: 'How long a node\'s walk may take before it is stuck: max_power_off_wait_time + max_power_on_wait_time + max_boot_wait_time (options)',
-}));
-const queueDepth = metric('bootorch_queue_jobs', () => new Gauge({
-  name: 'bootorch_queue_jobs',
-  help: 'pg-boss jobs waiting (created or retry), by queue and state: due (may start now) or deferred (start_after in the future)',
-  labelNames: ['queue', 'state'] as const,
-}));
-const queueWait = metric('bootorch_queue_oldest_due_seconds', () => new Gauge({
-  name: 'bootorch_queue_oldest_due_seconds',
-  help: 'How long the oldest due pg-boss job of each queue has waited to be started, in seconds (0 when none)',
-  labelNames: ['queue'] as const,
-}));
-const scrapeSeconds = metric('bootorch_state_scrape_duration_seconds', () => new Gauge({
-  name: 'bootorch_state_scrape_duration_seconds',
-  help: 'Time the last read of the database-wide gauges took, in seconds',
-}));
+const components = gauge('bootorch_components',
+  'Components by status and phase: enabled ones (in a session\'s walk) by BOS\'s computed status and their phase, disabled ones as status="disabled"',
+  ['status', 'phase']);
+const failed = gauge('bootorch_components_failed',
+  'Enabled components in status failed, by failure reason',
+  ['reason']);
+const sessions = gauge('bootorch_sessions',
+  'Sessions by status (pending / running / complete) and whether paused',
+  ['status', 'paused']);
+const pendingAge = gauge('bootorch_work_oldest_pending_seconds',
+  'Age of the oldest unfinished work, by status: seconds since the desired state of the longest-waiting enabled, non-stable component was set (0 when none)',
+  ['status']);
+const pendingBudget = gauge('bootorch_work_timeout_seconds',
+  'How long a node\'s walk may take before it is stuck: max_power_off_wait_time + max_power_on_wait_time + max_boot_wait_time (options)',
+  []);
+const queueDepth = gauge('bootorch_queue_jobs',
+  'pg-boss jobs waiting (created or retry), by queue and state: due (may start now) or deferred (start_after in the future)',
+  ['queue', 'state']);
+const queueWait = gauge('bootorch_queue_oldest_due_seconds',
+  'How long the oldest due pg-boss job of each queue has waited to be started, in seconds (0 when none)',
+  ['queue']);
+const scrapeSeconds = gauge('bootorch_state_scrape_duration_seconds',
+  'Time the last read of the database-wide gauges took, in seconds',
+  []);
 
 export interface StateCollector { stop(): void }
 

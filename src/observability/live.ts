@@ -3,22 +3,18 @@
  * calls: a stream opened, a message delivered, a stream closed. Queue lengths are read at scrape time
  * from the open streams that expose `queued`.
  */
-import { Gauge } from 'prom-client';
-import { liveDeliveries, liveSubscribers, metric } from './metrics.ts';
+import { gauge, liveDeliveries, liveSubscribers } from './metrics.ts';
 
 const open = new Set<{ stream: string; queued?: () => number }>();
 
-metric('bootorch_live_queued_messages', () => new Gauge({
-  name: 'bootorch_live_queued_messages',
-  help: 'Messages waiting in subscribers\' in-memory queues on this API process, by stream',
-  labelNames: ['stream'] as const,
-  collect() {
+gauge('bootorch_live_queued_messages',
+  'Messages waiting in subscribers\' in-memory queues on this API process, by stream',
+  ['stream'], function () {
     this.reset();
     const sums = new Map<string, number>();
     for (const s of open) if (s.queued) sums.set(s.stream, (sums.get(s.stream) ?? 0) + s.queued());
     for (const [stream, n] of sums) this.set({ stream }, n);
-  },
-}));
+  });
 
 export interface LiveTracker {
   delivered(n?: number): void;

@@ -116,7 +116,7 @@ describe('state gauges', () => {
     await db.pool.query('vacuum analyze components');
     const total = Number((await db.pool.query('select count(*) from components')).rows[0].count);
     expect(total).toBe(100_000);
-    // Two shapes: a third of the machine in flight, then none (between sessions, the usual state).
+    // Three shapes: a third of the machine in flight, all of it, then none (between sessions, the usual state).
     const measure = async (what: string) => {
       const ms: number[] = [];
       for (let i = 0; i < 7; i++) {
@@ -129,6 +129,9 @@ describe('state gauges', () => {
       return percentile(ms, 50);
     };
     expect(await measure('a third enabled')).toBeLessThan(1000);
+    await db.pool.query(`update components set enabled = true, phase = 'powering_off'`);
+    await db.pool.query('vacuum analyze components');
+    expect(await measure('all in flight (a full-machine reboot)')).toBeLessThan(1000);
     await db.pool.query(`update components set enabled = false where enabled`);
     await db.pool.query('vacuum analyze components');
     expect(await measure('none enabled')).toBeLessThan(1000);
