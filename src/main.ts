@@ -4,6 +4,7 @@
 import { Command } from 'commander';
 import { ConfigError, loadConfig } from './config.ts';
 import type { Stoppable } from './roles.ts';
+import { flushTracing } from './observability/tracing.ts';
 
 // The roles pull in the server, the engine and the simulator; client commands need none of that,
 // so they are loaded only when a role runs (a client command starts in a fraction of the time).
@@ -33,6 +34,7 @@ function untilSignal(s: Stoppable): void {
     stopping = true;
     process.stderr.write(`\n${sig}: stopping...\n`);
     await s.stop().catch((e) => process.stderr.write(`${e}\n`));
+    await flushTracing();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));

@@ -1,6 +1,6 @@
 /**
  * OpenTelemetry traces, off unless an exporter endpoint is configured (OTEL_EXPORTER_OTLP_ENDPOINT or
- * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTLP over HTTP/protobuf as every collector accepts it). Off, the
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; OTLP over HTTP with JSON bodies, which the OpenTelemetry Collector accepts). Off, the
  * OpenTelemetry API's no-op tracer makes `inSpan` cost a function call.
  *
  * Spans: an operator tick (`tick session-setup` is a session's setup), an action batch inside it, each
@@ -18,22 +18,35 @@ const tracer = () => trace.getTracer('bootorch');
 
 export interface Tracing { shutdown(): Promise<void> }
 
+let registered: Tracing | undefined;
+
 /**
  * Register a tracer provider for this process when an endpoint is configured (or an exporter is
- * given, for tests). Returns undefined when tracing stays off. Repeated calls keep the first provider.
+ * given, for tests). Returns undefined when tracing stays off, or is already on in this process.
  */
 export function startTracing(role: string, o: { env?: NodeJS.ProcessEnv; exporter?: SpanExporter } = {}): Tracing | undefined {
   const env = o.env ?? process.env;
   const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
-  if (!o.exporter && !endpoint) return undefined;
-  // The exporter reads OTEL_EXPORTER_OTLP_* (endpoint, headers, timeout) itself.
-  const processor: SpanProcessor = o.exporter ? new SimpleSpanProcessor(o.exporter) : new BatchSpanProcessor(new OTLPTraceExporter());
+  if ((!o.exporter && !endpoint) || registered) return undefined;
+  // OTLP/HTTP: the traces endpoint as given, or the base endpoint's /v1/traces (the specification's
+  // rule). The exporter reads the other OTEL_EXPORTER_OTLP_* variables (headers, timeout) itself.
+  const exporter = o.exporter ?? new OTLPTraceExporter({
+    url: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || `${endpoint!.replace(/\/+$/, '')}/v1/traces`,
+  });
+  const processor: SpanProcessor = o.exporter ? new SimpleSpanProcessor(exporter) : new BatchSpanProcessor(exporter);
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME || 'bootorch', 'bootorch.role': role }),
     spanProcessors: [processor],
   });
   provider.register();
-  return { shutdown: () => provider.shutdown() };
+  registered = { shutdown: () => provider.shutdown() };
+  return registered;
+}
+
+/** Send the spans still buffered (before the process exits); a no-op when tracing is off. */
+export async function flushTracing(): Promise<void> {
+  await registered?.shutdown().catch(() => {});
+  registered = undefined;
 }
 
 /**
