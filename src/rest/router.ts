@@ -77,5 +77,12 @@ export function bosRestRouter(o: BosRestOptions): express.Router {
     });
   }
   router.all('/v2/*rest', (req, res) => sendProblem(res, new Problem(404, `no BOS v2 route ${req.path}`)));
+  // What express itself refuses on these routes (a path that does not decode, ...), as a problem too.
+  router.use((err: Error & { status?: number }, _req: express.Request, res: express.Response, next: express.NextFunction) => {
+    if (res.headersSent) return next(err);
+    const status = err.status && err.status >= 400 && err.status < 500 ? err.status : 500;
+    if (status === 500) o.logger?.error({ err }, 'internal error in the BOS REST door');
+    sendProblem(res, new Problem(status, status === 500 ? 'internal server error' : err.message.slice(0, 200)));
+  });
   return router;
 }
