@@ -10,7 +10,7 @@ import { canonicalXname } from '../domain/xname.ts';
 import { bosTime, defined, isObject, object, oneOf, onlyKeys, type Json } from './body.ts';
 import { camel, convertKeys } from './names.ts';
 import { notFound, Problem } from './problem.ts';
-import { noContent, ok, type RestRequest, type Route } from './route.ts';
+import { getOne, noContent, ok, type RestRequest, type Route } from './route.ts';
 
 const FIELDS = ['id', 'actual_state', 'desired_state', 'staged_state', 'last_action', 'event_stats', 'status', 'enabled',
   'error', 'session', 'retry_policy'];
@@ -175,14 +175,7 @@ export const componentRoutes: Route[] = [
     },
   },
   { method: 'patch', path: '/v2/components', handler: patchMany },
-  {
-    method: 'get', path: '/v2/components/:id',
-    handler: async ({ call, params }) => {
-      const c = await call<Component | null>('component', { id: params.id });
-      if (!c) throw notFound('component', params.id!);
-      return ok(componentToBos(c));
-    },
-  },
+  getOne<Component>('/v2/components/:id', 'component', 'id', 'component', componentToBos),
   {
     method: 'put', path: '/v2/components/:id',
     handler: async ({ call, params, body }) => ok(componentToBos(await call<Component>('putComponent', { id: params.id, input: componentInput(body) }))),

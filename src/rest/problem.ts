@@ -33,7 +33,6 @@ export class Problem extends Error {
   }
 }
 
-export const badRequest = (field: string, message: string) => new Problem(400, field ? `${field}: ${message}` : message);
 export const notFound = (what: string, name: string) => new Problem(404, `no ${what} "${name.slice(0, 127)}"`);
 
 const STATUS_OF_CODE: Record<string, number> = {

@@ -1,5 +1,6 @@
 /** What a REST handler gets and gives back; src/rest/router.ts does the HTTP around it. */
 import type { Call } from './call.ts';
+import { notFound } from './problem.ts';
 
 export interface RestRequest {
   /** Path parameters, decoded. */
@@ -28,3 +29,15 @@ export interface Route {
 
 export const ok = (body: unknown, status = 200): Reply => ({ status, body });
 export const noContent: Reply = { status: 204 };
+
+/** GET of one resource: the root field's answer (by the path parameter `param`) translated, or 404 when it is null. */
+export function getOne<T>(path: string, field: string, param: 'name' | 'id', what: string, toBos: (v: T) => unknown): Route {
+  return {
+    method: 'get', path,
+    async handler({ call, params }) {
+      const v = await call<T | null>(field, { [param]: params[param] });
+      if (v === null || v === undefined) throw notFound(what, params[param]!);
+      return ok(toBos(v));
+    },
+  };
+}

@@ -4,7 +4,7 @@ import type { SessionParent } from '../api/views.ts';
 import { enumValues } from '../api/enums.ts';
 import { booleans, bosTime, object, oneOf, onlyKeys, type Json } from './body.ts';
 import { ALREADY_EXISTS, notFound, Problem } from './problem.ts';
-import { noContent, ok, type RestRequest, type Route } from './route.ts';
+import { getOne, noContent, ok, type RestRequest, type Route } from './route.ts';
 
 const OPERATIONS = Object.values(enumValues.SessionOperation);
 const STATES = Object.values(enumValues.SessionState);
@@ -94,7 +94,7 @@ export const sessionRoutes: Route[] = [
       return noContent;
     },
   },
-  { method: 'get', path: '/v2/sessions/:name', handler: async (r) => ok(sessionToBos(await session(r))) },
+  getOne<SessionParent>('/v2/sessions/:name', 'session', 'name', 'session', sessionToBos),
   {
     // BOS's own operators PATCH a session's status; bootorch's engine owns it, so nobody else may.
     method: 'patch', path: '/v2/sessions/:name',
@@ -110,14 +110,7 @@ export const sessionRoutes: Route[] = [
       return noContent;
     },
   },
-  {
-    method: 'get', path: '/v2/sessions/:name/status',
-    handler: async ({ call, params }) => {
-      const x = await call<SessionExtendedStatus | null>('sessionStatus', { name: params.name });
-      if (!x) throw notFound('session', params.name!);
-      return ok(extendedStatusToBos(x));
-    },
-  },
+  getOne<SessionExtendedStatus>('/v2/sessions/:name/status', 'sessionStatus', 'name', 'session', extendedStatusToBos),
   {
     // BOS's completion operator asks the API to save the status; bootorch's saves it when the session
     // completes. Answered as the contract says (the session), without a write.

@@ -6,8 +6,8 @@ import type { BootSet, SessionTemplate, TemplateValidation } from '../api/genera
 import { enumValues } from '../api/enums.ts';
 import { booleans, defined, isObject, object, oneOf, onlyKeys, type Json } from './body.ts';
 import { bosField, bosWords, camel } from './names.ts';
-import { notFound, Problem } from './problem.ts';
-import { noContent, ok, type Route } from './route.ts';
+import { Problem } from './problem.ts';
+import { getOne, noContent, ok, type Route } from './route.ts';
 
 const BOOT_SET_FIELDS = ['name', 'path', 'type', 'etag', 'kernel_parameters', 'node_list', 'node_roles_groups', 'node_groups',
   'arch', 'rootfs_provider', 'rootfs_provider_passthrough', 'cfs'] as const;
@@ -84,14 +84,7 @@ function validationText(v: TemplateValidation): string {
 
 export const templateRoutes: Route[] = [
   { method: 'get', path: '/v2/sessiontemplates', handler: async ({ call }) => ok((await call<SessionTemplate[]>('sessionTemplates')).map(templateToBos)) },
-  {
-    method: 'get', path: '/v2/sessiontemplates/:name',
-    handler: async ({ call, params }) => {
-      const t = await call<SessionTemplate | null>('sessionTemplate', { name: params.name });
-      if (!t) throw notFound('session template', params.name!);
-      return ok(templateToBos(t));
-    },
-  },
+  getOne<SessionTemplate>('/v2/sessiontemplates/:name', 'sessionTemplate', 'name', 'session template', templateToBos),
   {
     method: 'put', path: '/v2/sessiontemplates/:name',
     handler: async ({ call, params, body }) => {

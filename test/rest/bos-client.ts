@@ -19,6 +19,12 @@ export interface BosClient {
   violations(): Promise<Violation[]>;
 }
 
+/**
+ * Load (and compile) the BOS contract before the first test: it takes seconds, and a keep-alive
+ * connection left idle that long is closed by the server under the next request (ECONNRESET).
+ */
+export const loadBosContract = () => contract('bos');
+
 export function bosClient(base: string, defaultHeaders: Record<string, string>, o: { fetch?: typeof fetch } = {}): BosClient {
   const exchanges: Exchange[] = [];
   const doFetch = o.fetch ?? fetch;

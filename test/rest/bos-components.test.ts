@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { sql } from 'drizzle-orm';
 import { startHarness, type Harness } from '../integration/api-harness.ts';
 import { createReportBatcher, type ReportBatcher } from '../../src/db/queries/report-batch.ts';
-import { bosClient, type BosClient } from './bos-client.ts';
+import { bosClient, loadBosContract, type BosClient } from './bos-client.ts';
 
 let h: Harness;
 let bos: BosClient;
@@ -18,6 +18,7 @@ const C = 'x1000c0s1b0n0';
 const NAIVE_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/;
 
 beforeAll(async () => {
+  await loadBosContract();
   // The report batcher's kicks go to the harness's recording kicker, like the server's own.
   let kicker: Harness['kicker'] | undefined;
   const lazyKicker = { kick: (tx: never, ops: never) => kicker!.kick(tx, ops), kickNow: (ops: never) => kicker!.kickNow(ops) };

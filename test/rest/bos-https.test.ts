@@ -15,7 +15,7 @@ import { freshDb, type TestDb } from '../helpers/db.ts';
 import { startRole, type RoleProcess } from '../helpers/processes.ts';
 import { devAdminHeaders, devAuthEnv } from '../helpers/auth.ts';
 import { createNodeToken } from '../../src/auth/index.ts';
-import { bosClient } from './bos-client.ts';
+import { bosClient, loadBosContract } from './bos-client.ts';
 
 const openssl = ['/usr/bin/openssl', '/usr/local/bin/openssl'].find(existsSync);
 const NODE = 'x3000c0s19b1n0';
@@ -26,6 +26,7 @@ let base = '';
 let trusting: Agent;
 
 beforeAll(async () => {
+  await loadBosContract();
   if (!openssl) return;
   dir = mkdtempSync(join(tmpdir(), 'bootorch-api-tls-'));
   execFileSync(openssl, ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',

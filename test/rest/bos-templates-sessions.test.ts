@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { startHarness, type Harness } from '../integration/api-harness.ts';
-import { bosClient, type BosClient } from './bos-client.ts';
+import { bosClient, loadBosContract, type BosClient } from './bos-client.ts';
 
 let h: Harness;
 let bos: BosClient;
@@ -27,6 +27,7 @@ const TEMPLATE = {
 const NAIVE_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/;
 
 beforeAll(async () => {
+  await loadBosContract();
   h = await startHarness();
   bos = bosClient(`${h.server.baseUrl}/apis/bos`, h.auth.bearer(h.auth.adminToken));
   mesh = bosClient(h.server.baseUrl, h.auth.bearer(h.auth.adminToken));

@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { startHarness, type Harness } from '../integration/api-harness.ts';
-import { bosClient, type BosClient } from './bos-client.ts';
+import { bosClient, loadBosContract, type BosClient } from './bos-client.ts';
 
 let h: Harness;
 let admin: BosClient;
@@ -16,6 +16,7 @@ const template = (node: string) => ({ boot_sets: { b: { path: 's3://boot-images/
 const names = (r: { body: { name: string }[] }) => r.body.map((x) => x.name).sort();
 
 beforeAll(async () => {
+  await loadBosContract();
   h = await startHarness();
   admin = bosClient(`${h.server.baseUrl}/apis/bos`, h.auth.bearer(h.auth.adminToken));
   await h.ok('mutation($x: [ID!]!) { setTenantXnames(tenant: "acme", xnames: $x) { name } }', { x: [ACME_NODE] });
