@@ -133,10 +133,10 @@ async function patchMany({ call, query, body }: RestRequest) {
   if (b.patch === undefined) throw new Problem(400, 'patch: is required');
   const f = object(b.filters ?? null, 'filters');
   onlyKeys(f, ['ids', 'session'], 'filters');
+  // The contract's two filter forms carry the other key as null or ''; patchComponents wants exactly one.
   const given = (v: unknown) => v !== undefined && v !== null && v !== '';
-  if (given(f.ids) === given(f.session)) throw new Problem(400, 'filters: give exactly one of ids and session');
   if (given(f.ids) && typeof f.ids !== 'string') throw new Problem(400, 'filters.ids: must be a comma-separated string of ids');
-  const filter = given(f.ids) ? { ids: list(f.ids as string) } : { session: f.session };
+  const filter = defined({ ids: given(f.ids) ? list(f.ids as string) : undefined, session: given(f.session) ? f.session : undefined });
   const rows = await call<Component[]>('patchComponents', { filter, patch: componentInput(b.patch, 'patch'), skipBadIds });
   return ok(rows.map(componentToBos));
 }

@@ -25,8 +25,9 @@ export function bosField(path: string): string {
       else if (index) out.push(index);
       return;
     }
+    // Boot set names are the user's keys, and names that are not camelCase identifiers (a header) are no field of ours.
     const keyOfMap = i > 0 && /^bootSets$/.test(parts[i - 1]!.replace(/\[.*$/, ''));
-    out.push((keyOfMap ? name : snake(name)) + index);
+    out.push((keyOfMap || !/^[a-z][a-zA-Z0-9]*$/.test(name) ? name : snake(name)) + index);
   });
   return out.join('.').replace(/\.\[/g, '[').replace(/^\./, '');
 }

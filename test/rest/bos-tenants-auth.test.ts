@@ -57,7 +57,7 @@ describe('row 13: tenants', () => {
     expect((await admin.req('GET', `/v2/components/${OTHER_NODE}`, { headers: acme })).status).toBe(404);
     expect((await admin.req('PATCH', `/v2/components/${OTHER_NODE}`, { body: { enabled: false }, headers: acme })).status).toBe(404);
     const nobody = await admin.req('PUT', '/v2/sessiontemplates/x', { body: template(ACME_NODE), headers: { 'cray-tenant-name': 'nobody' } });
-    expect(nobody.body).toMatchObject({ status: 400, detail: expect.stringContaining('Invalid tenant') });
+    expect(nobody.body).toMatchObject({ status: 400, detail: 'Cray-Tenant-Name: Invalid tenant "nobody"' });
   });
 
   test('a credential issued for a tenant may not name another, and may not read system-wide options', async () => {
