@@ -29,12 +29,12 @@ export interface BosRestOptions {
   maxBodyBytes: number;
 }
 
-/** The first value of each query parameter: BOS uses only the first filter of each type. */
+/** The first value of each query parameter (BOS uses only the first filter of each type); an empty one is not given, as in BOS. */
 function firstValues(q: unknown): RestRequest['query'] {
   const out: RestRequest['query'] = {};
   for (const [k, v] of Object.entries((q ?? {}) as Record<string, unknown>)) {
     const first = Array.isArray(v) ? v[0] : v;
-    if (typeof first === 'string') out[k] = first;
+    if (typeof first === 'string' && first !== '') out[k] = first;
   }
   return out;
 }
