@@ -29,6 +29,13 @@ export function booleans(o: Json, keys: readonly string[], at = ''): void {
   }
 }
 
+/** Strings, where given, must be strings (null stays "not given"). */
+export function strings(o: Json, keys: readonly string[], at = ''): void {
+  for (const k of keys) {
+    if (o[k] !== undefined && o[k] !== null && typeof o[k] !== 'string') throw new Problem(400, `${at ? `${at}.` : ''}${k}: must be a string`);
+  }
+}
+
 /** One of a closed set of values (a GraphQL enum), or 400. */
 export function oneOf<T extends string>(v: unknown, values: readonly T[], at: string): T {
   if (typeof v !== 'string' || !(values as readonly string[]).includes(v)) {

@@ -2,7 +2,7 @@
 import type { SessionExtendedStatus } from '../api/generated/types.ts';
 import type { SessionParent } from '../api/views.ts';
 import { enumValues } from '../api/enums.ts';
-import { booleans, bosTime, object, oneOf, onlyKeys, type Json } from './body.ts';
+import { booleans, bosTime, object, oneOf, onlyKeys, strings, type Json } from './body.ts';
 import { ALREADY_EXISTS, notFound, Problem } from './problem.ts';
 import { getOne, noContent, ok, type RestRequest, type Route } from './route.ts';
 
@@ -53,6 +53,7 @@ function createInput(body: unknown): Json {
   onlyKeys(b, ['name', 'operation', 'template_name', 'limit', 'stage', 'include_disabled']);
   if (b.template_name === undefined) throw new Problem(400, 'template_name: is required');
   booleans(b, ['stage', 'include_disabled']);
+  strings(b, ['name', 'template_name', 'limit']);
   return {
     operation: oneOf(b.operation, OPERATIONS, 'operation'),
     templateName: b.template_name,
