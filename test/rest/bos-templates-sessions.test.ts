@@ -174,6 +174,25 @@ describe('sessions', () => {
   });
 });
 
+describe('one code path for both doors', () => {
+  test('an option set through REST binds GraphQL, and both doors refuse with the same rule and words', async () => {
+    await bos.req('PUT', '/v2/sessiontemplates/both', { body: TEMPLATE });
+    expect((await bos.req('PATCH', '/v2/options', { body: { session_limit_required: true } })).status).toBe(200);
+    try {
+      const rest = await bos.req('POST', '/v2/sessions', { body: { operation: 'boot', template_name: 'both' } });
+      const gql = await h.gql('mutation { createSession(input: {operation: BOOT, templateName: "both"}) { session { name } } }');
+      const issue = gql.errors?.[0]?.extensions?.issues?.[0];
+      expect(issue?.field).toBe('limit');
+      expect(rest.body).toMatchObject({ status: 400, detail: `limit: ${issue?.message}` });
+      // And a template made through one door is the other's: GraphQL sees the REST template, with its boot set.
+      const t = await h.ok('{ sessionTemplate(name: "both") { bootSets { name nodeList } } }');
+      expect(t.sessionTemplate.bootSets).toEqual([{ name: 'compute', nodeList: TEMPLATE.boot_sets.compute.node_list }]);
+    } finally {
+      await bos.req('PATCH', '/v2/options', { body: { session_limit_required: false } });
+    }
+  });
+});
+
 describe('options, version, health', () => {
   test('row 10: GET options with BOS names; PATCH merges and answers every option; a bad value is 400 naming it', async () => {
     const o = await bos.req('GET', '/v2/options');
