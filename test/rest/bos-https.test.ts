@@ -9,6 +9,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, fetch as undiciFetch } from 'undici';
+import WebSocket from 'ws';
+import { createClient } from 'graphql-ws';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freshDb, type TestDb } from '../helpers/db.ts';
@@ -67,6 +69,27 @@ describe.skipIf(!openssl)('the API over HTTPS', () => {
     expect((await admin.req('GET', '/v2/healthz')).body).toEqual({ dbStatus: 'ok', apiStatus: 'ok' });
     expect(await reporter.violations()).toEqual([]);
     expect(await admin.violations()).toEqual([]);
+  });
+
+  test('GraphQL and its subscriptions answer over the same TLS port (https and wss)', async () => {
+    const ca = readFileSync(join(dir, 'cert.pem'), 'utf8');
+    const r = await undiciFetch(`${base}/graphql`, {
+      method: 'POST', dispatcher: trusting, headers: { 'content-type': 'application/json', ...devAdminHeaders() },
+      body: JSON.stringify({ query: '{ version { version } }' }),
+    });
+    expect(((await r.json()) as { data: { version: { version: string } } }).data.version.version).toMatch(/^\d+\.\d+/);
+    class TrustingWebSocket extends WebSocket {
+      constructor(url: string, protocols?: string | string[]) { super(url, protocols, { ca }); }
+    }
+    const client = createClient({ url: `${base.replace('https:', 'wss:')}/graphql`, webSocketImpl: TrustingWebSocket, retryAttempts: 0, connectionParams: devAdminHeaders() });
+    try {
+      const first = await new Promise<unknown>((resolve, reject) => {
+        client.subscribe({ query: '{ health { api } }' }, { next: resolve, error: reject, complete: () => undefined });
+      });
+      expect(first).toEqual({ data: { health: { api: 'OK' } } });
+    } finally {
+      await client.dispose();
+    }
   });
 
   test('a client that does not trust the certificate, or speaks plain HTTP, gets nowhere', async () => {
