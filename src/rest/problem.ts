@@ -46,10 +46,8 @@ interface IssueLike { field: string; message: string }
 export function problemOf(e: unknown, o: { conflictTitle?: string } = {}): Problem | null {
   if (e instanceof Problem) return e;
   if (isDatabaseUnavailable(e)) return new Problem(503, UNAVAILABLE_MESSAGE);
+  // The resolvers are called directly (src/rest/call.ts), so their errors arrive as thrown, not wrapped.
   if (!(e instanceof GraphQLError)) return null;
-  if (e.originalError && !(e.originalError instanceof GraphQLError) && isDatabaseUnavailable(e.originalError)) {
-    return new Problem(503, UNAVAILABLE_MESSAGE);
-  }
   const code = String(e.extensions.code ?? '');
   const status = STATUS_OF_CODE[code];
   if (!status) return null;

@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { startHarness, type Harness } from '../integration/api-harness.ts';
 import { bosClient, loadBosContract, type BosClient } from './bos-client.ts';
+import { createRateLimiter } from '../../src/auth/index.ts';
 
 let h: Harness;
 let admin: BosClient;
@@ -90,6 +91,23 @@ describe('credentials and roles', () => {
     const operator = h.auth.bearer(await h.auth.token('operator'));
     expect((await admin.req('PATCH', '/v2/options', { body: { polling_frequency: 20 }, headers: operator })).status).toBe(403);
     expect((await admin.req('GET', '/v2/options', { headers: operator })).status).toBe(200);
+  });
+
+  test('the per-token rate limit answers 429 with Retry-After; public healthz is not counted', async () => {
+    const limited = await startHarness({ auth: { authenticator: h.auth.auth.authenticator, limiter: createRateLimiter({ burst: 2, perSecond: 0.01, now: () => new Date(0) }) } });
+    try {
+      const c = bosClient(`${limited.server.baseUrl}/apis/bos`, h.auth.bearer(h.auth.adminToken));
+      expect((await c.req('GET', '/v2/healthz')).status).toBe(200);
+      expect((await c.req('GET', '/v2/sessions')).status).toBe(200);
+      expect((await c.req('GET', '/v2/sessions')).status).toBe(200);
+      const r = await c.req('GET', '/v2/sessions');
+      expect(r.status).toBe(429);
+      expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(r.body).toMatchObject({ status: 429, detail: expect.any(String) });
+      expect(await c.violations()).toEqual([]);
+    } finally {
+      await limited.close();
+    }
   });
 
   test('writes record the credential\'s subject as the actor, as GraphQL writes do', async () => {
