@@ -2,11 +2,12 @@
  * Environment, validated with zod. Every problem is reported at once, then the process exits:
  * an operator fixing a deployment at 3 a.m. should not discover the errors one restart at a time.
  */
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => ['true', '1', 'yes'].includes(v));
 
-export const configSchema = z.object({
+const envSchema = z.object({
   /** Postgres URL. When unset, bootorch starts an embedded PostgreSQL under BOOTORCH_DATA_DIR. */
   DATABASE_URL: z.url().optional(),
   /** Folder for the embedded PostgreSQL's data (default `.data/pg` in the working directory). */
@@ -40,11 +41,36 @@ export const configSchema = z.object({
   CSM_TOKEN_FILE: z.string().optional(),
   /** CA bundle (PEM) to trust for the CSM services. */
   CSM_CA_FILE: z.string().optional(),
+  /**
+   * Serve the API (GraphQL, graphql-ws and the BOS v2 REST door) over HTTPS with this certificate chain
+   * (PEM) and key (PEM); both or neither. Unset: plain HTTP (a gateway in front terminates TLS).
+   */
+  BOOTORCH_TLS_CERT_FILE: z.string().min(1).optional(),
+  BOOTORCH_TLS_KEY_FILE: z.string().min(1).optional(),
   /** Edge-triggered kicks on (default). Off gives the pure polling behaviour of BOS, for the benchmark baseline. */
   BOOTORCH_KICKS: bool.default(true),
 });
 
+export const configSchema = envSchema.superRefine((c, ctx) => {
+  if (!c.BOOTORCH_TLS_CERT_FILE !== !c.BOOTORCH_TLS_KEY_FILE) {
+    ctx.addIssue({ code: 'custom', path: [c.BOOTORCH_TLS_CERT_FILE ? 'BOOTORCH_TLS_KEY_FILE' : 'BOOTORCH_TLS_CERT_FILE'], message: 'BOOTORCH_TLS_CERT_FILE and BOOTORCH_TLS_KEY_FILE go together' });
+  }
+});
+
 export type Config = z.infer<typeof configSchema>;
+
+/** The API's certificate and key from BOOTORCH_TLS_*_FILE, read once at start; a missing file stops the process with the reason. */
+export function tlsFromConfig(c: Pick<Config, 'BOOTORCH_TLS_CERT_FILE' | 'BOOTORCH_TLS_KEY_FILE'>): { cert: Buffer; key: Buffer } | undefined {
+  if (!c.BOOTORCH_TLS_CERT_FILE || !c.BOOTORCH_TLS_KEY_FILE) return undefined;
+  const read = (name: string, file: string) => {
+    try {
+      return readFileSync(file);
+    } catch (e) {
+      throw new ConfigError(`bootorch: ${name}: cannot read ${file}: ${(e as Error).message}`);
+    }
+  };
+  return { cert: read('BOOTORCH_TLS_CERT_FILE', c.BOOTORCH_TLS_CERT_FILE), key: read('BOOTORCH_TLS_KEY_FILE', c.BOOTORCH_TLS_KEY_FILE) };
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = configSchema.safeParse(env);

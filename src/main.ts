@@ -49,6 +49,7 @@ program.command('dev').description('API + workers + simulated cluster in one pro
     process.stdout.write([
       '',
       `bootorch is running: ${s.api.url}  (subscriptions: ${s.api.wsUrl})`,
+      `BOS v2 REST: ${s.api.baseUrl}/apis/bos/v2  (and ${s.api.baseUrl}/v2)`,
       ...(s.devAdminToken ? [
         `admin token (dev mode; also in ${devTokenFile(c)}):`,
         `  ${s.devAdminToken}`,
@@ -65,7 +66,7 @@ program.command('api').description('GraphQL API (HTTP + graphql-ws); enqueues wo
   .action(async () => {
     const { runApi } = await roles();
     const s = await runApi(config());
-    process.stdout.write(`bootorch api: ${s.api.url}\n`);
+    process.stdout.write(`bootorch api: ${s.api.url}\nBOS v2 REST: ${s.api.baseUrl}/apis/bos/v2\n`);
     untilSignal(s);
   });
 

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { Config } from './config.ts';
+import { tlsFromConfig, type Config } from './config.ts';
 import { connect, runMigrations, type Connection } from './db/client.ts';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedServer } from './db/embedded.ts';
 import { startBoss, startEngine, type BossHandle, type EngineHandle } from './engine/runtime.ts';
@@ -86,7 +86,7 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
   const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'dev', devTokenFile: devTokenFile(config) });
   const api = await startApiServer({
     pool: conn.pool, db: conn.db, kicker: engine.kicker, port: config.PORT, host: config.HOST, logger: log,
-    queueHealthy: engine.healthy, images: adapters.images, adapters, reports, auth,
+    queueHealthy: engine.healthy, images: adapters.images, adapters, reports, auth, tls: tlsFromConfig(config),
   });
   return {
     api,
@@ -116,7 +116,7 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
   const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'tokens', devTokenFile: devTokenFile(config) });
   const api = await startApiServer({
     pool: conn.pool, db: conn.db, kicker: boss.kicker, port: config.PORT, host: config.HOST, logger: log,
-    queueHealthy: async () => true, images: adapters?.images, adapters, reports, auth,
+    queueHealthy: async () => true, images: adapters?.images, adapters, reports, auth, tls: tlsFromConfig(config),
   });
   return {
     api,

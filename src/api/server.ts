@@ -1,8 +1,10 @@
 /**
  * The API process: Apollo Server 5 over express 5, with graphql-ws on the same port and path
- * (/graphql), plus GET /healthz (BOS's healthz, always 200) and GET /metrics (prom-client).
+ * (/graphql), plus GET /healthz (BOS's healthz, always 200), GET /metrics (prom-client) and the BOS v2
+ * REST door (src/rest: /apis/bos/v2/..., /v2/... and /). Plain HTTP, or HTTPS when given a certificate.
  */
 import http from 'node:http';
+import https from 'node:https';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
@@ -29,6 +31,7 @@ import { DEFAULT_LIMITS, limitRules, type QueryLimits } from './limits.ts';
 import { metricsPlugin, metricsRegistry } from './metrics.ts';
 import { health } from './resolvers/system.ts';
 import { requestIds, requestLogger } from '../observability/logging.ts';
+import { bosRestRouter } from '../rest/router.ts';
 
 /**
  * graphql's CommonJS build, the one Apollo, graphql-ws and graphql-tools load. Bundlers that prefer
@@ -70,13 +73,17 @@ export interface ApiServerOptions {
   now?: () => Date;
   /** Feed of the subscriptions (default: one LISTEN connection on the pool's database, closed with the server). */
   live?: LiveFeed;
+  /** Serve HTTPS (and wss) with this certificate chain and key (PEM) instead of plain HTTP. */
+  tls?: { cert: string | Buffer; key: string | Buffer };
 }
 
 export interface ApiServer {
-  /** http://host:port/graphql */
+  /** http(s)://host:port/graphql */
   url: string;
-  /** ws://host:port/graphql */
+  /** ws(s)://host:port/graphql */
   wsUrl: string;
+  /** http(s)://host:port: the BOS v2 REST door is under `${base}/apis/bos/v2` and `${base}/v2`. */
+  baseUrl: string;
   close(): Promise<void>;
 }
 
@@ -92,7 +99,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const app = express();
   app.disable('x-powered-by');
   app.use(requestIds());
-  const httpServer = http.createServer(app);
+  const httpServer = (opts.tls ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key }, app) : http.createServer(app)) as http.Server;
   const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql' });
   const ws = useServer<Record<string, unknown>, { request: http.IncomingMessage }>({
     schema,
@@ -121,8 +128,12 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   app.get('/metrics', async (_req, res) => {
     res.type(metricsRegistry.contentType).send(await metricsRegistry.metrics());
   });
-  app.use('/graphql', express.json({ limit: opts.maxBodyBytes ?? 16 * 1024 * 1024 }),
+  const maxBodyBytes = opts.maxBodyBytes ?? 16 * 1024 * 1024;
+  app.use('/graphql', express.json({ limit: maxBodyBytes }),
     expressMiddleware(apollo, { context: async ({ req }) => contextFor(req) }));
+  const bos = bosRestRouter({ schema, contextFor, logger: opts.logger, maxBodyBytes });
+  app.use('/apis/bos', bos);
+  app.use(bos);
   app.use((err: Error & { status?: number; type?: string }, _req: express.Request, res: express.Response, next: express.NextFunction) => {
     if (res.headersSent) return next(err);
     const status = err.status ?? 500;
@@ -136,9 +147,11 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const { port } = httpServer.address() as AddressInfo;
   const host = ['0.0.0.0', '::', ''].includes(opts.host) ? '127.0.0.1' : opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   opts.logger?.info({ port }, 'api listening');
+  const scheme = opts.tls ? 'https' : 'http';
   return {
-    url: `http://${host}:${port}/graphql`,
-    wsUrl: `ws://${host}:${port}/graphql`,
+    url: `${scheme}://${host}:${port}/graphql`,
+    wsUrl: `${opts.tls ? 'wss' : 'ws'}://${host}:${port}/graphql`,
+    baseUrl: `${scheme}://${host}:${port}`,
     close: async () => {
       await apollo.stop();
       if (!opts.live) await live.close();

@@ -28,14 +28,18 @@ export function contractTest(name: string, fn: () => Promise<void>): void {
   it.skipIf(missing !== undefined)(missing ? `${name} (not run: ${missing})` : name, fn);
 }
 
-/** Our request paths carry the service's version prefix; HSM's contract paths start after it. */
-const STRIP: Record<ContractService, string> = { hsm: '/hsm/v2', pcs: '', bss: '', cfs: '' };
+/**
+ * Our request paths carry the service's version prefix; HSM's contract paths start after it. BOS's are
+ * asked for through the gateway (`/apis/bos/v2/...`) or in the mesh (`/v2/...`); its contract has `/v2/...`.
+ */
+const STRIP: Record<ContractService, RegExp> = { hsm: /^\/hsm\/v2/, pcs: /^$/, bss: /^$/, cfs: /^$/, bos: /^\/apis\/bos/ };
 
 const KEEP: Record<ContractService, RegExp> = {
   hsm: /^\/(State\/Components(\/Query)?|groups(\/\{[^}]+\})?|partitions(\/\{[^}]+\})?|locks\/status)$/,
   pcs: /^\/(transitions|power-status)/,
   bss: /^\/boot\/v1\/(bootparameters|bootscript)$/,
   cfs: /^\/v3\//,
+  bos: /^\//,
 };
 
 type Doc = Record<string, any>;
@@ -50,6 +54,22 @@ const ERRATA: Record<ContractService, (doc: Doc) => void> = {
   pcs: () => {},
   bss: () => {},
   cfs: () => {},
+  bos: (doc) => {
+    // BOS's timestamps are naive ISO strings without a zone (bos-v2-behaviour.md §1.3, `2023-06-27T00:33:17`),
+    // while the file says `format: date-time`, which needs one; BOS itself answers the zone-less form.
+    const updated = doc.components.schemas.V2ComponentLastUpdated;
+    delete updated.format;
+    updated.pattern = '^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d$';
+    // In CSM the API gateway (OPA) answers 401 and 403 and no rate limit applies; bootorch checks
+    // credentials itself, so every operation may answer them, as problem documents.
+    const problem = { content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemDetails' } } } };
+    for (const item of Object.values(doc.paths as Record<string, Doc>)) {
+      for (const m of ['get', 'put', 'post', 'patch', 'delete']) {
+        if (!item[m]) continue;
+        for (const status of ['401', '403', '429']) item[m].responses[status] ??= { description: 'refused', ...problem };
+      }
+    }
+  },
 };
 
 /**
@@ -62,6 +82,7 @@ const UNDECLARED_BUT_REAL: Record<ContractService, string[]> = {
   pcs: ['get /transitions/{transitionID} 404'],
   bss: [],
   cfs: [],
+  bos: [],
 };
 
 export interface Violation {
@@ -108,7 +129,7 @@ export class Contract {
       body = x.requestBody;
     }
     const req: OARequest = {
-      method: x.method.toLowerCase(), path: x.path.slice(STRIP[this.service].length) || '/', query,
+      method: x.method.toLowerCase(), path: x.path.replace(STRIP[this.service], '') || '/', query,
       headers: x.requestHeaders as Record<string, string>, body,
     };
     const op = this.api.matchOperation(req);
