@@ -3,10 +3,11 @@
  * graphql-ws alike, cheapest first, so that nothing expensive runs for a caller who may not run it:
  *
  *   1. who is calling (headers only; a database lookup for API tokens). A client address that has
- *      used up its budget of requests without a valid credential is refused (429) before its token is
- *      looked up, unless the very same credential was valid moments ago;
- *   2. the rate limit: the principal's bucket, or the client address's (no credential, or a failed
- *      one), 429 with Retry-After; over graphql-ws a RATE_LIMITED error (or close 4429 at connect);
+ *      used up its budget of failed authentications is refused (429) before its token is looked up,
+ *      unless the very same credential was valid moments ago;
+ *   2. the rate limit: the principal's bucket, or the client address's (one bucket for requests
+ *      without a credential, one for failed authentications), 429 with Retry-After; over graphql-ws
+ *      a RATE_LIMITED error (or close 4429 at connect);
  *   3. the body, at most `anonymousMaxBodyBytes` without a valid credential;
  *   4. the document against the caller's budget (limits.ts: tokens, nesting, fragments, cost, depth,
  *      aliases, directives, each linear), introspection only with a credential, no subscription over
@@ -96,8 +97,8 @@ export class Edge {
     const address = this.address(req);
     const header = [req.headers.authorization].flat()[0];
     if (limiter && header && !this.recentlyValid.has(header)) {
-      // An address that spent its budget on bad credentials does not get more lookups.
-      const c = await limiter.check({ address });
+      // An address that spent its budget on bad credentials gets no more lookups for a while.
+      const c = await limiter.check({ address, failed: true });
       if (!c.ok) { countRefusal('rate_limited'); return { ok: false, refusal: c }; }
     }
     let identity: Identity;
@@ -112,11 +113,11 @@ export class Edge {
     if (limiter) {
       const p = identity.auth?.principal;
       // The identity provider being down is not the caller's doing: not counted against the address.
-      const notCounted = p && isAuthFailure(p) && p.failure === 'idp-unavailable';
-      if (!notCounted) {
-        const r = await (principal ? limiter.take(principal) : limiter.take({ address }));
-        if (!r.ok) { countRefusal('rate_limited'); return { ok: false, refusal: r }; }
-      }
+      const failed = p && isAuthFailure(p) && p.failure !== 'missing';
+      const r = principal ? await limiter.take(principal)
+        : p && isAuthFailure(p) && p.failure === 'idp-unavailable' ? null
+          : await limiter.take({ address, failed: !!failed });
+      if (r && !r.ok) { countRefusal('rate_limited'); return { ok: false, refusal: r }; }
     }
     return { ok: true, admitted: { identity, authenticated: principal !== null } };
   }

@@ -20,8 +20,11 @@ export interface BucketShape {
   perSecond: number;
 }
 
-/** Who is counted: a principal, or (no credential, or a failed one) the client's address. */
-export type RateSubject = Pick<Principal, 'subject' | 'role'> | { address: string };
+/**
+ * Who is counted: a principal, or the client's address: its requests without a credential, and
+ * (`failed`, a bucket of its own) its failed authentications.
+ */
+export type RateSubject = Pick<Principal, 'subject' | 'role'> | { address: string; failed?: boolean };
 
 export interface RateLimiterOptions extends Partial<BucketShape> {
   /** (`burst` default 200, `perSecond` default 50.) Per-role overrides, e.g. a slower bucket for nodes (default none). */
@@ -51,9 +54,11 @@ export interface RateLimiter {
   close?(): Promise<void>;
 }
 
-export const isAddress = (who: RateSubject): who is { address: string } => 'address' in who;
-export const rateKey = (who: RateSubject): string => (isAddress(who) ? `addr:${who.address}` : `sub:${who.subject}`);
-const label = (who: RateSubject): string => (isAddress(who) ? `address ${who.address}` : who.subject);
+export const isAddress = (who: RateSubject): who is { address: string; failed?: boolean } => 'address' in who;
+export const rateKey = (who: RateSubject): string =>
+  (isAddress(who) ? `${who.failed ? 'fail' : 'addr'}:${who.address}` : `sub:${who.subject}`);
+const label = (who: RateSubject): string =>
+  (isAddress(who) ? `${who.failed ? 'failed authentications from' : ''} address ${who.address}`.trim() : who.subject);
 
 /** A bucket: `tokens` as of time `at` (ms). May be negative (a debt, see shared-rate-limit.ts). */
 export interface Bucket { tokens: number; at: number; shape: BucketShape }

@@ -5,17 +5,19 @@
  * How: each replica decides locally from its copy of a bucket, and syncs its copies with the table in
  * batches: every `syncMs` (default 100 ms) one statement reports, for every bucket it used, how many
  * tokens it took, and reads back what is left of each (refilled by the database's clock, so replicas
- * whose clocks disagree still agree). A copy older than `freshMs` (default 1 s), or a bucket this
- * replica has not seen, is synced before the request is decided: the first request of an idle caller
- * waits for one batched round trip, a busy caller's requests never do.
+ * whose clocks disagree still agree). A request waits for a sync (one batched round trip, shared by
+ * every request waiting then) only when its bucket's copy is unknown or older than `freshMs` (default
+ * 1 s), or this replica has taken a tenth of the burst from it since its last report. A caller within
+ * its rate never waits after its first request; only one sending faster than a tenth of its burst per
+ * sync interval (over 200 requests a second with the defaults) does, and that one is being limited.
  *
- * What it guarantees: over any stretch of time, all replicas together admit at most the burst plus the
- * rate times the time, plus what the other replicas admitted from their copies within one sync
- * interval. That excess is recorded as a debt (negative tokens, at most one burst) that the caller
- * pays back before it is admitted again, so a caller flooding every replica at once gets at most one
- * interval's worth more, once. A lease of tokens from the table would never overshoot, but it needs a
- * round trip whenever a lease runs out, and small leases (to not strand tokens on idle replicas) mean
- * a round trip per request for callers that send a few requests each, which is every node reporter.
+ * What it guarantees: all replicas together admit at most the burst plus the rate times the time,
+ * plus at most a tenth of the burst per replica per sync round (what each admits from its copy before
+ * reporting). Any excess is recorded as a debt (negative tokens, at most one burst) that the caller
+ * pays back before it is admitted again. A lease of tokens from the table would never overshoot, but
+ * it needs a round trip whenever a lease runs out, and small leases (so as not to strand tokens on idle
+ * replicas) mean a round trip per request for callers that send a few requests each, which is every
+ * node reporter.
  *
  * When the database cannot be reached, each replica goes on deciding from its own copies (per-process
  * limiting, as before) and reports what was used once it is back.
@@ -39,7 +41,7 @@ export interface SharedRateLimiterOptions extends RateLimiterOptions {
   syncMs?: number;
   /** A copy synced longer ago than this is synced again before deciding, ms (default 1000). */
   freshMs?: number;
-  /** Longest a request waits for a sync before deciding from the local copy, ms (default 500). */
+  /** Longest a request waits for syncs before deciding from the local copy, ms (default 500). */
   waitMs?: number;
   /** How often full buckets are removed from the table, ms (default 60000). */
   pruneMs?: number;
@@ -76,6 +78,8 @@ export function createSharedRateLimiter(opts: SharedRateLimiterOptions): SharedR
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
   let lastWarn = 0;
+  /** Until when decisions are local only (the last sync failed). */
+  let degradedUntil = 0;
 
   const maxKeys = opts.maxKeys ?? 100_000;
   /** Forget sync records of buckets the table has dropped (least recently used) and nothing to report. */
@@ -121,6 +125,7 @@ export function createSharedRateLimiter(opts: SharedRateLimiterOptions): SharedR
       }
     } catch (e) {
       const t = table.now();
+      degradedUntil = t + freshMs;
       for (const u of uses) {
         const s = syncs.get(u.key);
         if (!s) continue;
@@ -152,8 +157,8 @@ export function createSharedRateLimiter(opts: SharedRateLimiterOptions): SharedR
     return running;
   }
 
-  /** Make sure the local copy of `key` is fresh (one batched sync), waiting at most waitMs. */
-  async function fresh(who: RateSubject): Promise<string> {
+  /** The sync record of a caller's bucket (created on first sight). */
+  function recordOf(who: RateSubject): { key: string; s: Sync } {
     const key = rateKey(who);
     const shape = table.shapeOf(who);
     let s = syncs.get(key);
@@ -162,30 +167,53 @@ export function createSharedRateLimiter(opts: SharedRateLimiterOptions): SharedR
       s = { used: s?.used ?? 0, sending: s?.sending ?? 0, syncedAt: s?.syncedAt ?? 0, shape };
       syncs.set(key, s);
     }
-    if (closed || table.now() - s.syncedAt <= freshMs) return key;
+    return { key, s };
+  }
+
+  /** Wait for one batched sync that includes `key`, or until `deadline` (ms, table clock); false when late. */
+  async function syncRound(key: string, deadline: number): Promise<boolean> {
     wanted.add(key);
     const done = new Promise<void>((resolve) => waiters.push(resolve));
     void flush();
     let timeout: NodeJS.Timeout | undefined;
-    await Promise.race([done, new Promise<void>((resolve) => { timeout = setTimeout(resolve, waitMs); })]);
+    const wait = Math.max(0, deadline - table.now());
+    const late = await Promise.race([done.then(() => false), new Promise<boolean>((resolve) => { timeout = setTimeout(() => resolve(true), wait); })]);
     clearTimeout(timeout);
-    return key;
+    return !late;
+  }
+
+  /**
+   * Decide with a fresh enough copy: `fn` runs synchronously right after the check, so requests that
+   * waited for the same sync take their turns one by one. At most `waitMs` of waiting in all; past it
+   * (a slow database) the local copy decides.
+   */
+  async function decide<T>(who: RateSubject, fn: (key: string, s: Sync) => T): Promise<T> {
+    const { key, s } = recordOf(who);
+    const deadline = table.now() + waitMs;
+    while (needsSync(s)) {
+      if (!(await syncRound(key, deadline))) break;
+    }
+    return fn(key, s);
+  }
+
+  /**
+   * Whether a copy must be synced before deciding: never synced or stale, or this replica has taken
+   * a tenth of the burst from it since its last report (so that N replicas flooded at once overshoot
+   * by at most N tenths of a burst, not N bursts). Not while the database is unreachable.
+   */
+  function needsSync(s: Sync): boolean {
+    const t = table.now();
+    if (closed || t < degradedUntil) return false;
+    return t - s.syncedAt > freshMs || s.used >= Math.max(1, Math.ceil(s.shape.burst / 10));
   }
 
   return {
-    async take(who, cost = 1): Promise<RateLimitResult> {
-      const key = await fresh(who);
+    take: (who, cost = 1) => decide(who, (key, s) => {
       const r = table.take(who, cost);
-      if (r.ok) {
-        const s = syncs.get(key);
-        if (s) { s.used += cost; dirty.add(key); schedule(); }
-      }
+      if (r.ok) { s.used += cost; dirty.add(key); schedule(); }
       return r;
-    },
-    async check(who): Promise<RateLimitResult> {
-      await fresh(who);
-      return table.check(who);
-    },
+    }),
+    check: (who) => decide(who, () => table.check(who)),
     size: () => table.size,
     flush,
     async close() {
