@@ -13,7 +13,7 @@ import { startEmbeddedPostgres, type EmbeddedServer } from '../../src/db/embedde
 let embedded: EmbeddedServer | undefined;
 let embeddedDir: string | undefined;
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.once('error', reject);

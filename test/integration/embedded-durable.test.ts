@@ -4,13 +4,13 @@
  * full_page_writes on. Only the tests' own throwaway servers run with them off.
  */
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
 import { startRole, type RoleProcess } from '../helpers/processes.ts';
 import { embeddedUrl } from '../../src/db/embedded.ts';
+import { freePort } from '../helpers/global-setup.ts';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bootorch-durable-'));
 let api: RoleProcess | undefined;
@@ -19,17 +19,6 @@ afterAll(async () => {
   await api?.stop();
   fs.rmSync(dir, { recursive: true, force: true });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function settings(port: number): Promise<Record<string, string>> {
   const c = new pg.Client({ connectionString: embeddedUrl(port, 'bootorch') });
