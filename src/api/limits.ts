@@ -10,7 +10,8 @@
  *   3. cost: every field costs 1, and the fields under a paged field count `first` times (given,
  *      else the schema default; a `first` given by variable counts as the largest page), through
  *      fragments, each fragment's cost computed once (memoised, in dependency order, no recursion
- *      across fragments);
+ *      across fragments); then the widest selection set, fragments included (graphql's
+ *      field-merging rule is quadratic in it);
  *   4. depth, aliases and directives: GraphQL Armor's rules (@escape.tech/graphql-armor-max-*), which
  *      memoise per fragment too, run only on documents the steps above bounded.
  *
@@ -43,6 +44,12 @@ export interface QueryLimits {
   maxNesting: number;
   /** Fragment definitions in the document. */
   maxFragments: number;
+  /**
+   * Fields one selection set collects, with those its fragments bring in at that level. graphql's
+   * OverlappingFieldsCanBeMerged compares them pairwise: 5 fragments of 95 fields each, spread side by
+   * side, cost it ~360 ms before its own budget gives up; 64 cost it a few ms.
+   */
+  maxSelections: number;
   /** Deepest field nesting, through fragments (the deepest useful query is about 6). */
   maxDepth: number;
   /** Aliases, counted through fragments (a fragment spread twice counts twice). */
@@ -59,7 +66,7 @@ export interface QueryLimits {
 
 /** The budget of an authenticated caller. */
 export const DEFAULT_LIMITS: QueryLimits = {
-  maxTokens: 2000, maxNesting: 48, maxFragments: 100, maxDepth: 12, maxAliases: 30, maxDirectives: 50, maxCost: 1_000_000,
+  maxTokens: 2000, maxNesting: 48, maxFragments: 100, maxSelections: 64, maxDepth: 12, maxAliases: 30, maxDirectives: 50, maxCost: 1_000_000,
 };
 
 /**
@@ -67,7 +74,7 @@ export const DEFAULT_LIMITS: QueryLimits = {
  * (all it can run), nothing more.
  */
 export const ANONYMOUS_LIMITS: QueryLimits = {
-  maxTokens: 300, maxNesting: 12, maxFragments: 5, maxDepth: 4, maxAliases: 5, maxDirectives: 5, maxCost: 100,
+  maxTokens: 300, maxNesting: 12, maxFragments: 5, maxSelections: 10, maxDepth: 4, maxAliases: 5, maxDirectives: 5, maxCost: 100,
 };
 
 /** Each limit the smaller of the two: the anonymous budget never exceeds the authenticated one. */
@@ -144,6 +151,10 @@ export function checkParsed(schema: GraphQLSchema, document: DocumentNode, limit
         return refused('cost', `query costs more than ${limits.maxCost.toLocaleString('en')} (fields times page sizes: ${
           Number.isFinite(c) && c < 1e15 ? c.toLocaleString('en') : c.toExponential(2)} and counting); ask for smaller pages or fewer fields`);
       }
+    }
+    const widest = widestSelection(document, fragments);
+    if (widest > limits.maxSelections) {
+      return refused('selections', `query selects ${widest} fields in one selection set (fragments included); at most ${limits.maxSelections} allowed`);
     }
     const errors = gql.validate(schema, document, armorRules(limits));
     if (errors.length) return { ok: false, error: errors[0]! };
@@ -268,6 +279,44 @@ function operationCosts(schema: GraphQLSchema, document: DocumentNode, fragments
     costs.push(walk(op.selectionSet, root ?? undefined));
   }
   return costs;
+}
+
+/**
+ * The most fields any one selection set collects, counting what its fragment spreads and inline
+ * fragments bring in at that level (what graphql's field-merging rule compares pairwise). Each
+ * fragment's width is computed once; the recursion follows fragment spreads, at most maxFragments deep
+ * (checked before).
+ */
+function widestSelection(document: DocumentNode, fragments: FragmentDefinitionNode[]): number {
+  const byName = new Map(fragments.map((f) => [f.name.value, f]));
+  const memo = new Map<string, number>();
+  const width = (set: SelectionSetNode): number => {
+    let n = 0;
+    for (const s of set.selections) {
+      if (s.kind === Kind.FIELD) n += 1;
+      else if (s.kind === Kind.INLINE_FRAGMENT) n += width(s.selectionSet);
+      else n += fragmentWidth(s.name.value);
+    }
+    return n;
+  };
+  const fragmentWidth = (name: string): number => {
+    const known = memo.get(name);
+    if (known !== undefined) return known;
+    const f = byName.get(name);
+    memo.set(name, 0); // a cycle counts nothing more (graphql refuses it)
+    const w = f ? width(f.selectionSet) : 0;
+    memo.set(name, w);
+    return w;
+  };
+  let widest = 0;
+  const stack: SelectionSetNode[] = [];
+  for (const d of document.definitions) if ('selectionSet' in d && d.selectionSet) stack.push(d.selectionSet);
+  while (stack.length) {
+    const set = stack.pop()!;
+    widest = Math.max(widest, width(set));
+    for (const s of set.selections) if (s.kind !== Kind.FRAGMENT_SPREAD && s.selectionSet) stack.push(s.selectionSet);
+  }
+  return widest;
 }
 
 /** Whether the document asks for the schema itself (`__schema` or `__type`; `__typename` is fine). */

@@ -88,12 +88,14 @@ describe('query cost: bombs are refused in well under a second, the API stays re
   });
 
   test('the worst document within the authenticated budget is answered in well under a second', async () => {
-    // Found by trying: 495 copies of one field pair (OverlappingFieldsCanBeMerged is quadratic until
-    // graphql's own budget stops it) and 99 fragments spread side by side.
-    const frags = Array.from({ length: 99 }, (_, i) => `fragment G${i} on Component { status { phase } id }`);
+    // Found by trying: graphql's field-merging rule is quadratic in the fields a selection set collects
+    // (fragments included), so the widest sets the budget allows (64) of the heaviest fields.
+    const frags = Array.from({ length: 8 }, (_, i) => `fragment G${i} on Query { ${'version{version major minor patch} '.repeat(8)} }`);
     const candidates = {
-      duplicates: `{ ${'version{version} '.repeat(495)} }`,
-      fragments: `{ components(first: 1) { nodes { ${frags.map((_, i) => `...G${i}`).join(' ')} } } } ${frags.join(' ')}`,
+      duplicates: `{ ${'version{version major minor patch} '.repeat(60)} }`,
+      nested: `{ ${'components(first:1){nodes{status{phase status}}} '.repeat(64)} }`,
+      fragments: `{ ${frags.map((_, i) => `...G${i}`).join(' ')} } ${frags.join(' ')}`,
+      wider: `{ ${'version{version} '.repeat(495)} }`,
       fanOut: fanOut(8, 10),
     };
     const worst: string[] = [];

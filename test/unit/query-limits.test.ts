@@ -27,7 +27,7 @@ describe('bombs are refused by a limit computed linearly (memoised through fragm
       expect(limitOf(r)).toBe(want);
     }
     // The same with aliases in the leaf: Armor's alias count is memoised too.
-    const aliased = timed(fanOut(8, 10, 'a: version { version } b: version { version }'), { ...DEFAULT_LIMITS, maxCost: Number.MAX_VALUE });
+    const aliased = timed(fanOut(8, 10, 'a: version { version } b: version { version }'), { ...DEFAULT_LIMITS, maxCost: Number.MAX_VALUE, maxSelections: Number.MAX_VALUE });
     expect(limitOf(aliased.r)).toBe('aliases');
   });
 
@@ -54,10 +54,18 @@ describe('bombs are refused by a limit computed linearly (memoised through fragm
   });
 
   it('what the budget lets through, graphql validates without overflowing', () => {
-    const longest = chain(99);
-    const r = checkDocument(schema, longest, { ...DEFAULT_LIMITS, maxTokens: 10_000 });
+    const longest = chain(99); // as long as the fragment count allows
+    const r = checkDocument(schema, longest, { ...DEFAULT_LIMITS, maxTokens: 10_000, maxSelections: 1000 });
     expect(r.ok).toBe(true);
     if (r.ok) expect(gql.validate(schema, r.document)).toEqual([]);
+  });
+
+  it('selection sets wider than graphql\'s field merging can afford are refused, fragments included', () => {
+    const frags = Array.from({ length: 5 }, (_, i) => `fragment G${i} on Query { ${'version{version} '.repeat(95)} }`);
+    const side = `{ ${frags.map((_, i) => `...G${i}`).join(' ')} } ${frags.join(' ')}`;
+    expect(limitOf(checkDocument(schema, side, DEFAULT_LIMITS))).toBe('selections');
+    expect(limitOf(checkDocument(schema, `{ ${'version{version} '.repeat(65)} }`, DEFAULT_LIMITS))).toBe('selections');
+    expect(limitOf(checkDocument(schema, `{ ${'version{version} '.repeat(64)} }`, DEFAULT_LIMITS))).toBe('ok');
   });
 
   it('deep nesting is refused before the recursive parser sees it', () => {
