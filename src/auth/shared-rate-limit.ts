@@ -23,7 +23,7 @@
  * limiting, as before) and reports what was used once it is back.
  */
 import type { Logger } from 'pino';
-import { BucketTable, rateKey, type BucketShape, type RateLimiter, type RateLimiterOptions, type RateLimitResult, type RateSubject } from './rate-limit.ts';
+import { BucketTable, rateKey, type BucketShape, type RateLimiter, type RateLimiterOptions, type RateSubject } from './rate-limit.ts';
 
 export interface BucketUse { key: string; used: number; burst: number; perSecond: number }
 
