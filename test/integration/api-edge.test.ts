@@ -37,7 +37,7 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
 const admin = () => h.auth.bearer(h.auth.adminToken);
 
 describe('query cost: bombs are refused in well under a second, the API stays responsive', () => {
-  test('the fragment fan-out, with and without a token, over HTTP, 20 at once, while /healthz is probed', async () => {
+  test('the fragment fan-out, with and without a token, over HTTP, 8 at once three times, while /healthz is probed', async () => {
     const bomb = fanOut(8, 10);
     // Warm both paths once (compilation is not what this measures).
     await post(h.server.url, { query: bomb });
@@ -53,7 +53,10 @@ describe('query cost: bombs are refused in well under a second, the API stays re
         probes.push(performance.now() - t);
       }
     })();
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => post(h.server.url, { query: bomb }, i % 2 ? admin() : {})));
+    const answers: Awaited<ReturnType<typeof post>>[] = [];
+    for (let round = 0; round < 3; round++) {
+      answers.push(...await Promise.all(Array.from({ length: 8 }, (_, i) => post(h.server.url, { query: bomb }, i % 2 ? admin() : {}))));
+    }
     flooding = false;
     await prober;
     for (const [i, a] of answers.entries()) {
@@ -64,7 +67,7 @@ describe('query cost: bombs are refused in well under a second, the API stays re
     }
     expect(probes.length).toBeGreaterThan(0);
     expect(Math.max(...probes)).toBeLessThan(1000);
-    process.stdout.write(`\nfragment fan-out (${bomb.length} bytes) x20: slowest answer ${Math.max(...answers.map((a) => a.ms)).toFixed(1)} ms; /healthz meanwhile ${probes.length} probes, slowest ${Math.max(...probes).toFixed(1)} ms\n`);
+    process.stdout.write(`\nfragment fan-out (${bomb.length} bytes) 3 x 8 at once: slowest answer ${Math.max(...answers.map((a) => a.ms)).toFixed(1)} ms; /healthz meanwhile ${probes.length} probes, slowest ${Math.max(...probes).toFixed(1)} ms\n`);
   });
 
   test('a chain of 4,000 fragments (146 KB) is a typed 400, with or without a token', async () => {
