@@ -49,6 +49,25 @@ const envSchema = z.object({
   BOOTORCH_TLS_KEY_FILE: z.string().min(1).optional(),
   /** Edge-triggered kicks on (default). Off gives the pure polling behaviour of BOS, for the benchmark baseline. */
   BOOTORCH_KICKS: bool.default(true),
+  /**
+   * Serve /metrics without a credential on this port too (on BOOTORCH_METRICS_HOST), e.g. for a
+   * Prometheus on a management network. Unset: /metrics only on the API port, to a credential of role
+   * viewer or above.
+   */
+  BOOTORCH_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Listen address of BOOTORCH_METRICS_PORT (default 127.0.0.1). */
+  BOOTORCH_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /**
+   * Which proxies' X-Forwarded-For to believe for the client address that anonymous rate limits key
+   * on (express `trust proxy`): `true`, a hop count, or comma-separated addresses/CIDRs/`loopback`,
+   * `uniquelocal`... Default: none (the socket's peer address).
+   */
+  BOOTORCH_TRUST_PROXY: z.string().optional().transform((v) => {
+    if (v === undefined || v === '' || v === 'false') return undefined;
+    if (v === 'true') return true;
+    if (/^\d+$/.test(v)) return Number(v);
+    return v.split(',').map((x) => x.trim()).filter(Boolean);
+  }),
 });
 
 export const configSchema = envSchema.superRefine((c, ctx) => {

@@ -13,7 +13,7 @@ import { startBoss, startEngine, type BossHandle, type EngineHandle } from './en
 import { ALL_OPERATORS } from './operators/index.ts';
 import { createAdapters, createSimAdapters } from './adapters/factory.ts';
 import { SimWorld } from './sim/world.ts';
-import { startApiServer, type ApiServer } from './api/server.ts';
+import { startApiServer, type ApiServer, type ApiServerOptions } from './api/server.ts';
 import { apiAuthFromEnv } from './api/auth.ts';
 import { surviveDatabaseOutages } from './db/outage.ts';
 import { createReportBatcher } from './db/queries/report-batch.ts';
@@ -83,10 +83,10 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
     if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
   });
   await seedDemo(conn, world, log);
-  const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'dev', devTokenFile: devTokenFile(config) });
+  const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'dev', devTokenFile: devTokenFile(config), logger: log });
   const api = await startApiServer({
     pool: conn.pool, db: conn.db, kicker: engine.kicker, port: config.PORT, host: config.HOST, logger: log,
-    queueHealthy: engine.healthy, images: adapters.images, adapters, reports, auth, tls: tlsFromConfig(config),
+    queueHealthy: engine.healthy, images: adapters.images, adapters, reports, auth, tls: tlsFromConfig(config), ...edgeOptions(config),
   });
   return {
     api,
@@ -95,6 +95,7 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
       state.stop();
       world.close();
       await api.close();
+      await auth.limiter?.close?.();
       await engine.stop();
       await boss.stop();
       await conn.close();
@@ -113,14 +114,22 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
   // machine, so the dry run and explain need BOOTORCH_ADAPTERS=http (or the dev role).
   const adapters = config.BOOTORCH_ADAPTERS === 'http' ? createAdapters(config) : undefined;
   const reports = observeReports(createReportBatcher(conn.pool, boss.kicker));
-  const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'tokens', devTokenFile: devTokenFile(config) });
+  const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'tokens', devTokenFile: devTokenFile(config), logger: log });
   const api = await startApiServer({
     pool: conn.pool, db: conn.db, kicker: boss.kicker, port: config.PORT, host: config.HOST, logger: log,
-    queueHealthy: async () => true, images: adapters?.images, adapters, reports, auth, tls: tlsFromConfig(config),
+    queueHealthy: async () => true, images: adapters?.images, adapters, reports, auth, tls: tlsFromConfig(config), ...edgeOptions(config),
   });
   return {
     api,
-    async stop() { await api.close(); await boss.stop(); await conn.close(); await embedded?.stop(); },
+    async stop() { await api.close(); await auth.limiter?.close?.(); await boss.stop(); await conn.close(); await embedded?.stop(); },
+  };
+}
+
+/** What is exposed and to whom (README "Exposure"): a separate /metrics listener, trusted proxies. */
+function edgeOptions(config: Config): Pick<ApiServerOptions, 'metricsListen' | 'trustProxy'> {
+  return {
+    metricsListen: config.BOOTORCH_METRICS_PORT === undefined ? undefined : { port: config.BOOTORCH_METRICS_PORT, host: config.BOOTORCH_METRICS_HOST },
+    trustProxy: config.BOOTORCH_TRUST_PROXY,
   };
 }
 

@@ -11,12 +11,16 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
 import { defaultFieldResolver, GraphQLError, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
+import type { Logger } from 'pino';
 import {
-  authFailure, authFailureError, authorize, authzError, createAuthenticator, createRateLimiter, isAuthFailure,
-  loadAuthConfig, POLICY, rateLimitError, resolveTenant,
+  authFailure, authFailureError, authorize, authzError, createAuthenticator, isAuthFailure,
+  loadAuthConfig, POLICY, resolveTenant,
   type AuthFailure, type Authenticator, type AuthMode, type OperationPolicy, type Principal, type RateLimiter,
 } from '../auth/index.ts';
+import { createSharedRateLimiter, type RateLimitStore } from '../auth/shared-rate-limit.ts';
 import type { Db } from '../db/client.ts';
+import type { Queryable } from '../db/queryable.ts';
+import { pruneBuckets, syncBuckets } from '../db/rate-limits.ts';
 import type { ApiContext, Identify, Identity } from './context.ts';
 import { isDatabaseUnavailable } from './unavailable.ts';
 import { assertStorable } from './input-errors.ts';
@@ -24,7 +28,10 @@ import { assertStorable } from './input-errors.ts';
 /** What the server needs to authenticate requests. */
 export interface ApiAuth {
   authenticator: Authenticator;
-  /** Per-principal rate limit, taken once per root field (default: none). */
+  /**
+   * The rate limit (default: none), taken once per request before the document is even parsed
+   * (src/api/edge.ts): per principal, and per client address for requests without a valid credential.
+   */
   limiter?: RateLimiter;
 }
 
@@ -34,7 +41,6 @@ export interface RequestAuth {
   principal: Principal | AuthFailure | null;
   /** Set when the credential may not act for the tenant the request names (thrown on non-public fields). */
   tenantRefusal?: GraphQLError;
-  limiter?: RateLimiter;
 }
 
 /** What a principal's writes record as the actor: `node:<xname>` for node credentials, else the subject. */
@@ -66,12 +72,12 @@ export function authIdentify(auth: ApiAuth): Identify {
     if (isAuthFailure(principal)) return { actor: 'anonymous', tenant: null, auth: { principal } };
     const actor = actorOf(principal);
     const t = resolveTenant(principal, asked);
-    if (!t.ok) return { actor, tenant: principal.tenant, auth: { principal, tenantRefusal: authzError(t), limiter: auth.limiter } };
-    return { actor, tenant: t.tenant, auth: { principal, limiter: auth.limiter } };
+    if (!t.ok) return { actor, tenant: principal.tenant, auth: { principal, tenantRefusal: authzError(t) } };
+    return { actor, tenant: t.tenant, auth: { principal } };
   };
 }
 
-/** Throws the refusal for this root field, or takes one request from the caller's rate limit. */
+/** Throws the refusal for this root field (the rate limit was taken at the edge, once per request). */
 export function checkField(ctx: Pick<ApiContext, 'auth'>, field: string, args: Record<string, unknown>,
   policy: Readonly<Record<string, OperationPolicy>> = POLICY): void {
   if (Object.hasOwn(policy, field) && policy[field]!.min === 'public') return; // no credential needed: nothing to refuse or count
@@ -84,8 +90,14 @@ export function checkField(ctx: Pick<ApiContext, 'auth'>, field: string, args: R
   }
   if (!who || isAuthFailure(who)) return; // unreachable: authorize refuses these on non-public fields
   if (ctx.auth?.tenantRefusal) throw ctx.auth.tenantRefusal;
-  const limited = ctx.auth?.limiter?.take(who);
-  if (limited && !limited.ok) throw rateLimitError(limited);
+}
+
+/** Contexts whose subscription went through `subscribe` (graphql-ws); see applyAuthorization. */
+const subscribed = new WeakSet<object>();
+
+/** A subscription field resolved without its `subscribe` (the operation sent over plain HTTP). */
+function notOverHttp(): GraphQLError {
+  return new GraphQLError('subscriptions are served over graphql-ws (a WebSocket on this same URL), not over HTTP', { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
 }
 
 /**
@@ -105,7 +117,16 @@ export function applyAuthorization(schema: GraphQLSchema, policy: Readonly<Recor
         field.subscribe = (src, args, ctx: ApiContext, info) => {
           checkField(ctx, name, args, policy);
           assertStorable(args);
+          subscribed.add(ctx);
           return subscribe(src, args, ctx, info);
+        };
+        // `resolve` maps each event of the stream; run any other way (a subscription sent as an HTTP
+        // POST is executed, not subscribed) it would skip the check above, so it refuses. The edge
+        // refuses such requests first; this is the second lock.
+        const resolve: GraphQLFieldResolver<unknown, ApiContext> = field.resolve ?? defaultFieldResolver;
+        field.resolve = (src, args, ctx: ApiContext, info) => {
+          if (!subscribed.has(ctx)) throw notOverHttp();
+          return resolve(src, args, ctx, info);
         };
         continue;
       }
@@ -145,11 +166,21 @@ function audit(ctx: ApiContext, field: string, outcome: string): void {
  * Throws AuthConfigError listing every problem. In dev mode the admin token is kept in `devTokenFile`
  * (0600), reused across restarts, so that a CLI on the same machine can read it.
  */
-export async function apiAuthFromEnv(db: Db, o: { defaultMode: AuthMode; devTokenFile?: string; env?: NodeJS.ProcessEnv }): Promise<ApiAuth> {
+export async function apiAuthFromEnv(db: Db, o: {
+  defaultMode: AuthMode; devTokenFile?: string; env?: NodeJS.ProcessEnv;
+  /** Where the shared rate limit keeps its buckets (default: the rate_limits table through `db`). */
+  store?: RateLimitStore; logger?: Logger;
+}): Promise<ApiAuth> {
   const cfg = loadAuthConfig(o.env ?? process.env, { defaultMode: o.defaultMode });
   const authenticator = await createAuthenticator({ ...cfg, devTokenFile: cfg.mode === 'dev' ? o.devTokenFile : undefined }, db);
   if (authenticator.devAdminToken && o.devTokenFile) await saveToken(o.devTokenFile, authenticator.devAdminToken);
-  return { authenticator, limiter: cfg.rateLimit ? createRateLimiter(cfg.rateLimit) : undefined };
+  return { authenticator, limiter: cfg.rateLimit ? createSharedRateLimiter({ ...cfg.rateLimit, store: o.store ?? dbStore(db), logger: o.logger }) : undefined };
+}
+
+/** The rate limit buckets in PostgreSQL (src/db/rate-limits.ts). */
+export function dbStore(db: Db): RateLimitStore {
+  const q = (db as unknown as { $client: Queryable }).$client;
+  return { sync: (uses) => syncBuckets(q, uses), prune: () => pruneBuckets(q) };
 }
 
 /** Write `token` to `file` (0600) unless it already holds it. */

@@ -20,6 +20,17 @@ const seconds = metric('bootorch_api_operation_seconds', () => new Histogram({
   buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
 }));
 
+const refused = metric('bootorch_api_refused_total', () => new Counter({
+  name: 'bootorch_api_refused_total',
+  help: 'Requests refused at the edge before any GraphQL work, and live connections closed, by reason',
+  labelNames: ['reason'] as const,
+}));
+
+/** Count one refusal: rate_limited, a query limit (tokens, nesting, fragments, cost, depth, aliases, directives), ... */
+export function countRefusal(reason: string): void {
+  refused.inc({ reason });
+}
+
 export function metricsPlugin<T extends object>(): ApolloServerPlugin<T> {
   return {
     async requestDidStart() {

@@ -2,6 +2,14 @@
  * The API process: Apollo Server 5 over express 5, with graphql-ws on the same port and path
  * (/graphql), plus GET /healthz (BOS's healthz, always 200), GET /metrics (prom-client) and the BOS v2
  * REST door (src/rest: /apis/bos/v2/..., /v2/... and /). Plain HTTP, or HTTPS when given a certificate.
+ *
+ * Every /graphql request, graphql-ws operation and REST request passes the edge first (edge.ts:
+ * authentication, the rate limit, the body size and, for GraphQL, the document's budget).
+ *
+ * What answers without a credential (README "Exposure"): /healthz (three states, cached for a
+ * second), the public fields `version` and `health` over HTTP within the smallest budget (and BOS's
+ * version documents), and nothing else: no introspection, no field suggestions, no /metrics (a
+ * credential of role viewer or above, or the separate `metricsListen` address), no graphql-ws connection.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -12,8 +20,8 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
-import type { GraphQLFormattedError } from 'graphql';
-import { ApolloServer } from '@apollo/server';
+import type { ExecutionResult, GraphQLError as GraphQLErrorType, GraphQLFormattedError } from 'graphql';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { expressMiddleware } from '@as-integrations/express5';
@@ -22,16 +30,22 @@ import type { Kicker } from '../engine/kick.ts';
 import type { Adapters, ImagesPort } from '../adapters/ports.ts';
 import type { ReportBatcher } from '../db/queries/report-batch.ts';
 import { buildSchema } from './schema.ts';
-import { createContext, identifyFromHeaders, withConnectionParams, type ApiContext, type ApiDeps, type Identify } from './context.ts';
+import { createContext, identifyFromHeaders, type ApiContext, type ApiDeps, type Identify, type Identity } from './context.ts';
 import { LiveFeed } from './live/feed.ts';
 import { authIdentify, type ApiAuth } from './auth.ts';
 import { isDatabaseUnavailable, unavailableStatusPlugin, UNAVAILABLE_MESSAGE } from './unavailable.ts';
 import { withVariableField } from './input-errors.ts';
-import { DEFAULT_LIMITS, limitRules, type QueryLimits } from './limits.ts';
+import { ANONYMOUS_LIMITS, atMost, DEFAULT_LIMITS, type QueryLimits } from './limits.ts';
 import { metricsPlugin, metricsRegistry } from './metrics.ts';
 import { health } from './resolvers/system.ts';
 import { requestIds, requestLogger } from '../observability/logging.ts';
+import { Problem } from '../rest/problem.ts';
 import { bosRestRouter } from '../rest/router.ts';
+import { Edge, principalOf } from './edge.ts';
+import { PersistedQueries } from './edge-support.ts';
+import { wsEdge } from './edge-ws.ts';
+import { CredentialWatch } from './credential-watch.ts';
+import { roleAtLeast } from '../auth/index.ts';
 
 /**
  * graphql's CommonJS build, the one Apollo, graphql-ws and graphql-tools load. Bundlers that prefer
@@ -65,10 +79,20 @@ export interface ApiServerOptions {
   identify?: Identify;
   /** Extra per-request values, found as `context.extras` (HTTP and WebSocket requests alike). */
   contextExtras?: (req: http.IncomingMessage) => Record<string, unknown> | Promise<Record<string, unknown>>;
-  /** Query depth and alias limits (default depth 12, 30 aliases). */
+  /** The document budget of an authenticated caller (limits.ts DEFAULT_LIMITS: 2,000 tokens, depth 12, 30 aliases, cost 1,000,000, ...). */
   limits?: Partial<QueryLimits>;
+  /** The budget without a valid credential (default ANONYMOUS_LIMITS); never more than `limits`. */
+  anonymousLimits?: Partial<QueryLimits>;
   /** Largest accepted request body (default 16 MiB: a 10,000-component putComponents fits). */
   maxBodyBytes?: number;
+  /** Largest body without a valid credential (default 256 KiB; the document budget refuses a long one cheaply anyway). */
+  anonymousMaxBodyBytes?: number;
+  /** Express's `trust proxy`: whose X-Forwarded-For names the client address (default: nobody's). */
+  trustProxy?: boolean | number | string | string[];
+  /** Also serve /metrics, without a credential, on this address (e.g. a management network). */
+  metricsListen?: { port: number; host: string };
+  /** Ends graphql-ws connections whose credential ends (default: one LISTEN connection on the pool's database). */
+  credentialWatch?: CredentialWatch;
   /** Clock for timestamps written through the API (default: the system clock). */
   now?: () => Date;
   /** Feed of the subscriptions (default: one LISTEN connection on the pool's database, closed with the server). */
@@ -84,32 +108,54 @@ export interface ApiServer {
   wsUrl: string;
   /** http(s)://host:port: the BOS v2 REST door is under `${base}/apis/bos/v2` and `${base}/v2`. */
   baseUrl: string;
+  /** http://host:port/metrics of `metricsListen`, when given. */
+  metricsUrl?: string;
+  /** The credential watch (connections it ended so far: `watch.ended`). */
+  watch: CredentialWatch;
   close(): Promise<void>;
 }
 
 export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer> {
   const schema = buildSchema();
-  const rules = limitRules({ ...DEFAULT_LIMITS, ...opts.limits });
+  const limits: QueryLimits = { ...DEFAULT_LIMITS, ...opts.limits };
+  const anonymousLimits = atMost({ ...ANONYMOUS_LIMITS, ...opts.anonymousLimits }, limits);
   const live = opts.live ?? new LiveFeed({ pool: opts.pool, logger: opts.logger });
+  const watch = opts.credentialWatch ?? new CredentialWatch({ pool: opts.pool, logger: opts.logger });
   const deps: ApiDeps = { pool: opts.pool, db: opts.db, kicker: opts.kicker, logger: opts.logger, images: opts.images, adapters: opts.adapters, reports: opts.reports, queueHealthy: opts.queueHealthy, now: opts.now, live };
   const identify = opts.identify ?? (opts.auth ? authIdentify(opts.auth) : identifyFromHeaders);
-  const contextFor = async (req: http.IncomingMessage): Promise<ApiContext> =>
-    createContext({ ...deps, logger: requestLogger(deps.logger, req) }, await identify(req), opts.contextExtras ? await opts.contextExtras(req) : {});
+  const contextFor = async (req: http.IncomingMessage, who: Identity): Promise<ApiContext> =>
+    createContext({ ...deps, logger: requestLogger(deps.logger, req) }, who, opts.contextExtras ? await opts.contextExtras(req) : {});
+  const persisted = new PersistedQueries();
+  const maxBodyBytes = opts.maxBodyBytes ?? 16 * 1024 * 1024;
+  const edge = new Edge({
+    schema, identify, limiter: opts.auth?.limiter, limits, anonymousLimits, maxBodyBytes,
+    anonymousMaxBodyBytes: opts.anonymousMaxBodyBytes ?? 256 * 1024, persisted, trustProxy: opts.trustProxy, watch, logger: opts.logger,
+  });
 
   const app = express();
   app.disable('x-powered-by');
   app.use(requestIds());
   const httpServer = (opts.tls ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key }, app) : http.createServer(app)) as http.Server;
   const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql' });
+  const hooks = wsEdge(edge, { schema, limiter: opts.auth?.limiter, watch, contextFor: (who, req) => contextFor(req, who) });
   const ws = useServer<Record<string, unknown>, { request: http.IncomingMessage }>({
     schema,
-    context: (ctx) => contextFor(withConnectionParams(ctx.extra.request, ctx.connectionParams)) as never,
-    validate: ((s, doc) => graphqlRuntime.validate(s, doc, [...graphqlRuntime.specifiedRules, ...rules])) as typeof graphqlRuntime.validate,
+    onConnect: hooks.onConnect as never,
+    onClose: hooks.onClose as never,
+    // Returns the execution arguments itself (parsed and validated there), or the refusal.
+    onSubscribe: hooks.onSubscribe as never,
+    // The same error shapes as over HTTP: every error typed, internal ones masked.
+    onNext: ((_ctx: unknown, _id: string, _p: unknown, _args: unknown, result: ExecutionResult) => (result.errors?.length
+      ? { ...result, errors: formatWsErrors(result.errors, result.data === undefined, opts.logger) } : undefined)) as never,
+    onError: ((_ctx: unknown, _id: string, _p: unknown, errors: readonly GraphQLErrorType[]) => formatWsErrors(errors, false, opts.logger)) as never,
+    validate: ((s, doc) => graphqlRuntime.validate(s, doc)) as typeof graphqlRuntime.validate,
   }, wsServer);
 
   const apollo = new ApolloServer<ApiContext>({
     schema,
-    validationRules: rules,
+    // The edge checked the document's size and budget before Apollo parses it; this is the backstop.
+    parseOptions: { maxTokens: limits.maxTokens },
+    persistedQueries: { cache: persisted },
     includeStacktraceInErrorResponses: false,
     formatError: (formatted, error) => maskInternal(withVariableField(formatted), error, opts.logger),
     plugins: [
@@ -117,46 +163,134 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
       { async serverWillStart() { return { async drainServer() { await ws.dispose(); } }; } },
       metricsPlugin<ApiContext>(),
       unavailableStatusPlugin<ApiContext>(),
+      noSuggestionsForAnonymous(),
     ],
   });
   await apollo.start();
 
+  // Probes carry no credential: /healthz answers anyone, the three states only, at most one probe of
+  // the database and queue per second however often it is asked.
+  const healthz = cachedHealth(() => health(deps), 1000);
   app.get('/healthz', async (_req, res) => {
-    const h = await health(deps);
+    const h = await healthz();
     res.json({ apiStatus: h.api, dbStatus: h.database, queueStatus: h.queue });
   });
-  app.get('/metrics', async (_req, res) => {
+  const sendMetrics = async (res: express.Response) => {
     res.type(metricsRegistry.contentType).send(await metricsRegistry.metrics());
+  };
+  app.get('/metrics', async (req, res, next) => {
+    try {
+      const a = await edge.authenticate(req);
+      if (!a.ok) return void res.status(a.status).set(a.headers).json({ errors: [a.error] });
+      const p = principalOf(a.identity);
+      if (!p || !roleAtLeast(p.role, 'viewer')) {
+        return void res.status(p ? 403 : 401).set(p ? {} : { 'www-authenticate': 'Bearer realm="bootorch"' }).json({ errors: [{
+          message: p ? `forbidden: /metrics needs role viewer or higher; caller is ${p.role}` : 'not authenticated: /metrics needs a credential (Authorization: Bearer <token>) of role viewer or higher, or BOOTORCH_METRICS_PORT',
+          extensions: { code: p ? 'FORBIDDEN' : 'UNAUTHENTICATED' } }] });
+      }
+      await sendMetrics(res);
+    } catch (e) {
+      next(e);
+    }
   });
-  const maxBodyBytes = opts.maxBodyBytes ?? 16 * 1024 * 1024;
-  app.use('/graphql', express.json({ limit: maxBodyBytes }),
-    expressMiddleware(apollo, { context: async ({ req }) => contextFor(req) }));
-  const bos = bosRestRouter({ schema, contextFor, logger: opts.logger, maxBodyBytes });
+  app.use('/graphql', ...edge.http(),
+    expressMiddleware(apollo, { context: async ({ req }) => contextFor(req, edge.identityOf(req) ?? await identify(req)) }));
+  // The REST door admits each request through the same edge (who, rate limit) before its body is read.
+  const restContext = async (req: http.IncomingMessage): Promise<ApiContext> => {
+    const a = await edge.authenticate(req);
+    if (!a.ok) throw new Problem(a.status, a.error.message, undefined, a.headers);
+    return contextFor(req, a.identity);
+  };
+  const bos = bosRestRouter({ schema, contextFor: restContext, logger: opts.logger, maxBodyBytes });
   app.use('/apis/bos', bos);
   app.use(bos);
   app.use((err: Error & { status?: number; type?: string }, _req: express.Request, res: express.Response, next: express.NextFunction) => {
     if (res.headersSent) return next(err);
     const status = err.status ?? 500;
-    res.status(status).json({ errors: [{ message: status === 413 ? 'request body too large' : err.message, extensions: { code: status === 413 ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST' } }] });
+    if (status >= 500) opts.logger?.error({ err }, 'internal error at the edge');
+    res.status(status).json({ errors: [{ message: status === 413 ? 'request body too large' : status >= 500 ? 'internal server error' : err.message,
+      extensions: { code: status === 413 ? 'PAYLOAD_TOO_LARGE' : status >= 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_REQUEST' } }] });
   });
 
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);
     httpServer.listen(opts.port, opts.host, () => { httpServer.off('error', reject); resolve(); });
   });
+  let metricsServer: http.Server | undefined;
+  let metricsUrl: string | undefined;
+  if (opts.metricsListen) {
+    const m = express();
+    m.disable('x-powered-by');
+    m.get('/metrics', async (_req, res) => sendMetrics(res));
+    metricsServer = http.createServer(m);
+    const s = metricsServer;
+    await new Promise<void>((resolve, reject) => {
+      s.once('error', reject);
+      s.listen(opts.metricsListen!.port, opts.metricsListen!.host, () => { s.off('error', reject); resolve(); });
+    });
+    metricsUrl = `http://${hostOf(opts.metricsListen.host)}:${(s.address() as AddressInfo).port}/metrics`;
+  }
   const { port } = httpServer.address() as AddressInfo;
-  const host = ['0.0.0.0', '::', ''].includes(opts.host) ? '127.0.0.1' : opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  const host = hostOf(opts.host);
   opts.logger?.info({ port }, 'api listening');
   const scheme = opts.tls ? 'https' : 'http';
   return {
     url: `${scheme}://${host}:${port}/graphql`,
     wsUrl: `${opts.tls ? 'wss' : 'ws'}://${host}:${port}/graphql`,
     baseUrl: `${scheme}://${host}:${port}`,
+    metricsUrl,
+    watch,
     close: async () => {
       await apollo.stop();
+      if (metricsServer) await new Promise((r) => metricsServer!.close(r));
+      if (!opts.credentialWatch) await watch.close();
       if (!opts.live) await live.close();
     },
   };
+}
+
+const hostOf = (h: string) => (['0.0.0.0', '::', ''].includes(h) ? '127.0.0.1' : h.includes(':') ? `[${h}]` : h);
+
+/** One probe at a time, its answer reused for `ms`. */
+function cachedHealth<T>(probe: () => Promise<T>, ms: number): () => Promise<T> {
+  let last: { at: number; value: Promise<T> } | undefined;
+  return () => {
+    const now = Date.now();
+    if (!last || now - last.at > ms) last = { at: now, value: probe() };
+    return last.value;
+  };
+}
+
+/** Validation and coercion errors say "Did you mean ...?" with names from the schema: not to anonymous callers. */
+function noSuggestionsForAnonymous(): ApolloServerPlugin<ApiContext> {
+  return {
+    async requestDidStart({ contextValue }) {
+      if (principalOf(contextValue)) return;
+      const strip = (m: string) => m.replace(/ ?Did you mean(.+?)\?$/, '');
+      return {
+        async validationDidStart() {
+          return async (errors) => { errors?.forEach((e) => { e.message = strip(e.message); }); };
+        },
+        async willSendResponse({ response }) {
+          if (response.body.kind !== 'single') return;
+          const r = response.body.singleResult;
+          if (r.errors) r.errors = r.errors.map((e) => ({ ...e, message: strip(e.message) }));
+        },
+      };
+    },
+  };
+}
+
+/**
+ * graphql-ws errors as Apollo would format them: an error without a code is BAD_USER_INPUT when
+ * nothing executed (variables that do not fit), else INTERNAL_SERVER_ERROR, masked like over HTTP.
+ */
+function formatWsErrors(errors: readonly GraphQLErrorType[], requestError: boolean, logger?: Logger): GraphQLFormattedError[] {
+  return errors.map((e) => {
+    const f = e.toJSON();
+    const code = f.extensions?.code ?? (requestError ? 'BAD_USER_INPUT' : 'INTERNAL_SERVER_ERROR');
+    return maskInternal(withVariableField({ ...f, extensions: { ...f.extensions, code } }), e, logger);
+  });
 }
 
 /** Errors we did not mean to show (SQL, bugs) become a bare INTERNAL_SERVER_ERROR; the detail goes to the log. */

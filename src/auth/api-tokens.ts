@@ -159,6 +159,7 @@ export async function verifyApiToken(
   return {
     subject: row.subject, role, tenant: row.tenant, via: 'api-token', tokenId: id,
     ...(role === 'node' ? { node: row.subject } : {}),
+    ...(row.expiresAt ? { expiresAt: row.expiresAt } : {}),
   };
 }
 

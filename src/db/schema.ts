@@ -10,7 +10,7 @@
  */
 import { sql } from 'drizzle-orm';
 import {
-  pgTable, text, boolean, integer, timestamp, jsonb, bigserial, primaryKey, index, uniqueIndex, check, bigint,
+  pgTable, text, boolean, integer, timestamp, jsonb, bigserial, primaryKey, index, uniqueIndex, check, bigint, doublePrecision,
 } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -190,6 +190,19 @@ export const apiTokens = pgTable('api_tokens', {
   createdAt: ts('created_at').notNull().defaultNow(),
 }, (t) => [uniqueIndex('api_tokens_hash_idx').on(t.hash),
   check('api_tokens_role_ck', sql`${t.role} in ('admin','operator','viewer','node')`)]);
+
+/**
+ * Rate limit buckets shared by every API replica (src/auth/shared-rate-limit.ts, queries in
+ * src/db/rate-limits.ts): `tokens` as of `at`, refilled at `per_second` up to `burst`; negative is a
+ * debt. UNLOGGED (see the migration): losing the windows in a crash only refills every bucket.
+ */
+export const rateLimits = pgTable('rate_limits', {
+  key: text('key').primaryKey(),
+  tokens: doublePrecision('tokens').notNull(),
+  burst: doublePrecision('burst').notNull(),
+  perSecond: doublePrecision('per_second').notNull(),
+  at: ts('at').notNull(),
+});
 
 export type ComponentRow = typeof components.$inferSelect;
 export type SessionRow = typeof sessions.$inferSelect;

@@ -3,7 +3,7 @@
  * Stored as one JSON row; read fills in defaults and drops unknown keys, as BOS does.
  */
 import { z } from 'zod';
-import { AGE_RE, TTL_RE } from './age.ts';
+import { AGE_RE, isAge, isTtl, MAX_AGE_MESSAGE, TTL_RE } from './age.ts';
 
 const timeout = z.number().int().min(10).max(86400);
 const seconds = z.number().int().min(0).max(1_048_576);
@@ -20,11 +20,11 @@ export const optionsShape = {
   /** Read timeout for PCS calls, seconds (default 20). */
   pcs_read_timeout: timeout.default(20),
   /** Complete sessions older than this (by start time) are deleted; `0` disables (default 7d). */
-  cleanup_completed_session_ttl: z.string().regex(AGE_RE, 'must be an age like 0, 30m, 12h, 7d or 2w').default('7d'),
+  cleanup_completed_session_ttl: z.string().regex(AGE_RE, 'must be an age like 0, 30m, 12h, 7d or 2w').refine(isAge, MAX_AGE_MESSAGE).default('7d'),
   /** applyStaged empties staged state after applying it (default false). */
   clear_stage: z.boolean().default(false),
   /** Actual state older than this is cleared; also sent to nodes as bos_update_frequency (default 4h, at least 1h). */
-  component_actual_state_ttl: z.string().regex(TTL_RE, 'must be at least one hour, like 4h, 1d or 1w').default('4h'),
+  component_actual_state_ttl: z.string().regex(TTL_RE, 'must be at least one hour, like 4h, 1d or 1w').refine(isTtl, MAX_AGE_MESSAGE).default('4h'),
   /** Max attempts per power action (default 3; 0 fails before the first attempt). */
   default_retry_policy: seconds.default(3),
   /** Period of the discovery operator, seconds (default 300). */

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { AGE_RE } from './age.ts';
+import { AGE_RE, isAge, MAX_AGE_MESSAGE } from './age.ts';
 import { checkLimitSyntax, isNoLimit } from './limit.ts';
 import { looksLikeNid } from './xname.ts';
 import { checkRolloutPolicy, type RolloutPolicy } from './rollout-policy.ts';
@@ -91,6 +91,7 @@ export function checkAgeFilter(f: SessionAgeFilter): Issue[] {
   for (const k of ['minAge', 'maxAge'] as const) {
     const v = f[k];
     if (v != null && !AGE_RE.test(v)) errors.push({ field: k, message: `must be an age like 0, 30m, 12h, 7d or 2w (got "${v.slice(0, 20)}")` });
+    else if (v != null && !isAge(v)) errors.push({ field: k, message: `${MAX_AGE_MESSAGE} (got "${v.slice(0, 20)}")` });
   }
   return errors;
 }

@@ -51,11 +51,17 @@ export function bosRestRouter(o: BosRestOptions): express.Router {
   // nothing here touches requests for other paths (/graphql parses its own).
   const parse = express.json({ limit: o.maxBodyBytes, type: () => true, strict: false });
 
-  const serve = (route: Route): express.RequestHandler => (req, res) => {
+  // Who is calling (and their rate limit) first, then the body: nothing is read for a refused caller.
+  const serve = (route: Route): express.RequestHandler => async (req, res) => {
+    let ctx: ApiContext;
+    try {
+      ctx = await o.contextFor(req);
+    } catch (e) {
+      return sendError(res, e, o.logger, { conflictTitle: route.conflictTitle });
+    }
     parse(req, res, async (err?: unknown) => {
       if (err) return sendProblem(res, bodyProblem(err as Error));
       try {
-        const ctx = await o.contextFor(req);
         const params = Object.fromEntries(Object.entries(req.params as Record<string, string>));
         const reply = await route.handler({ params, query: firstValues(req.query), body: req.body, call: caller(fields, ctx) });
         if (reply.body === undefined) res.status(reply.status).end();

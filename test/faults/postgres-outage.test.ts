@@ -35,7 +35,7 @@ const alive = (p: { proc: { exitCode: number | null; signalCode: string | null }
 
 describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('PostgreSQL stopped for 20 s mid-session', () => {
   beforeAll(async () => {
-    server = await startEmbeddedPostgres(PG_DIR, PG_PORT);
+    server = await startEmbeddedPostgres(PG_DIR, PG_PORT, undefined, { durability: 'throwaway' });
     const c = new pg.Client({ connectionString: server.url('postgres') });
     await c.connect();
     await c.query(`drop database if exists ${DB} with (force)`);
@@ -88,7 +88,7 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('PostgreSQL stopped for
     }
     const outageMs = Date.now() - down;
 
-    server = await startEmbeddedPostgres(PG_DIR, PG_PORT);
+    server = await startEmbeddedPostgres(PG_DIR, PG_PORT, undefined, { durability: 'throwaway' });
     const back = Date.now();
     await waitFor(async () => {
       const r = await fetch(api, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` },

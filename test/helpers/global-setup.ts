@@ -14,7 +14,7 @@ import { contractsMissing } from './contracts-dir.ts';
 let embedded: EmbeddedServer | undefined;
 let embeddedDir: string | undefined;
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.once('error', reject);
@@ -33,7 +33,7 @@ export async function setup(project: TestProject) {
     // A server of its own per run (own folder, free port), so two runs on one machine never share one.
     const port = Number(process.env.TEST_EMBEDDED_PG_PORT ?? (await freePort()));
     embeddedDir = path.resolve('.data', `test-${process.pid}`);
-    embedded = await startEmbeddedPostgres(embeddedDir, port);
+    embedded = await startEmbeddedPostgres(embeddedDir, port, undefined, { durability: 'throwaway' }); // deleted after the run
     adminUrl = embedded.url('postgres');
   }
   const template = `bootorch_tpl_${process.pid}`;

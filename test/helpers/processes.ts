@@ -18,10 +18,13 @@ export interface RoleProcess {
   stop(): Promise<void>;
 }
 
-export function startRole(role: string, env: Record<string, string>, args: string[] = []): RoleProcess {
+/** `env` is added to this process's environment; a key given as undefined is removed from it. */
+export function startRole(role: string, env: Record<string, string | undefined>, args: string[] = []): RoleProcess {
+  const merged: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'warn', ...env };
+  for (const k of Object.keys(merged)) if (merged[k] === undefined) delete merged[k];
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', role, ...args], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    env: merged as NodeJS.ProcessEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -8,6 +8,8 @@ import { createClient } from 'graphql-ws';
 export interface FirstResult {
   data?: Record<string, unknown> | null;
   errors?: { message: string; extensions?: Record<string, unknown> }[];
+  /** Set when the server closed the connection instead of answering (4403: no valid credential). */
+  closed?: { code: number; reason: string };
 }
 
 export async function firstResult(wsUrl: string, params: Record<string, string>, query: string,
@@ -19,7 +21,12 @@ export async function firstResult(wsUrl: string, params: Record<string, string>,
       const settle = (r: FirstResult) => { clearTimeout(deadline); resolve(r); };
       const stop = client.subscribe<Record<string, unknown>>({ query, variables }, {
         next: (r) => { settle(r as FirstResult); stop(); },
-        error: (e) => settle({ errors: Array.isArray(e) ? e : [{ message: String((e as { reason?: string }).reason ?? e) }] }),
+        error: (e) => {
+          const close = e as { code?: unknown; reason?: unknown };
+          settle(Array.isArray(e) ? { errors: e } : typeof close.code === 'number'
+            ? { closed: { code: close.code, reason: String(close.reason ?? '') }, errors: [{ message: String(close.reason ?? close.code) }] }
+            : { errors: [{ message: String(e) }] });
+        },
         complete: () => settle({ data: null }),
       });
     });

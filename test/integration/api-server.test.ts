@@ -25,9 +25,9 @@ describe('HTTP endpoints', () => {
     expect((await h.ok(`{ health { api database queue } }`)).health).toEqual({ api: 'OK', database: 'OK', queue: 'OK' });
   });
 
-  test('GET /metrics serves the prom-client registry, including API operation counts', async () => {
+  test('GET /metrics serves the prom-client registry, including API operation counts, to a viewer or above', async () => {
     await h.ok(`{ version { version } }`);
-    const r = await fetch(`${base}/metrics`);
+    const r = await fetch(`${base}/metrics`, { headers: h.auth.bearer(await h.auth.token('viewer')) });
     expect(r.status).toBe(200);
     expect(await r.text()).toMatch(/bootorch_api_operations_total\{type="query",field="version",outcome="ok"\} \d+/);
   });
@@ -43,11 +43,11 @@ describe('limits', () => {
     const six = await h.gql(`{ components { edges { node { desiredState { bootArtifacts { kernel } } } } } }`);
     expect(six.errors).toBeUndefined();
     const aliases = await h.gql(`{ a: version { version } b: version { version } c: version { version } d: version { version } }`);
-    expect(errorOf(aliases)).toMatchObject({ code: 'GRAPHQL_VALIDATION_FAILED', message: 'query uses more than 3 aliases' });
+    expect(errorOf(aliases)).toMatchObject({ code: 'GRAPHQL_VALIDATION_FAILED', message: 'query uses more than 3 aliases (4)' });
     h.kicker.clear();
     const shallow = await startApiServer({ pool: h.db.pool, db: h.db.db, kicker: h.kicker, port: 0, host: '127.0.0.1', limits: { maxDepth: 3 }, auth: h.auth.auth });
     try {
-      const r = await fetch(shallow.url, { method: 'POST', headers: { 'content-type': 'application/json' },
+      const r = await fetch(shallow.url, { method: 'POST', headers: { 'content-type': 'application/json', ...h.auth.bearer(h.auth.adminToken) },
         body: JSON.stringify({ query: `fragment F on ComponentEdge { node { id } } mutation { a: putComponent(id: "x5c0s0b0n0", input: {}) { id } components { edges { ...F } } }` }) });
       const body = await r.json() as { errors: { message: string; extensions: { code: string } }[] };
       expect(body.errors[0]!.extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
@@ -60,7 +60,7 @@ describe('limits', () => {
   });
 
   test('request bodies over maxBodyBytes are refused with 413', async () => {
-    const r = await fetch(h.server.url, { method: 'POST', headers: { 'content-type': 'application/json' },
+    const r = await fetch(h.server.url, { method: 'POST', headers: { 'content-type': 'application/json', ...h.auth.bearer(h.auth.adminToken) },
       body: JSON.stringify({ query: `{ version { version } }`, variables: { pad: 'x'.repeat(70 * 1024) } }) });
     expect(r.status).toBe(413);
     expect(await r.json()).toMatchObject({ errors: [{ extensions: { code: 'PAYLOAD_TOO_LARGE' } }] });
@@ -68,8 +68,8 @@ describe('limits', () => {
 });
 
 describe('graphql-ws on the same port and path', () => {
-  test('a WebSocket client can run operations (subscriptions plug in here later)', async () => {
-    const client = createClient({ url: h.server.wsUrl, webSocketImpl: WebSocket, lazy: true, retryAttempts: 0 });
+  test('a WebSocket client with a credential can run operations', async () => {
+    const client = createClient({ url: h.server.wsUrl, webSocketImpl: WebSocket, lazy: true, retryAttempts: 0, connectionParams: h.auth.bearer(h.auth.adminToken) });
     try {
       const results: unknown[] = [];
       for await (const r of client.iterate({ query: '{ version { version } health { database } }' })) results.push(r);
@@ -80,6 +80,7 @@ describe('graphql-ws on the same port and path', () => {
       // graphql-ws rejects with the validation errors themselves.
       const refused = await limited().then(() => 'ran', (e: unknown) => e);
       expect(JSON.stringify(refused)).toMatch(/query uses more than 3 aliases/);
+      expect(JSON.stringify(refused)).toMatch(/GRAPHQL_VALIDATION_FAILED/);
     } finally {
       await client.dispose();
     }

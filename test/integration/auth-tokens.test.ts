@@ -158,7 +158,7 @@ describe('createAuthenticator', () => {
     const { token } = await createApiToken(t.db, { role: 'operator', subject: 'frank' });
 
     const oidc = await createAuthenticator({ mode: 'oidc', issuer, jwks, now: at(0) }, t.db);
-    expect(await oidc.authenticate(`Bearer ${jwt}`)).toEqual({ subject: 'eve', role: 'viewer', tenant: 'vc-a', via: 'jwt' });
+    expect(await oidc.authenticate(`Bearer ${jwt}`)).toEqual({ subject: 'eve', role: 'viewer', tenant: 'vc-a', via: 'jwt', expiresAt: new Date(Math.floor(T0.getTime() / 1000) * 1000 + 60_000) });
     expect(failureOf(await oidc.authenticate(`Bearer ${token}`))).toBe('not-accepted');
 
     const both = await createAuthenticator({ mode: 'both', issuer, jwks, now: at(0) }, t.db);

@@ -1,19 +1,27 @@
 /**
- * Property-based fuzzing of every mutation over real HTTP, with inputs generated from the schema's own
+ * Property-based fuzzing of every mutation over real HTTP (and then of every operation type over every
+ * transport: queries and mutations over HTTP and graphql-ws, subscriptions over graphql-ws and, refused,
+ * over HTTP), with inputs generated from the schema's own
  * argument types: plausible values (existing names and xnames, limit expressions, rollout policies)
  * mixed with hostile ones (wrong types, nulls where values are required, huge strings and lists, bad
  * xnames, malformed limit and age expressions, unicode, NUL and unpaired surrogates, SQL and GraphQL
  * injection). Every answer must be either a success with data, or a typed error (BAD_USER_INPUT names
  * the field) and the database exactly as it was. Never INTERNAL_SERVER_ERROR.
  *
- * FUZZ_RUNS sets the cases per mutation (default 120), FUZZ_SEED the seed; the totals are printed at
+ * Strings include durations at the edge of the representable (`99999999999999w`, `9999999999d`, ages
+ * around the largest Date and PostgreSQL timestamp), since those once answered "Invalid time value".
+ *
+ * FUZZ_RUNS sets the cases per mutation (default 120), FUZZ_RUNS_OTHER those per field and transport
+ * of the other sweeps (default 30), FUZZ_SEED the seed; the totals are printed at
  * the end. To chase a failure: FUZZ_ONLY=putComponents (comma list), FUZZ_NO_SHRINK=1 (stop at the
  * first failure), FUZZ_DUMP=/tmp/case.json (the request that answered an internal error).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import fc from 'fast-check';
 import { createRequire } from 'node:module';
-import type { GraphQLArgument, GraphQLInputType } from 'graphql';
+import type { GraphQLArgument, GraphQLField, GraphQLInputType } from 'graphql';
+import WebSocket from 'ws';
+import { createClient, type Client } from 'graphql-ws';
 import { startHarness, type GqlResult, type Harness } from './api-harness.ts';
 import { buildSchema } from '../../src/api/schema.ts';
 
@@ -22,7 +30,8 @@ const { getNamedType, isEnumType, isInputObjectType, isListType, isNonNullType, 
   createRequire(import.meta.url)('graphql') as typeof import('graphql');
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 120);
-const TYPED = new Set(['BAD_USER_INPUT', 'NOT_FOUND', 'CONFLICT', 'PAYLOAD_TOO_LARGE', 'BAD_REQUEST']);
+// SERVICE_UNAVAILABLE: the dry run and explain need the outside services, which this harness has not.
+const TYPED = new Set(['BAD_USER_INPUT', 'NOT_FOUND', 'CONFLICT', 'PAYLOAD_TOO_LARGE', 'BAD_REQUEST', 'SERVICE_UNAVAILABLE']);
 const TABLES = ['session_templates', 'sessions', 'components', 'boot_artifacts', 'options', 'session_status_snapshots',
   'component_events', 'tenant_xnames', 'api_tokens'];
 
@@ -43,12 +52,26 @@ const HOSTILE = [
   '😀'.repeat(10), 'ᚠᛇᚻ᛫ᛒᛦᚦ', '<script>alert(1)</script>', '$(rm -rf /)', '${jndi:ldap://x}', '%s%s%s%n', 'a'.repeat(128), 'a'.repeat(4096),
 ];
 
+/**
+ * Age and TTL strings (`<n><m|h|d|w>`) at the edge of the representable: around 100 years (the
+ * largest accepted), the largest Date (8.64e15 ms), PostgreSQL's timestamp range, and far past them.
+ */
+const duration: fc.Arbitrary<string> = fc.tuple(
+  fc.oneof(
+    fc.constantFrom('0', '1', '36525', '36526', '5217', '5218', '876600', '52596000', '9999999999', '99999999999999', '100000000', '14285714',
+      '1440000000', '144000000000', '2400000000', '8640000000', String(2 ** 53), '1'.repeat(30), '9'.repeat(400)),
+    fc.bigInt({ min: 1n, max: 10n ** 22n }).map(String),
+  ),
+  fc.constantFrom('m', 'h', 'd', 'w', 'M', 'H', 'D', 'W'),
+).map(([n, u]) => `${n}${u}`);
+
 const xname = fc.tuple(fc.integer({ min: 0, max: 10_000 }), fc.integer({ min: 0, max: 9 }), fc.integer({ min: 0, max: 70 }),
   fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 }), fc.boolean())
   .map(([x, c, s, b, n, upper]) => { const id = `x${x}c${c}s${s}b${b}n${n}`; return upper ? id.toUpperCase() : id; });
 
 const text: fc.Arbitrary<string> = fc.oneof(
   { weight: 5, arbitrary: fc.constantFrom(...KNOWN) },
+  { weight: 3, arbitrary: duration },
   { weight: 5, arbitrary: fc.constantFrom(...HOSTILE) },
   { weight: 4, arbitrary: xname },
   { weight: 2, arbitrary: fc.array(fc.oneof(xname, fc.constantFrom(...KNOWN, '!', '&', 'all')), { maxLength: 6 }).map((a) => a.join(',')) },
@@ -112,11 +135,68 @@ function valueOf(type: GraphQLInputType, plausible: boolean, depth = 0): fc.Arbi
   );
 }
 
-function document(name: string, args: readonly GraphQLArgument[], returns: string): string {
+function document(kind: OpKind, name: string, args: readonly GraphQLArgument[], returns: string): string {
   const vars = args.map((a) => `$${a.name}: ${String(a.type)}`).join(', ');
   const pass = args.map((a) => `${a.name}: $${a.name}`).join(', ');
   const selection = ['Boolean', 'Int', 'String', 'ID'].includes(returns) ? '' : '{ __typename }';
-  return `mutation Fuzz${vars ? `(${vars})` : ''} { ${name}${pass ? `(${pass})` : ''} ${selection} }`;
+  return `${kind} Fuzz${vars ? `(${vars})` : ''} { ${name}${pass ? `(${pass})` : ''} ${selection} }`;
+}
+
+type OpKind = 'query' | 'mutation' | 'subscription';
+type Transport = 'http' | 'ws';
+
+/**
+ * One operation over one transport: its first answer. A subscription that answers nothing within
+ * `SUBSCRIBED_MS` is open: accepted.
+ */
+const SUBSCRIBED_MS = 150;
+async function run(transport: Transport, kind: OpKind, doc: string, variables: Record<string, unknown>): Promise<GqlResult & { open?: boolean }> {
+  if (transport === 'http') return h.gql(doc, variables);
+  return new Promise((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    const settle = (r: GqlResult & { open?: boolean }) => { clearTimeout(timer); stop(); resolve(r); };
+    const stop = ws.subscribe({ query: doc, variables }, {
+      next: (r) => settle({ ...(r as GqlResult), status: 200 }),
+      error: (e) => settle({ status: 0, errors: Array.isArray(e) ? e : [{ message: String((e as { reason?: string }).reason ?? e), extensions: { code: '(socket closed)' } }] }),
+      complete: () => settle({ status: 200, data: undefined }),
+    });
+    if (kind === 'subscription') timer = setTimeout(() => settle({ status: 200, open: true }), SUBSCRIBED_MS);
+  });
+}
+
+/** The property every field gets: data, or typed errors naming their field with the database unchanged. */
+async function fuzzField(transport: Transport, kind: OpKind, field: GraphQLField<unknown, unknown>, runs: number): Promise<void> {
+  const name = field.name;
+  const doc = document(kind, name, field.args, getNamedType(field.type).name);
+  const args = (plausible: boolean) => fc.record(Object.fromEntries(field.args.map((a) => [a.name, valueOf(a.type, plausible)])),
+    { requiredKeys: plausible ? field.args.filter((a) => isNonNullType(a.type)).map((a) => a.name) : [] });
+  const vars = fc.oneof(args(true), args(false));
+  const refusedOverHttp = kind === 'subscription' && transport === 'http';
+  await fc.assert(fc.asyncProperty(vars, async (variables) => {
+    const before = kind === 'mutation' ? await checksum() : '';
+    const r = await run(transport, kind, doc, variables as Record<string, unknown>);
+    totals.cases++;
+    if (r.open || !r.errors?.length) {
+      expect(refusedOverHttp, `${name} ran over HTTP`).toBe(false);
+      if (!r.open && kind === 'mutation') expect(r.data?.[name], `${name} answered without data`).not.toBeUndefined();
+      totals.accepted++;
+      return;
+    }
+    totals.rejected++;
+    if (process.env.FUZZ_DUMP && r.errors.some((e) => e.extensions?.code === 'INTERNAL_SERVER_ERROR')) {
+      (await import('node:fs')).writeFileSync(process.env.FUZZ_DUMP, JSON.stringify({ transport, query: doc, variables }));
+    }
+    for (const e of r.errors) {
+      const code = e.extensions?.code ?? '(none)';
+      totals.byCode[code] = (totals.byCode[code] ?? 0) + 1;
+      const what = `${transport} ${name}: ${JSON.stringify(e).slice(0, 500)} for ${JSON.stringify(variables).slice(0, 300)}`;
+      expect(refusedOverHttp ? code === 'BAD_REQUEST' || code === 'BAD_USER_INPUT' : TYPED.has(code), what).toBe(true);
+      // graphql gives up after 50 variable errors with one more that names nothing; the 50 name their fields.
+      const named = e.extensions?.field !== null || r.errors.some((x) => typeof x.extensions?.field === 'string');
+      if (code === 'BAD_USER_INPUT') expect(named && e.extensions?.field !== undefined, `${what}: no field named`).toBe(true);
+    }
+    if (kind === 'mutation') expect(await checksum(), `${name}: a rejected call changed the database`).toBe(before);
+  }), { numRuns: runs, seed: Number(process.env.FUZZ_SEED ?? 20261129), endOnFailure: !!process.env.FUZZ_NO_SHRINK });
 }
 
 /** One digest of every table the API writes (pg-boss is not involved: the harness kicker only records). */
@@ -126,8 +206,11 @@ async function checksum(): Promise<string> {
   return r.rows[0].sum as string;
 }
 
+let ws: Client;
+
 beforeAll(async () => {
   h = await startHarness();
+  ws = createClient({ url: h.server.wsUrl, webSocketImpl: WebSocket, lazy: true, retryAttempts: 0, connectionParams: h.auth.bearer(h.auth.adminToken) });
   await h.ok('mutation($c: [ComponentWithIdInput!]!) { putComponents(components: $c) { id } }', { c: NODES.map((id) => ({ id })) });
   await h.ok('mutation { setTenantXnames(tenant: "acme", xnames: ["x1000c0s1b0n0"]) { name } }');
   await h.ok(`mutation { putSessionTemplate(name: "compute", input: { cfs: { configuration: "compute-cfg" }, bootSets: [{ name: "compute",
@@ -135,47 +218,31 @@ beforeAll(async () => {
   for (const name of ['sess-1', 'sess-2']) await h.ok(`mutation { createSession(input: { operation: REBOOT, templateName: "compute", name: "${name}" }) { session { name } } }`);
 });
 afterAll(async () => {
-  console.log(`fuzz: ${totals.cases} mutation cases (${RUNS} per mutation): ${totals.accepted} accepted, ${totals.rejected} rejected with a typed error and the database unchanged; codes ${JSON.stringify(totals.byCode)}`);
+  console.log(`fuzz: ${totals.cases} cases (${RUNS} per mutation over HTTP, ${OTHER_RUNS} per field and transport otherwise): ${totals.accepted} accepted, ${totals.rejected} rejected with a typed error and the database unchanged; codes ${JSON.stringify(totals.byCode)}`);
+  await ws?.dispose();
   await h?.close();
 });
 
 const schema = buildSchema();
 const mutations = Object.values(schema.getMutationType()!.getFields());
+const queries = Object.values(schema.getQueryType()!.getFields());
+const subscriptions = Object.values(schema.getSubscriptionType()!.getFields());
+const only = process.env.FUZZ_ONLY?.split(',');
+const chosen = (fields: GraphQLField<unknown, unknown>[]) => fields.filter((f) => !only || only.includes(f.name)).map((f) => [f.name, f] as const);
+const OTHER_RUNS = Number(process.env.FUZZ_RUNS_OTHER ?? 30);
 
 describe('fuzzing every mutation', () => {
   test('the schema has mutations to fuzz', () => {
     expect(mutations.length).toBeGreaterThan(20);
   });
 
-  const only = process.env.FUZZ_ONLY?.split(',');
-  test.each(mutations.filter((m) => !only || only.includes(m.name)).map((m) => [m.name, m] as const))('%s', async (name, m) => {
-    const doc = document(name, m.args, getNamedType(m.type).name);
-    const args = (plausible: boolean) => fc.record(Object.fromEntries(m.args.map((a) => [a.name, valueOf(a.type, plausible)])),
-      { requiredKeys: plausible ? m.args.filter((a) => isNonNullType(a.type)).map((a) => a.name) : [] });
-    const vars = fc.oneof(args(true), args(false));
-    await fc.assert(fc.asyncProperty(vars, async (variables) => {
-      const before = await checksum();
-      const r: GqlResult = await h.gql(doc, variables as Record<string, unknown>);
-      totals.cases++;
-      if (!r.errors?.length) {
-        expect(r.data?.[name], `${name} answered without data`).not.toBeUndefined();
-        expect(r.data?.[name]).not.toBeNull();
-        totals.accepted++;
-        return;
-      }
-      totals.rejected++;
-      if (process.env.FUZZ_DUMP && r.errors.some((e) => e.extensions?.code === 'INTERNAL_SERVER_ERROR')) {
-        (await import('node:fs')).writeFileSync(process.env.FUZZ_DUMP, JSON.stringify({ query: doc, variables }));
-      }
-      for (const e of r.errors) {
-        const code = e.extensions?.code ?? '(none)';
-        totals.byCode[code] = (totals.byCode[code] ?? 0) + 1;
-        expect(TYPED.has(code), `${name}: ${JSON.stringify(e).slice(0, 500)} for ${JSON.stringify(variables).slice(0, 300)}`).toBe(true);
-        // graphql gives up after 50 variable errors with one more that names nothing; the 50 name their fields.
-        const named = e.extensions?.field !== null || r.errors.some((x) => typeof x.extensions?.field === 'string');
-        if (code === 'BAD_USER_INPUT') expect(named && e.extensions?.field !== undefined, `${name}: no field named in ${e.message.slice(0, 300)}`).toBe(true);
-      }
-      expect(await checksum(), `${name}: a rejected call changed the database`).toBe(before);
-    }), { numRuns: RUNS, seed: Number(process.env.FUZZ_SEED ?? 20261129), endOnFailure: !!process.env.FUZZ_NO_SHRINK });
-  }, 300_000);
+  test.each(chosen(mutations))('%s', (_name, m) => fuzzField('http', 'mutation', m, RUNS), 300_000);
+});
+
+describe('fuzzing every operation type on every transport', () => {
+  test.each(chosen(queries))('query %s over HTTP', (_name, f) => fuzzField('http', 'query', f, OTHER_RUNS), 300_000);
+  test.each(chosen(queries))('query %s over graphql-ws', (_name, f) => fuzzField('ws', 'query', f, OTHER_RUNS), 300_000);
+  test.each(chosen(mutations))('mutation %s over graphql-ws', (_name, f) => fuzzField('ws', 'mutation', f, Math.ceil(OTHER_RUNS / 2)), 300_000);
+  test.each(chosen(subscriptions))('subscription %s over graphql-ws', (_name, f) => fuzzField('ws', 'subscription', f, OTHER_RUNS), 300_000);
+  test.each(chosen(subscriptions))('subscription %s over HTTP (refused, typed)', (_name, f) => fuzzField('http', 'subscription', f, OTHER_RUNS), 300_000);
 });

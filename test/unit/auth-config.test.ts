@@ -7,7 +7,7 @@ describe('auth config', () => {
       mode: 'tokens', issuer: undefined, jwksUrl: undefined, audience: undefined,
       roleClaim: ['realm_access.roles', 'roles'], tenantClaim: 'tenant', xnameClaim: 'xname', subjectClaim: 'sub',
       roleMap: { admin: 'admin', operator: 'operator', viewer: 'viewer', node: 'node' },
-      devAdminToken: undefined, rateLimit: { burst: 200, perSecond: 50 },
+      devAdminToken: undefined, rateLimit: { burst: 200, perSecond: 50, anonymous: { burst: 20, perSecond: 2 }, syncMs: 100 },
     });
     expect(loadAuthConfig({}, { defaultMode: 'dev' }).mode).toBe('dev');
     expect(loadAuthConfig({ BOOTORCH_AUTH_MODE: 'tokens' }, { defaultMode: 'dev' }).mode).toBe('tokens');

@@ -38,7 +38,7 @@ const failureOf = (r: Principal | AuthFailure) => ('failure' in r ? r.failure : 
 describe('JWT verification', () => {
   it('accepts a valid token and maps it to a principal', async () => {
     const r = await verifier().verify(await sign({}));
-    expect(r).toEqual({ subject: 'alice', role: 'operator', tenant: null, via: 'jwt' });
+    expect(r).toEqual({ subject: 'alice', role: 'operator', tenant: null, via: 'jwt', expiresAt: expect.any(Date) });
   });
 
   it('rejects an expired token, honouring the clock tolerance', async () => {
@@ -95,7 +95,7 @@ describe('JWT verification', () => {
 
   it('maps a node token with its xname, canonicalised', async () => {
     const r = await verifier().verify(await sign({ sub: 'svc-node', realm_access: { roles: ['node'] }, xname: 'x1000C0S01B0N0' }));
-    expect(r).toEqual({ subject: 'svc-node', role: 'node', tenant: null, node: 'x1000c0s1b0n0', via: 'jwt' });
+    expect(r).toEqual({ subject: 'svc-node', role: 'node', tenant: null, node: 'x1000c0s1b0n0', via: 'jwt', expiresAt: expect.any(Date) });
   });
 
   it('reads the tenant from the configured claim', async () => {

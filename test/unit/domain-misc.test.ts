@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ageSeconds, formatDuration } from '../../src/domain/age.ts';
+import { ageSeconds, formatDuration, isAge, isTtl } from '../../src/domain/age.ts';
 import { canonicalXname, isNodeXname, parseComponentId, looksLikeNid } from '../../src/domain/xname.ts';
 import { DEFAULT_OPTIONS, optionsPatchSchema, readOptions } from '../../src/domain/options.ts';
 import { resolveCountOrPercent, gatesAdmission, checkRolloutPolicy } from '../../src/domain/rollout-policy.ts';
@@ -10,6 +10,14 @@ describe('age strings and durations', () => {
     expect(ageSeconds(a)).toBe(s);
   });
   it.each(['', '1', '01d', '5y', '-1d'])('rejects %j', (a) => expect(() => ageSeconds(a)).toThrow());
+  it('refuses ages past 100 years, down to ones no Date can hold', () => {
+    for (const ok of ['36525d', '876600h', '52596000m', '5217w', '0']) expect(isAge(ok), ok).toBe(true);
+    for (const no of ['36526d', '5218w', '9999999999d', '99999999999999w', `1${'0'.repeat(400)}m`]) expect(isAge(no), no).toBe(false);
+    expect(isTtl('1h')).toBe(true);
+    expect(isTtl('9999999999d')).toBe(false);
+    expect(optionsPatchSchema.safeParse({ cleanup_completed_session_ttl: '99999999999999w' }).success).toBe(false);
+    expect(optionsPatchSchema.safeParse({ component_actual_state_ttl: '9999999999d' }).success).toBe(false);
+  });
   it.each([[20_000, '0:00:20'], [3_600_000 + 61_000, '1:01:01'], [93_784_000, '1 day, 2:03:04'], [2 * 86_400_000, '2 days, 0:00:00']])(
     '%d ms prints as %s', (ms, s) => expect(formatDuration(ms)).toBe(s),
   );
