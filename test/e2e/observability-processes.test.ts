@@ -113,7 +113,7 @@ describe('metrics of every role during a reboot with PCS down', () => {
     ws = createClient({ url: api.replace(/^http/, 'ws'), webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${admin}` } });
     ws.subscribe({ query: 'subscription { componentEvents(filter: { session: "outage" }) { cursor } }' },
       { next: () => { delivered++; }, error: () => {}, complete: () => {} });
-    await waitFor(async () => value(await scrape(apiMetrics), 'bootorch_live_subscribers', { stream: 'componentEvents' }) === 1,
+    await waitFor(async () => value(await scrape(apiMetrics, { authorization: `Bearer ${admin}` }), 'bootorch_live_subscribers', { stream: 'componentEvents' }) === 1,
       'the API counts its subscriber', 20_000);
 
     const before = await scrape(workerMetrics);
@@ -167,7 +167,7 @@ describe('metrics of every role during a reboot with PCS down', () => {
     expect(value(after, 'bootorch_actions_started_total', { action: 'powering_off_gracefully' })).toBeGreaterThan(0);
     expect(value(after, 'bootorch_operator_ticks_total', { operator: 'status', outcome: 'ok' })).toBeGreaterThan(0);
     expect(value(after, 'bootorch_queue_jobs_started_total', { queue: 'bootorch-op-status' })).toBeGreaterThan(0);
-    const apiText = await scrape(apiMetrics);
+    const apiText = await scrape(apiMetrics, { authorization: `Bearer ${admin}` });
     expect(value(apiText, 'bootorch_reports_total', { outcome: 'accepted' })).toBeGreaterThan(0);
     expect(value(apiText, 'bootorch_live_deliveries_total', { stream: 'componentEvents' })).toBeGreaterThan(0);
     expect(delivered).toBeGreaterThan(0);

@@ -29,8 +29,9 @@ export function value(text: string, name: string, labels: Record<string, string>
 export const local = () => metricsRegistry.metrics();
 
 /** GET a /metrics URL. */
-export async function scrape(url: string): Promise<string> {
-  const r = await fetch(url);
+/** GET a /metrics page; the API's needs a credential of role viewer or above (`headers`). */
+export async function scrape(url: string, headers: Record<string, string> = {}): Promise<string> {
+  const r = await fetch(url, { headers });
   if (r.status !== 200) throw new Error(`GET ${url}: ${r.status}`);
   return r.text();
 }
