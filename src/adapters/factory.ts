@@ -13,6 +13,9 @@ import { SimInventory } from './inventory/sim.ts';
 import type { Adapters } from './ports.ts';
 import { SimPower } from './power/sim.ts';
 import { createHttpAdapters, type HttpAdaptersConfig } from './http-factory.ts';
+import { createStandaloneAdapters } from './standalone/factory.ts';
+import { secretKeyFrom } from './standalone/secrets.ts';
+import type { Db } from '../db/client.ts';
 
 export { createHttpAdapters, type HttpAdaptersConfig };
 
@@ -47,9 +50,18 @@ export function httpConfigFrom(config: Config): HttpAdaptersConfig {
 
 /**
  * By BOOTORCH_ADAPTERS: `sim` uses `world` or builds one (SIM_NODES, SIM_SEED; the caller owns it via
- * the returned `world` and must close it); `http` builds the HTTP clients.
+ * the returned `world` and must close it); `http` builds the HTTP clients; `standalone` needs `db`.
  */
-export function createAdapters(config: Config, world?: SimWorld): Adapters & { world?: SimWorld } {
+export function createAdapters(config: Config, world?: SimWorld, deps: { db?: Db; log?: (msg: string) => void } = {}): Adapters & { world?: SimWorld } {
   if (config.BOOTORCH_ADAPTERS === 'http') return createHttpAdapters(httpConfigFrom(config));
+  if (config.BOOTORCH_ADAPTERS === 'standalone') {
+    if (!deps.db) throw new Error('BOOTORCH_ADAPTERS=standalone needs the database');
+    return createStandaloneAdapters({
+      db: deps.db, secretKey: secretKeyFrom(config), ipmitool: config.BOOTORCH_IPMITOOL, bmcTimeoutMs: config.BOOTORCH_BMC_TIMEOUT * 1000,
+      hooksDir: config.BOOTORCH_CONFIG_HOOKS, filesDir: config.BOOTORCH_BOOT_FILES,
+      onTaskFailed: (id, op, error) => deps.log?.(`power ${op} of ${id} failed: ${error}`),
+      onHookDone: (name, ids, code) => deps.log?.(`configuration hook ${name} on ${ids.length} nodes exited ${code}`),
+    });
+  }
   return createSimAdapters(world ?? new SimWorld({ nodes: config.SIM_NODES, seed: config.SIM_SEED }));
 }
