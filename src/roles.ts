@@ -18,6 +18,7 @@ import { apiAuthFromEnv } from './api/auth.ts';
 import { surviveDatabaseOutages } from './db/outage.ts';
 import { createReportBatcher } from './db/queries/report-batch.ts';
 import { seedDemo } from './seed.ts';
+import { bootRoutesFor } from './api/boot/routes.ts';
 
 export interface Stoppable { stop(): Promise<void> }
 
@@ -93,13 +94,13 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
   const { conn, embedded } = await openDatabase(config, log);
   const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
   // With BOOTORCH_ADAPTERS=sim the simulated cluster lives in the worker; a world here would be another
-  // machine, so the dry run and explain need BOOTORCH_ADAPTERS=http (or the dev role).
-  const adapters = config.BOOTORCH_ADAPTERS === 'http' ? createAdapters(config) : undefined;
+  // machine, so the dry run and explain need BOOTORCH_ADAPTERS=http or standalone (or the dev role).
+  const adapters = config.BOOTORCH_ADAPTERS !== 'sim' ? createAdapters(config, undefined, { db: conn.db }) : undefined;
   const reports = createReportBatcher(conn.pool, boss.kicker);
   const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'tokens', devTokenFile: devTokenFile(config) });
   const api = await startApiServer({
     pool: conn.pool, db: conn.db, kicker: boss.kicker, port: config.PORT, host: config.HOST, logger: log,
-    queueHealthy: async () => true, images: adapters?.images, adapters, reports, auth,
+    queueHealthy: async () => true, images: adapters?.images, adapters, reports, auth, bootRoutes: bootRoutesFor(config, conn.db),
   });
   return {
     api,
@@ -112,7 +113,7 @@ export async function runWorker(config: Config, healthPort?: number): Promise<St
   const log = logger(config);
   surviveDatabaseOutages(log);
   const { conn, embedded } = await openDatabase(config, log);
-  const adapters = createAdapters(config);
+  const adapters = createAdapters(config, undefined, { db: conn.db, log: (m) => log.warn(m) });
   const boss: BossHandle = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
   const engine = await startEngine({ url: conn.url, pool: conn.pool, adapters, operators: ALL_OPERATORS, log, boss, kicks: config.BOOTORCH_KICKS });
   if (adapters.world) {

@@ -67,6 +67,8 @@ export interface ApiServerOptions {
   maxBodyBytes?: number;
   /** Clock for timestamps written through the API (default: the system clock). */
   now?: () => Date;
+  /** Standalone mode's boot-script endpoint (api/boot/routes.ts), mounted at /boot/v1. */
+  bootRoutes?: express.Router;
   /** Feed of the subscriptions (default: one LISTEN connection on the pool's database, closed with the server). */
   live?: LiveFeed;
 }
@@ -119,6 +121,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   app.get('/metrics', async (_req, res) => {
     res.type(metricsRegistry.contentType).send(await metricsRegistry.metrics());
   });
+  if (opts.bootRoutes) app.use('/boot/v1', opts.bootRoutes);
   app.use('/graphql', express.json({ limit: opts.maxBodyBytes ?? 16 * 1024 * 1024 }),
     expressMiddleware(apollo, { context: async ({ req }) => contextFor(req) }));
   app.use((err: Error & { status?: number; type?: string }, _req: express.Request, res: express.Response, next: express.NextFunction) => {

@@ -1,0 +1,101 @@
+/**
+ * The boot-script endpoint of a standalone site (what BSS's /boot/v1/bootscript is for CSM), served
+ * by the API under /boot/v1, unauthenticated as network boot must be (serve it on the provisioning
+ * network only):
+ * - GET ipxe: the DHCP boot file; chains to bootscript with the NIC's MAC.
+ * - GET bootscript?mac=: the node's kernel, initrd and parameters as power-on last set them, plus
+ *   what its reporter needs (xname, referral token, GraphQL URL and a fresh node credential that can
+ *   report for this node only, expiring after BOOTORCH_BOOT_TOKEN_TTL).
+ * - GET reporter.sh: the node-side reporter (POSIX shell + busybox) to put in images.
+ * - GET files/...: the local artifact folder (BOOTORCH_BOOT_FILES), when configured.
+ */
+import { readFileSync } from 'node:fs';
+import express from 'express';
+import type { Database } from '../../db/client.ts';
+import { nodeByMac } from '../../db/node-inventory.ts';
+import { createNodeToken } from '../../auth/api-tokens.ts';
+import { localFile } from '../../adapters/standalone/images.ts';
+
+export interface BootRoutesOptions {
+  db: Database;
+  /** Base URL nodes reach the API at (default: from each request's Host header). */
+  baseUrl?: string;
+  filesDir?: string;
+  /** Lifetime of the node credential in a boot script, seconds (default 3600). */
+  tokenTtlSeconds?: number;
+}
+
+const REPORTER = readFileSync(new URL('./reporter.sh', import.meta.url), 'utf8');
+
+/** `52:54:00:AB:cd:01`, `52-54-00-ab-cd-01` or `525400abcd01` -> `52:54:00:ab:cd:01`; undefined if not a MAC. */
+export function normaliseMac(raw: string): string | undefined {
+  const hex = raw.trim().toLowerCase().replace(/[:-]/g, '');
+  if (!/^[0-9a-f]{12}$/.test(hex)) return undefined;
+  return hex.match(/../g)!.join(':');
+}
+
+/** A kernel or initrd reference as a URL the node can fetch: URLs as given, folder paths under files/. */
+export function artifactUrl(base: string, ref: string): string {
+  if (/^https?:\/\//.test(ref)) return ref;
+  return `${base}/boot/v1/files/${ref.replace(/^\/+/, '').split('/').map(encodeURIComponent).join('/')}`;
+}
+
+export function bootRoutes(o: BootRoutesOptions): express.Router {
+  const r = express.Router();
+  const base = (req: express.Request) => (o.baseUrl ?? `${req.protocol}://${req.get('host')}`).replace(/\/+$/, '');
+  const ipxe = (res: express.Response, status: number, lines: string[]) =>
+    res.status(status).type('text/plain').send(['#!ipxe', ...lines, ''].join('\n'));
+
+  r.get('/ipxe', (req, res) => ipxe(res, 200, [`chain ${base(req)}/boot/v1/bootscript?mac=\${net0/mac}`]));
+
+  r.get('/bootscript', async (req, res, next) => {
+    try {
+      const mac = normaliseMac(String(req.query.mac ?? ''));
+      if (!mac) return ipxe(res, 400, ['echo bootorch: the query parameter mac is not a MAC address', 'exit 1']);
+      const node = await nodeByMac(o.db, mac);
+      if (!node) return ipxe(res, 404, [`echo bootorch: no node with MAC ${mac}`, 'exit 1']);
+      if (!node.enabled) return ipxe(res, 200, [`echo bootorch: ${node.id} is disabled in the inventory`, 'exit 1']);
+      if (!node.bootKernel) return ipxe(res, 200, [`echo bootorch: no boot parameters for ${node.id} (not booted by a session yet)`, 'exit 1']);
+      const b = base(req);
+      const { token } = await createNodeToken(o.db, node.id, { ttlSeconds: o.tokenTtlSeconds ?? 3600, revokeExisting: false });
+      const params = [
+        node.bootInitrd ? 'initrd=initrd' : '', node.bootParams, `xname=${node.id}`, `bss_referral_token=${node.bootToken}`,
+        `bootorch_url=${b}/graphql`, `bootorch_token=${token}`,
+      ].filter(Boolean).join(' ');
+      return ipxe(res, 200, [
+        `kernel ${artifactUrl(b, node.bootKernel)} ${params} || goto failed`,
+        ...(node.bootInitrd ? [`initrd --name initrd ${artifactUrl(b, node.bootInitrd)} || goto failed`] : []),
+        'boot || goto failed',
+        ':failed',
+        `echo bootorch: ${node.id} could not load its boot artifacts`,
+        'exit 1',
+      ]);
+    } catch (e) {
+      next(e);
+    }
+  });
+
+  r.get('/reporter.sh', (_req, res) => res.type('text/x-shellscript').send(REPORTER));
+
+  if (o.filesDir) {
+    const dir = o.filesDir;
+    r.get('/files/{*path}', (req, res) => {
+      const rel = ([] as string[]).concat((req.params as { path?: string | string[] }).path ?? []).join('/');
+      const file = localFile(dir, rel);
+      if (!file) return res.status(404).type('text/plain').send('not found\n');
+      res.sendFile(file, { dotfiles: 'deny' }, (err) => {
+        if (err && !res.headersSent) res.status(404).type('text/plain').send('not found\n');
+      });
+    });
+  }
+  return r;
+}
+
+/** The boot routes a configuration asks for: only in standalone mode. */
+export function bootRoutesFor(
+  config: { BOOTORCH_ADAPTERS: string; BOOTORCH_BOOT_URL?: string; BOOTORCH_BOOT_FILES?: string; BOOTORCH_BOOT_TOKEN_TTL: number },
+  db: Database,
+): express.Router | undefined {
+  if (config.BOOTORCH_ADAPTERS !== 'standalone') return undefined;
+  return bootRoutes({ db, baseUrl: config.BOOTORCH_BOOT_URL, filesDir: config.BOOTORCH_BOOT_FILES, tokenTtlSeconds: config.BOOTORCH_BOOT_TOKEN_TTL });
+}
