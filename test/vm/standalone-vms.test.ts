@@ -50,6 +50,7 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
   let listener: pg.Client;
   const waiters = new Set<() => void>();
   const timings: string[] = [];
+  const requests: string[] = [];
 
   const gql = async (query: string, variables: Record<string, unknown> = {}) => {
     const res = await fetch(api.url, {
@@ -125,7 +126,7 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     auth = await testAuth(db.db);
     api = await startApiServer({
       pool: db.pool, db: db.db, kicker: engine.kicker, port: 0, host: '127.0.0.1', auth: auth.auth, adapters, images: adapters.images,
-      reports: createReportBatcher(db.pool, engine.kicker), bootRoutes: bootRoutes({ db: db.db, filesDir: files }),
+      reports: createReportBatcher(db.pool, engine.kicker), bootRoutes: bootRoutes({ db: db.db, filesDir: files, onRequest: (l) => requests.push(`${Date.now()} ${l}`) }),
     });
     listener = new pg.Client({ connectionString: db.url });
     await listener.connect();
@@ -159,6 +160,7 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
   afterAll(async () => {
     await machines?.stop();
     if (timings.length) console.info(`VM timings:\n  ${timings.join('\n  ')}`);
+    if (process.env.BOOTORCH_VM_DEBUG) console.info(`boot endpoint requests:\n  ${requests.join('\n  ')}\nVM folders: ${machines?.root}`);
     await listener?.end();
     await api?.close();
     await engine?.stop();

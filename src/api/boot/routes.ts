@@ -10,6 +10,7 @@
  * - GET files/...: the local artifact folder (BOOTORCH_BOOT_FILES), when configured.
  */
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import express from 'express';
 import type { Database } from '../../db/client.ts';
 import { nodeByMac } from '../../db/node-inventory.ts';
@@ -23,6 +24,8 @@ export interface BootRoutesOptions {
   filesDir?: string;
   /** Lifetime of the node credential in a boot script, seconds (default 3600). */
   tokenTtlSeconds?: number;
+  /** Told about every request (method, path, status), e.g. the API's logger at debug. */
+  onRequest?: (line: string) => void;
 }
 
 const REPORTER = readFileSync(new URL('./reporter.sh', import.meta.url), 'utf8');
@@ -42,6 +45,10 @@ export function artifactUrl(base: string, ref: string): string {
 
 export function bootRoutes(o: BootRoutesOptions): express.Router {
   const r = express.Router();
+  if (o.onRequest) {
+    const tell = o.onRequest;
+    r.use((req, res, next) => { res.on('finish', () => tell(`${req.method} ${req.originalUrl} ${res.statusCode}`)); next(); });
+  }
   const base = (req: express.Request) => (o.baseUrl ?? `${req.protocol}://${req.get('host')}`).replace(/\/+$/, '');
   const ipxe = (res: express.Response, status: number, lines: string[]) =>
     res.status(status).type('text/plain').send(['#!ipxe', ...lines, ''].join('\n'));
@@ -83,7 +90,8 @@ export function bootRoutes(o: BootRoutesOptions): express.Router {
       const rel = ([] as string[]).concat((req.params as { path?: string | string[] }).path ?? []).join('/');
       const file = localFile(dir, rel);
       if (!file) return res.status(404).type('text/plain').send('not found\n');
-      res.sendFile(file, { dotfiles: 'deny' }, (err) => {
+      // Relative to the folder, so only the part under it is checked for dot files (the folder may be under .cache).
+      res.sendFile(path.relative(dir, file), { root: path.resolve(dir), dotfiles: 'deny' }, (err) => {
         if (err && !res.headersSent) res.status(404).type('text/plain').send('not found\n');
       });
     });
