@@ -18,7 +18,7 @@ import { apiAuthFromEnv } from './api/auth.ts';
 import { surviveDatabaseOutages } from './db/outage.ts';
 import { createReportBatcher } from './db/queries/report-batch.ts';
 import { seedDemo } from './seed.ts';
-import { bootRoutesFor } from './api/boot/routes.ts';
+import { standaloneApi } from './api/boot/standalone.ts';
 
 export interface Stoppable { stop(): Promise<void> }
 
@@ -100,7 +100,7 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
   const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'tokens', devTokenFile: devTokenFile(config) });
   const api = await startApiServer({
     pool: conn.pool, db: conn.db, kicker: boss.kicker, port: config.PORT, host: config.HOST, logger: log,
-    queueHealthy: async () => true, images: adapters?.images, adapters, reports, auth, bootRoutes: bootRoutesFor(config, conn.db),
+    queueHealthy: async () => true, images: adapters?.images, adapters, reports, auth, ...standaloneApi(config, conn.db),
   });
   return {
     api,

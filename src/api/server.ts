@@ -28,6 +28,7 @@ import { withVariableField } from './input-errors.ts';
 import { DEFAULT_LIMITS, limitRules, type QueryLimits } from './limits.ts';
 import { metricsPlugin, metricsRegistry } from './metrics.ts';
 import { health } from './resolvers/system.ts';
+import type { NodeRegistry } from '../adapters/standalone/registry.ts';
 
 /**
  * graphql's CommonJS build, the one Apollo, graphql-ws and graphql-tools load. Bundlers that prefer
@@ -67,6 +68,8 @@ export interface ApiServerOptions {
   maxBodyBytes?: number;
   /** Clock for timestamps written through the API (default: the system clock). */
   now?: () => Date;
+  /** Standalone mode's node registration (schema/nodes.graphql). */
+  nodeRegistry?: NodeRegistry;
   /** Standalone mode's boot-script endpoint (api/boot/routes.ts), mounted at /boot/v1. */
   bootRoutes?: express.Router;
   /** Feed of the subscriptions (default: one LISTEN connection on the pool's database, closed with the server). */
@@ -85,7 +88,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const schema = buildSchema();
   const rules = limitRules({ ...DEFAULT_LIMITS, ...opts.limits });
   const live = opts.live ?? new LiveFeed({ pool: opts.pool, logger: opts.logger });
-  const deps: ApiDeps = { pool: opts.pool, db: opts.db, kicker: opts.kicker, logger: opts.logger, images: opts.images, adapters: opts.adapters, reports: opts.reports, queueHealthy: opts.queueHealthy, now: opts.now, live };
+  const deps: ApiDeps = { pool: opts.pool, db: opts.db, kicker: opts.kicker, logger: opts.logger, images: opts.images, adapters: opts.adapters, reports: opts.reports, queueHealthy: opts.queueHealthy, now: opts.now, live, nodeRegistry: opts.nodeRegistry };
   const identify = opts.identify ?? (opts.auth ? authIdentify(opts.auth) : identifyFromHeaders);
   const contextFor = async (req: http.IncomingMessage): Promise<ApiContext> =>
     createContext(deps, await identify(req), opts.contextExtras ? await opts.contextExtras(req) : {});

@@ -115,3 +115,8 @@ export async function reportedCurrentBoot(db: Db, ids: string[]): Promise<string
     .where(and(inArray(nodeInventory.id, ids), sql`${nodeInventory.bootToken} <> ''`, eq(components.actualBssToken, nodeInventory.bootToken)));
   return rows.map((r) => r.id);
 }
+
+export async function nodesByMacs(db: Db, macs: string[]): Promise<NodeInventoryRow[]> {
+  if (macs.length === 0) return [];
+  return db.select().from(nodeInventory).where(inArray(nodeInventory.mac, macs));
+}

@@ -28,6 +28,7 @@ import { createReportBatcher } from '../../src/db/queries/report-batch.ts';
 import { createStandaloneAdapters, type StandaloneAdapters } from '../../src/adapters/standalone/factory.ts';
 import { EVENTS_CHANNEL } from '../../src/db/events.ts';
 import { Machines, BMC_USER, BMC_PASSWORD } from './machines.ts';
+import { NodeRegistry } from '../../src/adapters/standalone/registry.ts';
 
 const ENABLED = process.env.BOOTORCH_VM_TESTS === '1';
 if (!ENABLED) console.info('test/vm skipped: set BOOTORCH_VM_TESTS=1 (and install the packages in scripts/vm-assets.sh\'s header) to boot real VMs');
@@ -126,7 +127,7 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     auth = await testAuth(db.db);
     api = await startApiServer({
       pool: db.pool, db: db.db, kicker: engine.kicker, port: 0, host: '127.0.0.1', auth: auth.auth, adapters, images: adapters.images,
-      reports: createReportBatcher(db.pool, engine.kicker), bootRoutes: bootRoutes({ db: db.db, filesDir: files, onRequest: (l) => requests.push(`${Date.now()} ${l}`) }),
+      reports: createReportBatcher(db.pool, engine.kicker), nodeRegistry: new NodeRegistry(secretKey), bootRoutes: bootRoutes({ db: db.db, filesDir: files, onRequest: (l) => requests.push(`${Date.now()} ${l}`) }),
     });
     listener = new pg.Client({ connectionString: db.url });
     await listener.connect();
@@ -140,12 +141,14 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     for (const [i, n] of NODES.entries()) await machines.add(n.name, n.xname, i + 1);
     await machines.ready();
 
-    const { registerNodes } = await import('../../src/adapters/standalone/registry.ts');
-    const r = await registerNodes(db.db, secretKey, machines.nodes.map((m) => ({
-      xname: m.xname, hostname: m.name, mac: m.mac, groups: ['vms'],
-      bmc: { driver: 'ipmi', address: m.bmcAddress, username: BMC_USER, password: BMC_PASSWORD },
-    })));
-    expect(r.ok).toBe(true);
+    // Registered through the API, as an operator would (BMC passwords sealed, never returned).
+    const registered = (await gql(`mutation($n: [NodeInput!]!) { registerNodes(nodes: $n) { xname mac bmc { driver address hasPassword } } }`, {
+      n: machines.nodes.map((m) => ({
+        xname: m.xname, hostname: m.name, mac: m.mac, groups: ['vms'],
+        bmc: { driver: 'IPMI', address: m.bmcAddress, username: BMC_USER, password: BMC_PASSWORD },
+      })),
+    })).registerNodes;
+    expect(registered.map((n: any) => n.bmc)).toEqual(machines.nodes.map((m) => ({ driver: 'IPMI', address: m.bmcAddress, hasPassword: true })));
     await gql(`mutation($i: SessionTemplateInput!) { putSessionTemplate(name: "vms", input: $i) { template { name } } }`, { i: {
       enableCfs: false,
       bootSets: [

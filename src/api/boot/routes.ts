@@ -98,12 +98,3 @@ export function bootRoutes(o: BootRoutesOptions): express.Router {
   }
   return r;
 }
-
-/** The boot routes a configuration asks for: only in standalone mode. */
-export function bootRoutesFor(
-  config: { BOOTORCH_ADAPTERS: string; BOOTORCH_BOOT_URL?: string; BOOTORCH_BOOT_FILES?: string; BOOTORCH_BOOT_TOKEN_TTL: number },
-  db: Database,
-): express.Router | undefined {
-  if (config.BOOTORCH_ADAPTERS !== 'standalone') return undefined;
-  return bootRoutes({ db, baseUrl: config.BOOTORCH_BOOT_URL, filesDir: config.BOOTORCH_BOOT_FILES, tokenTtlSeconds: config.BOOTORCH_BOOT_TOKEN_TTL });
-}
