@@ -1,7 +1,7 @@
 /**
  * What the standalone power adapter needs from a node's BMC, whatever protocol it speaks: read the
  * power state, press a power button, boot from the network next time. Failures are ServiceErrors of
- * service 'pcs' (the power service bootorch stands in for) naming the driver, the call and the node,
+ * service 'bmc' naming the driver, the call and the node,
  * with `transient` saying whether trying again may help (unreachable, timeout) or not (refused login).
  */
 import { ServiceError } from '../errors.ts';
@@ -28,7 +28,7 @@ export type BmcProblem = 'unreachable' | 'timeout' | 'refused_login' | 'unexpect
 /** A classified BMC failure; the kind leads the detail text so an operator can group them. */
 export function bmcError(driver: string, call: string, t: Pick<BmcTarget, 'id' | 'address'>, kind: BmcProblem, detail: string, status?: number): ServiceError {
   const transient = kind === 'unreachable' || kind === 'timeout' || kind === 'bmc_error';
-  return new ServiceError('pcs', `${driver} ${call}`, `${kind}: ${t.id} (BMC ${t.address}): ${detail}`, status, transient);
+  return new ServiceError('bmc', `${driver} ${call}`, `${kind}: ${t.id} (BMC ${t.address}): ${detail}`, status, transient);
 }
 
 /** One operation at a time per key (Ironic's per-node lock); callers queue in order. */
