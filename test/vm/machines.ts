@@ -50,7 +50,15 @@ export class Machines {
   readonly nodes: VmNode[] = [];
   private readonly sims: ChildProcess[] = [];
 
-  constructor(private readonly o: { assets: string; bootfile: string; accel: 'tcg' | 'kvm'; memoryMb?: number }) {}
+  /**
+   * `machine: 'qemu'` boots a VM; `'sleep'` makes the "machine" a `sleep` process (power = alive), for
+   * tests of the BMC path alone, where nothing answers a soft-off (like firmware).
+   */
+  constructor(private readonly o: { machine?: 'qemu' | 'sleep'; assets?: string; bootfile?: string; accel?: 'tcg' | 'kvm'; memoryMb?: number }) {}
+
+  private get binary(): string {
+    return this.o.machine === 'sleep' ? 'sleep' : 'qemu-system';
+  }
 
   async add(name: string, xname: string, index: number): Promise<VmNode> {
     const dir = path.join(this.root, name);
@@ -62,7 +70,7 @@ export class Machines {
     writeFileSync(path.join(dir, 'start.sh'), `#!/bin/sh
 echo "$(date +%s%3N)" >> ${dir}/power-ons
 echo $$ >> ${dir}/qemu.pids
-exec qemu-system-x86_64 -machine pc -accel ${this.o.accel} -m ${this.o.memoryMb ?? 256} -smp 1 -display none -monitor none \\
+${this.o.machine === 'sleep' ? 'exec sleep 3600\n' : ''}exec qemu-system-x86_64 -machine pc -accel ${this.o.accel ?? 'tcg'} -m ${this.o.memoryMb ?? 256} -smp 1 -display none -monitor none \\
   -serial file:${consoleLog} -boot n \\
   -netdev user,id=n0,bootfile=${this.o.bootfile} \\
   -device virtio-net-pci,netdev=n0,mac=${mac} \\
@@ -131,13 +139,13 @@ mc_enable 0x20
     }
   }
 
-  /** Every QEMU this harness started and that still runs (PID files; /proc confirms it is still QEMU). */
+  /** Every machine process this harness started and that still runs (PID files; /proc confirms what it is). */
   qemuPids(): number[] {
     return this.nodes.flatMap((n) => {
       const f = path.join(n.dir, 'qemu.pids');
       return existsSync(f) ? readFileSync(f, 'utf8').trim().split('\n').filter(Boolean).map(Number) : [];
     }).filter((pid) => {
-      try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('qemu-system'); } catch { return false; }
+      try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(this.binary); } catch { return false; }
     });
   }
 
