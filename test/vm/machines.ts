@@ -93,8 +93,8 @@ set_working_mc 0x20
   serial 15 127.0.0.1 ${vmPort} codec VM
   startcmd "${dir}/start.sh"
   startnow false
-  poweroff_wait 20
-  kill_wait 5
+  poweroff_wait ${this.o.machine === 'sleep' ? 1 : 20}
+  kill_wait ${this.o.machine === 'sleep' ? 1 : 5}
   user 1 true  ""      "test"     user  10 none md2 md5 straight
   user 2 true  "${BMC_USER}" "${BMC_PASSWORD}" admin 10 none md2 md5 straight
 `);
