@@ -120,3 +120,9 @@ export async function nodesByMacs(db: Db, macs: string[]): Promise<NodeInventory
   if (macs.length === 0) return [];
   return db.select().from(nodeInventory).where(inArray(nodeInventory.mac, macs));
 }
+
+/** The session a node's component belongs to now ('' when none), for events about the node. */
+export async function componentSessionOf(db: Db, id: string): Promise<{ session: string; sessionTenant: string }> {
+  const [row] = await db.select({ session: components.session, sessionTenant: components.sessionTenant }).from(components).where(eq(components.id, id));
+  return row ?? { session: '', sessionTenant: '' };
+}

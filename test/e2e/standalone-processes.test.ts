@@ -59,7 +59,7 @@ async function until(cond: () => Promise<boolean>, what: string, timeoutMs: numb
 /** What firmware and the image do on one node: boot script by MAC, then the reporter with its command line. */
 async function nodeBoots(i: number): Promise<string> {
   const script = await (await fetch(`${base}/boot/v1/bootscript?mac=${encodeURIComponent(macOf(i))}`)).text();
-  const cmdline = /^kernel \S+ (.*) \|\| goto failed$/m.exec(script)?.[1];
+  const cmdline = /^kernel \S+ (.*) \|\| goto kernel_failed$/m.exec(script)?.[1];
   if (!cmdline) throw new Error(`no kernel line in:\n${script}`);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bootorch-node-'));
   writeFileSync(path.join(dir, 'cmdline'), cmdline);

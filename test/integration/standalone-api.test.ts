@@ -118,16 +118,22 @@ describe('boot-script endpoint and shell reporter', () => {
     await expect(bss.setBootParameters({ hosts: ['x9c0s0b0n0'], kernel: 'k', initrd: '', params: '' })).rejects.toThrow(/not in the node inventory/);
     const script = (await get('/boot/v1/bootscript?mac=52-54-00-00-01-01')).text;
     expect(script).toContain(`kernel ${base}/boot/v1/files/vmlinuz initrd=initrd console=ttyS0 xname=x3000c0s1b0n0 bss_referral_token=${token} bootorch_url=${base}/graphql bootorch_token=bto_`);
-    expect(script).toContain('initrd --name initrd https://images/initrd || goto failed');
+    expect(script).toContain('initrd --name initrd https://images/initrd || goto initrd_failed');
     expect(await get('/boot/v1/files/vmlinuz')).toEqual({ status: 200, text: 'kernel bytes' });
     expect((await get('/boot/v1/files/..%2f..%2fetc%2fpasswd')).status).toBe(404);
+    // iPXE's word that a load failed becomes an error event on the node.
+    expect(script).toContain(`:kernel_failed\nimgfetch ${base}/boot/v1/failed/\${net0/mac}/kernel ||\ngoto failed`);
+    expect((await get('/boot/v1/failed/52%3A54%3A00%3A00%3A01%3A01/kernel')).text).toBe(`#!ipxe\necho bootorch: recorded: iPXE could not load the kernel ${base}/boot/v1/files/vmlinuz\n`);
+    const { rows } = await h.db.pool.query(`select kind, error, reason, actor from component_events where component_id = 'x3000c0s1b0n0' order by id desc limit 1`);
+    expect(rows[0]).toEqual({ kind: 'error', error: `iPXE could not load the kernel ${base}/boot/v1/files/vmlinuz`, reason: 'boot_never_reported', actor: 'node:x3000c0s1b0n0' });
+    expect((await get('/boot/v1/failed/52:54:00:00:01:01/elsewhere')).status).toBe(404);
     expect((await get('/boot/v1/reporter.sh')).text).toBe(readFileSync(new URL('../../src/api/boot/reporter.sh', import.meta.url), 'utf8'));
   });
 
   it.skipIf(!busybox)('the reporter, with nothing but busybox, reports the boot with the credential from the boot script', async () => {
     await h.db.pool.query(`insert into components (id) values ('x3000c0s1b0n0'), ('x3000c0s2b0n0') on conflict do nothing`);
     const script = (await get('/boot/v1/bootscript?mac=52:54:00:00:01:01')).text;
-    const cmdline = /^kernel \S+ (.*) \|\| goto failed$/m.exec(script)![1]!;
+    const cmdline = /^kernel \S+ (.*) \|\| goto kernel_failed$/m.exec(script)![1]!;
     const token = /bss_referral_token=(\S+)/.exec(cmdline)![1]!;
     const artifacts = { kernel: 'vmlinuz', kernelParameters: 'console=ttyS0', initrd: 'https://images/initrd' };
     const c = await h.db.pool.connect();

@@ -6,6 +6,8 @@
  * - GET bootscript?mac=: the node's kernel, initrd and parameters as power-on last set them, plus
  *   what its reporter needs (xname, referral token, GraphQL URL and a fresh node credential that can
  *   report for this node only, expiring after BOOTORCH_BOOT_TOKEN_TTL).
+ * - GET failed/<mac>/<stage>: iPXE's word that it could not load the kernel or initrd, or boot them;
+ *   recorded as an error event on the node (why it will never report), answered with an empty script.
  * - GET reporter.sh: the node-side reporter (POSIX shell + busybox) to put in images.
  * - GET files/...: the local artifact folder (BOOTORCH_BOOT_FILES), when configured.
  */
@@ -13,7 +15,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import express from 'express';
 import type { Database } from '../../db/client.ts';
-import { nodeByMac } from '../../db/node-inventory.ts';
+import { componentSessionOf, nodeByMac } from '../../db/node-inventory.ts';
+import { appendEvents } from '../../db/events.ts';
 import { createNodeToken } from '../../auth/api-tokens.ts';
 import { localFile } from '../../adapters/standalone/images.ts';
 
@@ -27,6 +30,8 @@ export interface BootRoutesOptions {
   /** Told about every request (method, path, status), e.g. the API's logger at debug. */
   onRequest?: (line: string) => void;
 }
+
+const STAGES: Record<string, string> = { kernel: 'load the kernel', initrd: 'load the initrd', boot: 'boot the loaded kernel' };
 
 const REPORTER = readFileSync(new URL('./reporter.sh', import.meta.url), 'utf8');
 
@@ -69,14 +74,34 @@ export function bootRoutes(o: BootRoutesOptions): express.Router {
         node.bootInitrd ? 'initrd=initrd' : '', node.bootParams, `xname=${node.id}`, `bss_referral_token=${node.bootToken}`,
         `bootorch_url=${b}/graphql`, `bootorch_token=${token}`,
       ].filter(Boolean).join(' ');
+      const failed = (stage: string) => [`:${stage}_failed`, `imgfetch ${b}/boot/v1/failed/\${net0/mac}/${stage} ||`, 'goto failed'];
       return ipxe(res, 200, [
-        `kernel ${artifactUrl(b, node.bootKernel)} ${params} || goto failed`,
-        ...(node.bootInitrd ? [`initrd --name initrd ${artifactUrl(b, node.bootInitrd)} || goto failed`] : []),
-        'boot || goto failed',
+        `kernel ${artifactUrl(b, node.bootKernel)} ${params} || goto kernel_failed`,
+        ...(node.bootInitrd ? [`initrd --name initrd ${artifactUrl(b, node.bootInitrd)} || goto initrd_failed`] : []),
+        'boot || goto boot_failed',
+        ...failed('kernel'), ...failed('initrd'), ...failed('boot'),
         ':failed',
         `echo bootorch: ${node.id} could not load its boot artifacts`,
         'exit 1',
       ]);
+    } catch (e) {
+      next(e);
+    }
+  });
+
+  r.get('/failed/:mac/:stage', async (req, res, next) => {
+    try {
+      const mac = normaliseMac(req.params.mac);
+      const stage = STAGES[req.params.stage];
+      const node = mac && stage ? await nodeByMac(o.db, mac) : undefined;
+      if (!node || !stage) return ipxe(res, 404, ['echo bootorch: unknown node or stage']);
+      const what = req.params.stage === 'kernel' ? node.bootKernel : req.params.stage === 'initrd' ? node.bootInitrd : '';
+      const error = `iPXE could not ${stage}${what ? ` ${artifactUrl(base(req), what)}` : ''}`;
+      await appendEvents(o.db, [{
+        componentId: node.id, ...(await componentSessionOf(o.db, node.id)), kind: 'error', actor: `node:${node.id}`,
+        error, reason: 'boot_never_reported', data: { stage: req.params.stage, bootToken: node.bootToken },
+      }]);
+      return ipxe(res, 200, [`echo bootorch: recorded: ${error}`]);
     } catch (e) {
       next(e);
     }
