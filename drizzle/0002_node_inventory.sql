@@ -17,10 +17,17 @@ CREATE TABLE "node_inventory" (
 	"boot_params" text DEFAULT '' NOT NULL,
 	"boot_token" text DEFAULT '' NOT NULL,
 	"boot_set_at" timestamp with time zone,
+	"config_desired" text DEFAULT '' NOT NULL,
+	"config_enabled" boolean DEFAULT true NOT NULL,
+	"config_error_count" integer DEFAULT 0 NOT NULL,
+	"config_state" text DEFAULT '' NOT NULL,
+	"config_started_at" timestamp with time zone,
+	"config_tags" jsonb DEFAULT '{}'::jsonb NOT NULL,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL,
 	CONSTRAINT "node_inventory_bmc_driver_ck" CHECK ("node_inventory"."bmc_driver" in ('ipmi','redfish','none')),
-	CONSTRAINT "node_inventory_arch_ck" CHECK ("node_inventory"."arch" in ('X86','ARM','Other','Unknown'))
+	CONSTRAINT "node_inventory_arch_ck" CHECK ("node_inventory"."arch" in ('X86','ARM','Other','Unknown')),
+	CONSTRAINT "node_inventory_config_state_ck" CHECK ("node_inventory"."config_state" in ('','running','applied'))
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX "node_inventory_mac_idx" ON "node_inventory" USING btree ("mac");

@@ -61,6 +61,7 @@ export function createAdapters(config: Config, world?: SimWorld, deps: { db?: Db
       hooksDir: config.BOOTORCH_CONFIG_HOOKS, filesDir: config.BOOTORCH_BOOT_FILES,
       onTaskFailed: (id, op, error) => deps.log?.(`power ${op} of ${id} failed: ${error}`),
       onHookDone: (name, ids, code) => deps.log?.(`configuration hook ${name} on ${ids.length} nodes exited ${code}`),
+      onError: (e) => deps.log?.(`configuration hooks: ${(e as Error).message}`),
     });
   }
   return createSimAdapters(world ?? new SimWorld({ nodes: config.SIM_NODES, seed: config.SIM_SEED }));

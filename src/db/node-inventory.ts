@@ -5,7 +5,7 @@
  * with their referral token (what BSS keeps). The only module with SQL on this table.
  */
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
-import { pgTable, text, boolean, timestamp, jsonb, uniqueIndex, check } from 'drizzle-orm/pg-core';
+import { pgTable, text, boolean, integer, timestamp, jsonb, uniqueIndex, check } from 'drizzle-orm/pg-core';
 import type { Db } from './client.ts';
 import { components } from './schema.ts';
 
@@ -38,19 +38,29 @@ export const nodeInventory = pgTable('node_inventory', {
   bootParams: text('boot_params').notNull().default(''),
   bootToken: text('boot_token').notNull().default(''),
   bootSetAt: ts('boot_set_at'),
+  /** Configuration (standalone CFS): the desired hook name ('' = none), enabled, failures, run state. */
+  configDesired: text('config_desired').notNull().default(''),
+  configEnabled: boolean('config_enabled').notNull().default(true),
+  configErrorCount: integer('config_error_count').notNull().default(0),
+  /** '' = not run for the current desired configuration (or failed and to be retried), running, applied. */
+  configState: text('config_state').notNull().default(''),
+  configStartedAt: ts('config_started_at'),
+  configTags: jsonb('config_tags').notNull().$type<Record<string, string>>().default({}),
   createdAt: ts('created_at').notNull().defaultNow(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
 }, (t) => [
   uniqueIndex('node_inventory_mac_idx').on(t.mac),
   check('node_inventory_bmc_driver_ck', sql`${t.bmcDriver} in ('ipmi','redfish','none')`),
   check('node_inventory_arch_ck', sql`${t.arch} in ('X86','ARM','Other','Unknown')`),
+  check('node_inventory_config_state_ck', sql`${t.configState} in ('','running','applied')`),
 ]);
 
 export type NodeInventoryRow = typeof nodeInventory.$inferSelect;
 export type NodeInventoryInsert = typeof nodeInventory.$inferInsert;
 
 /** Fields a registration writes (everything but the boot parameters and timestamps). */
-export type NodeRegistration = Omit<NodeInventoryInsert, 'bootKernel' | 'bootInitrd' | 'bootParams' | 'bootToken' | 'bootSetAt' | 'createdAt' | 'updatedAt'>;
+export type NodeRegistration = Pick<NodeInventoryInsert, 'id' | 'hostname' | 'mac' | 'arch' | 'role' | 'subRole' | 'groups' | 'enabled'
+  | 'locked' | 'bmcDriver' | 'bmcAddress' | 'bmcUsername' | 'bmcSecret'>;
 
 /**
  * Insert or replace nodes by id; a repeated call with the same input changes nothing but updated_at.
@@ -104,18 +114,6 @@ export async function bootParametersOf(db: Db, ids: string[]): Promise<NodeInven
     .orderBy(asc(nodeInventory.id));
 }
 
-/**
- * Nodes among `ids` that reported the boot bootorch set last (their component's actual referral
- * token is the node's current one): the standalone stand-in for cfs-state-reporter's "I am up".
- */
-export async function reportedCurrentBoot(db: Db, ids: string[]): Promise<string[]> {
-  if (ids.length === 0) return [];
-  const rows = await db.select({ id: nodeInventory.id }).from(nodeInventory)
-    .innerJoin(components, eq(components.id, nodeInventory.id))
-    .where(and(inArray(nodeInventory.id, ids), sql`${nodeInventory.bootToken} <> ''`, eq(components.actualBssToken, nodeInventory.bootToken)));
-  return rows.map((r) => r.id);
-}
-
 export async function nodesByMacs(db: Db, macs: string[]): Promise<NodeInventoryRow[]> {
   if (macs.length === 0) return [];
   return db.select().from(nodeInventory).where(inArray(nodeInventory.mac, macs));
@@ -125,4 +123,68 @@ export async function nodesByMacs(db: Db, macs: string[]): Promise<NodeInventory
 export async function componentSessionOf(db: Db, id: string): Promise<{ session: string; sessionTenant: string }> {
   const [row] = await db.select({ session: components.session, sessionTenant: components.sessionTenant }).from(components).where(eq(components.id, id));
   return row ?? { session: '', sessionTenant: '' };
+}
+
+export interface ConfigPatchRow {
+  desired?: string;
+  enabled?: boolean;
+  tags?: Record<string, string>;
+  /** Start the configuration over (error count 0, not run): power-on's `state: []`. */
+  restart?: boolean;
+}
+
+/**
+ * CFS's PATCH for nodes among `ids`: tags merged; a changed desired configuration, or `restart`,
+ * resets the error count and the run state (CFS's auto fields). Returns the ids patched.
+ */
+export async function patchConfig(db: Db, ids: string[], p: ConfigPatchRow): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const desired = p.desired === undefined ? nodeInventory.configDesired : sql`${p.desired}`;
+  const reset = sql`(${p.restart ?? false} or ${nodeInventory.configDesired} <> ${desired})`;
+  const rows = await db.update(nodeInventory).set({
+    configDesired: sql`${desired}`,
+    configEnabled: p.enabled === undefined ? sql`${nodeInventory.configEnabled}` : p.enabled,
+    configTags: sql`${nodeInventory.configTags} || ${JSON.stringify(p.tags ?? {})}::jsonb`,
+    configErrorCount: sql`case when ${reset} then 0 else ${nodeInventory.configErrorCount} end`,
+    configState: sql`case when ${reset} then '' else ${nodeInventory.configState} end`,
+  }).where(inArray(nodeInventory.id, ids)).returning({ id: nodeInventory.id });
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Enable the configuration of nodes among `ids` that wait for their boot and have reported the boot
+ * bootorch set last (their component's actual referral token is the node's current one): the
+ * standalone stand-in for cfs-state-reporter's "I am up". Returns the ids enabled.
+ */
+export async function enableBootedConfig(db: Db, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.update(nodeInventory).set({ configEnabled: true })
+    .from(components)
+    .where(and(eq(components.id, nodeInventory.id), inArray(nodeInventory.id, ids), eq(nodeInventory.configEnabled, false),
+      sql`${nodeInventory.configDesired} <> '' and ${nodeInventory.bootToken} <> ''`, eq(components.actualBssToken, nodeInventory.bootToken)))
+    .returning({ id: nodeInventory.id });
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Claim the configuration runs that are due: enabled, a desired configuration, not run yet, fewer
+ * failures than `retryPolicy`, or running for longer than `staleSeconds` (its worker died). One
+ * UPDATE, so two workers never claim the same node. Returns (id, configuration) pairs.
+ */
+export async function claimConfigRuns(db: Db, retryPolicy: number, staleSeconds: number): Promise<{ id: string; desired: string }[]> {
+  return db.update(nodeInventory).set({ configState: 'running', configStartedAt: sql`now()` })
+    .where(and(eq(nodeInventory.configEnabled, true), sql`${nodeInventory.configDesired} <> ''`,
+      sql`${nodeInventory.configErrorCount} < ${retryPolicy}`,
+      sql`(${nodeInventory.configState} = '' or (${nodeInventory.configState} = 'running'
+        and ${nodeInventory.configStartedAt} < now() - make_interval(secs => ${staleSeconds})))`))
+    .returning({ id: nodeInventory.id, desired: nodeInventory.configDesired });
+}
+
+/** Record a run's outcome for the nodes still running that configuration. */
+export async function finishConfigRun(db: Db, ids: string[], desired: string, ok: boolean): Promise<void> {
+  if (ids.length === 0) return;
+  await db.update(nodeInventory).set({
+    configState: ok ? 'applied' : '',
+    configErrorCount: ok ? sql`${nodeInventory.configErrorCount}` : sql`${nodeInventory.configErrorCount} + 1`,
+  }).where(and(inArray(nodeInventory.id, ids), eq(nodeInventory.configDesired, desired), eq(nodeInventory.configState, 'running')));
 }

@@ -3,10 +3,11 @@
  * BOOTORCH_ADAPTERS=standalone, the nodes' BMCs the simulator's Redfish face (over HTTP), nodes
  * registered through the API, and each node played by this test as firmware and image would: once
  * its BMC says on, fetch its boot script by MAC and run the shell reporter with that command line.
- * A BOOT session over Redfish completes; a SHUTDOWN powers the nodes off through GracefulShutdown.
+ * A BOOT session over Redfish completes, with its configuration hook run after the reports; a
+ * SHUTDOWN powers the nodes off through GracefulShutdown.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +28,7 @@ let worker: RoleProcess;
 let base: string;
 let token: string;
 let ids: string[];
+let hooks: string;
 const macOf = (i: number) => `52:54:00:00:05:0${i}`;
 
 function freePort(): Promise<number> {
@@ -83,11 +85,13 @@ beforeAll(async () => {
     { type: 'application/vnd.cray.image.kernel', link: { path: 'vmlinuz' } },
     { type: 'application/vnd.cray.image.initrd', link: { path: 'initrd.gz' } },
   ] }));
+  hooks = mkdtempSync(path.join(os.tmpdir(), 'bootorch-hooks-'));
+  writeFileSync(path.join(hooks, 'site-setup'), `#!/bin/sh\necho "$@" >> ${hooks}/site-setup.log\n`, { mode: 0o755 });
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   const env = {
     BOOTORCH_ADAPTERS: 'standalone', DATABASE_URL: db.url, BOOTORCH_SECRET_KEY: randomBytes(32).toString('base64'),
-    BOOTORCH_BOOT_FILES: files, BOOTORCH_AUTH_MODE: 'tokens', PORT: String(port), LOG_LEVEL: 'info',
+    BOOTORCH_BOOT_FILES: files, BOOTORCH_CONFIG_HOOKS: hooks, BOOTORCH_AUTH_MODE: 'tokens', PORT: String(port), LOG_LEVEL: 'info',
   };
   api = startRole('api', env);
   worker = startRole('worker', env);
@@ -108,7 +112,7 @@ describe('standalone roles as processes, Redfish BMCs', { timeout: 180_000 }, ()
     })) });
     await until(async () => (await db.pool.query('select count(*)::int as n from components')).rows[0].n === 2, 'discovery', 30_000);
     await gql(`mutation($i: SessionTemplateInput!) { putSessionTemplate(name: "rack", input: $i) { template { name } } }`, {
-      i: { enableCfs: false, bootSets: [{ name: 'all', type: 's3', path: 'manifest.json', kernelParameters: 'console=ttyS0', nodeGroups: ['rack'] }] },
+      i: { enableCfs: true, cfs: { configuration: 'site-setup' }, bootSets: [{ name: 'all', type: 's3', path: 'manifest.json', kernelParameters: 'console=ttyS0', nodeGroups: ['rack'] }] },
     });
     await gql(`mutation { createSession(input: { name: "b1", operation: BOOT, templateName: "rack" }) { session { name } } }`);
 
@@ -119,6 +123,8 @@ describe('standalone roles as processes, Redfish BMCs', { timeout: 180_000 }, ()
     await until(async () => (await db.pool.query(`select status from sessions where name = 'b1'`)).rows[0]?.status === 'complete', 'boot session', 60_000);
     const rows = (await db.pool.query('select id, status, actual_kernel, actual_bss_token = desired_bss_token as same from components order by id')).rows;
     expect(rows).toEqual(ids.map((id) => ({ id, status: 'stable', actual_kernel: 'vmlinuz', same: true })));
+    // The configuration hook ran once the nodes had reported, for both (one run or one each).
+    expect(readFileSync(path.join(hooks, 'site-setup.log'), 'utf8').split(/\s+/).filter(Boolean).sort()).toEqual([...ids].sort());
 
     await gql(`mutation { createSession(input: { name: "s1", operation: SHUTDOWN, templateName: "rack" }) { session { name } } }`);
     await until(async () => (await db.pool.query(`select status from sessions where name = 's1'`)).rows[0]?.status === 'complete', 'shutdown session', 60_000);

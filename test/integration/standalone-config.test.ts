@@ -2,7 +2,8 @@
  * Configuration hooks with CFS's semantics: nothing runs before the node reports the boot bootorch
  * set (disabled + pending, as BOS's power-on leaves CFS), one run for the nodes enabled together,
  * exit 0 = configured, failures counted and retried up to the retry policy, then failed; a name
- * with no hook is a configuration that does not exist.
+ * with no hook is a configuration that does not exist. The state is in the database: a second
+ * instance (another process) reads the same answers.
  */
 import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import os from 'node:os';
@@ -33,7 +34,7 @@ beforeAll(async () => {
   runs = [];
   config = new StandaloneConfig(db.db, { hooksDir: dir, batchWindowMs: 50, onHookDone: (name, ids, code) => runs.push({ name, ids, code }) });
 });
-afterAll(async () => { await db?.drop(); });
+afterAll(async () => { await config?.close(); await db?.drop(); });
 
 const status = async (id: string) => (await config.getComponents([id]))[0]!;
 /** The node booted what bootorch set: the boot parameters' token reported on its component. */
@@ -63,6 +64,8 @@ describe('configuration hooks', () => {
     expect(runs).toEqual([{ name: 'ok', ids: [A, B], code: 0 }]);
     expect(readFileSync(path.join(dir, 'ok.log'), 'utf8')).toBe(`${A} ${B}\n`);
     expect(await status(B)).toMatchObject({ configurationStatus: 'configured', enabled: true, errorCount: 0 });
+    const elsewhere = new StandaloneConfig(db.db, { hooksDir: dir });
+    expect((await elsewhere.getComponents([B]))[0]).toMatchObject({ desiredConfig: 'ok', configurationStatus: 'configured', tags: { bos_session: 's1' } });
   });
 
   it('counts failures, retries to the retry policy, then reports failed', async () => {

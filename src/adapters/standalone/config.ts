@@ -3,16 +3,18 @@
  * node ids as arguments once those nodes have booted. CFS's semantics (csm-services §1.2, §1.4):
  * no desired configuration needs nothing; power-on sets the configuration disabled with its state
  * cleared (pending); the node's report of the boot bootorch set enables it (as cfs-state-reporter
- * does); exit 0 = configured; a failure counts an error and is retried until error_count reaches
+ * does); exit 0 = configured; a failure counts an error and is retried until the error count reaches
  * the retry policy (3), then failed; a name with no hook is a configuration that does not exist.
- * Nodes enabled within `batchWindowMs` of each other share one run. State is kept in the process
- * (the worker's), so a worker restart re-runs pending hooks: hooks must be idempotent, as playbooks are.
+ * The state lives in node_inventory, so every process reads the same answer and a run is claimed by
+ * one UPDATE (two workers never run a node twice; a run whose worker died is claimed again after the
+ * hook timeout). Nodes due within `batchWindowMs` of each other share one run. Hooks must be
+ * idempotent, as playbooks are.
  */
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import type { Db } from '../../db/client.ts';
-import { listNodes, reportedCurrentBoot } from '../../db/node-inventory.ts';
+import { claimConfigRuns, enableBootedConfig, finishConfigRun, listNodes, patchConfig, type NodeInventoryRow } from '../../db/node-inventory.ts';
 import type { ConfigComponent, ConfigPatch, ConfigPort, ConfigurationStatus } from '../ports.ts';
 
 export interface StandaloneConfigOptions {
@@ -22,58 +24,41 @@ export interface StandaloneConfigOptions {
   retryPolicy?: number;
   /** Default 1000 ms. */
   batchWindowMs?: number;
-  /** Deadline of one hook run (default 30 min). */
+  /** Deadline of one hook run (default 30 min); a run older than this is claimed again. */
   hookTimeoutMs?: number;
   onHookDone?: (name: string, ids: string[], exitCode: number | null, output: string) => void;
-}
-
-interface Record_ {
-  desiredConfig: string;
-  enabled: boolean;
-  errorCount: number;
-  /** Outcome of the last run for the current desired configuration. */
-  result: 'none' | 'running' | 'applied' | 'failed';
-  tags: Record<string, string>;
+  /** A run could not be claimed or recorded (database away): it is tried again at the next schedule. */
+  onError?: (e: unknown) => void;
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,59}$/;
 
 export class StandaloneConfig implements ConfigPort {
-  private readonly records = new Map<string, Record_>();
-  private readonly queued = new Map<string, Set<string>>();
   private timer?: NodeJS.Timeout;
+  private closed = false;
   private readonly runs = new Set<Promise<void>>();
 
   constructor(private readonly db: Db, private readonly o: StandaloneConfigOptions = {}) {}
 
   async getComponents(ids?: string[]): Promise<ConfigComponent[]> {
-    const nodes = await listNodes(this.db, ids && [...new Set(ids)]);
-    const waiting = nodes.filter((n) => { const r = this.records.get(n.id); return r && !r.enabled && r.desiredConfig && r.result === 'none'; });
-    // The node reported the boot bootorch set: enable its configuration (cfs-state-reporter's PATCH).
-    for (const id of await reportedCurrentBoot(this.db, waiting.map((n) => n.id))) this.enable(id);
-    return nodes.map((n) => this.view(n.id));
+    const rows = await listNodes(this.db, ids && [...new Set(ids)]);
+    if ((await enableBootedConfig(this.db, rows.map((r) => r.id))).length) this.schedule();
+    return (await listNodes(this.db, rows.map((r) => r.id))).map((r) => this.view(r));
   }
 
   async patchComponents(ids: string[], patch: ConfigPatch): Promise<string[]> {
-    const known = new Set((await listNodes(this.db, [...new Set(ids)])).map((n) => n.id));
-    for (const id of known) {
-      const r = this.record(id);
-      const changed = patch.desiredConfig !== undefined && patch.desiredConfig !== r.desiredConfig;
-      if (patch.desiredConfig !== undefined) r.desiredConfig = patch.desiredConfig;
-      if (patch.tags) r.tags = { ...r.tags, ...patch.tags };
-      // CFS resets error_count when desired_config or state is written (§1.3 auto fields).
-      if (changed || patch.clearState) { r.errorCount = 0; r.result = 'none'; }
-      if (patch.enabled === false) r.enabled = false;
-      if (patch.enabled === true) this.enable(id);
-    }
-    return [...known];
+    const patched = await patchConfig(this.db, [...new Set(ids)], {
+      desired: patch.desiredConfig, enabled: patch.enabled, tags: patch.tags, restart: patch.clearState,
+    });
+    if (patch.enabled === true && patched.length) this.schedule();
+    return patched;
   }
 
   async configurationExists(name: string): Promise<boolean> {
     return this.hookPath(name) !== undefined;
   }
 
-  /** Resolves when no hook is queued or running (tests). */
+  /** Resolves when no run is scheduled or running in this process (tests). */
   async idle(): Promise<void> {
     while (this.timer || this.runs.size) {
       if (this.timer) await new Promise((r) => setTimeout(r, this.o.batchWindowMs ?? 1000));
@@ -81,56 +66,57 @@ export class StandaloneConfig implements ConfigPort {
     }
   }
 
-  private record(id: string): Record_ {
-    let r = this.records.get(id);
-    if (!r) this.records.set(id, (r = { desiredConfig: '', enabled: true, errorCount: 0, result: 'none', tags: {} }));
-    return r;
-  }
-
-  private status(r: Record_): ConfigurationStatus {
-    if (!r.desiredConfig) return 'unconfigured';
-    if (!this.hookPath(r.desiredConfig)) return 'unconfigured';
-    if (r.result === 'applied') return 'configured';
-    return r.errorCount >= (this.o.retryPolicy ?? 3) ? 'failed' : 'pending';
-  }
-
-  private view(id: string): ConfigComponent {
-    const r = this.record(id);
-    return { id, desiredConfig: r.desiredConfig, configurationStatus: this.status(r), enabled: r.enabled, errorCount: r.errorCount, tags: { ...r.tags } };
-  }
-
-  private enable(id: string) {
-    const r = this.record(id);
-    r.enabled = true;
-    if (this.status(r) !== 'pending' || r.result === 'running') return;
-    const set = this.queued.get(r.desiredConfig) ?? new Set<string>();
-    set.add(id);
-    this.queued.set(r.desiredConfig, set);
-    this.timer ??= setTimeout(() => this.flush(), this.o.batchWindowMs ?? 1000);
-  }
-
-  private flush() {
+  /** No new runs from now on; resolves when the running ones are recorded. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
     this.timer = undefined;
-    for (const [name, set] of this.queued) {
-      const ids = [...set].filter((id) => { const r = this.record(id); return r.desiredConfig === name && r.result !== 'running'; });
-      for (const id of ids) this.record(id).result = 'running';
-      const run = this.runHook(name, ids).then(({ code, output }) => {
-        for (const id of ids) {
-          const r = this.record(id);
-          if (r.desiredConfig !== name || r.result !== 'running') continue;
-          if (code === 0) r.result = 'applied';
-          else { r.result = 'none'; r.errorCount++; if (r.enabled) this.enable(id); }
-        }
-        this.o.onHookDone?.(name, ids, code, output);
-      });
+    await Promise.all([...this.runs]);
+  }
+
+  private get retryPolicy(): number {
+    return this.o.retryPolicy ?? 3;
+  }
+
+  private status(r: NodeInventoryRow): ConfigurationStatus {
+    if (!r.configDesired || !this.hookPath(r.configDesired)) return 'unconfigured';
+    if (r.configState === 'applied') return 'configured';
+    return r.configErrorCount >= this.retryPolicy ? 'failed' : 'pending';
+  }
+
+  private view(r: NodeInventoryRow): ConfigComponent {
+    return {
+      id: r.id, desiredConfig: r.configDesired, configurationStatus: this.status(r), enabled: r.configEnabled,
+      errorCount: r.configErrorCount, tags: { ...r.configTags },
+    };
+  }
+
+  private schedule() {
+    if (this.closed) return;
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      const run = this.flush().catch((e) => this.o.onError?.(e));
       this.runs.add(run);
       void run.finally(() => this.runs.delete(run));
-    }
-    this.queued.clear();
+    }, this.o.batchWindowMs ?? 1000);
+  }
+
+  /** Claim what is due, one run per configuration; a failure schedules the retry. */
+  private async flush(): Promise<void> {
+    const claimed = await claimConfigRuns(this.db, this.retryPolicy, (this.o.hookTimeoutMs ?? 30 * 60_000) / 1000);
+    const byName = new Map<string, string[]>();
+    for (const c of claimed) byName.set(c.desired, [...(byName.get(c.desired) ?? []), c.id]);
+    await Promise.all([...byName].map(async ([name, ids]) => {
+      const { code, output } = await this.runHook(name, ids);
+      await finishConfigRun(this.db, ids, name, code === 0);
+      this.o.onHookDone?.(name, ids, code, output);
+      if (code !== 0) this.schedule();
+    }));
   }
 
   private runHook(name: string, ids: string[]): Promise<{ code: number | null; output: string }> {
-    const file = this.hookPath(name)!;
+    const file = this.hookPath(name);
+    if (!file) return Promise.resolve({ code: null, output: `no hook ${name}` });
     return new Promise((resolve) => {
       const child = spawn(file, ids, { stdio: ['ignore', 'pipe', 'pipe'], timeout: this.o.hookTimeoutMs ?? 30 * 60_000 });
       let output = '';

@@ -27,6 +27,7 @@ export interface StandaloneAdaptersConfig {
   filesDir?: string;
   onTaskFailed?: StandalonePowerOptions['onTaskFailed'];
   onHookDone?: StandaloneConfigOptions['onHookDone'];
+  onError?: StandaloneConfigOptions['onError'];
   /** Redfish fetch (tests). */
   fetch?: typeof fetch;
 }
@@ -43,7 +44,7 @@ export function createStandaloneAdapters(c: StandaloneAdaptersConfig): Standalon
       secretKey: c.secretKey, onTaskFailed: c.onTaskFailed,
     }),
     bootParams: new StandaloneBootParams(c.db),
-    config: new StandaloneConfig(c.db, { hooksDir: c.hooksDir, onHookDone: c.onHookDone }),
+    config: new StandaloneConfig(c.db, { hooksDir: c.hooksDir, onHookDone: c.onHookDone, onError: c.onError }),
     images: new StandaloneImages(c.filesDir, settings.timeoutMs('ims')),
     configure: (s) => settings.set(s),
   };
