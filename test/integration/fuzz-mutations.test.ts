@@ -15,6 +15,8 @@ import fc from 'fast-check';
 import { createRequire } from 'node:module';
 import type { GraphQLArgument, GraphQLInputType } from 'graphql';
 import { startHarness, type GqlResult, type Harness } from './api-harness.ts';
+import { randomBytes } from 'node:crypto';
+import { NodeRegistry } from '../../src/adapters/standalone/registry.ts';
 import { buildSchema } from '../../src/api/schema.ts';
 
 // The CommonJS graphql, the copy graphql-tools built the schema with (see src/api/server.ts).
@@ -127,7 +129,8 @@ async function checksum(): Promise<string> {
 }
 
 beforeAll(async () => {
-  h = await startHarness();
+  // With a node registry, so the standalone inventory's mutations are fuzzed too (schema/nodes.graphql).
+  h = await startHarness({ nodeRegistry: new NodeRegistry(randomBytes(32)) });
   await h.ok('mutation($c: [ComponentWithIdInput!]!) { putComponents(components: $c) { id } }', { c: NODES.map((id) => ({ id })) });
   await h.ok('mutation { setTenantXnames(tenant: "acme", xnames: ["x1000c0s1b0n0"]) { name } }');
   await h.ok(`mutation { putSessionTemplate(name: "compute", input: { cfs: { configuration: "compute-cfg" }, bootSets: [{ name: "compute",

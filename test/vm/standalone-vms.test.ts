@@ -207,6 +207,7 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     expect(actions).toEqual(expect.arrayContaining(['powering_on', 'powering_off_gracefully', 'powering_off_forcefully']));
     expect(actions.indexOf('powering_off_forcefully')).toBeGreaterThan(actions.indexOf('powering_off_gracefully'));
     expect(ev.some((e) => e.kind === 'report')).toBe(false);
+    expect(machines.ipmitool(machines.nodes.find((m) => m.xname === BROKEN)!, 'chassis', 'power', 'status')).toMatch(/is off/);
     // iPXE said why: the kernel URL did not load.
     expect(ev.find((e) => e.kind === 'error' && e.actor === `node:${BROKEN}`)?.error).toMatch(/^iPXE could not load the kernel http:\/\/10\.0\.2\.2:\d+\/boot\/v1\/files\/no-such-vmlinuz$/);
   }, 300_000);
