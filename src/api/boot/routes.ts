@@ -52,7 +52,7 @@ export function bootRoutes(o: BootRoutesOptions): express.Router {
   const r = express.Router();
   if (o.onRequest) {
     const tell = o.onRequest;
-    r.use((req, res, next) => { res.on('finish', () => tell(`${req.method} ${req.originalUrl} ${res.statusCode}`)); next(); });
+    r.use((req, res, next) => { res.on('close', () => tell(`${req.method} ${req.originalUrl} ${res.statusCode}`)); next(); });
   }
   const base = (req: express.Request) => (o.baseUrl ?? `${req.protocol}://${req.get('host')}`).replace(/\/+$/, '');
   const ipxe = (res: express.Response, status: number, lines: string[]) =>
