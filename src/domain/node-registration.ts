@@ -9,6 +9,12 @@ import { check, joinField, text, type Checked } from './validation.ts';
 
 const MAC = /^[0-9a-f]{2}([:-]?[0-9a-f]{2}){5}$/i;
 
+/** `52:54:00:AB:cd:01`, `52-54-00-ab-cd-01` or `525400abcd01` -> `52:54:00:ab:cd:01`; undefined if not a MAC. */
+export function normaliseMac(raw: string): string | undefined {
+  if (!MAC.test(raw.trim())) return undefined;
+  return raw.trim().toLowerCase().replace(/[:-]/g, '').match(/../g)!.join(':');
+}
+
 const bmc = z.object({
   driver: z.enum(['ipmi', 'redfish', 'none']),
   address: text(0, 1024).default(''),
@@ -32,8 +38,7 @@ export const nodeDraftSchema = z.object({
     return p.id;
   }),
   hostname: text(0, 253).default(''),
-  mac: text(1, 32).regex(MAC, 'must be a MAC address such as 52:54:00:00:00:01')
-    .transform((m) => m.toLowerCase().replace(/[:-]/g, '').match(/../g)!.join(':')),
+  mac: text(1, 32).regex(MAC, 'must be a MAC address such as 52:54:00:00:00:01').transform((m) => normaliseMac(m)!),
   arch: z.enum(['X86', 'ARM', 'Other', 'Unknown']).default('X86'),
   role: text(1, 63).default('Compute'),
   subRole: text(0, 63).default(''),

@@ -19,6 +19,7 @@ import { componentSessionOf, nodeByMac } from '../../db/node-inventory.ts';
 import { appendEvents } from '../../db/events.ts';
 import { createNodeToken } from '../../auth/api-tokens.ts';
 import { localFile } from '../../adapters/standalone/images.ts';
+import { normaliseMac } from '../../domain/node-registration.ts';
 
 export interface BootRoutesOptions {
   db: Database;
@@ -34,13 +35,6 @@ export interface BootRoutesOptions {
 const STAGES: Record<string, string> = { kernel: 'load the kernel', initrd: 'load the initrd', boot: 'boot the loaded kernel' };
 
 const REPORTER = readFileSync(new URL('./reporter.sh', import.meta.url), 'utf8');
-
-/** `52:54:00:AB:cd:01`, `52-54-00-ab-cd-01` or `525400abcd01` -> `52:54:00:ab:cd:01`; undefined if not a MAC. */
-export function normaliseMac(raw: string): string | undefined {
-  const hex = raw.trim().toLowerCase().replace(/[:-]/g, '');
-  if (!/^[0-9a-f]{12}$/.test(hex)) return undefined;
-  return hex.match(/../g)!.join(':');
-}
 
 /** A kernel or initrd reference as a URL the node can fetch: URLs as given, folder paths under files/. */
 export function artifactUrl(base: string, ref: string): string {
