@@ -95,7 +95,7 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
   const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
   // With BOOTORCH_ADAPTERS=sim the simulated cluster lives in the worker; a world here would be another
   // machine, so the dry run and explain need BOOTORCH_ADAPTERS=http or standalone (or the dev role).
-  const adapters = config.BOOTORCH_ADAPTERS !== 'sim' ? createAdapters(config, undefined, { db: conn.db }) : undefined;
+  const adapters = config.BOOTORCH_ADAPTERS !== 'sim' ? createAdapters(config, undefined, { db: conn.db, runHooks: false }) : undefined;
   const reports = createReportBatcher(conn.pool, boss.kicker);
   const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'tokens', devTokenFile: devTokenFile(config) });
   const api = await startApiServer({

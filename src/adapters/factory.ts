@@ -52,13 +52,15 @@ export function httpConfigFrom(config: Config): HttpAdaptersConfig {
  * By BOOTORCH_ADAPTERS: `sim` uses `world` or builds one (SIM_NODES, SIM_SEED; the caller owns it via
  * the returned `world` and must close it); `http` builds the HTTP clients; `standalone` needs `db`.
  */
-export function createAdapters(config: Config, world?: SimWorld, deps: { db?: Db; log?: (msg: string) => void } = {}): Adapters & { world?: SimWorld } {
+export function createAdapters(
+  config: Config, world?: SimWorld, deps: { db?: Db; log?: (msg: string) => void; runHooks?: boolean } = {},
+): Adapters & { world?: SimWorld } {
   if (config.BOOTORCH_ADAPTERS === 'http') return createHttpAdapters(httpConfigFrom(config));
   if (config.BOOTORCH_ADAPTERS === 'standalone') {
     if (!deps.db) throw new Error('BOOTORCH_ADAPTERS=standalone needs the database');
     return createStandaloneAdapters({
       db: deps.db, secretKey: secretKeyFrom(config), ipmitool: config.BOOTORCH_IPMITOOL, bmcTimeoutMs: config.BOOTORCH_BMC_TIMEOUT * 1000,
-      hooksDir: config.BOOTORCH_CONFIG_HOOKS, filesDir: config.BOOTORCH_BOOT_FILES,
+      hooksDir: config.BOOTORCH_CONFIG_HOOKS, filesDir: config.BOOTORCH_BOOT_FILES, runHooks: deps.runHooks,
       onTaskFailed: (id, op, error) => deps.log?.(`power ${op} of ${id} failed: ${error}`),
       onHookDone: (name, ids, code) => deps.log?.(`configuration hook ${name} on ${ids.length} nodes exited ${code}`),
       onError: (e) => deps.log?.(`configuration hooks: ${(e as Error).message}`),

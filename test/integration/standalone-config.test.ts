@@ -80,6 +80,20 @@ describe('configuration hooks', () => {
     expect(await status(C)).toMatchObject({ configurationStatus: 'configured', errorCount: 0 });
   });
 
+  it('an API process (runHooks false) may notice the boot; the worker runs the hook at its next read', async () => {
+    runs.length = 0;
+    await config.patchComponents([A], { enabled: false, desiredConfig: 'ok', clearState: true });
+    await boots([A]);
+    const api = new StandaloneConfig(db.db, { hooksDir: dir, batchWindowMs: 50, onHookDone: () => { throw new Error('the API ran a hook'); }, runHooks: false });
+    expect((await api.getComponents([A]))[0]).toMatchObject({ configurationStatus: 'pending', enabled: true });
+    await api.idle();
+    expect(runs).toEqual([]);
+    await config.getComponents([A]);
+    await config.idle();
+    expect(runs).toEqual([{ name: 'ok', ids: [A], code: 0 }]);
+    expect((await api.getComponents([A]))[0]!.configurationStatus).toBe('configured');
+  });
+
   it('a configuration with no hook reads as unconfigured (BOS: configuration_unknown)', async () => {
     await config.patchComponents([C], { enabled: true, desiredConfig: 'missing' });
     expect((await status(C)).configurationStatus).toBe('unconfigured');

@@ -29,6 +29,8 @@ export interface StandaloneConfigOptions {
   onHookDone?: (name: string, ids: string[], exitCode: number | null, output: string) => void;
   /** A run could not be claimed or recorded (database away): it is tried again at the next schedule. */
   onError?: (e: unknown) => void;
+  /** Run hooks in this process (default true: the worker); the API only reads and writes the state. */
+  runHooks?: boolean;
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,59}$/;
@@ -40,10 +42,12 @@ export class StandaloneConfig implements ConfigPort {
 
   constructor(private readonly db: Db, private readonly o: StandaloneConfigOptions = {}) {}
 
+  /** Also the tick that notices work: booted nodes get their configuration enabled, due runs are scheduled. */
   async getComponents(ids?: string[]): Promise<ConfigComponent[]> {
-    const rows = await listNodes(this.db, ids && [...new Set(ids)]);
-    if ((await enableBootedConfig(this.db, rows.map((r) => r.id))).length) this.schedule();
-    return (await listNodes(this.db, rows.map((r) => r.id))).map((r) => this.view(r));
+    let rows = await listNodes(this.db, ids && [...new Set(ids)]);
+    if ((await enableBootedConfig(this.db, rows.map((r) => r.id))).length) rows = await listNodes(this.db, rows.map((r) => r.id));
+    if (rows.some((r) => this.due(r))) this.schedule();
+    return rows.map((r) => this.view(r));
   }
 
   async patchComponents(ids: string[], patch: ConfigPatch): Promise<string[]> {
@@ -78,6 +82,17 @@ export class StandaloneConfig implements ConfigPort {
     return this.o.retryPolicy ?? 3;
   }
 
+  private get staleSeconds(): number {
+    return (this.o.hookTimeoutMs ?? 30 * 60_000) / 1000;
+  }
+
+  /** What claimConfigRuns would take (the SQL is the rule; this only decides whether to ask). */
+  private due(r: NodeInventoryRow): boolean {
+    if (!r.configEnabled || !r.configDesired || r.configErrorCount >= this.retryPolicy) return false;
+    if (r.configState === 'running') return !!r.configStartedAt && Date.now() - r.configStartedAt.getTime() > this.staleSeconds * 1000;
+    return r.configState === '';
+  }
+
   private status(r: NodeInventoryRow): ConfigurationStatus {
     if (!r.configDesired || !this.hookPath(r.configDesired)) return 'unconfigured';
     if (r.configState === 'applied') return 'configured';
@@ -92,7 +107,7 @@ export class StandaloneConfig implements ConfigPort {
   }
 
   private schedule() {
-    if (this.closed) return;
+    if (this.closed || this.o.runHooks === false) return;
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
       const run = this.flush().catch((e) => this.o.onError?.(e));
@@ -103,7 +118,7 @@ export class StandaloneConfig implements ConfigPort {
 
   /** Claim what is due, one run per configuration; a failure schedules the retry. */
   private async flush(): Promise<void> {
-    const claimed = await claimConfigRuns(this.db, this.retryPolicy, (this.o.hookTimeoutMs ?? 30 * 60_000) / 1000);
+    const claimed = await claimConfigRuns(this.db, this.retryPolicy, this.staleSeconds);
     const byName = new Map<string, string[]>();
     for (const c of claimed) byName.set(c.desired, [...(byName.get(c.desired) ?? []), c.id]);
     await Promise.all([...byName].map(async ([name, ids]) => {

@@ -28,6 +28,8 @@ export interface StandaloneAdaptersConfig {
   onTaskFailed?: StandalonePowerOptions['onTaskFailed'];
   onHookDone?: StandaloneConfigOptions['onHookDone'];
   onError?: StandaloneConfigOptions['onError'];
+  /** Run configuration hooks in this process (default true; the API role passes false). */
+  runHooks?: boolean;
   /** Redfish fetch (tests). */
   fetch?: typeof fetch;
 }
@@ -44,7 +46,7 @@ export function createStandaloneAdapters(c: StandaloneAdaptersConfig): Standalon
       secretKey: c.secretKey, onTaskFailed: c.onTaskFailed,
     }),
     bootParams: new StandaloneBootParams(c.db),
-    config: new StandaloneConfig(c.db, { hooksDir: c.hooksDir, onHookDone: c.onHookDone, onError: c.onError }),
+    config: new StandaloneConfig(c.db, { hooksDir: c.hooksDir, onHookDone: c.onHookDone, onError: c.onError, runHooks: c.runHooks }),
     images: new StandaloneImages(c.filesDir, settings.timeoutMs('ims')),
     configure: (s) => settings.set(s),
   };
