@@ -5,8 +5,11 @@
 #
 #   scripts/vm-assets.sh [DIR]      DIR defaults to $BOOTORCH_VM_ASSETS, else .cache/vm-assets
 #
-# Needs: apt-get, dpkg-deb, busybox-static, gzip. The kernel is downloaded once (cached in DIR); the
-# initrd is rebuilt on every run (0.5 s), so it always carries the current reporter. Prints DIR.
+# Needs apt-get, dpkg-deb, gzip and busybox-static; the VM test (test/vm) also needs QEMU, iPXE's ROMs,
+# OpenIPMI's ipmi_sim and ipmitool, so on Debian 12:
+#   apt-get install -y --no-install-recommends qemu-system-x86 ipxe-qemu openipmi ipmitool busybox-static
+# The kernel is downloaded once (cached in DIR); the initrd is rebuilt on every run (0.5 s), so it
+# always carries the current reporter. Prints DIR.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DIR=${1:-${BOOTORCH_VM_ASSETS:-$ROOT/.cache/vm-assets}}
