@@ -55,6 +55,8 @@ export const configSchema = z.object({
   /** Standalone: the ipmitool binary (default `ipmitool`) and the deadline of one BMC call (default 15 s). */
   BOOTORCH_IPMITOOL: z.string().min(1).default('ipmitool'),
   BOOTORCH_BMC_TIMEOUT: z.coerce.number().positive().default(15),
+  /** Standalone: CA bundle (PEM) Redfish BMC certificates are checked against. */
+  BOOTORCH_BMC_CA_FILE: z.string().optional(),
   /** Standalone: lifetime of the node credential a boot script carries (default 3600 s). */
   BOOTORCH_BOOT_TOKEN_TTL: z.coerce.number().int().positive().default(3600),
   /** Edge-triggered kicks on (default). Off gives the pure polling behaviour of BOS, for the benchmark baseline. */

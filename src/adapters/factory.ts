@@ -60,7 +60,7 @@ export function createAdapters(
     if (!deps.db) throw new Error('BOOTORCH_ADAPTERS=standalone needs the database');
     return createStandaloneAdapters({
       db: deps.db, secretKey: secretKeyFrom(config), ipmitool: config.BOOTORCH_IPMITOOL, bmcTimeoutMs: config.BOOTORCH_BMC_TIMEOUT * 1000,
-      hooksDir: config.BOOTORCH_CONFIG_HOOKS, filesDir: config.BOOTORCH_BOOT_FILES, runHooks: deps.runHooks,
+      hooksDir: config.BOOTORCH_CONFIG_HOOKS, filesDir: config.BOOTORCH_BOOT_FILES, runHooks: deps.runHooks, bmcCaFile: config.BOOTORCH_BMC_CA_FILE,
       onTaskFailed: (id, op, error) => deps.log?.(`power ${op} of ${id} failed: ${error}`),
       onHookDone: (name, ids, code) => deps.log?.(`configuration hook ${name} on ${ids.length} nodes exited ${code}`),
       onError: (e) => deps.log?.(`configuration hooks: ${(e as Error).message}`),

@@ -30,8 +30,8 @@ export interface StandaloneAdaptersConfig {
   onError?: StandaloneConfigOptions['onError'];
   /** Run configuration hooks in this process (default true; the API role passes false). */
   runHooks?: boolean;
-  /** Redfish fetch (tests). */
-  fetch?: typeof fetch;
+  /** PEM CA bundle for Redfish BMCs' certificates. */
+  bmcCaFile?: string;
 }
 
 export type StandaloneAdapters = Adapters & { power: StandalonePower; config: StandaloneConfig };
@@ -42,7 +42,7 @@ export function createStandaloneAdapters(c: StandaloneAdaptersConfig): Standalon
   return {
     inventory: new StandaloneInventory(c.db),
     power: new StandalonePower(c.db, {
-      drivers: { ipmi: new IpmiTool({ binary: c.ipmitool, timeoutMs }), redfish: new RedfishClient({ timeoutMs, fetch: c.fetch }) },
+      drivers: { ipmi: new IpmiTool({ binary: c.ipmitool, timeoutMs }), redfish: new RedfishClient({ timeoutMs, caFile: c.bmcCaFile }) },
       secretKey: c.secretKey, onTaskFailed: c.onTaskFailed,
     }),
     bootParams: new StandaloneBootParams(c.db),

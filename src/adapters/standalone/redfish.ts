@@ -2,8 +2,11 @@
  * Power over Redfish (DMTF DSP0266): GET the ComputerSystem for `PowerState`, PATCH
  * `Boot.BootSourceOverrideTarget: Pxe` (once) before powering on, POST
  * `Actions/ComputerSystem.Reset` with `On`, `GracefulShutdown` or `ForceOff`. HTTP basic auth; the
- * node's BMC address is its ComputerSystem URL. Answers are checked with zod; failures classified.
+ * node's BMC address is its ComputerSystem URL; certificates checked against BOOTORCH_BMC_CA_FILE when
+ * given. Answers are checked with zod; failures classified.
  */
+import { readFileSync } from 'node:fs';
+import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import type { PowerOperation } from '../ports.ts';
 import { bmcError, type BmcDriver, type BmcTarget } from './bmc.ts';
@@ -11,8 +14,8 @@ import { bmcError, type BmcDriver, type BmcTarget } from './bmc.ts';
 export interface RedfishOptions {
   /** Deadline of one request in ms (default 15000). */
   timeoutMs?: number;
-  /** For tests: a fetch to observe exchanges. */
-  fetch?: typeof fetch;
+  /** PEM CA bundle BMC certificates are checked against (BMCs mostly present self-signed ones). */
+  caFile?: string;
 }
 
 const RESET: Record<PowerOperation, string> = { On: 'On', 'Soft-Off': 'GracefulShutdown', 'Force-Off': 'ForceOff' };
@@ -25,7 +28,12 @@ const system = z.object({
 }).passthrough();
 
 export class RedfishClient implements BmcDriver {
-  constructor(private readonly o: RedfishOptions = {}) {}
+  private readonly dispatcher?: Dispatcher;
+
+  constructor(private readonly o: RedfishOptions = {}) {
+    // Read once at start: a missing CA file is a deployment error to report at once, not per call.
+    if (o.caFile) this.dispatcher = new Agent({ connect: { ca: readFileSync(o.caFile, 'utf8') } });
+  }
 
   async powerState(t: BmcTarget): Promise<'on' | 'off'> {
     const s = await this.system(t);
@@ -73,10 +81,10 @@ export class RedfishClient implements BmcDriver {
       authorization: `Basic ${Buffer.from(`${t.username}:${t.password}`).toString('base64')}`,
     };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    let res: Response;
+    let res: Awaited<ReturnType<typeof undiciFetch>>;
     let text: string;
     try {
-      res = await (this.o.fetch ?? fetch)(url, { method, headers, signal, body: body === undefined ? undefined : JSON.stringify(body) });
+      res = await undiciFetch(url, { method, headers, signal, dispatcher: this.dispatcher, body: body === undefined ? undefined : JSON.stringify(body) });
       text = await res.text();
     } catch (e) {
       if (signal.aborted) throw bmcError('redfish', call, t, 'timeout', `no answer within ${timeoutMs / 1000} s`);
