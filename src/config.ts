@@ -20,8 +20,11 @@ const envSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   /** pino log level (default info). */
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
-  /** Which adapters to use: `sim` (in-process simulated cluster) or `http` (real CSM services or `bootorch sim`). */
-  BOOTORCH_ADAPTERS: z.enum(['sim', 'http']).default('sim'),
+  /**
+   * Which adapters to use: `sim` (in-process simulated cluster), `http` (real CSM services or
+   * `bootorch sim`), or `standalone` (bootorch's own inventory, IPMI/Redfish power, iPXE boot scripts).
+   */
+  BOOTORCH_ADAPTERS: z.enum(['sim', 'http', 'standalone']).default('sim'),
   /** Nodes in the in-process simulated cluster (dev / sim roles; default 256). */
   SIM_NODES: z.coerce.number().int().min(1).max(200_000).default(256),
   /** Seed of the simulated cluster (default 1). */
@@ -47,6 +50,22 @@ const envSchema = z.object({
    */
   BOOTORCH_TLS_CERT_FILE: z.string().min(1).optional(),
   BOOTORCH_TLS_KEY_FILE: z.string().min(1).optional(),
+  /** Standalone: key sealing BMC passwords (32 bytes, base64 or hex), or a file holding it. */
+  BOOTORCH_SECRET_KEY: z.string().optional(),
+  BOOTORCH_SECRET_KEY_FILE: z.string().optional(),
+  /** Standalone: the API's base URL as nodes reach it (boot scripts and reports), e.g. http://10.1.0.1:4000. Default: the listen address. */
+  BOOTORCH_BOOT_URL: z.url().optional(),
+  /** Standalone: folder served at /boot/v1/files (manifests, kernels, initrds). */
+  BOOTORCH_BOOT_FILES: z.string().optional(),
+  /** Standalone: folder of configuration hooks (`<dir>/<configuration name>`, run with the node ids). */
+  BOOTORCH_CONFIG_HOOKS: z.string().optional(),
+  /** Standalone: the ipmitool binary (default `ipmitool`) and the deadline of one BMC call (default 15 s). */
+  BOOTORCH_IPMITOOL: z.string().min(1).default('ipmitool'),
+  BOOTORCH_BMC_TIMEOUT: z.coerce.number().positive().default(15),
+  /** Standalone: CA bundle (PEM) Redfish BMC certificates are checked against. */
+  BOOTORCH_BMC_CA_FILE: z.string().optional(),
+  /** Standalone: lifetime of the node credential a boot script carries (default 3600 s). */
+  BOOTORCH_BOOT_TOKEN_TTL: z.coerce.number().int().positive().default(3600),
   /** Edge-triggered kicks on (default). Off gives the pure polling behaviour of BOS, for the benchmark baseline. */
   BOOTORCH_KICKS: bool.default(true),
   /**

@@ -25,6 +25,7 @@ import { instrumentAdapters } from './observability/ports.ts';
 import { observeReports } from './observability/reports.ts';
 import { collectSystemState } from './observability/collectors.ts';
 import { serveMetrics } from './observability/http.ts';
+import { standaloneApi } from './api/boot/standalone.ts';
 
 export interface Stoppable { stop(): Promise<void> }
 
@@ -111,13 +112,14 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
   const { conn, embedded } = await openDatabase(config, log);
   const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
   // With BOOTORCH_ADAPTERS=sim the simulated cluster lives in the worker; a world here would be another
-  // machine, so the dry run and explain need BOOTORCH_ADAPTERS=http (or the dev role).
-  const adapters = config.BOOTORCH_ADAPTERS === 'http' ? createAdapters(config) : undefined;
+  // machine, so the dry run and explain need BOOTORCH_ADAPTERS=http or standalone (or the dev role).
+  const adapters = config.BOOTORCH_ADAPTERS !== 'sim' ? createAdapters(config, undefined, { db: conn.db, runHooks: false }) : undefined;
   const reports = observeReports(createReportBatcher(conn.pool, boss.kicker));
   const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'tokens', devTokenFile: devTokenFile(config), logger: log });
   const api = await startApiServer({
     pool: conn.pool, db: conn.db, kicker: boss.kicker, port: config.PORT, host: config.HOST, logger: log,
     queueHealthy: async () => true, images: adapters?.images, adapters, reports, auth, tls: tlsFromConfig(config), ...edgeOptions(config),
+    ...standaloneApi(config, conn.db),
   });
   return {
     api,
@@ -138,7 +140,7 @@ export async function runWorker(config: Config, healthPort?: number): Promise<St
   const log = observe(config, 'worker');
   surviveDatabaseOutages(log);
   const { conn, embedded } = await openDatabase(config, log);
-  const adapters = createAdapters(config);
+  const adapters = createAdapters(config, undefined, { db: conn.db, log: (m) => log.warn(m) });
   const boss: BossHandle = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
   const engine = await startEngine({ url: conn.url, pool: conn.pool, adapters, operators: ALL_OPERATORS, log, boss, kicks: config.BOOTORCH_KICKS });
   if (adapters.world) {

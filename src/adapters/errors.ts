@@ -2,7 +2,7 @@
  * The one error type adapters throw. It names the service, the endpoint, the HTTP status (if any)
  * and the problem detail, because that text becomes a component's error for an operator to read.
  */
-export type ServiceName = 'hsm' | 'pcs' | 'bss' | 'cfs' | 'ims';
+export type ServiceName = 'hsm' | 'pcs' | 'bss' | 'cfs' | 'ims' | 'bmc';
 
 export class ServiceError extends Error {
   constructor(

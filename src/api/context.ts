@@ -13,6 +13,7 @@ import { tenantExists } from '../db/queries/tenants.ts';
 import type { LiveFeed } from './live/feed.ts';
 import { badInput } from './errors.ts';
 import type { RequestAuth } from './auth.ts';
+import type { NodeRegistry } from '../adapters/standalone/registry.ts';
 
 export interface Identity {
   /** Recorded on every event and session the caller causes. */
@@ -43,6 +44,8 @@ export interface ApiDeps {
   now?: () => Date;
   /** This process's live feed (subscriptions); without it subscriptions answer SERVICE_UNAVAILABLE. */
   live?: LiveFeed;
+  /** Standalone mode's node registration (schema/nodes.graphql); FAILED_PRECONDITION without it. */
+  nodeRegistry?: NodeRegistry;
 }
 
 export interface ApiContext extends Identity {
@@ -58,6 +61,7 @@ export interface ApiContext extends Identity {
   /** tenant ?? '': the key templates and sessions are stored under. */
   tenantKey: string;
   live?: LiveFeed;
+  nodeRegistry?: NodeRegistry;
   /** Whatever the server's contextExtras returned (e.g. a pub/sub for subscriptions). */
   extras: Record<string, unknown>;
   /** BAD_USER_INPUT "Invalid tenant" when the tenant owns no xnames (BOS asks TAPMS). Checked once per request. */
@@ -103,6 +107,7 @@ export function createContext(deps: ApiDeps, who: Identity, extras: Record<strin
     reports: deps.reports,
     queueHealthy: deps.queueHealthy,
     live: deps.live,
+    nodeRegistry: deps.nodeRegistry,
     now: deps.now ?? (() => new Date()),
     tenantKey: who.tenant ?? '',
     extras,

@@ -46,6 +46,7 @@ import { PersistedQueries } from './edge-support.ts';
 import { wsEdge } from './edge-ws.ts';
 import { CredentialWatch } from './credential-watch.ts';
 import { roleAtLeast } from '../auth/index.ts';
+import type { NodeRegistry } from '../adapters/standalone/registry.ts';
 
 /**
  * graphql's CommonJS build, the one Apollo, graphql-ws and graphql-tools load. Bundlers that prefer
@@ -95,6 +96,10 @@ export interface ApiServerOptions {
   credentialWatch?: CredentialWatch;
   /** Clock for timestamps written through the API (default: the system clock). */
   now?: () => Date;
+  /** Standalone mode's node registration (schema/nodes.graphql). */
+  nodeRegistry?: NodeRegistry;
+  /** Standalone mode's boot-script endpoint (api/boot/routes.ts), mounted at /boot/v1. */
+  bootRoutes?: express.Router;
   /** Feed of the subscriptions (default: one LISTEN connection on the pool's database, closed with the server). */
   live?: LiveFeed;
   /** Serve HTTPS (and wss) with this certificate chain and key (PEM) instead of plain HTTP. */
@@ -121,7 +126,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const anonymousLimits = atMost({ ...ANONYMOUS_LIMITS, ...opts.anonymousLimits }, limits);
   const live = opts.live ?? new LiveFeed({ pool: opts.pool, logger: opts.logger });
   const watch = opts.credentialWatch ?? new CredentialWatch({ pool: opts.pool, logger: opts.logger });
-  const deps: ApiDeps = { pool: opts.pool, db: opts.db, kicker: opts.kicker, logger: opts.logger, images: opts.images, adapters: opts.adapters, reports: opts.reports, queueHealthy: opts.queueHealthy, now: opts.now, live };
+  const deps: ApiDeps = { pool: opts.pool, db: opts.db, kicker: opts.kicker, logger: opts.logger, images: opts.images, adapters: opts.adapters, reports: opts.reports, queueHealthy: opts.queueHealthy, now: opts.now, live, nodeRegistry: opts.nodeRegistry };
   const identify = opts.identify ?? (opts.auth ? authIdentify(opts.auth) : identifyFromHeaders);
   const contextFor = async (req: http.IncomingMessage, who: Identity): Promise<ApiContext> =>
     createContext({ ...deps, logger: requestLogger(deps.logger, req) }, who, opts.contextExtras ? await opts.contextExtras(req) : {});
@@ -193,6 +198,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
       next(e);
     }
   });
+  // Network boot (iPXE, the node's reporter) carries no credential: outside the edge, by design.
+  if (opts.bootRoutes) app.use('/boot/v1', opts.bootRoutes);
   app.use('/graphql', ...edge.http(),
     expressMiddleware(apollo, { context: async ({ req }) => contextFor(req, edge.identityOf(req) ?? await identify(req)) }));
   // The REST door admits each request through the same edge (who, rate limit) before its body is read.

@@ -87,6 +87,11 @@ export const POLICY: Readonly<Record<string, OperationPolicy>> = Object.freeze({
   setTenantXnames: m('admin', { systemOnly: true }),
   deleteTenant: m('admin', { systemOnly: true }),
 
+  // Standalone node inventory (schema/nodes.graphql): BMC credentials, so admins write; viewers read.
+  nodes: q('viewer', { systemOnly: true }),
+  registerNodes: m('admin', { systemOnly: true }),
+  deleteNode: m('admin', { systemOnly: true }),
+
   // Live feeds (schema/live.graphql): viewer and up, filtered to the caller's tenant by the feed.
   componentEvents: s('viewer'),
   sessionProgress: s('viewer'),

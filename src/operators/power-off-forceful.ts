@@ -11,6 +11,9 @@
  */
 import { actionOperator } from '../engine/operator.ts';
 import { effectiveWaits } from '../engine/selection.ts';
+import type { FailureReason } from '../domain/failures.ts';
+
+const BOOT_REASONS = new Set<string>(['boot_never_reported', 'booted_wrong_artifacts']);
 
 export const powerOffForceful = actionOperator({
   name: 'power-off-forceful',
@@ -31,7 +34,12 @@ export const powerOffForceful = actionOperator({
   },
   async act(ctx, chunk) {
     await ctx.adapters.power.transition('Force-Off', chunk.map((c) => c.id), 1);
-    return chunk.map((c) => ({ id: c.id, error: `Node did not power off within ${effectiveWaits(c, ctx.options).maxPowerOffWaitTime} s; forcing it off`, reason: 'power_off_timeout' as const }));
+    // A node being powered off because its boot failed keeps that reason: firmware ignores a soft-off
+    // (real-nodes §6), so forcing it off is the normal way out of a failed boot, not a new failure.
+    return chunk.map((c) => ({
+      id: c.id, error: `Node did not power off within ${effectiveWaits(c, ctx.options).maxPowerOffWaitTime} s; forcing it off`,
+      reason: BOOT_REASONS.has(c.failureReason) ? (c.failureReason as FailureReason) : 'power_off_timeout' as const,
+    }));
   },
   async after(ctx, acted) {
     for (const w of new Set(acted.map((c) => effectiveWaits(c, ctx.options).maxPowerOffWaitTime))) {

@@ -1,6 +1,7 @@
 /**
  * `bootorch sim` as a server: one port serving HSM (/hsm/v2), PCS (/power-control/v1 and root
- * /transitions, /power-status), BSS (/boot/v1), CFS (/v3) and S3 objects (/s3/<bucket>/<key>) from
+ * /transitions, /power-status), BSS (/boot/v1), CFS (/v3), S3 objects (/s3/<bucket>/<key>) and the
+ * nodes' BMCs as Redfish (/redfish/v1/Systems/<xname>) from
  * one SimWorld, with the services' quirks and the world's fault knobs (down = 503, failRate = 500,
  * slowMs delays the answer, timeout never answers). Plain node:http.
  *
@@ -19,11 +20,12 @@ import { pcsRoutes } from './http/pcs.ts';
 import { compile, match, problem, stripPrefix, type Ctx, type Reply } from './http/router.ts';
 import { controlRoute, type ReportCounts } from './http/control.ts';
 import { s3Routes } from './http/s3.ts';
+import { redfishRoutes } from './http/redfish.ts';
 import type { SimWorld } from './world.ts';
 import { serveMetrics } from '../observability/http.ts';
 import { simRequests } from '../observability/metrics.ts';
 
-const ROUTES = compile([...hsmRoutes, ...pcsRoutes, ...bssRoutes, ...cfsRoutes, ...s3Routes]);
+const ROUTES = compile([...hsmRoutes, ...pcsRoutes, ...bssRoutes, ...cfsRoutes, ...s3Routes, ...redfishRoutes]);
 const MAX_BODY = 32 * 1024 * 1024;
 
 /** One request and its answer, as seen on the wire (for contract tests and debugging). */

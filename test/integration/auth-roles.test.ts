@@ -14,7 +14,7 @@ let h: Harness;
 const NODE = 'x1c0s0b0n0';
 const OTHER_NODE = 'x1c0s0b0n1';
 
-type Kind = 'public' | 'self' | 'read' | 'write' | 'system-write' | 'report' | 'admin';
+type Kind = 'public' | 'self' | 'read' | 'system-read' | 'write' | 'system-write' | 'report' | 'admin';
 interface Op { kind: Kind; doc: string; vars?: Record<string, unknown> }
 
 const q = (kind: Kind, doc: string, vars?: Record<string, unknown>): Op => ({ kind, doc, vars });
@@ -41,6 +41,7 @@ const QUERIES: Record<string, Op> = {
   componentTimeline: q('read', `{ componentTimeline(componentId: "${NODE}") { nextCursor } }`),
   apiTokens: q('admin', '{ apiTokens { id } }'),
   tenants: q('admin', '{ tenants { name } }'),
+  nodes: q('system-read', '{ nodes { xname } }'),
 };
 
 const MUTATIONS: Record<string, Op> = {
@@ -66,6 +67,8 @@ const MUTATIONS: Record<string, Op> = {
   revokeApiToken: q('admin', 'mutation { revokeApiToken(id: "0000000000000000") }'),
   setTenantXnames: q('admin', 'mutation { setTenantXnames(tenant: "scratch", xnames: ["x9c0s0b0n6"]) { name } }'),
   deleteTenant: q('admin', 'mutation { deleteTenant(tenant: "nope") }'),
+  registerNodes: q('admin', 'mutation { registerNodes(nodes: []) { xname } }'),
+  deleteNode: q('admin', 'mutation { deleteNode(xname: "x9c0s0b0n9") }'),
 };
 
 /** Subscriptions answer at once when allowed: a bad cursor or an unknown session. */
@@ -84,6 +87,7 @@ function allowed(kind: Kind, c: Caller): boolean {
     case 'public': return true;
     case 'self': return c.role !== 'none';
     case 'read': return human;
+    case 'system-read': return human && c.tenant === null;
     case 'write': return operator;
     case 'system-write': return operator && c.tenant === null;
     case 'report': return operator || c.role === 'node';

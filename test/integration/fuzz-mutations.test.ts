@@ -23,6 +23,8 @@ import type { GraphQLArgument, GraphQLField, GraphQLInputType } from 'graphql';
 import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
 import { startHarness, type GqlResult, type Harness } from './api-harness.ts';
+import { randomBytes } from 'node:crypto';
+import { NodeRegistry } from '../../src/adapters/standalone/registry.ts';
 import { buildSchema } from '../../src/api/schema.ts';
 
 // The CommonJS graphql, the copy graphql-tools built the schema with (see src/api/server.ts).
@@ -209,7 +211,8 @@ async function checksum(): Promise<string> {
 let ws: Client;
 
 beforeAll(async () => {
-  h = await startHarness();
+  // With a node registry, so the standalone inventory's mutations are fuzzed too (schema/nodes.graphql).
+  h = await startHarness({ nodeRegistry: new NodeRegistry(randomBytes(32)) });
   ws = createClient({ url: h.server.wsUrl, webSocketImpl: WebSocket, lazy: true, retryAttempts: 0, connectionParams: h.auth.bearer(h.auth.adminToken) });
   await h.ok('mutation($c: [ComponentWithIdInput!]!) { putComponents(components: $c) { id } }', { c: NODES.map((id) => ({ id })) });
   await h.ok('mutation { setTenantXnames(tenant: "acme", xnames: ["x1000c0s1b0n0"]) { name } }');

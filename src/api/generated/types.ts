@@ -79,6 +79,30 @@ export type Blocker = {
   kind: Scalars['String']['output'];
 };
 
+export type Bmc = {
+  __typename?: 'Bmc';
+  address: Scalars['String']['output'];
+  driver: BmcDriver;
+  /** A password is stored (its value is never returned). */
+  hasPassword: Scalars['Boolean']['output'];
+  username: Scalars['String']['output'];
+};
+
+export type BmcDriver =
+  | 'IPMI'
+  /** No BMC bootorch can drive: power is someone else's business. */
+  | 'NONE'
+  | 'REDFISH';
+
+export type BmcInput = {
+  /** IPMI: host or host:port (UDP, default 623). Redfish: the ComputerSystem URL (https://bmc/redfish/v1/Systems/1). */
+  address?: InputMaybe<Scalars['String']['input']>;
+  driver: BmcDriver;
+  /** Write-only. */
+  password?: InputMaybe<Scalars['String']['input']>;
+  username?: InputMaybe<Scalars['String']['input']>;
+};
+
 export type BootArtifacts = {
   __typename?: 'BootArtifacts';
   initrd: Scalars['String']['output'];
@@ -445,6 +469,22 @@ export type HealthState =
   /** No probe configured for this dependency in this process. */
   | 'unknown';
 
+export type InventoryNode = {
+  __typename?: 'InventoryNode';
+  arch: Arch;
+  bmc: Bmc;
+  /** What its next network boot gets (set by power-on); null before bootorch first booted it. */
+  bootParameters?: Maybe<NodeBootParameters>;
+  enabled: Scalars['Boolean']['output'];
+  groups: Array<Scalars['String']['output']>;
+  hostname: Scalars['String']['output'];
+  locked: Scalars['Boolean']['output'];
+  mac: Scalars['String']['output'];
+  role: Scalars['String']['output'];
+  subRole: Scalars['String']['output'];
+  xname: Scalars['ID']['output'];
+};
+
 export type IssuedApiToken = {
   __typename?: 'IssuedApiToken';
   info: ApiToken;
@@ -492,6 +532,8 @@ export type Mutation = {
   createSession: CreateSessionPayload;
   /** NOT_FOUND when there is no such component (or it is not the caller's tenant's). */
   deleteComponent: Scalars['Boolean']['output'];
+  /** Forget a node (its component stays, as for a node HSM no longer lists). False when it was not registered. */
+  deleteNode: Scalars['Boolean']['output'];
   /** Delete the session and its saved status. Its components are not touched (they keep going). */
   deleteSession: Scalars['Boolean']['output'];
   /** NOT_FOUND when there is no such template. */
@@ -532,6 +574,12 @@ export type Mutation = {
   putComponents: Array<Component>;
   /** Create or replace a template (BOS PUT). Warnings (e.g. NID-like node names) come back with it. */
   putSessionTemplate: SessionTemplatePayload;
+  /**
+   * Register nodes, or replace them (by xname): one transaction for the whole list. A node given without
+   * `bmc.password` keeps its stored one. BAD_USER_INPUT naming the field (`nodes[2].mac`), also for an
+   * xname or MAC given twice or a MAC another node has. Discovery makes them components at once.
+   */
+  registerNodes: Array<InventoryNode>;
   /**
    * The node reporter: this node booted with this BSS referral token. bootorch maps the token to the
    * boot artifacts it set with it; an unknown token keeps the old artifacts and their timestamp.
@@ -580,6 +628,11 @@ export type MutationCreateSessionArgs = {
 
 export type MutationDeleteComponentArgs = {
   id: Scalars['ID']['input'];
+};
+
+
+export type MutationDeleteNodeArgs = {
+  xname: Scalars['ID']['input'];
 };
 
 
@@ -652,6 +705,11 @@ export type MutationPutSessionTemplateArgs = {
 };
 
 
+export type MutationRegisterNodesArgs = {
+  nodes: Array<NodeInput>;
+};
+
+
 export type MutationReportBootStateArgs = {
   bssToken: Scalars['String']['input'];
   id: Scalars['ID']['input'];
@@ -671,6 +729,28 @@ export type MutationRevokeApiTokenArgs = {
 export type MutationSetTenantXnamesArgs = {
   tenant: Scalars['String']['input'];
   xnames: Array<Scalars['ID']['input']>;
+};
+
+export type NodeBootParameters = {
+  __typename?: 'NodeBootParameters';
+  initrd: Scalars['String']['output'];
+  kernel: Scalars['String']['output'];
+  params: Scalars['String']['output'];
+  setAt?: Maybe<Scalars['DateTime']['output']>;
+};
+
+export type NodeInput = {
+  arch?: InputMaybe<Arch>;
+  bmc?: InputMaybe<BmcInput>;
+  enabled?: InputMaybe<Scalars['Boolean']['input']>;
+  groups?: InputMaybe<Array<Scalars['String']['input']>>;
+  hostname?: InputMaybe<Scalars['String']['input']>;
+  locked?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Of the NIC it network-boots from: 52:54:00:00:00:01 (also with "-" or no separators). */
+  mac: Scalars['String']['input'];
+  role?: InputMaybe<Scalars['String']['input']>;
+  subRole?: InputMaybe<Scalars['String']['input']>;
+  xname: Scalars['ID']['input'];
 };
 
 export type Options = {
@@ -821,6 +901,8 @@ export type Query = {
   explainSession?: Maybe<SessionExplanation>;
   /** Health of the API and what it depends on. Always answers; check the fields. */
   health: Health;
+  /** Registered nodes by xname (all when `xnames` is not given), in xname order. */
+  nodes: Array<InventoryNode>;
   options: Options;
   /**
    * Dry run: exactly what createSession takes, and what it would do, writing nothing. The nodes the
@@ -897,6 +979,11 @@ export type QueryExplainArgs = {
 
 export type QueryExplainSessionArgs = {
   name: Scalars['String']['input'];
+};
+
+
+export type QueryNodesArgs = {
+  xnames?: InputMaybe<Array<Scalars['ID']['input']>>;
 };
 
 
@@ -1407,6 +1494,9 @@ export type ResolversTypes = ResolversObject<{
   ApplyStagedResult: ResolverTypeWrapper<ApplyStagedResult>;
   Arch: null;
   Blocker: ResolverTypeWrapper<Blocker>;
+  Bmc: ResolverTypeWrapper<Bmc>;
+  BmcDriver: BmcDriver;
+  BmcInput: BmcInput;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   BootArtifacts: ResolverTypeWrapper<BootArtifacts>;
   BootArtifactsInput: BootArtifactsInput;
@@ -1445,10 +1535,13 @@ export type ResolversTypes = ResolversObject<{
   HealthState: null;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
+  InventoryNode: ResolverTypeWrapper<InventoryNode>;
   IssuedApiToken: ResolverTypeWrapper<IssuedApiToken>;
   LastAction: ResolverTypeWrapper<LastAction>;
   LastActionInput: LastActionInput;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  NodeBootParameters: ResolverTypeWrapper<NodeBootParameters>;
+  NodeInput: NodeInput;
   Options: ResolverTypeWrapper<Options>;
   OptionsPatchInput: OptionsPatchInput;
   PageInfo: ResolverTypeWrapper<PageInfo>;
@@ -1504,6 +1597,8 @@ export type ResolversParentTypes = ResolversObject<{
   ApplyStagedFailure: ApplyStagedFailure;
   ApplyStagedResult: ApplyStagedResult;
   Blocker: Blocker;
+  Bmc: Bmc;
+  BmcInput: BmcInput;
   Boolean: Scalars['Boolean']['output'];
   BootArtifacts: BootArtifacts;
   BootArtifactsInput: BootArtifactsInput;
@@ -1539,10 +1634,13 @@ export type ResolversParentTypes = ResolversObject<{
   Health: Health;
   ID: Scalars['ID']['output'];
   Int: Scalars['Int']['output'];
+  InventoryNode: InventoryNode;
   IssuedApiToken: IssuedApiToken;
   LastAction: LastAction;
   LastActionInput: LastActionInput;
   Mutation: Record<PropertyKey, never>;
+  NodeBootParameters: NodeBootParameters;
+  NodeInput: NodeInput;
   Options: Options;
   OptionsPatchInput: OptionsPatchInput;
   PageInfo: PageInfo;
@@ -1618,6 +1716,13 @@ export type ArchResolvers = { ARM: 'ARM', OTHER: 'Other', UNKNOWN: 'Unknown', X8
 export type BlockerResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Blocker'] = ResolversParentTypes['Blocker']> = ResolversObject<{
   detail?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
+export type BmcResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Bmc'] = ResolversParentTypes['Bmc']> = ResolversObject<{
+  address?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  driver?: Resolver<ResolversTypes['BmcDriver'], ParentType, ContextType>;
+  hasPassword?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  username?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
 export type BootArtifactsResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['BootArtifacts'] = ResolversParentTypes['BootArtifacts']> = ResolversObject<{
@@ -1776,6 +1881,20 @@ export type HealthResolvers<ContextType = ApiContext, ParentType extends Resolve
 
 export type HealthStateResolvers = { NOT_AVAILABLE: 'not_available', OK: 'ok', UNKNOWN: 'unknown' };
 
+export type InventoryNodeResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['InventoryNode'] = ResolversParentTypes['InventoryNode']> = ResolversObject<{
+  arch?: Resolver<ResolversTypes['Arch'], ParentType, ContextType>;
+  bmc?: Resolver<ResolversTypes['Bmc'], ParentType, ContextType>;
+  bootParameters?: Resolver<Maybe<ResolversTypes['NodeBootParameters']>, ParentType, ContextType>;
+  enabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  groups?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  hostname?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  locked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  mac?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  role?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  subRole?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  xname?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+}>;
+
 export type IssuedApiTokenResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['IssuedApiToken'] = ResolversParentTypes['IssuedApiToken']> = ResolversObject<{
   info?: Resolver<ResolversTypes['ApiToken'], ParentType, ContextType>;
   token?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -1794,6 +1913,7 @@ export type MutationResolvers<ContextType = ApiContext, ParentType extends Resol
   createNodeToken?: Resolver<ResolversTypes['IssuedApiToken'], ParentType, ContextType, RequireFields<MutationCreateNodeTokenArgs, 'xname'>>;
   createSession?: Resolver<ResolversTypes['CreateSessionPayload'], ParentType, ContextType, RequireFields<MutationCreateSessionArgs, 'input'>>;
   deleteComponent?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteComponentArgs, 'id'>>;
+  deleteNode?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteNodeArgs, 'xname'>>;
   deleteSession?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteSessionArgs, 'name'>>;
   deleteSessionTemplate?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteSessionTemplateArgs, 'name'>>;
   deleteSessions?: Resolver<ResolversTypes['DeletedSessions'], ParentType, ContextType, Partial<MutationDeleteSessionsArgs>>;
@@ -1806,10 +1926,18 @@ export type MutationResolvers<ContextType = ApiContext, ParentType extends Resol
   putComponent?: Resolver<ResolversTypes['Component'], ParentType, ContextType, RequireFields<MutationPutComponentArgs, 'id' | 'input'>>;
   putComponents?: Resolver<Array<ResolversTypes['Component']>, ParentType, ContextType, RequireFields<MutationPutComponentsArgs, 'components'>>;
   putSessionTemplate?: Resolver<ResolversTypes['SessionTemplatePayload'], ParentType, ContextType, RequireFields<MutationPutSessionTemplateArgs, 'input' | 'name'>>;
+  registerNodes?: Resolver<Array<ResolversTypes['InventoryNode']>, ParentType, ContextType, RequireFields<MutationRegisterNodesArgs, 'nodes'>>;
   reportBootState?: Resolver<ResolversTypes['ReportBootStateResult'], ParentType, ContextType, RequireFields<MutationReportBootStateArgs, 'bssToken' | 'id'>>;
   resumeSession?: Resolver<ResolversTypes['Session'], ParentType, ContextType, RequireFields<MutationResumeSessionArgs, 'name'>>;
   revokeApiToken?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRevokeApiTokenArgs, 'id'>>;
   setTenantXnames?: Resolver<ResolversTypes['Tenant'], ParentType, ContextType, RequireFields<MutationSetTenantXnamesArgs, 'tenant' | 'xnames'>>;
+}>;
+
+export type NodeBootParametersResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['NodeBootParameters'] = ResolversParentTypes['NodeBootParameters']> = ResolversObject<{
+  initrd?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  kernel?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  params?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  setAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
 }>;
 
 export type OptionsResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Options'] = ResolversParentTypes['Options']> = ResolversObject<{
@@ -1880,6 +2008,7 @@ export type QueryResolvers<ContextType = ApiContext, ParentType extends Resolver
   explain?: Resolver<Maybe<ResolversTypes['Explanation']>, ParentType, ContextType, RequireFields<QueryExplainArgs, 'componentId'>>;
   explainSession?: Resolver<Maybe<ResolversTypes['SessionExplanation']>, ParentType, ContextType, RequireFields<QueryExplainSessionArgs, 'name'>>;
   health?: Resolver<ResolversTypes['Health'], ParentType, ContextType>;
+  nodes?: Resolver<Array<ResolversTypes['InventoryNode']>, ParentType, ContextType, Partial<QueryNodesArgs>>;
   options?: Resolver<ResolversTypes['Options'], ParentType, ContextType>;
   planSession?: Resolver<ResolversTypes['SessionPlan'], ParentType, ContextType, RequireFields<QueryPlanSessionArgs, 'input'>>;
   session?: Resolver<Maybe<ResolversTypes['Session']>, ParentType, ContextType, RequireFields<QuerySessionArgs, 'name'>>;
@@ -2108,6 +2237,7 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   ApplyStagedResult?: ApplyStagedResultResolvers<ContextType>;
   Arch?: ArchResolvers;
   Blocker?: BlockerResolvers<ContextType>;
+  Bmc?: BmcResolvers<ContextType>;
   BootArtifacts?: BootArtifactsResolvers<ContextType>;
   BootSet?: BootSetResolvers<ContextType>;
   BootStateReported?: BootStateReportedResolvers<ContextType>;
@@ -2129,9 +2259,11 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   Explanation?: ExplanationResolvers<ContextType>;
   Health?: HealthResolvers<ContextType>;
   HealthState?: HealthStateResolvers;
+  InventoryNode?: InventoryNodeResolvers<ContextType>;
   IssuedApiToken?: IssuedApiTokenResolvers<ContextType>;
   LastAction?: LastActionResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
+  NodeBootParameters?: NodeBootParametersResolvers<ContextType>;
   Options?: OptionsResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;
   PlanCounts?: PlanCountsResolvers<ContextType>;

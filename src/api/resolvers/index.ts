@@ -10,11 +10,12 @@ import { systemResolvers } from './system.ts';
 import { templateResolvers } from './templates.ts';
 import { authResolvers } from './auth.ts';
 import { beyondResolvers } from './beyond.ts';
+import { nodeResolvers } from './nodes.ts';
 
 export function allResolvers(): Resolvers {
   const parts: Record<string, unknown>[] = [
     { DateTime, ...enumValues },
-    systemResolvers, templateResolvers, sessionResolvers, componentResolvers, optionResolvers, subscriptionResolvers, beyondResolvers, authResolvers,
+    systemResolvers, templateResolvers, sessionResolvers, componentResolvers, optionResolvers, subscriptionResolvers, beyondResolvers, authResolvers, nodeResolvers,
   ];
   const out: Record<string, unknown> = {};
   for (const part of parts) {

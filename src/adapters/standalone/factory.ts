@@ -1,0 +1,53 @@
+/**
+ * The standalone adapters (BOOTORCH_ADAPTERS=standalone): bootorch's own inventory, power over each
+ * node's BMC (IPMI through ipmitool, or Redfish), boot parameters kept for the boot-script endpoint,
+ * configuration hooks, and image manifests from URLs or the served folder.
+ */
+import type { Db } from '../../db/client.ts';
+import { SettingsRef } from '../common.ts';
+import type { Adapters } from '../ports.ts';
+import { StandaloneBootParams } from './boot-params.ts';
+import { StandaloneConfig, type StandaloneConfigOptions } from './config.ts';
+import { StandaloneImages } from './images.ts';
+import { StandaloneInventory } from './inventory.ts';
+import { IpmiTool } from './ipmi.ts';
+import { StandalonePower, type StandalonePowerOptions } from './power.ts';
+import { RedfishClient } from './redfish.ts';
+
+export interface StandaloneAdaptersConfig {
+  db: Db;
+  secretKey?: Buffer;
+  /** ipmitool binary (default `ipmitool`). */
+  ipmitool?: string;
+  /** Deadline of one BMC call (default 15 s). */
+  bmcTimeoutMs?: number;
+  /** Folder of configuration hooks. */
+  hooksDir?: string;
+  /** Folder bootorch serves at /boot/v1/files (manifests and artifacts). */
+  filesDir?: string;
+  onTaskFailed?: StandalonePowerOptions['onTaskFailed'];
+  onHookDone?: StandaloneConfigOptions['onHookDone'];
+  onError?: StandaloneConfigOptions['onError'];
+  /** Run configuration hooks in this process (default true; the API role passes false). */
+  runHooks?: boolean;
+  /** PEM CA bundle for Redfish BMCs' certificates. */
+  bmcCaFile?: string;
+}
+
+export type StandaloneAdapters = Adapters & { power: StandalonePower; config: StandaloneConfig };
+
+export function createStandaloneAdapters(c: StandaloneAdaptersConfig): StandaloneAdapters {
+  const settings = new SettingsRef();
+  const timeoutMs = c.bmcTimeoutMs ?? 15_000;
+  return {
+    inventory: new StandaloneInventory(c.db),
+    power: new StandalonePower(c.db, {
+      drivers: { ipmi: new IpmiTool({ binary: c.ipmitool, timeoutMs }), redfish: new RedfishClient({ timeoutMs, caFile: c.bmcCaFile }) },
+      secretKey: c.secretKey, onTaskFailed: c.onTaskFailed,
+    }),
+    bootParams: new StandaloneBootParams(c.db),
+    config: new StandaloneConfig(c.db, { hooksDir: c.hooksDir, onHookDone: c.onHookDone, onError: c.onError, runHooks: c.runHooks }),
+    images: new StandaloneImages(c.filesDir, settings.timeoutMs('ims')),
+    configure: (s) => settings.set(s),
+  };
+}

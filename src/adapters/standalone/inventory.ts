@@ -1,0 +1,40 @@
+/** InventoryPort over bootorch's own node inventory (db/node-inventory.ts), with HSM's semantics. */
+import { canonicalXname } from '../../domain/xname.ts';
+import type { Db } from '../../db/client.ts';
+import { listNodes, type NodeInventoryRow } from '../../db/node-inventory.ts';
+import type { Arch, InventoryGroup, InventoryNode, InventoryPort } from '../ports.ts';
+
+function toNode(r: NodeInventoryRow): InventoryNode {
+  return { id: r.id, role: r.role, subRole: r.subRole, arch: r.arch as Arch, enabled: r.enabled };
+}
+
+export class StandaloneInventory implements InventoryPort {
+  constructor(private readonly db: Db) {}
+
+  async listNodes(): Promise<InventoryNode[]> {
+    return (await listNodes(this.db)).map(toNode);
+  }
+
+  /** Unknown ids omitted, input ids canonicalised, as HSM's query does. */
+  async queryNodes(ids: string[], opts: { enabledOnly?: boolean } = {}): Promise<InventoryNode[]> {
+    const rows = await listNodes(this.db, [...new Set(ids.map(canonicalXname))]);
+    return rows.filter((r) => !opts.enabledOnly || r.enabled).map(toNode);
+  }
+
+  async groups(): Promise<InventoryGroup[]> {
+    const groups = new Map<string, string[]>();
+    for (const r of await listNodes(this.db)) {
+      for (const g of r.groups) groups.set(g, [...(groups.get(g) ?? []), r.id]);
+    }
+    return [...groups].sort(([a], [b]) => a.localeCompare(b)).map(([label, members]) => ({ label, members }));
+  }
+
+  /** No partitions in a standalone site. */
+  async partitions(): Promise<InventoryGroup[]> {
+    return [];
+  }
+
+  async lockedNodes(): Promise<string[]> {
+    return (await listNodes(this.db)).filter((r) => r.locked).map((r) => r.id);
+  }
+}

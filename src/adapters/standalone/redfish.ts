@@ -1,0 +1,109 @@
+/**
+ * Power over Redfish (DMTF DSP0266): GET the ComputerSystem for `PowerState`, PATCH
+ * `Boot.BootSourceOverrideTarget: Pxe` (once) before powering on, POST
+ * `Actions/ComputerSystem.Reset` with `On`, `GracefulShutdown` or `ForceOff`. HTTP basic auth; the
+ * node's BMC address is its ComputerSystem URL; certificates checked against BOOTORCH_BMC_CA_FILE when
+ * given. Answers are checked with zod; failures classified.
+ */
+import { readFileSync } from 'node:fs';
+import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
+import { z } from 'zod';
+import type { PowerOperation } from '../ports.ts';
+import { bmcError, type BmcDriver, type BmcTarget } from './bmc.ts';
+
+export interface RedfishOptions {
+  /** Deadline of one request in ms (default 15000). */
+  timeoutMs?: number;
+  /** PEM CA bundle BMC certificates are checked against (BMCs mostly present self-signed ones). */
+  caFile?: string;
+}
+
+const RESET: Record<PowerOperation, string> = { On: 'On', 'Soft-Off': 'GracefulShutdown', 'Force-Off': 'ForceOff' };
+
+const system = z.object({
+  PowerState: z.enum(['On', 'Off', 'PoweringOn', 'PoweringOff', 'Paused']).nullish(),
+  Actions: z.object({
+    '#ComputerSystem.Reset': z.object({ target: z.string() }).passthrough(),
+  }).passthrough().optional(),
+}).passthrough();
+
+export class RedfishClient implements BmcDriver {
+  private readonly dispatcher?: Dispatcher;
+
+  constructor(private readonly o: RedfishOptions = {}) {
+    // Read once at start: a missing CA file is a deployment error to report at once, not per call.
+    if (o.caFile) this.dispatcher = new Agent({ connect: { ca: readFileSync(o.caFile, 'utf8') } });
+  }
+
+  async powerState(t: BmcTarget): Promise<'on' | 'off'> {
+    const s = await this.system(t);
+    // A system on its way down still draws power: PCS, too, reads PoweringOff as on.
+    return s.PowerState === 'Off' ? 'off' : s.PowerState ? 'on' : this.missing(t);
+  }
+
+  async power(t: BmcTarget, op: PowerOperation): Promise<void> {
+    if (op === 'On') {
+      await this.request(t, 'PATCH Boot', t.address, 'PATCH', {
+        Boot: { BootSourceOverrideTarget: 'Pxe', BootSourceOverrideEnabled: 'Once' },
+      });
+    }
+    const s = await this.system(t);
+    const target = s.Actions?.['#ComputerSystem.Reset']?.target;
+    const url = target ? new URL(target, t.address).toString() : `${t.address.replace(/\/+$/, '')}/Actions/ComputerSystem.Reset`;
+    await this.request(t, `Reset ${RESET[op]}`, url, 'POST', { ResetType: RESET[op] });
+  }
+
+  private missing(t: BmcTarget): never {
+    throw bmcError('redfish', 'GET ComputerSystem', t, 'unexpected_answer', 'no PowerState in the ComputerSystem');
+  }
+
+  private async system(t: BmcTarget) {
+    const text = await this.request(t, 'GET ComputerSystem', t.address, 'GET');
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw bmcError('redfish', 'GET ComputerSystem', t, 'unexpected_answer', `not JSON: ${text.slice(0, 120)}`);
+    }
+    const r = system.safeParse(body);
+    if (!r.success) {
+      const i = r.error.issues[0];
+      throw bmcError('redfish', 'GET ComputerSystem', t, 'unexpected_answer', `${i?.path.join('.') || '(body)'}: ${i?.message}`);
+    }
+    return r.data;
+  }
+
+  private async request(t: BmcTarget, call: string, url: string, method: string, body?: unknown): Promise<string> {
+    const timeoutMs = this.o.timeoutMs ?? 15_000;
+    const signal = AbortSignal.timeout(timeoutMs);
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      authorization: `Basic ${Buffer.from(`${t.username}:${t.password}`).toString('base64')}`,
+    };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let res: Awaited<ReturnType<typeof undiciFetch>>;
+    let text: string;
+    try {
+      res = await undiciFetch(url, { method, headers, signal, dispatcher: this.dispatcher, body: body === undefined ? undefined : JSON.stringify(body) });
+      text = await res.text();
+    } catch (e) {
+      if (signal.aborted) throw bmcError('redfish', call, t, 'timeout', `no answer within ${timeoutMs / 1000} s`);
+      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+      throw bmcError('redfish', call, t, 'unreachable', cause?.code ?? cause?.message ?? (e as Error).message);
+    }
+    if (res.ok) return text;
+    const detail = `HTTP ${res.status}: ${redfishMessage(text) || res.statusText}`;
+    if (res.status === 401 || res.status === 403) throw bmcError('redfish', call, t, 'refused_login', detail, res.status);
+    throw bmcError('redfish', call, t, res.status >= 500 ? 'bmc_error' : 'unexpected_answer', detail, res.status);
+  }
+}
+
+/** The Redfish error body's message (`error.message` or its first extended info). */
+export function redfishMessage(text: string): string {
+  try {
+    const e = (JSON.parse(text) as { error?: { message?: string; '@Message.ExtendedInfo'?: { Message?: string }[] } }).error;
+    return e?.['@Message.ExtendedInfo']?.[0]?.Message ?? e?.message ?? '';
+  } catch {
+    return text.trim().slice(0, 200);
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * The IPMI power path with the real ipmitool against real OpenIPMI ipmi_sim BMCs (no VM: the
+ * machine is a process, power = it runs): status, the PXE boot device, on, a soft-off the BMC cannot
+ * deliver, forced off, and the classified failures (refused login, unreachable BMC, timeout),
+ * as error entries and failed tasks, never a thrown call. Skipped, saying so, without the binaries;
+ * the VM test (test/vm) boots real VMs through the same path.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshDb, type TestDb } from '../helpers/db.ts';
+import { Machines, BMC_PASSWORD, BMC_USER, type VmNode } from '../vm/machines.ts';
+import { NodeRegistry } from '../../src/adapters/standalone/registry.ts';
+import { StandalonePower } from '../../src/adapters/standalone/power.ts';
+import { IpmiTool, classifyIpmitool } from '../../src/adapters/standalone/ipmi.ts';
+import { RedfishClient } from '../../src/adapters/standalone/redfish.ts';
+
+const have = ['ipmitool', 'ipmi_sim'].filter((b) => spawnSync('sh', ['-c', `command -v ${b}`]).status === 0);
+const HAVE_ALL = have.length === 2;
+if (!HAVE_ALL) console.info('test/integration/ipmi-sim skipped: needs ipmitool and ipmi_sim (apt-get install ipmitool openipmi)');
+
+describe('ipmitool output classification', () => {
+  it.each([
+    ['Error: Unable to establish IPMI v2 / RMCP+ session', 'unreachable'],
+    ['> RAKP 2 HMAC is invalid', 'refused_login'],
+    ['Unauthorized name', 'refused_login'],
+    ['Close Session command failed', 'bmc_error'],
+  ])('%s -> %s', (out, kind) => expect(classifyIpmitool(out)).toBe(kind));
+
+  it('splits host:port, [v6]:port and a bare host', () => {
+    expect(IpmiTool.hostArgs('127.0.0.1:9001')).toEqual(['-H', '127.0.0.1', '-p', '9001']);
+    expect(IpmiTool.hostArgs('[fe80::1]:623')).toEqual(['-H', 'fe80::1', '-p', '623']);
+    expect(IpmiTool.hostArgs('bmc1')).toEqual(['-H', 'bmc1']);
+  });
+});
+
+describe.skipIf(!HAVE_ALL)('IPMI power with ipmitool against ipmi_sim', () => {
+  let db: TestDb;
+  let machines: Machines;
+  let power: StandalonePower;
+  let a: VmNode;
+  let b: VmNode;
+  const key = randomBytes(32);
+
+  beforeAll(async () => {
+    db = await freshDb();
+    machines = new Machines({ machine: 'sleep' });
+    a = await machines.add('a', 'x3000c0s10b0n0', 10);
+    b = await machines.add('b', 'x3000c0s11b0n0', 11);
+    await machines.ready();
+    const r = await new NodeRegistry(key).register(db.db, [
+      { xname: a.xname, mac: a.mac, bmc: { driver: 'ipmi', address: a.bmcAddress, username: BMC_USER, password: BMC_PASSWORD } },
+      { xname: b.xname, mac: b.mac, bmc: { driver: 'ipmi', address: b.bmcAddress, username: BMC_USER, password: 'wrong' } },
+      // Nothing listens there: ipmitool gives up after its own retries, or our deadline kills it.
+      { xname: 'x3000c0s12b0n0', mac: '52:54:00:00:03:12', bmc: { driver: 'ipmi', address: '127.0.0.1:9', username: BMC_USER, password: 'x' } },
+    ]);
+    expect(r.ok).toBe(true);
+    power = new StandalonePower(db.db, { drivers: { ipmi: new IpmiTool({ timeoutMs: 3000 }), redfish: new RedfishClient() }, secretKey: key });
+  }, 60_000);
+
+  afterAll(async () => {
+    await power?.idle();
+    await machines?.stop();
+    await db?.drop();
+  }, 30_000);
+
+  it('reads status; a wrong password and a dead BMC are classified error entries', async () => {
+    const st = await power.powerStatus([a.xname, b.xname, 'x3000c0s12b0n0']);
+    expect(st.get(a.xname)).toEqual({ state: 'off', error: '' });
+    expect(st.get(b.xname)!.error).toMatch(/BMC ipmitool chassis power status failed: (unreachable|refused_login): x3000c0s11b0n0/);
+    expect(st.get('x3000c0s12b0n0')!.error).toMatch(/(unreachable|timeout): x3000c0s12b0n0 \(BMC 127\.0\.0\.1:9\)/);
+  }, 30_000);
+
+  it('On boots from the network once, then powers on; a soft-off the BMC cannot deliver is a failed task and the node stays on; Force-Off works', async () => {
+    const [on] = await power.transition('On', [a.xname]);
+    await power.idle();
+    expect((await power.getTransition(on!))!.tasks).toEqual([{ xname: a.xname, status: 'succeeded', error: '' }]);
+    expect((await power.powerStatus([a.xname])).get(a.xname)!.state).toBe('on');
+    expect(a.powerOns()).toHaveLength(1);
+
+    const [soft] = await power.transition('Soft-Off', [a.xname]);
+    await power.idle();
+    // ipmi_sim forwards a soft-off to the VM's channel; with no VM on it, it refuses the command.
+    expect((await power.getTransition(soft!))!.tasks[0]).toMatchObject({ status: 'failed', error: expect.stringMatching(/chassis power soft failed: bmc_error: .*\(exit 1\)/) });
+    expect((await power.powerStatus([a.xname])).get(a.xname)!.state).toBe('on');
+
+    await power.transition('Force-Off', [a.xname]);
+    await power.idle();
+    // With no VM to tell, ipmi_sim kills the machine after its poweroff_wait (1 s here).
+    const until = Date.now() + 10_000;
+    let state = '';
+    while ((state = (await power.powerStatus([a.xname])).get(a.xname)!.state) !== 'off' && Date.now() < until);
+    expect(state).toBe('off');
+  }, 30_000);
+
+  it('a failed call is a failed task with its class, not a thrown transition', async () => {
+    const [tid] = await power.transition('On', [b.xname, 'x9000c0s0b0n0']);
+    await power.idle();
+    const tasks = (await power.getTransition(tid!))!.tasks;
+    expect(tasks[0]).toMatchObject({ xname: b.xname, status: 'failed', error: expect.stringMatching(/chassis bootdev pxe failed: (unreachable|refused_login)/) });
+    expect(tasks[1]).toEqual({ xname: 'x9000c0s0b0n0', status: 'failed', error: 'not in the inventory' });
+    expect(b.powerOns()).toHaveLength(0);
+  }, 30_000);
+});

@@ -1,0 +1,242 @@
+/**
+ * Real machines, real firmware (issue 19): three QEMU VMs, each behind its own OpenIPMI ipmi_sim,
+ * registered in bootorch's own inventory and driven by a bootorch session through the standalone
+ * adapters: power over IPMI with the real ipmitool (`-I lanplus -C 3`), network boot through iPXE
+ * from bootorch's boot-script endpoint, reports by the shell reporter in the initrd. One VM's boot
+ * set points at a kernel that does not exist: it fails with a classified reason, and on the way the
+ * soft-off bootorch sends it while it sits in firmware is ignored and escalated to a forced off.
+ * Guests use slirp; every server listens on 127.0.0.1.
+ *
+ * Behind BOOTORCH_VM_TESTS=1 (needs qemu-system-x86, ipxe-qemu, openipmi, ipmitool, busybox-static and
+ * the kernel package scripts/vm-assets.sh downloads). BOOTORCH_VM_ACCEL=kvm uses KVM (default TCG).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshDb, type TestDb } from '../helpers/db.ts';
+import { testAuth, type TestAuth } from '../helpers/auth.ts';
+import { ROOT } from '../helpers/processes.ts';
+import { startApiServer, type ApiServer } from '../../src/api/server.ts';
+import { bootRoutes } from '../../src/api/boot/routes.ts';
+import { startEngine, type EngineHandle } from '../../src/engine/runtime.ts';
+import { ALL_OPERATORS } from '../../src/operators/index.ts';
+import { createReportBatcher } from '../../src/db/queries/report-batch.ts';
+import { createStandaloneAdapters, type StandaloneAdapters } from '../../src/adapters/standalone/factory.ts';
+import { EVENTS_CHANNEL } from '../../src/db/events.ts';
+import { Machines, BMC_USER, BMC_PASSWORD } from './machines.ts';
+import { NodeRegistry } from '../../src/adapters/standalone/registry.ts';
+
+const ENABLED = process.env.BOOTORCH_VM_TESTS === '1';
+if (!ENABLED) console.info('test/vm skipped: set BOOTORCH_VM_TESTS=1 (and install the packages in scripts/vm-assets.sh\'s header) to boot real VMs');
+
+const NODES = [
+  { name: 'vm1', xname: 'x3000c0s1b0n0' },
+  { name: 'vm2', xname: 'x3000c0s2b0n0' },
+  { name: 'vm3', xname: 'x3000c0s3b0n0' },
+];
+const BROKEN = 'x3000c0s3b0n0';
+const GOOD = ['x3000c0s1b0n0', 'x3000c0s2b0n0'];
+
+describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_sim + ipmitool)', () => {
+  let db: TestDb;
+  let auth: TestAuth;
+  let api: ApiServer;
+  let engine: EngineHandle;
+  let adapters: StandaloneAdapters;
+  let machines: Machines;
+  let listener: pg.Client;
+  const waiters = new Set<() => void>();
+  const timings: string[] = [];
+  const requests: string[] = [];
+
+  const gql = async (query: string, variables: Record<string, unknown> = {}) => {
+    const res = await fetch(api.url, {
+      method: 'POST', headers: { 'content-type': 'application/json', ...auth.bearer(auth.adminToken) },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await res.json()) as { data?: any; errors?: { message: string }[] };
+    if (body.errors?.length) throw new Error(`GraphQL: ${JSON.stringify(body.errors)}`);
+    return body.data;
+  };
+
+  /** Re-checks on every component event and every 250 ms, until the deadline. */
+  const waitFor = (cond: () => Promise<boolean>, what: string, timeoutMs: number) => new Promise<void>((resolve, reject) => {
+    let busy = false;
+    const check = async () => {
+      if (busy) return;
+      busy = true;
+      try { if (await cond()) { finish(); resolve(); } } catch (e) { finish(); reject(e); } finally { busy = false; }
+    };
+    const tick = setInterval(check, 250);
+    const deadline = setTimeout(() => { finish(); reject(new Error(`${what}: not reached within ${timeoutMs} ms`)); }, timeoutMs);
+    const finish = () => { clearInterval(tick); clearTimeout(deadline); waiters.delete(check); };
+    waiters.add(check);
+    void check();
+  });
+
+  const component = async (id: string) => (await db.pool.query('select * from components where id = $1', [id])).rows[0];
+  const events = async (id: string, session: string) =>
+    (await db.pool.query('select * from component_events where component_id = $1 and session = $2 order by id', [id, session])).rows;
+
+  const runSession = async (name: string, operation: string, limit: string, timeoutMs: number) => {
+    await gql(`mutation($i: CreateSessionInput!) { createSession(input: $i) { session { name } } }`,
+      { i: { name, operation, templateName: 'vms', limit } });
+    await waitFor(async () => (await db.pool.query('select status from sessions where name = $1', [name])).rows[0]?.status === 'complete',
+      `session ${name} complete`, timeoutMs);
+  };
+
+  /**
+   * Per node, seconds from the power-on action (the session's event) and from QEMU's start (the
+   * machine's start script, run by ipmi_sim on `chassis power on`) to the node's report.
+   */
+  const bootTimes = async (session: string, ids: string[]) => {
+    const out: Record<string, { action: number; qemu: number }> = {};
+    for (const id of ids) {
+      const ev = await events(id, session);
+      const on = ev.filter((e) => e.kind === 'action' && e.action === 'powering_on').at(-1);
+      const report = ev.filter((e) => e.kind === 'report').at(-1);
+      const start = machines.nodes.find((m) => m.xname === id)!.powerOns().at(-1);
+      if (on && report && start) {
+        out[id] = { action: (report.at.getTime() - on.at.getTime()) / 1000, qemu: (report.at.getTime() - start) / 1000 };
+      }
+    }
+    return out;
+  };
+
+  beforeAll(async () => {
+    const assets = execFileSync(path.join(ROOT, 'scripts/vm-assets.sh'), { encoding: 'utf8' }).trim().split('\n').at(-1)!;
+    db = await freshDb();
+    await db.pool.query('insert into options (id, data) values (1, $1)', [JSON.stringify({
+      polling_frequency: 2, transit_polling_frequency: 0.5, discovery_frequency: 1,
+      max_power_off_wait_time: 5, max_power_on_wait_time: 30, max_boot_wait_time: 45,
+      default_retry_policy: 1, cleanup_completed_session_ttl: '0',
+    })]);
+    // The artifact folder bootorch serves: the VM assets, a manifest for them, and one whose kernel is missing.
+    const files = path.join(assets, 'served');
+    mkdirSync(path.join(files, 'broken'), { recursive: true });
+    const manifest = (kernel: string) => JSON.stringify({ artifacts: [
+      { type: 'application/vnd.cray.image.kernel', link: { path: kernel } },
+      { type: 'application/vnd.cray.image.initrd', link: { path: 'initrd.gz' } },
+    ] });
+    writeFileSync(path.join(files, 'manifest.json'), manifest('vmlinuz'));
+    writeFileSync(path.join(files, 'broken', 'manifest.json'), manifest('no-such-vmlinuz'));
+    for (const f of ['vmlinuz', 'initrd.gz']) writeFileSync(path.join(files, f), readFileSync(path.join(assets, f)));
+
+    const secretKey = randomBytes(32);
+    const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
+    adapters = createStandaloneAdapters({ db: db.db, secretKey, filesDir: files, bmcTimeoutMs: 15_000 });
+    engine = await startEngine({ url: db.url, pool: db.pool, adapters, operators: ALL_OPERATORS, log });
+    auth = await testAuth(db.db);
+    api = await startApiServer({
+      pool: db.pool, db: db.db, kicker: engine.kicker, port: 0, host: '127.0.0.1', auth: auth.auth, adapters, images: adapters.images,
+      reports: createReportBatcher(db.pool, engine.kicker), nodeRegistry: new NodeRegistry(secretKey), bootRoutes: bootRoutes({ db: db.db, filesDir: files, onRequest: (l) => requests.push(`${Date.now()} ${l}`) }),
+    });
+    listener = new pg.Client({ connectionString: db.url });
+    await listener.connect();
+    await listener.query(`listen ${EVENTS_CHANNEL}`);
+    listener.on('notification', () => { for (const w of [...waiters]) w(); });
+
+    const port = new URL(api.url).port;
+    machines = new Machines({
+      assets, bootfile: `http://10.0.2.2:${port}/boot/v1/ipxe`, accel: process.env.BOOTORCH_VM_ACCEL === 'kvm' ? 'kvm' : 'tcg',
+    });
+    for (const [i, n] of NODES.entries()) await machines.add(n.name, n.xname, i + 1);
+    await machines.ready();
+
+    // Registered through the API, as an operator would (BMC passwords sealed, never returned).
+    const registered = (await gql(`mutation($n: [NodeInput!]!) { registerNodes(nodes: $n) { xname mac bmc { driver address hasPassword } } }`, {
+      n: machines.nodes.map((m) => ({
+        xname: m.xname, hostname: m.name, mac: m.mac, groups: ['vms'],
+        bmc: { driver: 'IPMI', address: m.bmcAddress, username: BMC_USER, password: BMC_PASSWORD },
+      })),
+    })).registerNodes;
+    expect(registered.map((n: any) => n.bmc)).toEqual(machines.nodes.map((m) => ({ driver: 'IPMI', address: m.bmcAddress, hasPassword: true })));
+    await gql(`mutation($i: SessionTemplateInput!) { putSessionTemplate(name: "vms", input: $i) { template { name } } }`, { i: {
+      enableCfs: false,
+      bootSets: [
+        { name: 'good', type: 's3', path: 'manifest.json', kernelParameters: 'console=ttyS0 quiet', nodeList: GOOD },
+        { name: 'broken', type: 's3', path: 'broken/manifest.json', kernelParameters: 'console=ttyS0 quiet', nodeList: [BROKEN] },
+      ],
+    } });
+    // Discovery makes the registered nodes components.
+    await waitFor(async () => (await db.pool.query('select count(*)::int as n from components')).rows[0].n === 3, 'components discovered', 15_000);
+  }, 180_000);
+
+  afterAll(async () => {
+    await machines?.stop();
+    if (timings.length) console.info(`VM timings:\n  ${timings.join('\n  ')}`);
+    if (process.env.BOOTORCH_VM_DEBUG) console.info(`boot endpoint requests:\n  ${requests.join('\n  ')}\nVM folders: ${machines?.root}`);
+    await listener?.end();
+    await api?.close();
+    await engine?.stop();
+    await adapters?.power.idle();
+    await adapters?.config.close();
+    await db?.drop();
+  }, 60_000);
+
+  it('boots all three from off; the one with a broken kernel URL fails as boot_never_reported, its ignored soft-off escalated', async () => {
+    for (const m of machines.nodes) expect(machines.ipmitool(m, 'chassis', 'power', 'status')).toMatch(/is off/);
+    const t0 = Date.now();
+    await runSession('boot1', 'BOOT', 'vms', 240_000);
+    timings.push(`BOOT session (3 nodes, one failing): ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+
+    const times = await bootTimes('boot1', GOOD);
+    timings.push(`BOOT power-on action -> report: ${JSON.stringify(times)}`);
+    for (const id of GOOD) {
+      const c = await component(id);
+      expect(c.status_override, `${id}: ${c.error}`).toBe('');
+      expect(c.actual_bss_token).toBe(c.desired_bss_token);
+      expect(c.actual_kernel).toMatch(/vmlinuz$/);
+      expect(times[id]!.qemu).toBeGreaterThan(0);
+    }
+    for (const m of machines.nodes.filter((n) => GOOD.includes(n.xname))) {
+      expect(machines.ipmitool(m, 'chassis', 'power', 'status')).toMatch(/is on/);
+      expect(readFileSync(m.console, 'utf8')).toMatch(new RegExp(`bootorch-report: ${m.xname} reported`));
+    }
+
+    const broken = await component(BROKEN);
+    expect(broken.status_override).toBe('failed');
+    expect(broken.failure_reason).toBe('boot_never_reported');
+    const ev = await events(BROKEN, 'boot1');
+    const actions = ev.filter((e) => e.kind === 'action').map((e) => e.action);
+    // Powered on, never reported, soft-off ignored by the firmware, forced off.
+    expect(actions).toEqual(expect.arrayContaining(['powering_on', 'powering_off_gracefully', 'powering_off_forcefully']));
+    expect(actions.indexOf('powering_off_forcefully')).toBeGreaterThan(actions.indexOf('powering_off_gracefully'));
+    expect(ev.some((e) => e.kind === 'report')).toBe(false);
+    expect(machines.ipmitool(machines.nodes.find((m) => m.xname === BROKEN)!, 'chassis', 'power', 'status')).toMatch(/is off/);
+    // iPXE said why: the kernel URL did not load.
+    expect(ev.find((e) => e.kind === 'error' && e.actor === `node:${BROKEN}`)?.error).toMatch(/^iPXE could not load the kernel http:\/\/10\.0\.2\.2:\d+\/boot\/v1\/files\/no-such-vmlinuz$/);
+  }, 300_000);
+
+  it('reboots the booted nodes: a graceful off the guests obey, then a fresh boot and report', async () => {
+    const before = Object.fromEntries(await Promise.all(GOOD.map(async (id) => [id, (await component(id)).actual_bss_token])));
+    const t0 = Date.now();
+    await runSession('reboot1', 'REBOOT', GOOD.join(','), 180_000);
+    timings.push(`REBOOT session (2 nodes): ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    timings.push(`REBOOT power-on action -> report: ${JSON.stringify(await bootTimes('reboot1', GOOD))}`);
+    for (const id of GOOD) {
+      const c = await component(id);
+      expect(c.status_override, `${id}: ${c.error}`).toBe('');
+      expect(c.actual_bss_token).toBe(c.desired_bss_token);
+      expect(c.actual_bss_token).not.toBe(before[id]);
+      const actions = (await events(id, 'reboot1')).filter((e) => e.kind === 'action').map((e) => e.action);
+      expect(actions).toContain('powering_off_gracefully');
+      expect(actions).not.toContain('powering_off_forcefully');
+    }
+  }, 200_000);
+
+  it('shuts the booted nodes down', async () => {
+    const t0 = Date.now();
+    await runSession('shutdown1', 'SHUTDOWN', GOOD.join(','), 120_000);
+    timings.push(`SHUTDOWN session (2 nodes): ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    for (const m of machines.nodes.filter((n) => GOOD.includes(n.xname))) {
+      expect(machines.ipmitool(m, 'chassis', 'power', 'status')).toMatch(/is off/);
+      const c = await component(m.xname);
+      expect(c.status_override, `${m.xname}: ${c.error}`).toBe('');
+    }
+  }, 150_000);
+});
