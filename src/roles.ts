@@ -16,7 +16,7 @@ import { SimWorld } from './sim/world.ts';
 import { startApiServer, type ApiServer } from './api/server.ts';
 import { apiAuthFromEnv } from './api/auth.ts';
 import { surviveDatabaseOutages } from './db/outage.ts';
-import { createReportBatcher } from './db/queries/report-batch.ts';
+import { createReportBatcher } from './engine/reports.ts';
 import { seedDemo } from './seed.ts';
 
 export interface Stoppable { stop(): Promise<void> }
@@ -60,8 +60,8 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
   });
   const adapters = createSimAdapters(world);
   const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
-  const engine = await startEngine({ url: conn.url, pool: conn.pool, adapters, operators: ALL_OPERATORS, log, boss, kicks: config.BOOTORCH_KICKS });
-  const reports = createReportBatcher(conn.pool, engine.kicker);
+  const engine = await startEngine({ url: conn.url, db: conn.db, adapters, operators: ALL_OPERATORS, log, boss, kicks: config.BOOTORCH_KICKS });
+  const reports = createReportBatcher(conn.db, engine.scheduler);
   world.setReportHandler(async (id, token) => {
     const r = await reports.report({ id, token, actor: `node:${id}` });
     if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
@@ -69,7 +69,7 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
   await seedDemo(conn, world, log);
   const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'dev', devTokenFile: devTokenFile(config) });
   const api = await startApiServer({
-    pool: conn.pool, db: conn.db, kicker: engine.kicker, port: config.PORT, host: config.HOST, logger: log,
+    db: conn.db, scheduler: engine.scheduler, port: config.PORT, host: config.HOST, logger: log,
     queueHealthy: engine.healthy, images: adapters.images, adapters, reports, auth,
   });
   return {
@@ -95,10 +95,10 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
   // With BOOTORCH_ADAPTERS=sim the simulated cluster lives in the worker; a world here would be another
   // machine, so the dry run and explain need BOOTORCH_ADAPTERS=http (or the dev role).
   const adapters = config.BOOTORCH_ADAPTERS === 'http' ? createAdapters(config) : undefined;
-  const reports = createReportBatcher(conn.pool, boss.kicker);
+  const reports = createReportBatcher(conn.db, boss.scheduler);
   const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'tokens', devTokenFile: devTokenFile(config) });
   const api = await startApiServer({
-    pool: conn.pool, db: conn.db, kicker: boss.kicker, port: config.PORT, host: config.HOST, logger: log,
+    db: conn.db, scheduler: boss.scheduler, port: config.PORT, host: config.HOST, logger: log,
     queueHealthy: async () => true, images: adapters?.images, adapters, reports, auth,
   });
   return {
@@ -114,10 +114,10 @@ export async function runWorker(config: Config, healthPort?: number): Promise<St
   const { conn, embedded } = await openDatabase(config, log);
   const adapters = createAdapters(config);
   const boss: BossHandle = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
-  const engine = await startEngine({ url: conn.url, pool: conn.pool, adapters, operators: ALL_OPERATORS, log, boss, kicks: config.BOOTORCH_KICKS });
+  const engine = await startEngine({ url: conn.url, db: conn.db, adapters, operators: ALL_OPERATORS, log, boss, kicks: config.BOOTORCH_KICKS });
   if (adapters.world) {
     const world = adapters.world;
-    const reports = createReportBatcher(conn.pool, engine.kicker);
+    const reports = createReportBatcher(conn.db, engine.scheduler);
     world.setReportHandler(async (id, token) => {
       const r = await reports.report({ id, token, actor: `node:${id}` });
       if (!r.ok) throw new Error(`${r.code}: ${r.message}`);

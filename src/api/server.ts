@@ -6,7 +6,6 @@ import http from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import type pg from 'pg';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
@@ -15,10 +14,7 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { expressMiddleware } from '@as-integrations/express5';
-import type { Database } from '../db/client.ts';
-import type { Kicker } from '../engine/kick.ts';
-import type { Adapters, ImagesPort } from '../adapters/ports.ts';
-import type { ReportBatcher } from '../db/queries/report-batch.ts';
+import { poolOf } from '../db/client.ts';
 import { buildSchema } from './schema.ts';
 import { createContext, identifyFromHeaders, withConnectionParams, type ApiContext, type ApiDeps, type Identify } from './context.ts';
 import { LiveFeed } from './live/feed.ts';
@@ -36,22 +32,10 @@ import { health } from './resolvers/system.ts';
  */
 const graphqlRuntime = createRequire(import.meta.url)('graphql') as typeof import('graphql');
 
-export interface ApiServerOptions {
-  pool: pg.Pool;
-  db: Database;
-  kicker: Kicker;
+export interface ApiServerOptions extends ApiDeps {
   /** 0 picks a free port (see the returned url). */
   port: number;
   host: string;
-  logger?: Logger;
-  /** Probe for GET /healthz and Query.health; without it the queue reads as unknown. */
-  queueHealthy?: () => Promise<boolean>;
-  /** Reads image manifests when validating templates and sessions; checks are skipped without it. */
-  images?: ImagesPort;
-  /** The outside services (dry run, explain). */
-  adapters?: Adapters;
-  /** Batched node reports (reportBootState). */
-  reports?: ReportBatcher;
   /**
    * Authentication (src/api/auth.ts): bearer tokens checked by the authenticator, a per-principal rate
    * limit. Without it (and without `identify`) no request has a principal: only public fields answer.
@@ -65,10 +49,6 @@ export interface ApiServerOptions {
   limits?: Partial<QueryLimits>;
   /** Largest accepted request body (default 16 MiB: a 10,000-component putComponents fits). */
   maxBodyBytes?: number;
-  /** Clock for timestamps written through the API (default: the system clock). */
-  now?: () => Date;
-  /** Feed of the subscriptions (default: one LISTEN connection on the pool's database, closed with the server). */
-  live?: LiveFeed;
 }
 
 export interface ApiServer {
@@ -82,8 +62,9 @@ export interface ApiServer {
 export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer> {
   const schema = buildSchema();
   const rules = limitRules({ ...DEFAULT_LIMITS, ...opts.limits });
-  const live = opts.live ?? new LiveFeed({ pool: opts.pool, logger: opts.logger });
-  const deps: ApiDeps = { pool: opts.pool, db: opts.db, kicker: opts.kicker, logger: opts.logger, images: opts.images, adapters: opts.adapters, reports: opts.reports, queueHealthy: opts.queueHealthy, now: opts.now, live };
+  // Without a feed of its own: one LISTEN connection on the pool's database, closed with the server.
+  const live = opts.live ?? new LiveFeed({ pool: poolOf(opts.db), logger: opts.logger });
+  const deps: ApiDeps = { ...opts, live };
   const identify = opts.identify ?? (opts.auth ? authIdentify(opts.auth) : identifyFromHeaders);
   const contextFor = async (req: http.IncomingMessage): Promise<ApiContext> =>
     createContext(deps, await identify(req), opts.contextExtras ? await opts.contextExtras(req) : {});

@@ -4,9 +4,14 @@
  */
 import pg from 'pg';
 import { sql, type SQL } from 'drizzle-orm';
-import type { Database } from './client.ts';
-import type { Queryable } from './queryable.ts';
-import { visibleTo } from './queries/tenants.ts';
+import type { Db } from './client.ts';
+import { visibleTo } from './tenants.ts';
+
+/**
+ * The live feed reads on the pool or on its own connection with plain pg (one snapshot per
+ * statement matters here; src/api/live/feed.ts); every other module takes a `Db`.
+ */
+type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.Client, 'query'>;
 
 /** One component event as subscribers see it (the `data` column stays in the log). */
 export interface LiveEvent {
@@ -110,7 +115,7 @@ export interface EventFilter {
  * A page of the log for one subscriber: matching events with after < id <= upTo, oldest first.
  * upTo is the feed's settled mark, so nothing read here can still change.
  */
-export async function readEventsPage(db: Database, f: EventFilter, after: number, upTo: number, limit: number): Promise<LiveEvent[]> {
+export async function readEventsPage(db: Db, f: EventFilter, after: number, upTo: number, limit: number): Promise<LiveEvent[]> {
   const where: SQL[] = [sql`id > ${after}`, sql`id <= ${upTo}`];
   if (f.ids) where.push(sql`component_id = any(${sql.param(f.ids)}::text[])`);
   if (f.session != null) where.push(sql`session = ${f.session} and session_tenant = ${f.sessionTenant ?? ''}`);
@@ -121,12 +126,6 @@ export async function readEventsPage(db: Database, f: EventFilter, after: number
   const r = await db.execute(sql`select ${sql.raw(COLUMNS)} from component_events where ${sql.join(where, sql` and `)}
     order by id limit ${limit}`);
   return r.rows.map(toEvent);
-}
-
-/** The xnames a tenant owns, for filtering live events in memory. */
-export async function tenantXnameSet(q: Queryable, tenant: string): Promise<Set<string>> {
-  const r = await q.query('select xname from tenant_xnames where tenant = $1', [tenant]);
-  return new Set(r.rows.map((x: any) => x.xname as string));
 }
 
 /** A dedicated connection for LISTEN (never a pool client: a pool would hand it to others). */

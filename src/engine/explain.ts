@@ -4,15 +4,19 @@
  * (engine/selection.ts), and the status decision is the real decision table fed with live PCS and
  * CFS answers, so explain cannot drift from what the engine does.
  */
-import type pg from 'pg';
 import type { Adapters, ConfigComponent, PowerState } from '../adapters/ports.ts';
 import type { Options } from '../domain/options.ts';
 import { decide } from '../domain/status-decision.ts';
-import { selectComponents, type EngineComponent } from '../db/engine/components.ts';
-import { loadOptions } from '../db/engine/options.ts';
-import { sessionInfo, type SessionInfo } from '../db/engine/sessions.ts';
+import type { Db } from '../db/client.ts';
+import type { EventRow, SessionRow } from '../db/schema.ts';
+import { ATTEMPT_COUNTERS, selectComponents, type AttemptCounter, type EngineComponent } from '../db/components/select.ts';
+import { getOptions } from '../db/options.ts';
+import { getSession } from '../db/sessions/rows.ts';
+import { recentEvents } from '../db/events.ts';
 import { ALL_OPERATORS } from '../operators/index.ts';
-import { retryLimitHit, errorText, type AttemptCounter, type EngineContext } from './operator.ts';
+import { retryLimitHit } from './action-operator.ts';
+import { errorText } from './outcome.ts';
+import { databaseClock } from './clock.ts';
 import { effectiveWaits, evaluateSelection } from './selection.ts';
 import { classifyWait, type WaitKind } from './waits.ts';
 
@@ -27,20 +31,22 @@ export interface Explanation {
   phase: string;
   status: string;
   enabled: boolean;
-  session: SessionInfo | null;
+  session: SessionRow | null;
   power: PowerState | null;
   cfs: ConfigComponent | null;
   decision: { rule: string; phase: string; why: string } | null;
   criteria: ExplainCriterion[];
   blockers: Blocker[];
-  lastEvents: Array<Record<string, unknown>>;
+  lastEvents: EventRow[];
 }
 
-export async function explainComponent(pool: pg.Pool, adapters: Adapters, id: string, now = new Date()): Promise<Explanation | null> {
-  const [c] = await selectComponents(pool, { ids: [id] });
+/** Waits are measured on the engine's clock (the database's), as the operators measure them. */
+export async function explainComponent(db: Db, adapters: Adapters, id: string): Promise<Explanation | null> {
+  const [c] = await selectComponents(db, { ids: [id] });
   if (!c) return null;
-  const options = await loadOptions(pool);
-  const session = c.session ? await sessionInfo(pool, c.sessionTenant, c.session) : null;
+  const options = await getOptions(db);
+  const now = (await databaseClock(db))();
+  const session = c.session ? await getSession(db, c.sessionTenant, c.session) : null;
   const blockers: Blocker[] = [];
   const probe = async <T>(what: string, f: () => Promise<T>): Promise<T | null> => {
     try { return await f(); } catch (e) { blockers.push({ kind: 'service_unreachable', detail: `${what}: ${errorText(e)}` }); return null; }
@@ -55,7 +61,7 @@ export async function explainComponent(pool: pg.Pool, adapters: Adapters, id: st
   if (c.session && !session) blockers.push({ kind: 'session_deleted', detail: `owning session ${c.session} no longer exists` });
   if (session?.paused) blockers.push({ kind: 'session_paused', detail: `session ${c.session} is paused: ${session.pauseReason ?? ''}` });
   if (session?.aborted) blockers.push({ kind: 'session_aborted', detail: `session ${c.session} was aborted` });
-  for (const counter of ['power_on_attempts', 'power_off_graceful_attempts', 'power_off_forceful_attempts'] as AttemptCounter[]) {
+  for (const counter of Object.keys(ATTEMPT_COUNTERS) as AttemptCounter[]) {
     if (c.enabled && retryLimitHit(c, counter, options)) {
       blockers.push({ kind: 'retry_limit', detail: `${counter} reached the retry policy (${c.retryPolicy ?? options.default_retry_policy})` });
     }
@@ -65,7 +71,7 @@ export async function explainComponent(pool: pg.Pool, adapters: Adapters, id: st
   }
   const waits = effectiveWaits(c, options);
   const decision = power && cfs !== null ? decide(c, power, cfs, waits, now) : null;
-  const ctx = { options, now: () => now } as unknown as EngineContext;
+  const ctx = { options, now: () => now };
   const criteria: ExplainCriterion[] = [];
   let nextOperator: string | null = null;
   for (const op of ALL_OPERATORS) {
@@ -77,12 +83,10 @@ export async function explainComponent(pool: pg.Pool, adapters: Adapters, id: st
   }
   if (!nextOperator && c.enabled && c.status !== 'queued') nextOperator = c.status === 'configuring' ? 'configuration' : 'status';
   const wait = classifyWait(c, options, now, session);
-  const r = await pool.query(`select id::text as cursor, at, component_id, kind, actor, from_phase, to_phase, from_status, to_status, action,
-    error, reason, session from component_events where component_id = $1 order by id desc limit 10`, [id]);
   return {
     id, summary: wait.description, waitingFor: wait.kind, nextOperator, phase: c.phase, status: c.status, enabled: c.enabled,
     session, power, cfs, decision: decision ? { rule: decision.rule, phase: decision.phase, why: decision.why } : null,
-    criteria, blockers, lastEvents: r.rows.reverse(),
+    criteria, blockers, lastEvents: await recentEvents(db, id, 10),
   };
 }
 
@@ -96,11 +100,12 @@ export interface SessionExplanation {
 }
 
 /** Why a session is not complete: its remaining nodes grouped by what they wait for. */
-export async function explainSession(pool: pg.Pool, tenantKey: string, name: string, now = new Date()): Promise<SessionExplanation | null> {
-  const session = await sessionInfo(pool, tenantKey, name);
+export async function explainSession(db: Db, tenantKey: string, name: string): Promise<SessionExplanation | null> {
+  const session = await getSession(db, tenantKey, name);
   if (!session) return null;
-  const options: Options = await loadOptions(pool);
-  const rows: EngineComponent[] = await selectComponents(pool, { enabled: true, session: { tenantKey, name } });
+  const options: Options = await getOptions(db);
+  const now = (await databaseClock(db))();
+  const rows: EngineComponent[] = await selectComponents(db, { enabled: true, session: { tenantKey, name } });
   const groups = new Map<string, { waitingFor: WaitKind; description: string; count: number; examples: string[] }>();
   for (const c of rows) {
     const w = classifyWait(c, options, now, session);

@@ -3,9 +3,9 @@
  * remaining nodes can be grouped cheaply. `description` carries this node's numbers; `group` is the
  * words shared by every node in the same situation.
  */
-import type { EngineComponent } from '../db/engine/components.ts';
+import type { EngineComponent } from '../db/components/select.ts';
 import type { Options } from '../domain/options.ts';
-import type { SessionInfo } from '../db/engine/sessions.ts';
+import type { SessionRow } from '../db/schema.ts';
 import { effectiveWaits } from './selection.ts';
 
 export type WaitKind =
@@ -14,7 +14,7 @@ export type WaitKind =
 
 export interface Wait { kind: WaitKind; description: string; group: string }
 
-export function classifyWait(c: EngineComponent, o: Options, now: Date, session: SessionInfo | null): Wait {
+export function classifyWait(c: EngineComponent, o: Options, now: Date, session: SessionRow | null): Wait {
   const since = c.lastActionAt ? Math.round((now.getTime() - c.lastActionAt.getTime()) / 1000) : null;
   const w = effectiveWaits(c, o);
   const ago = since === null ? 'never' : `${since} s ago`;

@@ -3,14 +3,16 @@
  * counter power_off_forceful_attempts.
  * Selects:
  * - enabled components whose status is power_off_gracefully_called or power_off_forcefully_called,
- * - whose last action is older than max_power_off_wait_time,
+ * - whose last action is older than max_power_off_wait_time (measured on the database's clock),
  * - not in a paused or aborted session,
  * - known to HSM.
  * Does: one PCS `Force-Off` per chunk; again every max_power_off_wait_time until the node is off or
  * the attempts run out (then failed: power_off_timeout).
  */
-import { actionOperator } from '../engine/operator.ts';
+import { actionOperator } from '../engine/action-operator.ts';
+import { again } from '../engine/outcome.ts';
 import { effectiveWaits } from '../engine/selection.ts';
+import { afterPowerOff } from './escalation.ts';
 
 export const powerOffForceful = actionOperator({
   name: 'power-off-forceful',
@@ -31,12 +33,10 @@ export const powerOffForceful = actionOperator({
   },
   async act(ctx, chunk) {
     await ctx.adapters.power.transition('Force-Off', chunk.map((c) => c.id), 1);
-    return chunk.map((c) => ({ id: c.id, error: `Node did not power off within ${effectiveWaits(c, ctx.options).maxPowerOffWaitTime} s; forcing it off`, reason: 'power_off_timeout' as const }));
+    // The node is still on after the graceful wait: that is this component's problem until it is off.
+    return new Map(chunk.map((c) => [c.id, again({
+      error: `Node did not power off within ${effectiveWaits(c, ctx.options).maxPowerOffWaitTime} s; forcing it off`, reason: 'power_off_timeout',
+    })]));
   },
-  async after(ctx, acted) {
-    for (const w of new Set(acted.map((c) => effectiveWaits(c, ctx.options).maxPowerOffWaitTime))) {
-      await ctx.wake('power-off-forceful', w + 0.5);
-    }
-    await ctx.kicker.kickNow(['status']);
-  },
+  next: afterPowerOff,
 });

@@ -46,7 +46,7 @@ beforeAll(async () => {
   await c.template('t', { groups: ['compute-a', 'compute-b'] });
   const auth = await testAuth(c.db.db);
   bearer = auth.bearer(auth.adminToken);
-  api = await startApiServer({ pool: c.db.pool, db: c.db.db, kicker: c.engine.kicker, port: 0, host: '127.0.0.1', auth: auth.auth, adapters: c.adapters, images: c.adapters.images });
+  api = await startApiServer({ db: c.db.db, scheduler: c.engine.scheduler, port: 0, host: '127.0.0.1', auth: auth.auth, adapters: c.adapters, images: c.adapters.images });
 });
 afterAll(async () => { await api?.close(); await c?.close(); });
 

@@ -5,14 +5,16 @@
  */
 import { GraphQLError } from 'graphql';
 import { transaction } from '../../db/tx.ts';
-import { getSession } from '../../db/queries/sessions.ts';
-import { abortSession, existingComponents, resumeSession, tenantXnames } from '../../db/engine/sessions.ts';
-import { pauseSession } from '../../db/engine/rollout.ts';
+import { getSession } from '../../db/sessions/rows.ts';
+import { abortSession, pauseSession, resumeSession } from '../../db/sessions/control.ts';
+import { existingComponents } from '../../db/components/read.ts';
+import { tenantXnames } from '../../db/tenants.ts';
 import { readEventsPage, type LiveEvent } from '../../db/live.ts';
+import type { EventRow } from '../../db/schema.ts';
 import { canonicalXname } from '../../domain/xname.ts';
-import { visibleIds } from '../../db/queries/tenants.ts';
+import { visibleIds } from '../../db/tenants.ts';
 import { parseComponentId } from '../../domain/xname.ts';
-import { loadOptions } from '../../db/engine/options.ts';
+import { getOptions } from '../../db/options.ts';
 import { planSession } from '../../engine/plan.ts';
 import { describePlan } from '../../engine/plan-detail.ts';
 import { explainComponent, explainSession } from '../../engine/explain.ts';
@@ -48,23 +50,23 @@ export const beyondResolvers: Resolvers = {
       };
       if (c.errors.length || !c.session || !c.template) return { ...base, valid: false };
       const a = adapters(ctx);
-      const options = await loadOptions(ctx.pool);
+      const options = await getOptions(ctx.db);
       let plan;
       try {
         plan = await planSession(
           { operation: c.session.operation, limit: c.session.limit, includeDisabled: c.session.includeDisabled, tenant: ctx.tenant },
-          { enableCfs: c.template.enableCfs, cfsConfiguration: c.template.cfs?.configuration ?? null, bootSets: c.template.bootSets as Record<string, unknown> },
+          c.template,
           {
             adapters: a, options,
-            tenantXnames: ctx.tenant ? await tenantXnames(ctx.pool, ctx.tenant) : null,
-            existingComponents: (ids) => existingComponents(ctx.pool, ids),
+            tenantXnames: ctx.tenant ? await tenantXnames(ctx.db, ctx.tenant) : null,
+            existingComponents: (ids) => existingComponents(ctx.db, ids),
           },
         );
       } catch (e) {
         // Exactly what session setup would fail the session with.
         return { ...base, valid: true, setupError: `${e instanceof Error ? e.constructor.name : 'Error'}: ${errorText(e)}` };
       }
-      const detail = await describePlan(ctx.pool, a, plan, c.session.operation);
+      const detail = await describePlan(ctx.db, a, plan, c.session.operation);
       const counts = { ...base.counts, managed: plan.managed.size, skipped: plan.skipped.size };
       for (const n of detail.nodes) if (n.action !== 'skip') counts[COUNT_KEYS[n.action]]++;
       return {
@@ -78,7 +80,7 @@ export const beyondResolvers: Resolvers = {
       // A tenant sees only its own nodes, as with `component` (reference §2.1).
       const id = parseComponentId(componentId);
       if (ctx.tenant !== null && !('error' in id) && !(await visibleIds(ctx.db, ctx.tenant, [id.id])).has(id.id)) return null;
-      const e = await explainComponent(ctx.pool, adapters(ctx), componentId, ctx.now());
+      const e = await explainComponent(ctx.db, adapters(ctx), componentId);
       if (!e) return null;
       return {
         componentId: e.id, summary: e.summary, waitingFor: e.waitingFor, nextOperator: e.nextOperator, phase: e.phase as never,
@@ -90,7 +92,7 @@ export const beyondResolvers: Resolvers = {
       };
     },
     explainSession: async (_p, { name }, ctx) => {
-      const e = await explainSession(ctx.pool, ctx.tenantKey, name, ctx.now());
+      const e = await explainSession(ctx.db, ctx.tenantKey, name);
       if (!e) return null;
       return { name: e.name, state: e.status as never, paused: e.paused, pauseReason: e.pauseReason, remaining: e.remaining, groups: e.groups };
     },
@@ -110,21 +112,21 @@ export const beyondResolvers: Resolvers = {
   Mutation: {
     pauseSession: async (_p, { name, reason }, ctx) => {
       await session(ctx, name);
-      await transaction(ctx.pool, (tx) => pauseSession(tx.client, ctx.tenantKey, name, `paused by ${ctx.actor}${reason ? `: ${reason}` : ''}`));
+      await transaction(ctx.db, (tx) => pauseSession(tx, ctx.tenantKey, name, `paused by ${ctx.actor}${reason ? `: ${reason}` : ''}`));
       return sessionView(await session(ctx, name));
     },
     resumeSession: async (_p, { name }, ctx) => {
       await session(ctx, name);
-      await transaction(ctx.pool, async (tx) => {
-        if (await resumeSession(tx.client, ctx.tenantKey, name)) await ctx.kicker.kick(tx, ['status']);
+      await transaction(ctx.db, async (tx) => {
+        if (await resumeSession(tx, ctx.tenantKey, name)) await ctx.scheduler.kick(tx, ['status']);
       });
       return sessionView(await session(ctx, name));
     },
     abortSession: async (_p, { name }, ctx) => {
       await session(ctx, name);
-      const stopped = await transaction(ctx.pool, async (tx) => {
-        const ids = await abortSession(tx.client, ctx.tenantKey, name, ctx.actor);
-        await ctx.kicker.kick(tx, ['session-completion']);
+      const stopped = await transaction(ctx.db, async (tx) => {
+        const ids = await abortSession(tx, ctx.tenantKey, name, ctx.actor);
+        await ctx.scheduler.kick(tx, ['session-completion']);
         return ids ?? [];
       });
       return { session: sessionView(await session(ctx, name)), stopped };
@@ -132,13 +134,11 @@ export const beyondResolvers: Resolvers = {
   },
 };
 
-/** A LiveEvent (the log reader's) or a raw component_events row (explain's last events). */
-function timelineView(r: LiveEvent | Record<string, any>) {
-  const x = r as Record<string, any>;
+/** A LiveEvent (the log reader's) or a stored event row (explain's last events). */
+function timelineView(x: LiveEvent | EventRow) {
   return {
-    cursor: String(x.id ?? x.cursor), at: x.at, componentId: x.componentId ?? x.component_id, session: x.session ?? '',
-    kind: x.kind, actor: x.actor, fromPhase: x.fromPhase ?? x.from_phase ?? null, toPhase: x.toPhase ?? x.to_phase ?? null,
-    fromStatus: x.fromStatus ?? x.from_status ?? null, toStatus: x.toStatus ?? x.to_status ?? null, action: x.action ?? null,
-    error: x.error ?? null, reason: x.reason ?? null,
+    cursor: String(x.id), at: x.at, componentId: x.componentId, session: x.session, kind: x.kind, actor: x.actor,
+    fromPhase: x.fromPhase, toPhase: x.toPhase, fromStatus: x.fromStatus, toStatus: x.toStatus, action: x.action,
+    error: x.error, reason: x.reason,
   };
 }

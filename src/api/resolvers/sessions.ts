@@ -1,7 +1,7 @@
 /** Sessions: create (validated, stored pending, session-setup kicked in the same transaction), list, delete, status. */
 import { transaction } from '../../db/tx.ts';
-import { deleteSession, deleteSessions, getSession, insertSession, listSessions } from '../../db/queries/sessions.ts';
-import { readSessionStatus } from '../../db/queries/session-status.ts';
+import { deleteSession, deleteSessions, getSession, insertSession, listSessions } from '../../db/sessions/rows.ts';
+import { readSessionStatus } from '../../db/sessions/status.ts';
 import { checkAgeFilter, type SessionAgeFilter } from '../../domain/sessions.ts';
 import { checkSessionInput } from '../session-checks.ts';
 import { mergeRollout } from '../../domain/rollout-policy.ts';
@@ -36,12 +36,12 @@ export const sessionResolvers: Resolvers = {
   Mutation: {
     createSession: async (_p, { input }, ctx) => {
       await ctx.requireKnownTenant();
-      return transaction(ctx.pool, async (tx) => {
-        const c = await checkSessionInput(ctx, tx.db, input);
+      return transaction(ctx.db, async (tx) => {
+        const c = await checkSessionInput(ctx, tx, input);
         if (c.errors.length) throw badInput(c.errors, c.templateErrors ? 'Session template fails check' : undefined);
         const s = c.session!;
         const template = c.template!;
-        const row = await insertSession(tx.db, {
+        const row = await insertSession(tx, {
           tenantKey: ctx.tenantKey,
           tenant: ctx.tenant,
           name: s.name,
@@ -56,18 +56,18 @@ export const sessionResolvers: Resolvers = {
           createdBy: ctx.actor,
         });
         if (!row) throw conflict(`a session named "${s.name}" already exists`, 'name');
-        await ctx.kicker.kick(tx, ['session-setup']);
+        await ctx.scheduler.kick(tx, ['session-setup']);
         return { session: sessionView(row), warnings: messages(c.warnings) };
       });
     },
     deleteSession: async (_p, { name }, ctx) => {
-      const gone = await transaction(ctx.pool, (tx) => deleteSession(tx.db, ctx.tenantKey, name));
+      const gone = await transaction(ctx.db, (tx) => deleteSession(tx, ctx.tenantKey, name));
       if (!gone) throw notFound('session', name);
       return true;
     },
     deleteSessions: async (_p, args, ctx) => {
       const f = ageFilter(args);
-      const names = await transaction(ctx.pool, (tx) => deleteSessions(tx.db, { ...f, tenant: ctx.tenantKey, now: ctx.now() }));
+      const names = await transaction(ctx.db, (tx) => deleteSessions(tx, { ...f, tenant: ctx.tenantKey, now: ctx.now() }));
       return { count: names.length, names };
     },
   },

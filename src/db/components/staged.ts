@@ -3,13 +3,13 @@
  * validated against the staging session's operation. A node that fails is disabled with the reason
  * as its error; either way it now belongs to the staging session and its last action is apply_staged.
  */
-import type { Database } from '../client.ts';
+import type { Db } from '../client.ts';
 import type { ComponentRow } from '../schema.ts';
 import type { ComponentPatch } from '../../domain/components.ts';
-import { lockComponents } from './components.ts';
-import { getSessionsByName } from './sessions.ts';
-import { visibleIds } from './tenants.ts';
-import { writeComponents } from './component-writes.ts';
+import { lockComponents } from './read.ts';
+import { getSessionsByName } from '../sessions/rows.ts';
+import { visibleIds } from '../tenants.ts';
+import { writeComponents } from './write.ts';
 
 export interface ApplyStagedInput {
   ids: readonly string[];
@@ -30,7 +30,7 @@ export interface ApplyStagedOutcome {
 
 const EMPTY = { kernel: '', kernelParameters: '', initrd: '' };
 
-export async function applyStaged(db: Database, input: ApplyStagedInput): Promise<ApplyStagedOutcome> {
+export async function applyStaged(db: Db, input: ApplyStagedInput): Promise<ApplyStagedOutcome> {
   const tenantKey = input.tenant ?? '';
   const visible = await visibleIds(db, input.tenant, input.ids);
   const rows = new Map((await lockComponents(db, [...visible])).map((r) => [r.id, r]));

@@ -1,16 +1,17 @@
 /**
- * The one path every API component write takes (put, patch, bulk patch, applyStaged, the reporter):
+ * The one path every API component write takes (put, patch, bulk patch, applyStaged):
  * lock the rows, apply BOS's auto fields and deep merge (domain/components.ts), upsert, and append one
- * event per component. Run it inside a transaction; the caller kicks `status` when `kickStatus` says so.
+ * event per component. Run it inside a transaction; the caller kicks `status` in it when `kickStatus` says so.
  */
 import { getTableColumns, sql } from 'drizzle-orm';
-import type { Database } from '../client.ts';
+import type { Db } from '../client.ts';
 import { components, type ComponentRow } from '../schema.ts';
 import { appendEvents, type NewEvent } from '../events.ts';
+import { artifactsForTokens } from '../boot-artifacts.ts';
 import {
   applyComponentWrite, blankComponent, changedFields, needsStatusKick, type ComponentFields, type ComponentPatch,
 } from '../../domain/components.ts';
-import { artifactsForTokens, lockComponents, readComponents } from './components.ts';
+import { lockComponents, readComponents } from './read.ts';
 
 export interface ComponentWrite {
   id: string;
@@ -41,7 +42,7 @@ export interface WriteResult {
   knownTokens: Set<string>;
 }
 
-export async function writeComponents(db: Database, writes: readonly ComponentWrite[], opts: WriteOptions): Promise<WriteResult> {
+export async function writeComponents(db: Db, writes: readonly ComponentWrite[], opts: WriteOptions): Promise<WriteResult> {
   const now = opts.now ?? new Date();
   const ids = [...new Set(writes.map((w) => w.id))];
   const current = new Map((await lockComponents(db, ids)).map((r) => [r.id, r]));

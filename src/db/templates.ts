@@ -1,9 +1,9 @@
 /** Session template rows: one per (tenant, name); '' is the untenanted namespace. */
 import { and, asc, eq, sql } from 'drizzle-orm';
-import type { Database } from '../client.ts';
-import { sessionTemplates, type TemplateRow } from '../schema.ts';
-import type { BootSetRecord, TemplateRecord } from '../../domain/templates.ts';
-import { parseStoredRollout } from '../../domain/rollout-policy.ts';
+import type { Db } from './client.ts';
+import { sessionTemplates, type TemplateRow } from './schema.ts';
+import type { BootSetRecord, TemplateRecord } from '../domain/templates.ts';
+import { parseStoredRollout } from '../domain/rollout-policy.ts';
 
 export interface StoredTemplate extends TemplateRecord {
   createdAt: Date;
@@ -25,14 +25,14 @@ export function toTemplate(row: TemplateRow): StoredTemplate {
 }
 
 /** Without a tenant: every tenant's templates (BOS). With one: only that tenant's. */
-export async function listTemplates(db: Database, tenant: string | null): Promise<StoredTemplate[]> {
+export async function listTemplates(db: Db, tenant: string | null): Promise<StoredTemplate[]> {
   const rows = await db.select().from(sessionTemplates)
     .where(tenant === null ? undefined : eq(sessionTemplates.tenantKey, tenant))
     .orderBy(asc(sessionTemplates.tenantKey), asc(sessionTemplates.name));
   return rows.map(toTemplate);
 }
 
-export async function getTemplate(db: Database, tenantKey: string, name: string, opts: { forUpdate?: boolean } = {}): Promise<StoredTemplate | null> {
+export async function getTemplate(db: Db, tenantKey: string, name: string, opts: { forUpdate?: boolean } = {}): Promise<StoredTemplate | null> {
   const q = db.select().from(sessionTemplates)
     .where(and(eq(sessionTemplates.tenantKey, tenantKey), eq(sessionTemplates.name, name)));
   const rows = opts.forUpdate ? await q.for('update') : await q;
@@ -40,7 +40,7 @@ export async function getTemplate(db: Database, tenantKey: string, name: string,
 }
 
 /** Create or replace; created_at survives a replace. */
-export async function upsertTemplate(db: Database, tenantKey: string, t: TemplateRecord): Promise<StoredTemplate> {
+export async function upsertTemplate(db: Db, tenantKey: string, t: TemplateRecord): Promise<StoredTemplate> {
   const values = {
     tenantKey,
     name: t.name,
@@ -59,7 +59,7 @@ export async function upsertTemplate(db: Database, tenantKey: string, t: Templat
   return toTemplate(row!);
 }
 
-export async function deleteTemplate(db: Database, tenantKey: string, name: string): Promise<boolean> {
+export async function deleteTemplate(db: Db, tenantKey: string, name: string): Promise<boolean> {
   const rows = await db.delete(sessionTemplates)
     .where(and(eq(sessionTemplates.tenantKey, tenantKey), eq(sessionTemplates.name, name)))
     .returning({ name: sessionTemplates.name });

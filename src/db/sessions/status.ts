@@ -4,23 +4,19 @@
  * saveSessionStatusSnapshot when a session completes; the API shows the snapshot from then on.
  */
 import { and, eq, sql } from 'drizzle-orm';
-import type { Database } from '../client.ts';
+import type { Db } from '../client.ts';
 import { sessionStatusSnapshots } from '../schema.ts';
 import {
   buildExtendedStatus, componentGroup, MAX_IDS_PER_GROUP, type ComponentGroup, type SessionExtendedStatus,
 } from '../../domain/session-status.ts';
 import type { SessionStateName } from '../../domain/sessions.ts';
-import { getSession } from './sessions.ts';
-import { visibleTo } from './tenants.ts';
+import { getSession, type SessionKey } from './rows.ts';
+import { visibleTo } from '../tenants.ts';
 
-export interface SessionKey {
-  /** '' for an untenanted session. */
-  tenantKey: string;
-  name: string;
-}
+export type { SessionKey };
 
 /** Computed now from the components; null when there is no such session. */
-export async function computeSessionStatus(db: Database, key: SessionKey, now: Date = new Date()): Promise<SessionExtendedStatus | null> {
+export async function computeSessionStatus(db: Db, key: SessionKey, now: Date = new Date()): Promise<SessionExtendedStatus | null> {
   const s = await getSession(db, key.tenantKey, key.name);
   if (!s) return null;
   // C: owned components (the session's tenant is stamped on them). S: components it staged; the staged
@@ -47,7 +43,7 @@ export async function computeSessionStatus(db: Database, key: SessionKey, now: D
 }
 
 /** Owned components grouped by a non-empty text column: count and the first ids (largest group first). */
-async function groups(db: Database, owned: ReturnType<typeof sql>, column: 'error' | 'failure_reason'): Promise<ComponentGroup[]> {
+async function groups(db: Db, owned: ReturnType<typeof sql>, column: 'error' | 'failure_reason'): Promise<ComponentGroup[]> {
   const col = sql.raw(`c.${column}`);
   const r = await db.execute(sql`
     select key, count(*)::int as count, array_agg(id order by id) filter (where rn <= ${MAX_IDS_PER_GROUP}) as ids
@@ -58,7 +54,7 @@ async function groups(db: Database, owned: ReturnType<typeof sql>, column: 'erro
 }
 
 /** Compute and save (replace) the snapshot; returns it, or null when there is no such session. */
-export async function saveSessionStatusSnapshot(db: Database, key: SessionKey, now: Date = new Date()): Promise<SessionExtendedStatus | null> {
+export async function saveSessionStatusSnapshot(db: Db, key: SessionKey, now: Date = new Date()): Promise<SessionExtendedStatus | null> {
   const status = await computeSessionStatus(db, key, now);
   if (!status) return null;
   const saved = { ...status, savedAt: now.toISOString() };
@@ -71,14 +67,14 @@ export async function saveSessionStatusSnapshot(db: Database, key: SessionKey, n
   return saved;
 }
 
-export async function getSessionStatusSnapshot(db: Database, key: SessionKey): Promise<SessionExtendedStatus | null> {
+export async function getSessionStatusSnapshot(db: Db, key: SessionKey): Promise<SessionExtendedStatus | null> {
   const rows = await db.select({ data: sessionStatusSnapshots.data }).from(sessionStatusSnapshots)
     .where(and(eq(sessionStatusSnapshots.tenantKey, key.tenantKey), eq(sessionStatusSnapshots.name, key.name)));
   return (rows[0]?.data as unknown as SessionExtendedStatus | undefined) ?? null;
 }
 
 /** What the API shows (BOS GET .../status): the snapshot of a complete session if saved, else live. */
-export async function readSessionStatus(db: Database, key: SessionKey, now: Date = new Date()): Promise<SessionExtendedStatus | null> {
+export async function readSessionStatus(db: Db, key: SessionKey, now: Date = new Date()): Promise<SessionExtendedStatus | null> {
   const s = await getSession(db, key.tenantKey, key.name);
   if (!s) return null;
   if (s.status === 'complete') {
