@@ -17,7 +17,7 @@ import {
   type AuthFailure, type Authenticator, type AuthMode, type OperationPolicy, type Principal, type RateLimiter,
 } from '../auth/index.ts';
 import type { Db } from '../db/client.ts';
-import type { ApiContext, Identify, Identity } from './context.ts';
+import type { ApiContext, Identify, Identity, RequestAuth } from './context.ts';
 import { isDatabaseUnavailable } from './unavailable.ts';
 import { assertStorable } from './input-errors.ts';
 
@@ -28,14 +28,7 @@ export interface ApiAuth {
   limiter?: RateLimiter;
 }
 
-/** The auth part of a request's Identity (context.auth). */
-export interface RequestAuth {
-  /** Who is calling, or why the credential was not accepted; null when there was none. */
-  principal: Principal | AuthFailure | null;
-  /** Set when the credential may not act for the tenant the request names (thrown on non-public fields). */
-  tenantRefusal?: GraphQLError;
-  limiter?: RateLimiter;
-}
+export type { RequestAuth };
 
 /** What a principal's writes record as the actor: `node:<xname>` for node credentials, else the subject. */
 export function actorOf(p: Principal): string {

@@ -11,7 +11,17 @@ import type { ReportBatcher } from '../engine/reports.ts';
 import { tenantExists } from '../db/tenants.ts';
 import type { LiveFeed } from './live/feed.ts';
 import { badInput } from './errors.ts';
-import type { RequestAuth } from './auth.ts';
+import type { GraphQLError } from 'graphql';
+import type { AuthFailure, Principal, RateLimiter } from '../auth/index.ts';
+
+/** The auth part of a request's Identity (decided by src/api/auth.ts). */
+export interface RequestAuth {
+  /** Who is calling, or why the credential was not accepted; null when there was none. */
+  principal: Principal | AuthFailure | null;
+  /** Set when the credential may not act for the tenant the request names (thrown on non-public fields). */
+  tenantRefusal?: GraphQLError;
+  limiter?: RateLimiter;
+}
 
 export interface Identity {
   /** Recorded on every event and session the caller causes. */

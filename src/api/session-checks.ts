@@ -2,7 +2,6 @@
  * The checks createSession makes, in one place, so planSession (the dry run) reports exactly the
  * errors and warnings createSession would give.
  */
-import type { Db } from '../db/client.ts';
 import { getTemplate } from '../db/templates.ts';
 import { getOptions } from '../db/options.ts';
 import { checkCreateSession, type CreateSessionDraft } from '../domain/sessions.ts';
@@ -11,7 +10,8 @@ import type { Issue } from '../domain/validation.ts';
 import { checkArtifacts } from './template-checks.ts';
 import type { ApiContext } from './context.ts';
 
-export async function checkSessionInput(ctx: ApiContext, db: Db, input: CreateSessionDraft) {
+export async function checkSessionInput(ctx: ApiContext, input: CreateSessionDraft) {
+  const db = ctx.db;
   const opts = await getOptions(db);
   const rules = { sessionLimitRequired: opts.session_limit_required, rejectNids: opts.reject_nids };
   const checked = checkCreateSession(input, rules);

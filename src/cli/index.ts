@@ -9,12 +9,12 @@ import { addGlobalOptions } from './run.ts';
 import { registerTemplateCommands } from './templates.ts';
 import { registerSessionCommands } from './sessions.ts';
 import { registerComponentCommands } from './components.ts';
-import { registerBeyondCommands } from './beyond.ts';
+import { registerExplainCommands } from './explain.ts';
 
 export function registerClientCommands(program: Command): void {
   addGlobalOptions(program);
   registerTemplateCommands(program);
   registerSessionCommands(program);
   registerComponentCommands(program);
-  registerBeyondCommands(program);
+  registerExplainCommands(program);
 }

@@ -35,8 +35,16 @@ export interface LiveEvent {
 const COLUMNS = `id, at, component_id, session, session_tenant, kind, actor, from_phase, to_phase, from_status,
   to_status, action, error, reason`;
 
-const toEvent = (x: any): LiveEvent => ({
-  id: Number(x.id), at: x.at, componentId: x.component_id, session: x.session, sessionTenant: x.session_tenant,
+/** A component_events row as pg returns it (the id is a bigint, so text). */
+type EventDbRow = {
+  id: string; at: Date | string; component_id: string; session: string; session_tenant: string; kind: string; actor: string;
+  from_phase: string | null; to_phase: string | null; from_status: string | null; to_status: string | null;
+  action: string | null; error: string | null; reason: string | null;
+};
+
+const toEvent = (x: EventDbRow): LiveEvent => ({
+  // pg parses timestamptz into a Date; drizzle's execute leaves it text.
+  id: Number(x.id), at: new Date(x.at), componentId: x.component_id, session: x.session, sessionTenant: x.session_tenant,
   kind: x.kind, actor: x.actor, fromPhase: x.from_phase, toPhase: x.to_phase, fromStatus: x.from_status,
   toStatus: x.to_status, action: x.action, error: x.error, reason: x.reason,
 });
@@ -63,7 +71,8 @@ export interface FeedRead {
 export async function readFeed(q: Queryable, after: number, limit: number, waitingOn: string[] = []): Promise<FeedRead> {
   const r = await q.query(`select s.ended, e.* from (select ${ALL_ENDED('$3')} as ended) s
     left join lateral (select ${COLUMNS} from component_events where id > $1 order by id limit $2) e on true`, [after, limit, waitingOn]);
-  return { events: r.rows.filter((x: any) => x.id !== null).map(toEvent), ended: r.rows[0]?.ended ?? true };
+  const rows = r.rows as Array<EventDbRow & { ended: boolean }>;
+  return { events: rows.filter((x) => x.id !== null).map(toEvent), ended: rows[0]?.ended ?? true };
 }
 
 /** The newest event id. */
@@ -123,7 +132,7 @@ export async function readEventsPage(db: Db, f: EventFilter, after: number, upTo
   if (f.status != null) where.push(sql`(from_status = ${f.status} or to_status = ${f.status})`);
   if (f.kinds) where.push(sql`kind = any(${sql.param(f.kinds)}::text[])`);
   if (f.tenant != null) where.push(visibleTo(f.tenant, sql.raw('component_id')));
-  const r = await db.execute(sql`select ${sql.raw(COLUMNS)} from component_events where ${sql.join(where, sql` and `)}
+  const r = await db.execute<EventDbRow>(sql`select ${sql.raw(COLUMNS)} from component_events where ${sql.join(where, sql` and `)}
     order by id limit ${limit}`);
   return r.rows.map(toEvent);
 }

@@ -4,12 +4,44 @@
  * columns. Pure: the caller reads the rows and the token's artifacts first, and writes the result.
  */
 import { z } from 'zod';
-import type { ComponentRow } from '../db/schema.ts';
 import { parseComponentId } from './xname.ts';
 import { fail, NAME_RE, ok, text, zodIssues, type Checked, type Issue } from './validation.ts';
 
 /** Columns a component write sets: all but the generated status, the rollout queue and updated_at. */
-export type ComponentFields = Omit<ComponentRow, 'status' | 'queuedSeq' | 'updatedAt'>;
+export interface ComponentFields {
+  id: string;
+  enabled: boolean;
+  phase: string;
+  statusOverride: string;
+  lastAction: string;
+  lastActionFailed: boolean;
+  lastActionAt: Date | null;
+  desiredKernel: string;
+  desiredKernelParameters: string;
+  desiredInitrd: string;
+  desiredConfiguration: string;
+  desiredBssToken: string;
+  desiredUpdatedAt: Date | null;
+  actualKernel: string;
+  actualKernelParameters: string;
+  actualInitrd: string;
+  actualBssToken: string;
+  actualUpdatedAt: Date | null;
+  stagedKernel: string;
+  stagedKernelParameters: string;
+  stagedInitrd: string;
+  stagedConfiguration: string;
+  stagedSession: string;
+  stagedUpdatedAt: Date | null;
+  powerOnAttempts: number;
+  powerOffGracefulAttempts: number;
+  powerOffForcefulAttempts: number;
+  error: string;
+  failureReason: string;
+  session: string;
+  sessionTenant: string;
+  retryPolicy: number | null;
+}
 
 export interface Artifacts { kernel: string; kernelParameters: string; initrd: string }
 type ArtifactsPatch = Partial<Artifacts>;

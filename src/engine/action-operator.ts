@@ -9,23 +9,14 @@ import { transaction } from '../db/tx.ts';
 import type { FailureReason } from '../domain/failures.ts';
 import type { Options } from '../domain/options.ts';
 import {
-  attempts, selectPages, type AttemptCounter, type ComponentSelection, type EngineComponent,
+  attempts, selectPages, type AttemptCounter, type EngineComponent,
 } from '../db/components/select.ts';
 import { failComponents, recordAction, recordProblems } from '../db/components/actions.ts';
-import { defineOperator, type EngineContext, type OperatorDef, type Step } from './operator.ts';
+import { defineOperator, type ActionView, type EngineContext, type OperatorDef, type Step } from './operator.ts';
 import { again, errorText, failed, fromError, type Outcome } from './outcome.ts';
 import type { OperatorName } from './scheduler.ts';
-import type { Criterion } from './selection.ts';
 
 export type { AttemptCounter };
-
-/** What explain evaluates for one node: the selection and the readiness condition. */
-export interface ActionView {
-  action: string;
-  counter: AttemptCounter;
-  selection(ctx: Pick<EngineContext, 'options'>): ComponentSelection;
-  ready?(ctx: Pick<EngineContext, 'options' | 'now'>, c: EngineComponent): Criterion;
-}
 
 export interface ActionOperatorSpec extends ActionView {
   name: OperatorName;

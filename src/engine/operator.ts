@@ -10,9 +10,12 @@ import type { Adapters } from '../adapters/ports.ts';
 import type { Db } from '../db/client.ts';
 import { transaction } from '../db/tx.ts';
 import type { Options } from '../domain/options.ts';
+import type { AttemptCounter, ComponentSelection, EngineComponent } from '../db/components/select.ts';
+import type { Criterion } from './selection.ts';
 import type { Clock } from './clock.ts';
 import type { OperatorName, Scheduler } from './scheduler.ts';
 import { fromError, errorText, type Outcome } from './outcome.ts';
+import { chunks } from '../domain/lists.ts';
 
 export interface EngineContext {
   db: Db;
@@ -51,11 +54,19 @@ export interface OperatorSpec<T> {
   record(tx: Db, ctx: EngineContext, outcomes: Array<[T, Outcome]>): Promise<void>;
 }
 
+/** What explain evaluates for one node of an action operator: its selection and readiness. */
+export interface ActionView {
+  action: string;
+  counter: AttemptCounter;
+  selection(ctx: Pick<EngineContext, 'options'>): ComponentSelection;
+  ready?(ctx: Pick<EngineContext, 'options' | 'now'>, c: EngineComponent): Criterion;
+}
+
 /** What the runtime runs, and what explain reads (the action operators' selection and readiness). */
 export interface OperatorDef {
   name: OperatorName;
   /** For explain: the action operators' selection and readiness (absent for the others). */
-  action?: import('./action-operator.ts').ActionView;
+  action?: ActionView;
   period(o: Options): number;
   run(ctx: EngineContext): Promise<void>;
 }
@@ -95,29 +106,9 @@ async function settle<T>(ctx: EngineContext, spec: OperatorSpec<T>, step: Step<T
   });
 }
 
-/** Split into chunks of max_component_batch_size (0 = one chunk). */
-export function chunks<T>(items: T[], size: number): T[][] {
-  if (items.length === 0) return [];
-  if (!size || size <= 0) return [items];
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
-
 /** A select that yields `items` in chunks of max_component_batch_size. */
 export async function* inChunks<T>(items: Promise<T[]> | T[], size: number): AsyncGenerator<T[]> {
   yield* chunks(await items, size);
-}
-
-/** Items grouped by a key, in first-seen order (one outside call per group of like items). */
-export function groupBy<T>(items: T[], key: (t: T) => string): T[][] {
-  const m = new Map<string, T[]>();
-  for (const i of items) {
-    const k = key(i);
-    const g = m.get(k);
-    if (g) g.push(i); else m.set(k, [i]);
-  }
-  return [...m.values()];
 }
 
 export { errorText };

@@ -7,7 +7,8 @@
  * Does: CFS PATCH {enabled: true, desired_config, tags: {bos_session}} per (configuration, session),
  * without clearing state, then kicks status.
  */
-import { defineOperator, groupBy } from '../engine/operator.ts';
+import { defineOperator } from '../engine/operator.ts';
+import { groupBy } from '../domain/lists.ts';
 import { done } from '../engine/outcome.ts';
 import { recordComponentOutcomes } from '../engine/action-operator.ts';
 import { selectPages, type EngineComponent } from '../db/components/select.ts';

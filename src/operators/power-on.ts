@@ -12,7 +12,7 @@
  * wrong thing): a transient BSS error is retried, a refusal fails them (boot_parameters_failed).
  */
 import { actionOperator } from '../engine/action-operator.ts';
-import { groupBy } from '../engine/operator.ts';
+import { groupBy } from '../domain/lists.ts';
 import { again, errorText, fromError, type Outcome } from '../engine/outcome.ts';
 import { transaction } from '../db/tx.ts';
 import { recordBootArtifacts } from '../db/boot-artifacts.ts';

@@ -8,7 +8,7 @@ import type { EngineContext } from '../engine/operator.ts';
 import type { OperatorName } from '../engine/scheduler.ts';
 import type { EngineComponent } from '../db/components/select.ts';
 import { recentPowerOns } from '../db/sessions/rollout.ts';
-import { groupBy } from '../engine/operator.ts';
+import { groupBy } from '../domain/lists.ts';
 
 export async function powerOnWaves(ctx: EngineContext, rows: EngineComponent[]): Promise<{ rows: EngineComponent[]; wake: Array<[OperatorName, number]> }> {
   const out: EngineComponent[] = [];

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../helpers/cluster.ts';
 import { resumeSession, abortSession } from '../../src/db/sessions/control.ts';
-import { explainComponent, explainSession } from '../../src/engine/explain.ts';
+import { explainComponent, explainSession } from '../../src/api/explain.ts';
 
 let c: Cluster | undefined;
 afterEach(async () => { await c?.close(); c = undefined; });

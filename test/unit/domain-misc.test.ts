@@ -3,7 +3,7 @@ import { ageSeconds, formatDuration } from '../../src/domain/age.ts';
 import { canonicalXname, isNodeXname, parseComponentId, looksLikeNid } from '../../src/domain/xname.ts';
 import { DEFAULT_OPTIONS, optionsPatchSchema, readOptions } from '../../src/domain/options.ts';
 import { resolveCountOrPercent, gatesAdmission, checkRolloutPolicy } from '../../src/domain/rollout-policy.ts';
-import { chunks } from '../../src/engine/operator.ts';
+import { chunks } from '../../src/domain/lists.ts';
 import { retryLimitHit } from '../../src/engine/action-operator.ts';
 
 describe('age strings and durations', () => {

@@ -9,12 +9,12 @@ import { sessionResolvers } from './sessions.ts';
 import { systemResolvers } from './system.ts';
 import { templateResolvers } from './templates.ts';
 import { authResolvers } from './auth.ts';
-import { beyondResolvers } from './beyond.ts';
+import { explainResolvers } from './explain.ts';
 
 export function allResolvers(): Resolvers {
   const parts: Record<string, unknown>[] = [
     { DateTime, ...enumValues },
-    systemResolvers, templateResolvers, sessionResolvers, componentResolvers, optionResolvers, subscriptionResolvers, beyondResolvers, authResolvers,
+    systemResolvers, templateResolvers, sessionResolvers, componentResolvers, optionResolvers, subscriptionResolvers, explainResolvers, authResolvers,
   ];
   const out: Record<string, unknown> = {};
   for (const part of parts) {

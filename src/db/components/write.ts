@@ -99,6 +99,10 @@ export async function writeComponents(db: Db, writes: readonly ComponentWrite[],
   return { rows, missing, kickStatus, knownTokens: new Set(known.keys()) };
 }
 
+/** The domain's component record is the table's row but for what the database keeps (checked by the compiler). */
+type StoredFields = Omit<ComponentRow, 'status' | 'queuedSeq' | 'updatedAt'>;
+export const FIELDS_MATCH: [StoredFields, ComponentFields] extends [ComponentFields, StoredFields] ? true : never = true;
+
 function fields(r: ComponentRow): ComponentFields {
   const { status: _s, queuedSeq: _q, updatedAt: _u, ...f } = r;
   return f;

@@ -6,7 +6,7 @@
 import type { EngineComponent } from '../db/components/select.ts';
 import type { Options } from '../domain/options.ts';
 import type { SessionRow } from '../db/schema.ts';
-import { effectiveWaits } from './selection.ts';
+import { effectiveWaits } from '../engine/selection.ts';
 
 export type WaitKind =
   | 'nothing' | 'failed' | 'disabled' | 'session_paused' | 'rollout_admission' | 'status_evaluation'

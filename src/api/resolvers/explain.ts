@@ -1,26 +1,21 @@
 /**
- * Beyond BOS: the dry run (planSession), explain, explainSession, the per-node timeline, and
- * pause / resume / abort. The plan runs the engine's own planning code (engine/plan.ts) and explain
- * the operators' own selections, so neither can disagree with what the engine will do.
+ * Beyond BOS: the dry run (planSession), explain, explainSession and the per-node timeline. The plan
+ * runs the engine's own planning code (engine/plan.ts) and explain the operators' own selections, so
+ * neither can disagree with what the engine will do.
  */
 import { GraphQLError } from 'graphql';
-import { transaction } from '../../db/tx.ts';
-import { getSession } from '../../db/sessions/rows.ts';
-import { abortSession, pauseSession, resumeSession } from '../../db/sessions/control.ts';
 import { existingComponents } from '../../db/components/read.ts';
-import { tenantXnames } from '../../db/tenants.ts';
 import { readEventsPage, type LiveEvent } from '../../db/live.ts';
 import type { EventRow } from '../../db/schema.ts';
-import { canonicalXname } from '../../domain/xname.ts';
-import { visibleIds } from '../../db/tenants.ts';
-import { parseComponentId } from '../../domain/xname.ts';
+import { canonicalXname, parseComponentId } from '../../domain/xname.ts';
+import { tenantXnames, visibleIds } from '../../db/tenants.ts';
 import { getOptions } from '../../db/options.ts';
 import { planSession } from '../../engine/plan.ts';
 import { describePlan } from '../../engine/plan-detail.ts';
-import { explainComponent, explainSession } from '../../engine/explain.ts';
-import { errorText } from '../../engine/operator.ts';
-import { badInput, notFound } from '../errors.ts';
-import { messages, sessionView } from '../views.ts';
+import { explainComponent, explainSession } from '../explain.ts';
+import { errorText } from '../../engine/outcome.ts';
+import { badInput } from '../errors.ts';
+import { messages } from '../views.ts';
 import { checkSessionInput } from '../session-checks.ts';
 import type { ApiContext } from '../context.ts';
 import type { Resolvers } from '../generated/types.ts';
@@ -30,19 +25,13 @@ function adapters(ctx: ApiContext) {
   return ctx.adapters;
 }
 
-async function session(ctx: ApiContext, name: string) {
-  const s = await getSession(ctx.db, ctx.tenantKey, name);
-  if (!s) throw notFound('session', name);
-  return s;
-}
-
 const COUNT_KEYS = { power_cycle: 'powerCycle', power_on: 'powerOn', power_off: 'powerOff', configure_only: 'configureOnly', nothing: 'nothing', unknown: 'unknown' } as const;
 
-export const beyondResolvers: Resolvers = {
+export const explainResolvers: Resolvers = {
   Query: {
     planSession: async (_p, { input }, ctx) => {
       await ctx.requireKnownTenant();
-      const c = await checkSessionInput(ctx, ctx.db, input);
+      const c = await checkSessionInput(ctx, input);
       const base = {
         operation: input.operation, templateName: input.templateName, errors: messages(c.errors), warnings: messages(c.warnings),
         counts: { managed: 0, skipped: 0, powerCycle: 0, powerOn: 0, powerOff: 0, configureOnly: 0, nothing: 0, unknown: 0 },
@@ -107,29 +96,6 @@ export const beyondResolvers: Resolvers = {
       const rows = await readEventsPage(ctx.db, { ids: id ? [id] : null, session: s ?? null, sessionTenant: ctx.tenantKey, tenant: ctx.tenant },
         after == null ? 0 : Number(after), upTo, limit);
       return { events: rows.map(timelineView), nextCursor: rows.length === limit ? String(rows.at(-1)!.id) : null };
-    },
-  },
-  Mutation: {
-    pauseSession: async (_p, { name, reason }, ctx) => {
-      await session(ctx, name);
-      await transaction(ctx.db, (tx) => pauseSession(tx, ctx.tenantKey, name, `paused by ${ctx.actor}${reason ? `: ${reason}` : ''}`));
-      return sessionView(await session(ctx, name));
-    },
-    resumeSession: async (_p, { name }, ctx) => {
-      await session(ctx, name);
-      await transaction(ctx.db, async (tx) => {
-        if (await resumeSession(tx, ctx.tenantKey, name)) await ctx.scheduler.kick(tx, ['status']);
-      });
-      return sessionView(await session(ctx, name));
-    },
-    abortSession: async (_p, { name }, ctx) => {
-      await session(ctx, name);
-      const stopped = await transaction(ctx.db, async (tx) => {
-        const ids = await abortSession(tx, ctx.tenantKey, name, ctx.actor);
-        await ctx.scheduler.kick(tx, ['session-completion']);
-        return ids ?? [];
-      });
-      return { session: sessionView(await session(ctx, name)), stopped };
     },
   },
 };

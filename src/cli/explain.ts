@@ -1,6 +1,6 @@
 /**
- * `bootorch session plan|explain|pause|resume|abort`, `bootorch explain NODE` and
- * `bootorch timeline`: the dry run, the why, and people's controls over a running session.
+ * `bootorch session plan|explain`, `bootorch explain NODE` and `bootorch timeline`: the dry run and
+ * the why.
  */
 import type { Command } from 'commander';
 import { CliError } from './client.ts';
@@ -10,7 +10,7 @@ import { action } from './run.ts';
 const OPERATIONS = ['boot', 'reboot', 'shutdown'];
 const lower = (s: string | null | undefined) => (s ?? '').toLowerCase().replace(/_/g, ' ');
 
-export function registerBeyondCommands(program: Command): void {
+export function registerExplainCommands(program: Command): void {
   const session = program.commands.find((c) => c.name() === 'session');
   if (!session) throw new Error('register the session commands first');
 
@@ -56,27 +56,6 @@ export function registerBeyondCommands(program: Command): void {
       out.write(`session ${e.name}: ${lower(e.state)}${e.paused ? ` (paused: ${e.pauseReason ?? ''})` : ''}, ${e.remaining} nodes remaining\n`);
       for (const g of e.groups) out.write(`  ${String(g.count).padStart(6)}  ${g.description}  e.g. ${g.examples.join(',')}\n`);
     }));
-
-  for (const verb of ['pause', 'resume', 'abort'] as const) {
-    const c = session.command(verb).argument('<name>').description({
-      pause: 'stop starting new work for the session (in-flight actions finish; waiting nodes wait)',
-      resume: 'continue a paused session (failures so far no longer count against its budget)',
-      abort: 'leave the session\'s nodes where they are and disable them with a clear error; the session completes',
-    }[verb]);
-    if (verb === 'pause') c.option('--reason <text>', 'why (shown in the session status)');
-    c.action(action(async ({ api, opts, out }, name: string) => {
-      if (verb === 'abort') {
-        const r = (await api.request('mutation($n: String!) { abortSession(name: $n) { stopped } }', { n: name })).abortSession;
-        out.write(`session ${name} aborted; ${r.stopped.length} nodes stopped where they were\n`);
-        return;
-      }
-      const q = verb === 'pause'
-        ? ['mutation($n: String!, $r: String) { pauseSession(name: $n, reason: $r) { paused pauseReason } }', { n: name, r: opts.reason ?? null }] as const
-        : ['mutation($n: String!) { resumeSession(name: $n) { paused } }', { n: name }] as const;
-      const r = await api.request(q[0], q[1]);
-      out.write(`session ${name} ${verb === 'pause' ? `paused${r.pauseSession.pauseReason ? ` (${r.pauseSession.pauseReason})` : ''}` : 'resumed'}\n`);
-    }));
-  }
 
   program.command('explain').description('where a node stands, what it waits for, and what blocks it').argument('<xname>')
     .action(action(async ({ api, opts, out }, id: string) => {

@@ -14,10 +14,10 @@ import { getOptions } from '../db/options.ts';
 import { getSession } from '../db/sessions/rows.ts';
 import { recentEvents } from '../db/events.ts';
 import { ALL_OPERATORS } from '../operators/index.ts';
-import { retryLimitHit } from './action-operator.ts';
-import { errorText } from './outcome.ts';
-import { databaseClock } from './clock.ts';
-import { effectiveWaits, evaluateSelection } from './selection.ts';
+import { retryLimitHit } from '../engine/action-operator.ts';
+import { errorText } from '../engine/outcome.ts';
+import { databaseClock } from '../engine/clock.ts';
+import { effectiveWaits, evaluateSelection } from '../engine/selection.ts';
 import { classifyWait, type WaitKind } from './waits.ts';
 
 export interface ExplainCriterion { operator: string; criterion: string; met: boolean; detail: string }
