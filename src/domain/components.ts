@@ -3,28 +3,19 @@
  * a nested patch (V2Component) is completed with the auto fields, then deep-merged into the current
  * columns. Pure: the caller reads the rows and the token's artifacts first, and writes the result.
  */
+import type { DecisionInput } from './status-decision.ts';
 import { z } from 'zod';
 import { parseComponentId } from './xname.ts';
 import { fail, NAME_RE, ok, text, zodIssues, type Checked, type Issue } from './validation.ts';
 
 /** Columns a component write sets: all but the generated status, the rollout queue and updated_at. */
-export interface ComponentFields {
+/** A component's stored fields, but for what the database derives (status) or keeps for itself. */
+export interface ComponentFields extends Omit<DecisionInput, 'status'> {
   id: string;
   enabled: boolean;
-  phase: string;
   statusOverride: string;
-  lastAction: string;
-  lastActionFailed: boolean;
-  lastActionAt: Date | null;
-  desiredKernel: string;
-  desiredKernelParameters: string;
-  desiredInitrd: string;
-  desiredConfiguration: string;
   desiredBssToken: string;
   desiredUpdatedAt: Date | null;
-  actualKernel: string;
-  actualKernelParameters: string;
-  actualInitrd: string;
   actualBssToken: string;
   actualUpdatedAt: Date | null;
   stagedKernel: string;
@@ -36,8 +27,6 @@ export interface ComponentFields {
   powerOnAttempts: number;
   powerOffGracefulAttempts: number;
   powerOffForcefulAttempts: number;
-  error: string;
-  failureReason: string;
   session: string;
   sessionTenant: string;
   retryPolicy: number | null;

@@ -7,22 +7,14 @@ import { and, asc, eq, gt, isNull, lt, ne, or, sql, type SQL } from 'drizzle-orm
 import type { Db } from '../client.ts';
 import { components, sessions } from '../schema.ts';
 import type { DecisionInput } from '../../domain/status-decision.ts';
+import type { ComponentFields } from '../../domain/components.ts';
 import { anyOf, rowVersion } from '../sql.ts';
 
 /** A component as the operators see it: what the status decision reads, plus what acting needs. */
-export interface EngineComponent extends DecisionInput {
-  id: string;
+export interface EngineComponent extends DecisionInput, Pick<ComponentFields, 'id' | 'enabled' | 'statusOverride' | 'actualUpdatedAt'
+  | 'powerOnAttempts' | 'powerOffGracefulAttempts' | 'powerOffForcefulAttempts' | 'session' | 'sessionTenant' | 'retryPolicy'> {
   /** The row version read (xmin); writes that follow a read are guarded by it. */
   version: string;
-  enabled: boolean;
-  statusOverride: string;
-  actualUpdatedAt: Date | null;
-  powerOnAttempts: number;
-  powerOffGracefulAttempts: number;
-  powerOffForcefulAttempts: number;
-  session: string;
-  sessionTenant: string;
-  retryPolicy: number | null;
   /** The owning session's rollout policy (escalation overrides), null when none. */
   policy: Record<string, unknown> | null;
 }
