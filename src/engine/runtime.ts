@@ -72,7 +72,7 @@ export async function startBoss(url: string, log: Logger, opts: { kicks?: boolea
     if (ops.length === 0) return;
     const unique = [...new Set(ops)];
     for (const op of unique) await boss.send(queueOf(op), {}, on(db) as PgBoss.SendOptions);
-    // Every worker process LISTENs and fetches at once, instead of at its next 0.5 s poll.
+    // Every worker process LISTENs and fetches at once, instead of at its next 0.5 s fetch.
     await db.$client.query(`select pg_notify('${KICK_CHANNEL}', $1)`, [unique.join(',')]);
   };
   // Kicks off (the BOS-like polling baseline): writes start nothing; timers and polls still run.
@@ -126,7 +126,8 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
       const jobId = jobs[0]?.id;
       if (jobId) await leases.hold(jobId);
       try {
-        const [options, now] = await Promise.all([getOptions(deps.db), databaseClock(deps.db)]);
+        const options = await getOptions(deps.db);
+        const now = await databaseClock(deps.db);
         period = def.period(options);
         deps.adapters.configure({
           timeouts: { hsm: options.hsm_read_timeout, pcs: options.pcs_read_timeout, bss: options.bss_read_timeout,
@@ -177,7 +178,7 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
   }, POLL_KEEPER_MS);
 
   // Kicks from any process: this process's worker for that operator fetches at once. The connection is
-  // re-made when it drops (Postgres restarted); meanwhile pg-boss's 0.5 s polling still finds the ticks.
+  // re-made when it drops (Postgres restarted); meanwhile pg-boss's 0.5 s fetch loop still finds the ticks.
   let listener: pg.Client | undefined;
   let relisten: NodeJS.Timeout | undefined;
   let listenBackoffMs = 200;

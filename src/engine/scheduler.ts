@@ -3,7 +3,7 @@
  * one of three words, each with one meaning:
  * - kick(db, ops): run these operators soon, because a write gave them work. Enqueued on the caller's
  *   handle: inside its transaction (the tick exists exactly when the write commits) or, on the pool,
- *   at once. Every worker process hears it (NOTIFY) and fetches without waiting for pg-boss's poll.
+ *   at once. Every worker process hears it (NOTIFY) and fetches without waiting for pg-boss's 0.5 s fetch interval.
  * - wakeAt(db, op, at): run `op` when a wait is over (escalations, timeouts), at a database time.
  * - poll(op, seconds): the level-triggered safety net; every tick ends by asking for its next poll.
  * The tick queues are `stately` (one waiting, one running), so a burst of kicks collapses into one

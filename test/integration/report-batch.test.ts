@@ -1,7 +1,7 @@
 /**
- * The batched report path writes exactly what reportBootState (the one-report path the API tests
- * cover in depth) writes: for known and unknown tokens, refused (409) and missing components, and
- * a node reporting twice in one batch.
+ * Reports coalesced into one batch write exactly what the same reports write one by one
+ * (reportBootState, a batch of one, which the API tests cover in depth): for known and unknown
+ * tokens, refused (409) and missing components, and a node reporting twice in one batch.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDb, type TestDb } from '../helpers/db.ts';
