@@ -53,8 +53,7 @@ export function actionOperator(spec: ActionOperatorSpec): OperatorDef {
   const view: ActionView = { action: spec.action, counter: spec.counter, selection: spec.selection, ready: spec.ready };
   return defineOperator<EngineComponent>({
     name: spec.name,
-    period: (o) => o.polling_frequency,
-    select: (ctx) => selectPages(ctx.db, spec.selection(ctx), ctx.options.max_component_batch_size),
+      select: (ctx) => selectPages(ctx.db, spec.selection(ctx), ctx.options.max_component_batch_size),
     record: recordComponentOutcomes,
     async act(ctx, page) {
       const outcomes: Array<[EngineComponent, Outcome]> = [];

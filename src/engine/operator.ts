@@ -44,8 +44,8 @@ export interface Step<T> {
 
 export interface OperatorSpec<T> {
   name: OperatorName;
-  /** Safety-net period in seconds (the level-triggered loop); 0 = none. */
-  period(o: Options): number;
+  /** Safety-net period in seconds (the level-triggered loop); 0 = none. Default polling_frequency. */
+  period?(o: Options): number;
   /** What it selects, a page at a time (one page is in memory however large the machine). */
   select(ctx: EngineContext): AsyncIterable<T[]>;
   /** What it does for one page. A thrown error is every item's outcome (transient: continue; else failed). */
@@ -74,7 +74,7 @@ export interface OperatorDef {
 export function defineOperator<T>(spec: OperatorSpec<T>, extra: Pick<OperatorDef, 'action'> = {}): OperatorDef {
   return {
     name: spec.name,
-    period: spec.period,
+    period: spec.period ?? ((o) => o.polling_frequency),
     ...extra,
     async run(ctx) {
       for await (const page of spec.select(ctx)) {
@@ -104,6 +104,11 @@ async function settle<T>(ctx: EngineContext, spec: OperatorSpec<T>, step: Step<T
     if (kick.size) await ctx.scheduler.kick(tx, [...kick]);
     for (const [op, seconds] of wake) await ctx.scheduler.wakeAt(tx, op, new Date(ctx.now().getTime() + seconds * 1000));
   });
+}
+
+/** A select that yields the items one at a time (sessions: each is its own step and transaction). */
+export async function* oneByOne<T>(items: Promise<T[]>): AsyncGenerator<T[]> {
+  for (const item of await items) yield [item];
 }
 
 /** A select that yields `items` in chunks of max_component_batch_size. */

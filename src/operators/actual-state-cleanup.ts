@@ -15,7 +15,6 @@ import { ageSeconds } from '../domain/age.ts';
 
 export const actualStateCleanup = defineOperator<EngineComponent>({
   name: 'actual-state-cleanup',
-  period: (o) => o.polling_frequency,
   select(ctx) {
     const ttl = ageSeconds(ctx.options.component_actual_state_ttl);
     return selectPages(ctx.db, { actualOlderThan: new Date(ctx.now().getTime() - ttl * 1000) }, ctx.options.max_component_batch_size);

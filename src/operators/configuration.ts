@@ -15,7 +15,6 @@ import { selectPages, type EngineComponent } from '../db/components/select.ts';
 
 export const configuration = defineOperator<EngineComponent>({
   name: 'configuration',
-  period: (o) => o.polling_frequency,
   select: (ctx) => selectPages(ctx.db, { enabled: true, statuses: ['configuring'] }, ctx.options.max_component_batch_size),
   record: recordComponentOutcomes,
   async act(ctx, page) {

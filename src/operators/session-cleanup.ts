@@ -13,7 +13,6 @@ import { ageSeconds } from '../domain/age.ts';
 /** The one item: the age beyond which complete sessions go (the deletion is one statement). */
 export const sessionCleanup = defineOperator<{ olderThanSeconds: number }>({
   name: 'session-cleanup',
-  period: (o) => o.polling_frequency,
   async *select(ctx) {
     const ttl = ageSeconds(ctx.options.cleanup_completed_session_ttl);
     if (ttl > 0) yield [{ olderThanSeconds: ttl }];

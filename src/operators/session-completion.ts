@@ -5,17 +5,14 @@
  * Does: marks each complete with its end time and saves the extended status snapshot, in one
  * transaction per session.
  */
-import { defineOperator } from '../engine/operator.ts';
+import { defineOperator, oneByOne } from '../engine/operator.ts';
 import { done } from '../engine/outcome.ts';
 import { recordSessionOutcomes } from '../engine/session-outcomes.ts';
 import { completeSession, finishedSessions } from '../db/sessions/lifecycle.ts';
 
 export const sessionCompletion = defineOperator({
   name: 'session-completion',
-  period: (o) => o.polling_frequency,
-  async *select(ctx) {
-    for (const s of await finishedSessions(ctx.db)) yield [s];
-  },
+  select: (ctx) => oneByOne(finishedSessions(ctx.db)),
   record: recordSessionOutcomes,
   async act(ctx, [s]) {
     return {

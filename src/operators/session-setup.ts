@@ -8,7 +8,7 @@
  * completes with the error, as BOS's does; an outside service that is down (a transient error) is
  * retried for SETUP_RETRY_SECONDS before the session is failed.
  */
-import { defineOperator, errorText, type EngineContext, type Step } from '../engine/operator.ts';
+import { defineOperator, errorText, oneByOne, type EngineContext, type Step } from '../engine/operator.ts';
 import { again, done, failed, isTransient } from '../engine/outcome.ts';
 import { recordSessionOutcomes } from '../engine/session-outcomes.ts';
 import { planSession, type SessionPlan } from '../engine/plan.ts';
@@ -25,10 +25,7 @@ const SETUP_RETRY_SECONDS = 300;
 
 export const sessionSetup = defineOperator<SessionRow>({
   name: 'session-setup',
-  period: (o) => o.polling_frequency,
-  async *select(ctx) {
-    for (const s of await pendingSessions(ctx.db)) yield [s];
-  },
+  select: (ctx) => oneByOne(pendingSessions(ctx.db)),
   record: recordSessionOutcomes,
   async act(ctx, [s]) {
     try {

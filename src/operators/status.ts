@@ -29,7 +29,6 @@ const KICK_FOR_STATUS: Record<string, OperatorName> = {
 
 export const status = defineOperator<EngineComponent>({
   name: 'status',
-  period: (o) => o.polling_frequency,
   async *select(ctx) {
     await admitQueued(ctx);
     yield* selectPages(ctx.db, STATUS_SELECTION, ctx.options.max_component_batch_size);
