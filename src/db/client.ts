@@ -75,3 +75,9 @@ export async function databaseHealthy(db: Db, timeoutMs = 2000): Promise<boolean
     clearTimeout(timer);
   }
 }
+
+/** The database's time, in ms since the epoch: the one clock the engine measures ages on (engine/clock.ts). */
+export async function databaseNow(db: Db): Promise<number> {
+  const r = await db.execute<{ ms: string }>(sql`select (extract(epoch from now()) * 1000)::float8::text as ms`);
+  return Number(r.rows[0]!.ms);
+}

@@ -3,14 +3,12 @@
  * against the same clock, so skew between a worker and the database shifts no timeout. A tick reads
  * the database time once and advances it with the process's monotonic clock (no drift within a tick).
  */
-import { sql } from 'drizzle-orm';
-import type { Db } from '../db/client.ts';
+import { databaseNow, type Db } from '../db/client.ts';
 
 export type Clock = () => Date;
 
 export async function databaseClock(db: Db): Promise<Clock> {
-  const r = await db.execute<{ ms: string }>(sql`select (extract(epoch from now()) * 1000)::float8::text as ms`);
-  const at = Number(r.rows[0]!.ms);
+  const at = await databaseNow(db);
   const t0 = performance.now();
   return () => new Date(at + (performance.now() - t0));
 }

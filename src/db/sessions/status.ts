@@ -3,9 +3,9 @@
  * session's components, whatever their number. The engine's session-completion operator calls
  * saveSessionStatusSnapshot when a session completes; the API shows the snapshot from then on.
  */
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.ts';
-import { sessionStatusSnapshots } from '../schema.ts';
+import { components, sessionStatusSnapshots } from '../schema.ts';
 import {
   buildExtendedStatus, componentGroup, MAX_IDS_PER_GROUP, type ComponentGroup, type SessionExtendedStatus,
 } from '../../domain/session-status.ts';
@@ -21,36 +21,35 @@ export async function computeSessionStatus(db: Db, key: SessionKey, now: Date = 
   if (!s) return null;
   // C: owned components (the session's tenant is stamped on them). S: components it staged; the staged
   // name carries no tenant, so a tenant session counts only its tenant's nodes (BOS 2.50).
-  const owned = sql`c.session = ${key.name} and c.session_tenant = ${key.tenantKey}`;
+  const owned = and(eq(components.session, key.name), eq(components.sessionTenant, key.tenantKey))!;
   const stagedVisible = visibleTo(key.tenantKey === '' ? null : key.tenantKey, sql`c.id`);
-  const counts = await db.execute(sql`
-    select count(*)::int as owned,
-      count(*) filter (where c.status = 'stable')::int as successful,
-      count(*) filter (where c.status = 'failed')::int as failed,
-      count(*) filter (where c.enabled and c.status_override <> 'on_hold' and c.phase = 'powering_on')::int as powering_on,
-      count(*) filter (where c.enabled and c.status_override <> 'on_hold' and c.phase = 'powering_off')::int as powering_off,
-      count(*) filter (where c.enabled and c.status_override <> 'on_hold' and c.phase = 'configuring')::int as configuring,
-      (select count(*)::int from components c where c.staged_session = ${key.name} and ${stagedVisible}) as staged
-    from components c where ${owned}`);
-  const c = counts.rows[0] as Record<string, number>;
-  const errors = await groups(db, owned, 'error');
-  const reasons = await groups(db, owned, 'failure_reason');
+  const inPhase = (phase: string) => sql<number>`count(*) filter (where ${components.enabled}
+    and ${components.statusOverride} <> 'on_hold' and ${components.phase} = ${phase})::int`;
+  const [c] = await db.select({
+    owned: sql<number>`count(*)::int`,
+    successful: sql<number>`count(*) filter (where ${components.status} = 'stable')::int`,
+    failed: sql<number>`count(*) filter (where ${components.status} = 'failed')::int`,
+    poweringOn: inPhase('powering_on'), poweringOff: inPhase('powering_off'), configuring: inPhase('configuring'),
+    staged: sql<number>`(select count(*)::int from components c where c.staged_session = ${key.name} and ${stagedVisible})`,
+  }).from(components).where(owned);
+  const errors = await groups(db, owned, components.error);
+  const reasons = await groups(db, owned, components.failureReason);
   return buildExtendedStatus(
     { name: s.name, status: s.status as SessionStateName, startTime: s.startTime, endTime: s.endTime, paused: s.paused, pauseReason: s.pauseReason },
-    { owned: c.owned!, staged: c.staged!, successful: c.successful!, failed: c.failed!, poweringOn: c.powering_on!, poweringOff: c.powering_off!, configuring: c.configuring! },
+    c!,
     errors, reasons, now,
   );
 }
 
 /** Owned components grouped by a non-empty text column: count and the first ids (largest group first). */
-async function groups(db: Db, owned: ReturnType<typeof sql>, column: 'error' | 'failure_reason'): Promise<ComponentGroup[]> {
-  const col = sql.raw(`c.${column}`);
-  const r = await db.execute(sql`
+async function groups(db: Db, owned: SQL, column: AnyColumn): Promise<ComponentGroup[]> {
+  // The first ids of each group come from a window over the group (row_number), which the builder has no word for.
+  const r = await db.execute<{ key: string; count: number; ids: string[] }>(sql`
     select key, count(*)::int as count, array_agg(id order by id) filter (where rn <= ${MAX_IDS_PER_GROUP}) as ids
-    from (select ${col} as key, c.id, row_number() over (partition by ${col} order by c.id) as rn
-          from components c where ${owned} and ${col} <> '') g
+    from (select ${column} as key, ${components.id} as id, row_number() over (partition by ${column} order by ${components.id}) as rn
+          from ${components} where ${owned} and ${column} <> '') g
     group by key order by count(*) desc, key`);
-  return (r.rows as { key: string; count: number; ids: string[] }[]).map((g) => componentGroup(g.key, g.count, g.ids));
+  return r.rows.map((g) => componentGroup(g.key, g.count, g.ids));
 }
 
 /** Compute and save (replace) the snapshot; returns it, or null when there is no such session. */
