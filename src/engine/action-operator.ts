@@ -4,14 +4,14 @@
  * components that are ready and known to the inventory, fail the ones out of attempts, record the
  * action before the side effect, act, and turn what happened into outcomes.
  */
-import type { Db } from '../db/client.ts';
 import { transaction } from '../db/tx.ts';
 import type { FailureReason } from '../domain/failures.ts';
 import type { Options } from '../domain/options.ts';
 import {
   attempts, selectPages, type AttemptCounter, type EngineComponent,
 } from '../db/components/select.ts';
-import { failComponents, recordAction, recordProblems } from '../db/components/actions.ts';
+import { recordAction } from '../db/components/actions.ts';
+import { recordComponentOutcomes } from './component-outcomes.ts';
 import { defineOperator, type ActionView, type EngineContext, type OperatorDef, type Step } from './operator.ts';
 import { again, errorText, failed, fromError, type Outcome } from './outcome.ts';
 import type { OperatorName } from './scheduler.ts';
@@ -36,17 +36,6 @@ export interface ActionOperatorSpec extends ActionView {
 export function retryLimitHit(c: EngineComponent, counter: AttemptCounter, o: Options): boolean {
   const limit = c.retryPolicy ?? o.default_retry_policy;
   return limit >= 0 && attempts(c, counter) >= limit;
-}
-
-/** Components write their outcomes as errors (continue) or failures; a failure kicks status, which disables it. */
-export async function recordComponentOutcomes(tx: Db, ctx: EngineContext, outcomes: Array<[EngineComponent, Outcome]>): Promise<void> {
-  const rows = outcomes.map(([c]) => c);
-  const problems = (kind: Outcome['kind']) => outcomes.flatMap(([c, o]) =>
-    (o.kind === kind && o.kind !== 'done' && o.problem ? [{ id: c.id, ...o.problem }] : []));
-  await recordProblems(tx, rows, problems('continue'), ctx.actor);
-  const failures = problems('failed');
-  await failComponents(tx, rows, failures, ctx.actor);
-  if (failures.length) await ctx.scheduler.kick(tx, ['status']);
 }
 
 export function actionOperator(spec: ActionOperatorSpec): OperatorDef {

@@ -8,7 +8,7 @@
  */
 import { defineOperator } from '../engine/operator.ts';
 import { done } from '../engine/outcome.ts';
-import { recordComponentOutcomes } from '../engine/action-operator.ts';
+import { recordComponentOutcomes } from '../engine/component-outcomes.ts';
 import { selectPages, type EngineComponent } from '../db/components/select.ts';
 import { clearActualState } from '../db/components/actions.ts';
 import { ageSeconds } from '../domain/age.ts';

@@ -10,7 +10,7 @@
 import { defineOperator } from '../engine/operator.ts';
 import { groupBy } from '../domain/lists.ts';
 import { done } from '../engine/outcome.ts';
-import { recordComponentOutcomes } from '../engine/action-operator.ts';
+import { recordComponentOutcomes } from '../engine/component-outcomes.ts';
 import { selectPages, type EngineComponent } from '../db/components/select.ts';
 
 export const configuration = defineOperator<EngineComponent>({

@@ -11,7 +11,7 @@
 import { defineOperator, errorText } from '../engine/operator.ts';
 import { again, done, type Outcome } from '../engine/outcome.ts';
 import type { OperatorName } from '../engine/scheduler.ts';
-import { recordComponentOutcomes } from '../engine/action-operator.ts';
+import { recordComponentOutcomes } from '../engine/component-outcomes.ts';
 import { effectiveWaits } from '../engine/selection.ts';
 import { selectPages, type EngineComponent } from '../db/components/select.ts';
 import { applyStatusChanges } from '../db/components/status.ts';
