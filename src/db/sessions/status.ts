@@ -1,7 +1,7 @@
 /**
  * Session extended status (reference §2.2), aggregated in SQL: three grouped queries over the
- * session's components, whatever their number. The engine's session-completion operator calls
- * saveSessionStatusSnapshot when a session completes; the API shows the snapshot from then on.
+ * session's components, whatever their number. Completing a session (lifecycle.ts completeSession)
+ * saves the snapshot; the API shows the snapshot from then on.
  */
 import { and, eq, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.ts';
