@@ -10,7 +10,7 @@ import { SimWorld } from '../src/sim/world.ts';
 import { createSimAdapters } from '../src/adapters/factory.ts';
 import { startEngine } from '../src/engine/runtime.ts';
 import { ALL_OPERATORS } from '../src/operators/index.ts';
-import { createReportBatcher } from '../src/db/queries/report-batch.ts';
+import { createReportBatcher } from '../src/engine/reports.ts';
 import type { Options } from '../src/domain/options.ts';
 
 export interface ScaleResult {
@@ -94,8 +94,8 @@ export async function runScale(adminUrl: string, nodes: number, o: { kicks?: boo
     [JSON.stringify({ compute: { path: world.defaultImage.manifest, type: 's3', arch: 'X86', node_roles_groups: ['Compute'] } })]);
   const log = pino({ level: process.env.BENCH_LOG ?? 'silent' });
   const m = meter(conn.pool);
-  const engine = await startEngine({ url: conn.url, pool: conn.pool, adapters, operators: ALL_OPERATORS, log, kicks });
-  const reports = createReportBatcher(conn.pool, engine.kicker);
+  const engine = await startEngine({ url: conn.url, db: conn.db, adapters, operators: ALL_OPERATORS, log, kicks });
+  const reports = createReportBatcher(conn.db, engine.scheduler);
   world.setReportHandler(async (id, token) => {
     const r = await reports.report({ id, token, actor: `node:${id}` });
     if (!r.ok) throw new Error(r.message);
@@ -114,7 +114,7 @@ export async function runScale(adminUrl: string, nodes: number, o: { kicks?: boo
   await c.query(`insert into sessions (name, operation, template_name) values ('bench', 'reboot', 't')`);
   await c.query('commit');
   c.release();
-  await engine.kicker.kickNow(['session-setup']);
+  await engine.scheduler.kick(conn.db, ['session-setup']);
   const deadline = Date.now() + (o.timeoutMs ?? 15 * 60_000);
   for (;;) {
     const r = await conn.pool.query(`select status from sessions where name = 'bench'`);

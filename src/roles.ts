@@ -16,7 +16,7 @@ import { SimWorld } from './sim/world.ts';
 import { startApiServer, type ApiServer, type ApiServerOptions } from './api/server.ts';
 import { apiAuthFromEnv } from './api/auth.ts';
 import { surviveDatabaseOutages } from './db/outage.ts';
-import { createReportBatcher } from './db/queries/report-batch.ts';
+import { createReportBatcher } from './engine/reports.ts';
 import { seedDemo } from './seed.ts';
 import { createLogger } from './observability/logging.ts';
 import { startProcessMetrics } from './observability/metrics.ts';
@@ -76,9 +76,9 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
   });
   const adapters = instrumentAdapters(createSimAdapters(world));
   const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
-  const engine = await startEngine({ url: conn.url, pool: conn.pool, adapters, operators: ALL_OPERATORS, log, boss, kicks: config.BOOTORCH_KICKS });
-  const reports = observeReports(createReportBatcher(conn.pool, engine.kicker));
-  const state = collectSystemState(conn.pool);
+  const engine = await startEngine({ url: conn.url, db: conn.db, adapters, operators: ALL_OPERATORS, log, boss, kicks: config.BOOTORCH_KICKS });
+  const reports = observeReports(createReportBatcher(conn.db, engine.scheduler));
+  const state = collectSystemState(conn.db);
   world.setReportHandler(async (id, token) => {
     const r = await reports.report({ id, token, actor: `node:${id}` });
     if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
@@ -86,7 +86,7 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
   await seedDemo(conn, world, log);
   const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'dev', devTokenFile: devTokenFile(config), logger: log });
   const api = await startApiServer({
-    pool: conn.pool, db: conn.db, kicker: engine.kicker, port: config.PORT, host: config.HOST, logger: log,
+    db: conn.db, scheduler: engine.scheduler, port: config.PORT, host: config.HOST, logger: log,
     queueHealthy: engine.healthy, images: adapters.images, adapters, reports, auth, tls: tlsFromConfig(config), ...edgeOptions(config),
   });
   return {
@@ -114,10 +114,10 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
   // With BOOTORCH_ADAPTERS=sim the simulated cluster lives in the worker; a world here would be another
   // machine, so the dry run and explain need BOOTORCH_ADAPTERS=http or standalone (or the dev role).
   const adapters = config.BOOTORCH_ADAPTERS !== 'sim' ? createAdapters(config, undefined, { db: conn.db, runHooks: false }) : undefined;
-  const reports = observeReports(createReportBatcher(conn.pool, boss.kicker));
+  const reports = observeReports(createReportBatcher(conn.db, boss.scheduler));
   const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'tokens', devTokenFile: devTokenFile(config), logger: log });
   const api = await startApiServer({
-    pool: conn.pool, db: conn.db, kicker: boss.kicker, port: config.PORT, host: config.HOST, logger: log,
+    db: conn.db, scheduler: boss.scheduler, port: config.PORT, host: config.HOST, logger: log,
     queueHealthy: async () => true, images: adapters?.images, adapters, reports, auth, tls: tlsFromConfig(config), ...edgeOptions(config),
     ...standaloneApi(config, conn.db),
   });
@@ -142,16 +142,16 @@ export async function runWorker(config: Config, healthPort?: number): Promise<St
   const { conn, embedded } = await openDatabase(config, log);
   const adapters = createAdapters(config, undefined, { db: conn.db, log: (m) => log.warn(m) });
   const boss: BossHandle = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
-  const engine = await startEngine({ url: conn.url, pool: conn.pool, adapters, operators: ALL_OPERATORS, log, boss, kicks: config.BOOTORCH_KICKS });
+  const engine = await startEngine({ url: conn.url, db: conn.db, adapters, operators: ALL_OPERATORS, log, boss, kicks: config.BOOTORCH_KICKS });
   if (adapters.world) {
     const world = adapters.world;
-    const reports = observeReports(createReportBatcher(conn.pool, engine.kicker));
+    const reports = observeReports(createReportBatcher(conn.db, engine.scheduler));
     world.setReportHandler(async (id, token) => {
       const r = await reports.report({ id, token, actor: `node:${id}` });
       if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
     });
   }
-  const state = collectSystemState(conn.pool);
+  const state = collectSystemState(conn.db);
   const health = healthPort ? await healthServer(healthPort, config.HOST, engine.healthy) : undefined;
   log.info({ adapters: config.BOOTORCH_ADAPTERS, operators: ALL_OPERATORS.length }, 'worker running');
   return {

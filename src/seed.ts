@@ -4,6 +4,9 @@
  */
 import type { Logger } from 'pino';
 import type { Connection } from './db/client.ts';
+import { getTemplate, upsertTemplate } from './db/templates.ts';
+import { insertDiscovered } from './db/components/actions.ts';
+import type { BootSetRecord } from './domain/templates.ts';
 import type { SimWorld } from './sim/world.ts';
 
 export async function seedDemo(conn: Connection, world: SimWorld, log: Logger): Promise<void> {
@@ -18,14 +21,13 @@ export async function seedDemo(conn: Connection, world: SimWorld, log: Logger): 
     }],
   ];
   for (const [name, description, bootSets] of templates) {
-    await conn.pool.query(
-      `insert into session_templates (name, description, enable_cfs, cfs_configuration, boot_sets)
-       values ($1, $2, true, $3, $4) on conflict do nothing`,
-      [name, description, name === 'uan' ? 'uan-cfg' : 'compute-cfg', JSON.stringify(bootSets)],
-    );
+    if (await getTemplate(conn.db, '', name)) continue;
+    await upsertTemplate(conn.db, '', {
+      name, tenant: null, description, enableCfs: true, cfs: { configuration: name === 'uan' ? 'uan-cfg' : 'compute-cfg' },
+      bootSets: bootSets as Record<string, BootSetRecord>, rollout: null,
+    });
   }
   // Components exist from the start (discovery would add them within discovery_frequency anyway).
-  await conn.pool.query(`insert into components (id, last_action, last_action_at)
-    select unnest($1::text[]), 'newly_discovered', now() on conflict do nothing`, [world.ids()]);
+  await insertDiscovered(conn.db, world.ids(), 'seed');
   log.info({ templates: templates.map((t) => t[0]), nodes: world.ids().length }, 'demo data ready');
 }

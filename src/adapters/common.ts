@@ -30,14 +30,7 @@ export const DEFAULT_SETTINGS: AdapterSettings = {
   maxBatchSize: 2800,
 };
 
-/** Split into chunks of `size` (0 or less = one chunk). An empty list gives no chunks. */
-export function chunks<T>(items: readonly T[], size: number): T[][] {
-  if (items.length === 0) return [];
-  if (!size || size <= 0 || items.length <= size) return [items.slice()];
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
+export { chunks } from '../domain/lists.ts';
 
 /** A settings holder shared by one set of adapters; `configure()` replaces it on every operator tick. */
 export class SettingsRef {

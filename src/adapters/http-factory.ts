@@ -2,25 +2,13 @@
 import { HttpBootParams } from './bootparams/http.ts';
 import { SettingsRef } from './common.ts';
 import { HttpConfig } from './config/http.ts';
-import { DEFAULT_RETRY, ServiceClient, type FetchLike, type RetryPolicy } from './http.ts';
+import { DEFAULT_RETRY, ServiceClient, type FetchLike, type RetryPolicy, type ServiceEndpoint } from './http.ts';
+
+export type { ServiceEndpoint };
 import { HttpImages } from './images/http.ts';
 import { HttpInventory } from './inventory/http.ts';
 import type { Adapters } from './ports.ts';
 import { HttpPower } from './power/http.ts';
-
-export interface ServiceEndpoint {
-  /**
-   * Base URL up to, not including, the service's own path prefix: HSM paths start /hsm/v2, BSS
-   * /boot/v1, CFS /v3, PCS /transitions (so e.g. http://cray-smd, https://gw/apis/smd,
-   * http://cray-power-control, https://gw/apis/power-control/v1).
-   */
-  url: string;
-  /** Bearer token, or a file holding it (re-read on every request). */
-  token?: string;
-  tokenFile?: string;
-  /** PEM CA bundle to trust. */
-  caFile?: string;
-}
 
 export interface HttpAdaptersConfig {
   hsm: ServiceEndpoint;

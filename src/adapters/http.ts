@@ -10,7 +10,21 @@ import { readFile } from 'node:fs/promises';
 import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { ServiceError, type ServiceName } from './errors.ts';
-import type { ServiceEndpoint } from './http-factory.ts';
+
+
+export interface ServiceEndpoint {
+  /**
+   * Base URL up to, not including, the service's own path prefix: HSM paths start /hsm/v2, BSS
+   * /boot/v1, CFS /v3, PCS /transitions (so e.g. http://cray-smd, https://gw/apis/smd,
+   * http://cray-power-control, https://gw/apis/power-control/v1).
+   */
+  url: string;
+  /** Bearer token, or a file holding it (re-read on every request). */
+  token?: string;
+  tokenFile?: string;
+  /** PEM CA bundle to trust. */
+  caFile?: string;
+}
 
 export interface RetryPolicy {
   /** Retries after the first attempt (default 3). */

@@ -19,9 +19,8 @@ import {
 } from '../auth/index.ts';
 import { createSharedRateLimiter, type RateLimitStore } from '../auth/shared-rate-limit.ts';
 import type { Db } from '../db/client.ts';
-import type { Queryable } from '../db/queryable.ts';
 import { pruneBuckets, syncBuckets } from '../db/rate-limits.ts';
-import type { ApiContext, Identify, Identity } from './context.ts';
+import type { ApiContext, Identify, Identity, RequestAuth } from './context.ts';
 import { isDatabaseUnavailable } from './unavailable.ts';
 import { assertStorable } from './input-errors.ts';
 
@@ -35,13 +34,7 @@ export interface ApiAuth {
   limiter?: RateLimiter;
 }
 
-/** The auth part of a request's Identity (context.auth). */
-export interface RequestAuth {
-  /** Who is calling, or why the credential was not accepted; null when there was none. */
-  principal: Principal | AuthFailure | null;
-  /** Set when the credential may not act for the tenant the request names (thrown on non-public fields). */
-  tenantRefusal?: GraphQLError;
-}
+export type { RequestAuth };
 
 /** What a principal's writes record as the actor: `node:<xname>` for node credentials, else the subject. */
 export function actorOf(p: Principal): string {
@@ -179,8 +172,7 @@ export async function apiAuthFromEnv(db: Db, o: {
 
 /** The rate limit buckets in PostgreSQL (src/db/rate-limits.ts). */
 export function dbStore(db: Db): RateLimitStore {
-  const q = (db as unknown as { $client: Queryable }).$client;
-  return { sync: (uses) => syncBuckets(q, uses), prune: () => pruneBuckets(q) };
+  return { sync: (uses) => syncBuckets(db, uses), prune: () => pruneBuckets(db) };
 }
 
 /** Write `token` to `file` (0600) unless it already holds it. */

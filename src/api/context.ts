@@ -3,16 +3,24 @@
  * auth module can swap the header-based default for tokens without touching any resolver.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type pg from 'pg';
 import type { Logger } from 'pino';
-import type { Database } from '../db/client.ts';
-import type { Kicker } from '../engine/kick.ts';
+import type { Db } from '../db/client.ts';
+import type { Scheduler } from '../engine/scheduler.ts';
 import type { Adapters, ImagesPort } from '../adapters/ports.ts';
-import type { ReportBatcher } from '../db/queries/report-batch.ts';
-import { tenantExists } from '../db/queries/tenants.ts';
+import type { ReportBatcher } from '../engine/reports.ts';
+import { tenantExists } from '../db/tenants.ts';
 import type { LiveFeed } from './live/feed.ts';
 import { badInput } from './errors.ts';
-import type { RequestAuth } from './auth.ts';
+import type { GraphQLError } from 'graphql';
+import type { AuthFailure, Principal } from '../auth/index.ts';
+
+/** The auth part of a request's Identity (decided by src/api/auth.ts). */
+export interface RequestAuth {
+  /** Who is calling, or why the credential was not accepted; null when there was none. */
+  principal: Principal | AuthFailure | null;
+  /** Set when the credential may not act for the tenant the request names (thrown on non-public fields). */
+  tenantRefusal?: GraphQLError;
+}
 import type { NodeRegistry } from '../adapters/standalone/registry.ts';
 
 export interface Identity {
@@ -27,20 +35,21 @@ export interface Identity {
 /** Decide the caller from the request headers; may throw a GraphQLError (e.g. UNAUTHENTICATED). */
 export type Identify = (req: { headers: IncomingHttpHeaders }) => Identity | Promise<Identity>;
 
-/** Shared by every request of one server. */
+/** Shared by every request of one server (and the server's own options extend it). */
 export interface ApiDeps {
-  pool: pg.Pool;
-  db: Database;
-  kicker: Kicker;
+  db: Db;
+  /** Starts operator ticks (a write that gives the engine work kicks it in its transaction). */
+  scheduler: Scheduler;
   logger?: Logger;
   /** Reads image manifests for template validation; without it those checks are skipped. */
   images?: ImagesPort;
   /** The outside services, for the dry run and explain (SERVICE_UNAVAILABLE without them). */
   adapters?: Adapters;
-  /** Coalesces node reports into batched transactions (without it each report is its own). */
+  /** Coalesces node reports into batched transactions (without it each report is a batch of one). */
   reports?: ReportBatcher;
+  /** Probe for GET /healthz and Query.health; without it the queue reads as unknown. */
   queueHealthy?: () => Promise<boolean>;
-  /** The clock (tests pin it). */
+  /** Clock for timestamps written through the API (default: the system clock; tests pin it). */
   now?: () => Date;
   /** This process's live feed (subscriptions); without it subscriptions answer SERVICE_UNAVAILABLE. */
   live?: LiveFeed;
@@ -48,15 +57,7 @@ export interface ApiDeps {
   nodeRegistry?: NodeRegistry;
 }
 
-export interface ApiContext extends Identity {
-  pool: pg.Pool;
-  db: Database;
-  kicker: Kicker;
-  logger?: Logger;
-  images?: ImagesPort;
-  adapters?: Adapters;
-  reports?: ReportBatcher;
-  queueHealthy?: () => Promise<boolean>;
+export interface ApiContext extends Identity, Omit<ApiDeps, 'now'> {
   now(): Date;
   /** tenant ?? '': the key templates and sessions are stored under. */
   tenantKey: string;
@@ -98,9 +99,8 @@ export function createContext(deps: ApiDeps, who: Identity, extras: Record<strin
   let known: Promise<void> | undefined;
   return {
     ...who,
-    pool: deps.pool,
     db: deps.db,
-    kicker: deps.kicker,
+    scheduler: deps.scheduler,
     logger: deps.logger,
     images: deps.images,
     adapters: deps.adapters,

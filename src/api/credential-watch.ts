@@ -14,6 +14,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { startListener, type Listener } from '../db/listener.ts';
+import { drizzleOver } from '../db/client.ts';
 import { CREDENTIALS_CHANNEL, endedTokens, type EndedToken } from '../db/credentials.ts';
 import type { Principal } from '../auth/index.ts';
 
@@ -154,7 +155,7 @@ export class CredentialWatch {
     if (!this.byToken.has(id)) return;
     let ended: EndedToken[];
     try {
-      ended = await endedTokens(this.pool, [id]);
+      ended = await endedTokens(drizzleOver(this.pool), [id]);
     } catch {
       ended = [{ id, why: 'revoked', at: null }];
     }
@@ -166,7 +167,7 @@ export class CredentialWatch {
     const ids = [...this.byToken.keys()];
     if (ids.length === 0) return;
     try {
-      for (const e of await endedTokens(this.pool, ids)) this.endToken(e);
+      for (const e of await endedTokens(drizzleOver(this.pool), ids)) this.endToken(e);
     } catch (e) {
       this.log?.warn({ err: (e as Error).message }, 'credential watch: cannot check tokens; will retry');
     }

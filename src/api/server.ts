@@ -16,7 +16,6 @@ import https from 'node:https';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import type pg from 'pg';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
@@ -25,10 +24,7 @@ import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { expressMiddleware } from '@as-integrations/express5';
-import type { Database } from '../db/client.ts';
-import type { Kicker } from '../engine/kick.ts';
-import type { Adapters, ImagesPort } from '../adapters/ports.ts';
-import type { ReportBatcher } from '../db/queries/report-batch.ts';
+import { poolOf } from '../db/client.ts';
 import { buildSchema } from './schema.ts';
 import { createContext, identifyFromHeaders, type ApiContext, type ApiDeps, type Identify, type Identity } from './context.ts';
 import { LiveFeed } from './live/feed.ts';
@@ -55,22 +51,10 @@ import type { NodeRegistry } from '../adapters/standalone/registry.ts';
  */
 const graphqlRuntime = createRequire(import.meta.url)('graphql') as typeof import('graphql');
 
-export interface ApiServerOptions {
-  pool: pg.Pool;
-  db: Database;
-  kicker: Kicker;
+export interface ApiServerOptions extends ApiDeps {
   /** 0 picks a free port (see the returned url). */
   port: number;
   host: string;
-  logger?: Logger;
-  /** Probe for GET /healthz and Query.health; without it the queue reads as unknown. */
-  queueHealthy?: () => Promise<boolean>;
-  /** Reads image manifests when validating templates and sessions; checks are skipped without it. */
-  images?: ImagesPort;
-  /** The outside services (dry run, explain). */
-  adapters?: Adapters;
-  /** Batched node reports (reportBootState). */
-  reports?: ReportBatcher;
   /**
    * Authentication (src/api/auth.ts): bearer tokens checked by the authenticator, a per-principal rate
    * limit. Without it (and without `identify`) no request has a principal: only public fields answer.
@@ -94,14 +78,8 @@ export interface ApiServerOptions {
   metricsListen?: { port: number; host: string };
   /** Ends graphql-ws connections whose credential ends (default: one LISTEN connection on the pool's database). */
   credentialWatch?: CredentialWatch;
-  /** Clock for timestamps written through the API (default: the system clock). */
-  now?: () => Date;
-  /** Standalone mode's node registration (schema/nodes.graphql). */
-  nodeRegistry?: NodeRegistry;
   /** Standalone mode's boot-script endpoint (api/boot/routes.ts), mounted at /boot/v1. */
   bootRoutes?: express.Router;
-  /** Feed of the subscriptions (default: one LISTEN connection on the pool's database, closed with the server). */
-  live?: LiveFeed;
   /** Serve HTTPS (and wss) with this certificate chain and key (PEM) instead of plain HTTP. */
   tls?: { cert: string | Buffer; key: string | Buffer };
 }
@@ -124,9 +102,10 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const schema = buildSchema();
   const limits: QueryLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const anonymousLimits = atMost({ ...ANONYMOUS_LIMITS, ...opts.anonymousLimits }, limits);
-  const live = opts.live ?? new LiveFeed({ pool: opts.pool, logger: opts.logger });
-  const watch = opts.credentialWatch ?? new CredentialWatch({ pool: opts.pool, logger: opts.logger });
-  const deps: ApiDeps = { pool: opts.pool, db: opts.db, kicker: opts.kicker, logger: opts.logger, images: opts.images, adapters: opts.adapters, reports: opts.reports, queueHealthy: opts.queueHealthy, now: opts.now, live, nodeRegistry: opts.nodeRegistry };
+  // Without a feed of its own: one LISTEN connection on the pool's database, closed with the server.
+  const live = opts.live ?? new LiveFeed({ pool: poolOf(opts.db), logger: opts.logger });
+  const watch = opts.credentialWatch ?? new CredentialWatch({ pool: poolOf(opts.db), logger: opts.logger });
+  const deps: ApiDeps = { ...opts, live };
   const identify = opts.identify ?? (opts.auth ? authIdentify(opts.auth) : identifyFromHeaders);
   const contextFor = async (req: http.IncomingMessage, who: Identity): Promise<ApiContext> =>
     createContext({ ...deps, logger: requestLogger(deps.logger, req) }, who, opts.contextExtras ? await opts.contextExtras(req) : {});

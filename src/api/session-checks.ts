@@ -2,16 +2,16 @@
  * The checks createSession makes, in one place, so planSession (the dry run) reports exactly the
  * errors and warnings createSession would give.
  */
-import type { Database } from '../db/client.ts';
-import { getTemplate } from '../db/queries/templates.ts';
-import { getOptions } from '../db/queries/options.ts';
+import { getTemplate } from '../db/templates.ts';
+import { getOptions } from '../db/options.ts';
 import { checkCreateSession, type CreateSessionDraft } from '../domain/sessions.ts';
 import { checkBootSets } from '../domain/templates.ts';
 import type { Issue } from '../domain/validation.ts';
 import { checkArtifacts } from './template-checks.ts';
 import type { ApiContext } from './context.ts';
 
-export async function checkSessionInput(ctx: ApiContext, db: Database, input: CreateSessionDraft) {
+export async function checkSessionInput(ctx: ApiContext, input: CreateSessionDraft) {
+  const db = ctx.db;
   const opts = await getOptions(db);
   const rules = { sessionLimitRequired: opts.session_limit_required, rejectNids: opts.reject_nids };
   const checked = checkCreateSession(input, rules);

@@ -1,11 +1,11 @@
 /**
- * Database rows and domain records in the shapes of the GraphQL types. Two types resolve lazily and
+ * Db rows and domain records in the shapes of the GraphQL types. Two types resolve lazily and
  * so have parent types of their own (codegen mappers): a component page counts its total only when
  * asked, and a session computes its extended status only when asked.
  */
 import type { ComponentRow, SessionRow } from '../db/schema.ts';
-import type { ComponentQuery } from '../db/queries/components.ts';
-import type { StoredTemplate } from '../db/queries/templates.ts';
+import type { ComponentQuery } from '../db/components/read.ts';
+import type { StoredTemplate } from '../db/templates.ts';
 import type { TemplateRecord } from '../domain/templates.ts';
 import type { Options as DomainOptions } from '../domain/options.ts';
 import { parseStoredRollout } from '../domain/rollout-policy.ts';

@@ -8,12 +8,13 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/client.ts';
+import { transaction } from '../db/tx.ts';
 import { parseComponentId } from '../domain/xname.ts';
 import { authFailure, type AuthFailure, type Principal, type Role } from './principal.ts';
 import {
   findApiToken, insertApiToken, insertApiTokenIfAbsent, listApiTokenRows, revokeApiTokenRow, revokeApiTokensOf,
   type ApiTokenRow,
-} from '../db/queries/auth.ts';
+} from '../db/tokens.ts';
 
 export const API_TOKEN_RE = /^bto_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
 
@@ -101,7 +102,7 @@ export async function createNodeToken(db: Db, xname: string, opts: CreateNodeTok
   if ('error' in parsed) throw new TypeError(`node token: ${parsed.error}`);
   const now = (opts.now ?? systemNow)();
   const { id, token } = mint();
-  const row = await db.transaction(async (tx) => {
+  const row = await transaction(db, async (tx) => {
     if (opts.revokeExisting ?? true) await revokeApiTokensOf(tx, 'node', parsed.id, now);
     return insertApiToken(tx, {
       id, hash: hashApiToken(token), role: 'node', tenant: null, subject: parsed.id,

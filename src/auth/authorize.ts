@@ -68,7 +68,7 @@ export const POLICY: Readonly<Record<string, OperationPolicy>> = Object.freeze({
   applyStaged: m('operator'),
   putComponent: m('operator', { systemOnly: true }),
   putComponents: m('operator', { systemOnly: true }),
-  // Rollout controls (schema/beyond.graphql).
+  // Rollout controls (schema/sessions.graphql).
   pauseSession: m('operator'),
   resumeSession: m('operator'),
   abortSession: m('operator'),

@@ -15,7 +15,8 @@ import { adoptApiToken, API_TOKEN_RE, createApiToken, verifyApiToken } from './a
 import type { AuthMode } from './config.ts';
 import { createJwtVerifier, JWT_SHAPE_RE, type ClaimMapping, type JwtVerifier } from './jwt.ts';
 import { authFailure, type AuthFailure, type Principal } from './principal.ts';
-import { revokeApiTokensOf, selectTenantXnames } from '../db/queries/auth.ts';
+import { revokeApiTokensOf } from '../db/tokens.ts';
+import { transaction } from '../db/tx.ts';
 
 export interface AuthenticatorConfig extends ClaimMapping {
   /** Which credentials are accepted; see BOOTORCH_AUTH_MODE in config.ts. */
@@ -98,7 +99,7 @@ async function ensureDevToken(cfg: AuthenticatorConfig, db: Db): Promise<string>
       // Revoked, or another database: mint a fresh one below and overwrite the file.
     }
   }
-  const issued = await db.transaction(async (tx) => {
+  const issued = await transaction(db, async (tx) => {
     await revokeApiTokensOf(tx, 'admin', DEV_SUBJECT, (cfg.now ?? (() => new Date()))());
     return createApiToken(tx, owner);
   });
@@ -119,10 +120,7 @@ async function readSaved(file: string): Promise<string | undefined> {
   }
 }
 
-/** The xnames a tenant owns (bootorch's stand-in for TAPMS `status.tenantresources[].xnames`). */
-export async function tenantXnames(db: Db, tenant: string): Promise<Set<string>> {
-  return new Set(await selectTenantXnames(db, tenant));
-}
+export { tenantXnames } from '../db/tenants.ts';
 
 export * from './principal.ts';
 export * from './api-tokens.ts';

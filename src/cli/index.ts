@@ -9,7 +9,7 @@ import { addGlobalOptions } from './run.ts';
 import { registerTemplateCommands } from './templates.ts';
 import { registerSessionCommands } from './sessions.ts';
 import { registerComponentCommands } from './components.ts';
-import { registerBeyondCommands } from './beyond.ts';
+import { registerExplainCommands } from './explain.ts';
 import { registerNodeCommands } from './nodes.ts';
 
 export function registerClientCommands(program: Command): void {
@@ -17,6 +17,6 @@ export function registerClientCommands(program: Command): void {
   registerTemplateCommands(program);
   registerSessionCommands(program);
   registerComponentCommands(program);
-  registerBeyondCommands(program);
+  registerExplainCommands(program);
   registerNodeCommands(program);
 }

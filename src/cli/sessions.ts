@@ -98,4 +98,26 @@ export function registerSessionCommands(program: Command): void {
       await api.request('mutation($n: String!) { deleteSession(name: $n) }', { n: name });
       out.write(`session ${name} deleted\n`);
     }));
+
+  // People's controls over a running session.
+  for (const verb of ['pause', 'resume', 'abort'] as const) {
+    const c = s.command(verb).argument('<name>').description({
+      pause: 'stop starting new work for the session (in-flight actions finish; waiting nodes wait)',
+      resume: 'continue a paused session (failures so far no longer count against its budget)',
+      abort: 'leave the session\'s nodes where they are and disable them with a clear error; the session completes',
+    }[verb]);
+    if (verb === 'pause') c.option('--reason <text>', 'why (shown in the session status)');
+    c.action(action(async ({ api, opts, out }, name: string) => {
+      if (verb === 'abort') {
+        const r = (await api.request('mutation($n: String!) { abortSession(name: $n) { stopped } }', { n: name })).abortSession;
+        out.write(`session ${name} aborted; ${r.stopped.length} nodes stopped where they were\n`);
+        return;
+      }
+      const q = verb === 'pause'
+        ? ['mutation($n: String!, $r: String) { pauseSession(name: $n, reason: $r) { paused pauseReason } }', { n: name, r: opts.reason ?? null }] as const
+        : ['mutation($n: String!) { resumeSession(name: $n) { paused } }', { n: name }] as const;
+      const r = await api.request(q[0], q[1]);
+      out.write(`session ${name} ${verb === 'pause' ? `paused${r.pauseSession.pauseReason ? ` (${r.pauseSession.pauseReason})` : ''}` : 'resumed'}\n`);
+    }));
+  }
 }

@@ -19,7 +19,7 @@ import { connect, type Connection } from '../db/client.ts';
 import { embeddedUrl, isListening, type EmbeddedServer } from '../db/embedded.ts';
 import type { Config } from '../config.ts';
 import { createApiToken, createNodeToken, listApiTokens, revokeApiToken, type ApiTokenInfo } from '../auth/index.ts';
-import { tenantExists } from '../db/queries/tenants.ts';
+import { tenantExists } from '../db/tenants.ts';
 import { registerNodeTokensCommand } from './node-tokens.ts';
 
 const HUMAN_ROLES = ['admin', 'operator', 'viewer'] as const;

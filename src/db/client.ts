@@ -1,26 +1,32 @@
 /**
- * Connections: a pg pool, drizzle over it, and migrations. Everything that runs SQL takes a `Db`
- * (the pool-backed database or a transaction), so a state change and the jobs it causes can commit together.
+ * Connections: a pg pool, drizzle over it, and migrations. Every function that runs SQL takes one
+ * handle type, `Db`: drizzle over the pool (each statement on its own) or over the client of an open
+ * transaction (db/tx.ts), so a state change and the jobs it causes can commit together.
  */
 import pg from 'pg';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sql } from 'drizzle-orm';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import * as schema from './schema.ts';
 
-export type Database = NodePgDatabase<typeof schema>;
-/** A database handle or an open transaction. */
-export type Db = Database | Parameters<Parameters<Database['transaction']>[0]>[0];
+/** The one database handle: drizzle over the pool, or over the client of an open transaction. */
+export type Db = NodePgDatabase<typeof schema> & { $client: pg.Pool | pg.PoolClient };
 
 export interface Connection {
   pool: pg.Pool;
-  db: Database;
+  db: Db;
   url: string;
   close(): Promise<void>;
 }
 
 export const migrationsFolder = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../drizzle');
+
+/** drizzle over a pool or a checked-out client (transactions). */
+export function drizzleOver(client: pg.Pool | pg.PoolClient): Db {
+  return drizzle(client, { schema }) as Db;
+}
 
 export function connect(url: string, opts: { max?: number; applicationName?: string } = {}): Connection {
   const pool = new pg.Pool({
@@ -32,8 +38,13 @@ export function connect(url: string, opts: { max?: number; applicationName?: str
   // An idle client that loses its server (Postgres restarted) must not crash the process; the pool
   // replaces it on the next checkout.
   pool.on('error', () => {});
-  const db = drizzle(pool, { schema });
-  return { pool, db, url, close: () => pool.end() };
+  return { pool, db: drizzleOver(pool), url, close: () => pool.end() };
+}
+
+/** The pool behind a handle (a transaction's handle has none: it holds one client). */
+export function poolOf(db: Db): pg.Pool {
+  if (!(db.$client instanceof pg.Pool)) throw new Error('poolOf: this handle is an open transaction, not the pool');
+  return db.$client;
 }
 
 /** Any fixed number: every bootorch process that migrates takes this lock first. */
@@ -43,8 +54,8 @@ const MIGRATION_LOCK = 727_001;
  * Apply pending migrations. Several processes may start at once (two API replicas and a worker): a
  * session advisory lock makes them take turns, so the first applies and the others find nothing to do.
  */
-export async function runMigrations(db: Database): Promise<void> {
-  const client = await ((db as unknown as { $client: pg.Pool }).$client).connect();
+export async function runMigrations(db: Db): Promise<void> {
+  const client = await poolOf(db).connect();
   try {
     await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
     await migrate(db, { migrationsFolder });
@@ -52,4 +63,21 @@ export async function runMigrations(db: Database): Promise<void> {
     await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
     client.release();
   }
+}
+
+/** Db liveness for health checks: true when a trivial query answers within `timeoutMs`. Never throws. */
+export async function databaseHealthy(db: Db, timeoutMs = 2000): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); });
+  try {
+    return await Promise.race([db.execute(sql`select 1`).then(() => true, () => false), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The database's time, in ms since the epoch: the one clock the engine measures ages on (engine/clock.ts). */
+export async function databaseNow(db: Db): Promise<number> {
+  const r = await db.execute<{ ms: string }>(sql`select (extract(epoch from now()) * 1000)::float8::text as ms`);
+  return Number(r.rows[0]!.ms);
 }

@@ -8,9 +8,9 @@
  * its transaction id before it draws an event id: the INSERT's `pg_current_xact_id()` filter
  * (stable, so evaluated once, before the first row's nextval) makes sure of it.
  */
-import { sql } from 'drizzle-orm';
-import type { Database } from './client.ts';
-import type { Queryable } from './queryable.ts';
+import { desc, eq, sql } from 'drizzle-orm';
+import type { Db } from './client.ts';
+import { componentEvents, type EventRow } from './schema.ts';
 
 export interface NewEvent {
   componentId: string;
@@ -33,43 +33,33 @@ export const EVENTS_CHANNEL = 'bootorch_events';
 export const SESSIONS_CHANNEL = 'bootorch_sessions';
 
 /** Tell live subscribers (sessionProgress) that a session changed; delivered at COMMIT. */
-export async function notifySessionChanged(q: Queryable, tenantKey: string, name: string): Promise<void> {
-  await q.query('select pg_notify($1, $2)', [SESSIONS_CHANNEL, JSON.stringify([tenantKey, name])]);
+export async function notifySessionChanged(db: Db, tenantKey: string, name: string): Promise<void> {
+  await db.execute(sql`select pg_notify(${SESSIONS_CHANNEL}, ${JSON.stringify([tenantKey, name])})`);
 }
 
-const INSERT = `
-  insert into component_events (component_id, session, session_tenant, kind, actor, from_phase, to_phase,
-    from_status, to_status, action, error, reason, data)
-  select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-    $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::jsonb[])
-  where pg_current_xact_id() is not null`;
+const TYPES = ['text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'jsonb'];
 
-function columns(events: NewEvent[]): unknown[][] {
+/** Append any number of events in one statement (INSERT ... SELECT FROM unnest), and NOTIFY. */
+export async function appendEvents(db: Db, events: NewEvent[]): Promise<void> {
+  if (events.length === 0) return;
   const col = (f: (e: NewEvent) => unknown) => events.map(f);
-  return [
+  const columns = [
     col((e) => e.componentId), col((e) => e.session ?? ''), col((e) => e.sessionTenant ?? ''), col((e) => e.kind),
     col((e) => e.actor), col((e) => e.fromPhase ?? null), col((e) => e.toPhase ?? null), col((e) => e.fromStatus ?? null),
     col((e) => e.toStatus ?? null), col((e) => e.action ?? null), col((e) => e.error ?? null), col((e) => e.reason ?? null),
     col((e) => (e.data ? JSON.stringify(e.data) : null)),
   ];
-}
-
-/** Append with a pg Pool / PoolClient (the engine's path). */
-export async function appendEventsRaw(q: Queryable, events: NewEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  await q.query(INSERT, columns(events));
-  // Delivered at COMMIT (never for a rolled-back write); subscribers read the log from their cursor.
-  await q.query(`select pg_notify('${EVENTS_CHANNEL}', '')`);
-}
-
-/** Append with drizzle (a database or a transaction). */
-export async function appendEvents(db: Database, events: NewEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  const c = columns(events).map((v) => sql.param(v));
-  const t = ['text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'jsonb'];
-  const args = sql.join(c.map((p, i) => sql`${p}::${sql.raw(t[i]!)}[]`), sql`, `);
+  const args = sql.join(columns.map((v, i) => sql`${sql.param(v)}::${sql.raw(TYPES[i]!)}[]`), sql`, `);
   await db.execute(sql`insert into component_events (component_id, session, session_tenant, kind, actor, from_phase,
     to_phase, from_status, to_status, action, error, reason, data) select * from unnest(${args})
     where pg_current_xact_id() is not null`);
+  // Delivered at COMMIT (never for a rolled-back write); subscribers read the log from their cursor.
   await db.execute(sql.raw(`select pg_notify('${EVENTS_CHANNEL}', '')`));
+}
+
+/** A component's last `limit` events, oldest first (explain). */
+export async function recentEvents(db: Db, componentId: string, limit: number): Promise<EventRow[]> {
+  const rows = await db.select().from(componentEvents).where(eq(componentEvents.componentId, componentId))
+    .orderBy(desc(componentEvents.id)).limit(limit);
+  return rows.reverse();
 }

@@ -4,9 +4,14 @@
  */
 import pg from 'pg';
 import { sql, type SQL } from 'drizzle-orm';
-import type { Database } from './client.ts';
-import type { Queryable } from './queryable.ts';
-import { visibleTo } from './queries/tenants.ts';
+import type { Db } from './client.ts';
+import { visibleTo } from './tenants.ts';
+
+/**
+ * The live feed reads on the pool or on its own connection with plain pg (one snapshot per
+ * statement matters here; src/api/live/feed.ts); every other module takes a `Db`.
+ */
+type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.Client, 'query'>;
 
 /** One component event as subscribers see it (the `data` column stays in the log). */
 export interface LiveEvent {
@@ -30,8 +35,16 @@ export interface LiveEvent {
 const COLUMNS = `id, at, component_id, session, session_tenant, kind, actor, from_phase, to_phase, from_status,
   to_status, action, error, reason`;
 
-const toEvent = (x: any): LiveEvent => ({
-  id: Number(x.id), at: x.at, componentId: x.component_id, session: x.session, sessionTenant: x.session_tenant,
+/** A component_events row as pg returns it (the id is a bigint, so text). */
+type EventDbRow = {
+  id: string; at: Date | string; component_id: string; session: string; session_tenant: string; kind: string; actor: string;
+  from_phase: string | null; to_phase: string | null; from_status: string | null; to_status: string | null;
+  action: string | null; error: string | null; reason: string | null;
+};
+
+const toEvent = (x: EventDbRow): LiveEvent => ({
+  // pg parses timestamptz into a Date; drizzle's execute leaves it text.
+  id: Number(x.id), at: new Date(x.at), componentId: x.component_id, session: x.session, sessionTenant: x.session_tenant,
   kind: x.kind, actor: x.actor, fromPhase: x.from_phase, toPhase: x.to_phase, fromStatus: x.from_status,
   toStatus: x.to_status, action: x.action, error: x.error, reason: x.reason,
 });
@@ -58,7 +71,8 @@ export interface FeedRead {
 export async function readFeed(q: Queryable, after: number, limit: number, waitingOn: string[] = []): Promise<FeedRead> {
   const r = await q.query(`select s.ended, e.* from (select ${ALL_ENDED('$3')} as ended) s
     left join lateral (select ${COLUMNS} from component_events where id > $1 order by id limit $2) e on true`, [after, limit, waitingOn]);
-  return { events: r.rows.filter((x: any) => x.id !== null).map(toEvent), ended: r.rows[0]?.ended ?? true };
+  const rows = r.rows as Array<EventDbRow & { ended: boolean }>;
+  return { events: rows.filter((x) => x.id !== null).map(toEvent), ended: rows[0]?.ended ?? true };
 }
 
 /** The newest event id. */
@@ -110,7 +124,7 @@ export interface EventFilter {
  * A page of the log for one subscriber: matching events with after < id <= upTo, oldest first.
  * upTo is the feed's settled mark, so nothing read here can still change.
  */
-export async function readEventsPage(db: Database, f: EventFilter, after: number, upTo: number, limit: number): Promise<LiveEvent[]> {
+export async function readEventsPage(db: Db, f: EventFilter, after: number, upTo: number, limit: number): Promise<LiveEvent[]> {
   const where: SQL[] = [sql`id > ${after}`, sql`id <= ${upTo}`];
   if (f.ids) where.push(sql`component_id = any(${sql.param(f.ids)}::text[])`);
   if (f.session != null) where.push(sql`session = ${f.session} and session_tenant = ${f.sessionTenant ?? ''}`);
@@ -118,15 +132,9 @@ export async function readEventsPage(db: Database, f: EventFilter, after: number
   if (f.status != null) where.push(sql`(from_status = ${f.status} or to_status = ${f.status})`);
   if (f.kinds) where.push(sql`kind = any(${sql.param(f.kinds)}::text[])`);
   if (f.tenant != null) where.push(visibleTo(f.tenant, sql.raw('component_id')));
-  const r = await db.execute(sql`select ${sql.raw(COLUMNS)} from component_events where ${sql.join(where, sql` and `)}
+  const r = await db.execute<EventDbRow>(sql`select ${sql.raw(COLUMNS)} from component_events where ${sql.join(where, sql` and `)}
     order by id limit ${limit}`);
   return r.rows.map(toEvent);
-}
-
-/** The xnames a tenant owns, for filtering live events in memory. */
-export async function tenantXnameSet(q: Queryable, tenant: string): Promise<Set<string>> {
-  const r = await q.query('select xname from tenant_xnames where tenant = $1', [tenant]);
-  return new Set(r.rows.map((x: any) => x.xname as string));
 }
 
 /** A dedicated connection for LISTEN (never a pool client: a pool would hand it to others). */

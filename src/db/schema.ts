@@ -51,6 +51,10 @@ export const sessions = pgTable('sessions', {
   paused: boolean('paused').notNull().default(false),
   pauseReason: text('pause_reason'),
   aborted: boolean('aborted').notNull().default(false),
+  /** Rollout progress: a resume accepted the canary (its failures no longer pause the session). */
+  canaryAccepted: boolean('canary_accepted').notNull().default(false),
+  /** Rollout progress: failed nodes when the session was last resumed (the budget counts failures since). */
+  failedAtResume: integer('failed_at_resume').notNull().default(0),
   createdBy: text('created_by'),
 }, (t) => [
   primaryKey({ columns: [t.tenantKey, t.name] }),

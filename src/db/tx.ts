@@ -1,23 +1,32 @@
 /**
- * Transactions over one pool client, exposed both as drizzle (`tx.db`) and as the narrow
- * `executeSql` port pg-boss takes, so a state change and the jobs it causes commit together.
+ * Transactions over one pool client, handed to the callback as the same `Db` handle everything else
+ * takes. The scheduler enqueues pg-boss jobs through the handle's client, so a state change and the
+ * jobs it causes commit together.
  */
-import type pg from 'pg';
-import { drizzle } from 'drizzle-orm/node-postgres';
-import * as schema from './schema.ts';
-import type { Database } from './client.ts';
+import pg from 'pg';
+import { drizzleOver, type Db } from './client.ts';
 
-export interface Tx {
-  db: Database;
-  client: pg.PoolClient;
-  /** pg-boss `db` option: runs its SQL inside this transaction. */
-  executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
-  /** Run after COMMIT (e.g. wake an in-process worker). */
-  afterCommit(fn: () => void): void;
+const afterCommitHooks = new WeakMap<Db, Array<() => void>>();
+
+/** Run `f` after the transaction `tx` commits (never when it rolls back); at once outside a transaction. */
+export function afterCommit(tx: Db, f: () => void): void {
+  const hooks = afterCommitHooks.get(tx);
+  if (hooks) hooks.push(f);
+  else f();
 }
 
-export async function transaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
+/** Whether the handle is an open transaction (its client is checked out) rather than the pool. */
+export function inTransaction(db: Db): boolean {
+  return !(db.$client instanceof pg.Pool);
+}
+
+/**
+ * Run `fn` in a transaction. Given a handle that already is a transaction, `fn` joins it (one
+ * COMMIT, by whoever opened it).
+ */
+export async function transaction<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> {
+  if (inTransaction(db)) return fn(db);
+  const client = await (db.$client as pg.Pool).connect();
   // pg-pool takes its error listener off a client it hands out: a server that goes away between two
   // queries of this transaction (PostgreSQL restarted) would be an unhandled 'error' event, which ends
   // the process. With this one the next query fails instead, and the catch below discards the client.
@@ -26,12 +35,8 @@ export async function transaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>):
   client.on('error', onError);
   const release = (err?: Error) => { client.removeListener('error', onError); client.release(err); };
   const after: Array<() => void> = [];
-  const tx: Tx = {
-    db: drizzle(client, { schema }) as unknown as Database,
-    client,
-    executeSql: (text, values) => client.query(text, values as any[]),
-    afterCommit: (f) => after.push(f),
-  };
+  const tx = drizzleOver(client);
+  afterCommitHooks.set(tx, after);
   let released = false;
   try {
     await client.query('BEGIN');

@@ -3,13 +3,34 @@
  * a nested patch (V2Component) is completed with the auto fields, then deep-merged into the current
  * columns. Pure: the caller reads the rows and the token's artifacts first, and writes the result.
  */
+import type { DecisionInput } from './status-decision.ts';
 import { z } from 'zod';
-import type { ComponentRow } from '../db/schema.ts';
 import { parseComponentId } from './xname.ts';
 import { fail, NAME_RE, ok, text, zodIssues, type Checked, type Issue } from './validation.ts';
 
 /** Columns a component write sets: all but the generated status, the rollout queue and updated_at. */
-export type ComponentFields = Omit<ComponentRow, 'status' | 'queuedSeq' | 'updatedAt'>;
+/** A component's stored fields, but for what the database derives (status) or keeps for itself. */
+export interface ComponentFields extends Omit<DecisionInput, 'status'> {
+  id: string;
+  enabled: boolean;
+  statusOverride: string;
+  desiredBssToken: string;
+  desiredUpdatedAt: Date | null;
+  actualBssToken: string;
+  actualUpdatedAt: Date | null;
+  stagedKernel: string;
+  stagedKernelParameters: string;
+  stagedInitrd: string;
+  stagedConfiguration: string;
+  stagedSession: string;
+  stagedUpdatedAt: Date | null;
+  powerOnAttempts: number;
+  powerOffGracefulAttempts: number;
+  powerOffForcefulAttempts: number;
+  session: string;
+  sessionTenant: string;
+  retryPolicy: number | null;
+}
 
 export interface Artifacts { kernel: string; kernelParameters: string; initrd: string }
 type ArtifactsPatch = Partial<Artifacts>;

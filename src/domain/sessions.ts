@@ -13,6 +13,15 @@ import { fail, nameSchema, ok, text, zodIssues, type Checked, type Issue } from 
 import type { SessionOperationName } from './templates.ts';
 
 export type SessionStateName = 'pending' | 'running' | 'complete';
+export type SessionOperation = 'boot' | 'reboot' | 'shutdown';
+
+/** What a session asks of one node: its boot artifacts and configuration. */
+export interface DesiredState {
+  kernel: string;
+  kernelParameters: string;
+  initrd: string;
+  configuration: string;
+}
 
 export interface CreateSessionDraft {
   operation: SessionOperationName;

@@ -1,142 +1,119 @@
 /**
- * The operator base: loop plumbing, chunking, the retry limit and error capture live here once; each
- * file under src/operators/ only says what it selects and what it does (BOS operators/base.py).
+ * The operator base, for all ten operators: the loop over pages, error capture, and writing what
+ * happened as data live here once; each file under src/operators/ only says what it selects and what
+ * it does (BOS operators/base.py). A step returns a closed outcome per item (engine/outcome.ts) and
+ * the follow-ups it causes; the base records both in one transaction, so the work a step creates
+ * commits with the step's result.
  */
-import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Adapters } from '../adapters/ports.ts';
-import { ServiceError } from '../adapters/errors.ts';
-import type { Options } from '../domain/options.ts';
-import type { FailureReason } from '../domain/failures.ts';
-import type { Kicker, OperatorName } from './kick.ts';
+import type { Db } from '../db/client.ts';
 import { transaction } from '../db/tx.ts';
-import {
-  failComponents, recordAction, recordProblems, selectPages, type ComponentProblem, type ComponentSelection,
-  type EngineComponent,
-} from '../db/engine/components.ts';
+import type { Options } from '../domain/options.ts';
+import type { AttemptCounter, ComponentSelection, EngineComponent } from '../db/components/select.ts';
 import type { Criterion } from './selection.ts';
-import { inInventory } from '../operators/common.ts';
-import { countExhausted, observeBatch } from '../observability/engine.ts';
+import type { Clock } from './clock.ts';
+import type { OperatorName, Scheduler } from './scheduler.ts';
+import { fromError, errorText, type Outcome } from './outcome.ts';
+import { chunks } from '../domain/lists.ts';
 
 export interface EngineContext {
-  pool: pg.Pool;
+  db: Db;
   adapters: Adapters;
   options: Options;
-  now(): Date;
+  /** The database's clock (engine/clock.ts): every age and wait is measured with it. */
+  now: Clock;
   log: Logger;
-  kicker: Kicker;
-  /** Kick `op` after `seconds` (escalations and timeouts); repeated calls for the same second collapse. */
-  wake(op: OperatorName, seconds: number): Promise<void>;
+  scheduler: Scheduler;
   actor: string;
 }
 
+/** What one step did: an outcome per item, its own writes, and the operators it gave work to. */
+export interface Step<T> {
+  outcomes: Array<[T, Outcome]>;
+  /**
+   * The step's own writes (a decision, a setup), run in the transaction that records the outcomes;
+   * returns the operators whose work they created.
+   */
+  write?(tx: Db): Promise<OperatorName[] | void>;
+  /** Operators to run next (their work appeared), kicked with the outcomes. */
+  kick?: OperatorName[];
+  /** Operators to run again after a wait, in seconds (escalations, timeouts, transit polling). */
+  wake?: Array<[OperatorName, number]>;
+}
+
+export interface OperatorSpec<T> {
+  name: OperatorName;
+  /** Safety-net period in seconds (the level-triggered loop); 0 = none. Default polling_frequency. */
+  period?(o: Options): number;
+  /** What it selects, a page at a time (one page is in memory however large the machine). */
+  select(ctx: EngineContext): AsyncIterable<T[]>;
+  /** What it does for one page. A thrown error is every item's outcome (transient: continue; else failed). */
+  act(ctx: EngineContext, page: T[]): Promise<Step<T>>;
+  /** Write the outcomes as data on the items (errors, failures), in the step's transaction. */
+  record(tx: Db, ctx: EngineContext, outcomes: Array<[T, Outcome]>): Promise<void>;
+}
+
+/** What explain evaluates for one node of an action operator: its selection and readiness. */
+export interface ActionView {
+  action: string;
+  counter: AttemptCounter;
+  selection(ctx: Pick<EngineContext, 'options'>): ComponentSelection;
+  ready?(ctx: Pick<EngineContext, 'options' | 'now'>, c: EngineComponent): Criterion;
+}
+
+/** What the runtime runs, and what explain reads (the action operators' selection and readiness). */
 export interface OperatorDef {
   name: OperatorName;
   /** For explain: the action operators' selection and readiness (absent for the others). */
-  action?: Pick<ActionOperatorSpec, 'selection' | 'ready' | 'action' | 'counter'>;
-  /** Safety-net period in seconds (the level-triggered loop). */
+  action?: ActionView;
   period(o: Options): number;
   run(ctx: EngineContext): Promise<void>;
 }
 
-/** Split into chunks of max_component_batch_size (0 = one chunk). */
-export function chunks<T>(items: T[], size: number): T[][] {
-  if (items.length === 0) return [];
-  if (!size || size <= 0) return [items];
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
-
-export type AttemptCounter = 'power_on_attempts' | 'power_off_graceful_attempts' | 'power_off_forceful_attempts';
-
-export interface ActionOperatorSpec {
-  name: OperatorName;
-  /** last_action written before the side effect. */
-  action: string;
-  counter: AttemptCounter;
-  /** The reason a component gets when it runs out of attempts with no more specific problem recorded. */
-  exhaustedReason: FailureReason;
-  /** What it selects (SQL, and explain evaluates the same object). */
-  selection(ctx: EngineContext): ComponentSelection;
-  /** A per-component condition beyond the selection (e.g. a wait that depends on the session's policy). */
-  ready?(ctx: EngineContext, c: EngineComponent): Criterion;
-  /** Whether HSM must know the component (BOS's HSMState() filter; default true). */
-  inventoryCheck?: boolean;
-  /** Cut the selection further before acting (e.g. power-on waves). */
-  limit?(ctx: EngineContext, rows: EngineComponent[]): Promise<EngineComponent[]>;
-  /**
-   * Do the side effect for one chunk (already recorded). Returns per-component problems; a thrown
-   * error becomes every chunk member's error.
-   */
-  act(ctx: EngineContext, chunk: EngineComponent[]): Promise<ComponentProblem[] | void>;
-  /** After a chunk was acted on (schedule the escalation). */
-  after?(ctx: EngineContext, acted: EngineComponent[]): Promise<void>;
-}
-
-export function attempts(c: EngineComponent, counter: AttemptCounter): number {
-  if (counter === 'power_on_attempts') return c.powerOnAttempts;
-  if (counter === 'power_off_graceful_attempts') return c.powerOffGracefulAttempts;
-  return c.powerOffForcefulAttempts;
-}
-
-/** `retry_policy` of the component, else default_retry_policy. 0 fails before the first attempt (as BOS). */
-export function retryLimitHit(c: EngineComponent, counter: AttemptCounter, o: Options): boolean {
-  const limit = c.retryPolicy ?? o.default_retry_policy;
-  return limit >= 0 && attempts(c, counter) >= limit;
-}
-
-export function errorText(e: unknown): string {
-  if (e instanceof Error) return e.message;
-  return String(e);
-}
-
-/** A thrown error's reason: outside-service failures are service_unavailable, the rest retry_limit-bound. */
-export function classify(e: unknown): FailureReason {
-  if (e instanceof ServiceError && e.service === 'bss' && !e.transient) return 'boot_parameters_failed';
-  return 'service_unavailable';
-}
-
-/** BOS `_run_on_chunk` for operators that act and count attempts. */
-export function actionOperator(spec: ActionOperatorSpec): OperatorDef {
+export function defineOperator<T>(spec: OperatorSpec<T>, extra: Pick<OperatorDef, 'action'> = {}): OperatorDef {
   return {
     name: spec.name,
-    action: spec,
-    period: (o) => o.polling_frequency,
+    period: spec.period ?? ((o) => o.polling_frequency),
+    ...extra,
     async run(ctx) {
-      for await (const page of selectPages(ctx.pool, spec.selection(ctx), ctx.options.max_component_batch_size)) {
-        let chunk = page;
-        if (spec.ready) chunk = chunk.filter((c) => spec.ready!(ctx, c).met);
-        if (spec.limit) chunk = await spec.limit(ctx, chunk);
-        if (spec.inventoryCheck !== false) chunk = await inInventory(ctx, chunk);
-        if (chunk.length === 0) continue;
-        const exhausted = chunk.filter((c) => retryLimitHit(c, spec.counter, ctx.options));
-        if (exhausted.length > 0) {
-          const failures = exhausted.map((c) => ({
-            id: c.id,
-            error: c.error || 'The retry limit has been hit for this component, but no services have reported specific errors',
-            reason: (c.failureReason || spec.exhaustedReason) as FailureReason,
-          }));
-          await transaction(ctx.pool, async (tx) => {
-            await failComponents(tx.client, exhausted, failures, ctx.actor);
-            await ctx.kicker.kick(tx, ['status']);
-          });
-          countExhausted(spec.action, failures.map((f) => f.reason));
-        }
-        const eligible = chunk.filter((c) => !retryLimitHit(c, spec.counter, ctx.options));
-        const recorded = await transaction(ctx.pool, (tx) => recordAction(tx.client, eligible, spec.action, spec.counter, ctx.actor));
-        if (recorded.length === 0) continue;
+      for await (const page of spec.select(ctx)) {
+        if (page.length === 0) continue;
+        let step: Step<T>;
         try {
-          const retries = recorded.filter((c) => attempts(c, spec.counter) > 0).length;
-          const problems = await observeBatch(ctx.log, spec.action, recorded.length, retries, async () => (await spec.act(ctx, recorded)) ?? [], classify);
-          if (problems.length) await transaction(ctx.pool, (tx) => recordProblems(tx.client, recorded, problems, ctx.actor));
+          step = await spec.act(ctx, page);
         } catch (e) {
-          ctx.log.warn({ err: errorText(e), operator: spec.name, count: recorded.length }, 'action failed for a chunk');
-          await transaction(ctx.pool, (tx) => recordProblems(tx.client, recorded,
-            recorded.map((c) => ({ id: c.id, error: errorText(e), reason: classify(e) })), ctx.actor));
+          ctx.log.warn({ err: errorText(e), operator: spec.name, count: page.length }, 'step failed for a page');
+          const outcome = fromError(e);
+          step = { outcomes: page.map((item) => [item, outcome]) };
         }
-        if (spec.after) await spec.after(ctx, recorded);
+        await settle(ctx, spec, step);
       }
     },
   };
 }
+
+/** Record a step's outcomes and schedule its follow-ups, in one transaction (none when there is nothing to write). */
+async function settle<T>(ctx: EngineContext, spec: OperatorSpec<T>, step: Step<T>): Promise<void> {
+  const written = step.outcomes.filter(([, o]) => o.kind === 'failed' || (o.kind === 'continue' && o.problem));
+  const wake = step.wake ?? [];
+  if (!step.write && written.length === 0 && !step.kick?.length && wake.length === 0) return;
+  await transaction(ctx.db, async (tx) => {
+    const kick = new Set([...(step.kick ?? []), ...((await step.write?.(tx)) ?? [])]);
+    if (written.length) await spec.record(tx, ctx, written);
+    if (kick.size) await ctx.scheduler.kick(tx, [...kick]);
+    for (const [op, seconds] of wake) await ctx.scheduler.wakeAt(tx, op, new Date(ctx.now().getTime() + seconds * 1000));
+  });
+}
+
+/** A select that yields the items one at a time (sessions: each is its own step and transaction). */
+export async function* oneByOne<T>(items: Promise<T[]>): AsyncGenerator<T[]> {
+  for (const item of await items) yield [item];
+}
+
+/** A select that yields `items` in chunks of max_component_batch_size. */
+export async function* inChunks<T>(items: Promise<T[]> | T[], size: number): AsyncGenerator<T[]> {
+  yield* chunks(await items, size);
+}
+
+export { errorText };

@@ -2,10 +2,11 @@
  * Dry run detail: for a session plan, what would happen to each node, from its power state (PCS),
  * its CFS record and what it last reported booting. Writes nothing.
  */
-import type pg from 'pg';
+import type { Db } from '../db/client.ts';
+import { readComponents } from '../db/components/read.ts';
 import type { Adapters, ConfigComponent, PowerState } from '../adapters/ports.ts';
 import type { SessionPlan, DesiredState, SkipReason } from './plan.ts';
-import { errorText } from './operator.ts';
+import { errorText } from './outcome.ts';
 
 export type PlannedAction = 'power_cycle' | 'power_on' | 'power_off' | 'configure_only' | 'nothing' | 'skip' | 'unknown';
 
@@ -20,7 +21,7 @@ export interface PlannedNode {
 }
 
 export async function describePlan(
-  pool: pg.Pool, adapters: Adapters, plan: SessionPlan, operation: 'boot' | 'reboot' | 'shutdown',
+  db: Db, adapters: Adapters, plan: SessionPlan, operation: 'boot' | 'reboot' | 'shutdown',
 ): Promise<{ nodes: PlannedNode[]; warnings: string[] }> {
   const ids = [...plan.managed.keys()].sort();
   const warnings: string[] = [];
@@ -28,12 +29,7 @@ export async function describePlan(
   let cfs = new Map<string, ConfigComponent>();
   try { power = await adapters.power.powerStatus(ids); } catch (e) { warnings.push(`PCS: ${errorText(e)}`); }
   try { cfs = new Map((await adapters.config.getComponents(ids)).map((c) => [c.id, c])); } catch (e) { warnings.push(`CFS: ${errorText(e)}`); }
-  const actual = new Map<string, { k: string; p: string; i: string }>();
-  if (ids.length) {
-    const r = await pool.query(`select id, actual_kernel as k, actual_kernel_parameters as p, actual_initrd as i
-      from components where id = any($1::text[])`, [ids]);
-    for (const x of r.rows) actual.set(x.id, x);
-  }
+  const actual = new Map((await readComponents(db, ids)).map((x) => [x.id, { k: x.actualKernel, p: x.actualKernelParameters, i: x.actualInitrd }]));
   const nodes: PlannedNode[] = ids.map((id) => {
     const m = plan.managed.get(id)!;
     const p = power.get(id);

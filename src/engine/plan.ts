@@ -7,17 +7,13 @@ import type { Adapters, InventoryNode } from '../adapters/ports.ts';
 import type { Options } from '../domain/options.ts';
 import { applyLimit, type LimitInventory } from '../domain/limit.ts';
 import { canonicalXname } from '../domain/xname.ts';
+import type { DesiredState } from '../domain/sessions.ts';
 
 export type SkipReason =
   | 'excluded_by_limit' | 'locked' | 'another_tenant' | 'wrong_arch' | 'disabled_in_inventory'
   | 'not_in_inventory' | 'not_a_component';
 
-export interface DesiredState {
-  kernel: string;
-  kernelParameters: string;
-  initrd: string;
-  configuration: string;
-}
+export type { DesiredState };
 
 export interface PlannedBootSet {
   name: string;
@@ -44,7 +40,7 @@ export interface PlanSession {
 
 export interface PlanTemplate {
   enableCfs: boolean;
-  cfsConfiguration: string | null;
+  cfs: { configuration: string } | null;
   bootSets: Record<string, unknown>;
 }
 
@@ -176,7 +172,7 @@ export async function planSession(s: PlanSession, t: PlanTemplate, d: PlanDeps):
 
 async function desiredState(s: PlanSession, t: PlanTemplate, bs: BootSetSpec, d: PlanDeps): Promise<DesiredState> {
   if (s.operation === 'shutdown') return { kernel: '', kernelParameters: '', initrd: '', configuration: '' };
-  const configuration = t.enableCfs ? (bs.cfsConfiguration || t.cfsConfiguration || '') : '';
+  const configuration = t.enableCfs ? (bs.cfsConfiguration || t.cfs?.configuration || '') : '';
   const img = await d.adapters.images.resolve(bs.path, bs.etag);
   const params: string[] = [];
   if (img.bootParameters.trim()) params.push(img.bootParameters.trim());

@@ -1,22 +1,23 @@
 /**
  * The engine on pg-boss. Each operator is a `stately` queue (at most one tick waiting and one
  * running, across every worker process), so ticks never overlap and a burst of kicks is one tick.
- *
- * Level-triggered safety net: every tick ends by scheduling the operator's next poll (one pending
- * poll per operator, `short` policy keyed by operator) after polling_frequency. Edge-triggered speed:
- * writes kick operators inside their transaction, and a NOTIFY on commit wakes the workers of every
- * process at once instead of waiting for pg-boss's 0.5 s polling. Escalations and timeouts are
- * delayed timer jobs (startAfter) that kick their operator when due.
+ * Everything that starts a tick goes through the Scheduler (engine/scheduler.ts): writes kick in
+ * their transaction, waits are wakes (timer jobs with startAfter that kick their operator when due),
+ * and every tick ends by asking for its next poll. The process also keeps the polls alive (a tick
+ * that could not ask for its poll), kicks the operators whose ticks the reaper freed, and kicks every
+ * operator after its NOTIFY listener reconnects; each of these is a scheduler call.
  */
 import pg from 'pg';
 import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
-import type { Tx } from '../db/tx.ts';
-import { OPERATORS, type Kicker, type OperatorName } from './kick.ts';
+import type { Db } from '../db/client.ts';
+import { OPERATORS, type OperatorName, type Scheduler } from './scheduler.ts';
 import type { EngineContext, OperatorDef } from './operator.ts';
 import type { Adapters } from '../adapters/ports.ts';
-import { loadOptions } from '../db/engine/options.ts';
-import { errorText } from './operator.ts';
+import { getOptions } from '../db/options.ts';
+import { databaseHealthy } from '../db/client.ts';
+import { errorText } from './outcome.ts';
+import { databaseClock } from './clock.ts';
 import { TickLeases } from './leases.ts';
 import { observeJobs, observeTick } from '../observability/engine.ts';
 
@@ -33,9 +34,15 @@ export const queueOf = (op: OperatorName) => `${QUEUE_PREFIX}${op}`;
 
 export interface BossHandle {
   boss: PgBoss;
-  kicker: Kicker;
+  scheduler: Scheduler;
+  /** Enqueue ticks and tell every worker, even with kicks off (a timer came due; the engine starts). */
+  enqueue(db: Db, ops: readonly OperatorName[]): Promise<void>;
   stop(): Promise<void>;
 }
+
+/** pg-boss's `db` option: its SQL runs on this handle (inside the handle's transaction, if any). */
+const on = (db: Db) => ({ db: { executeSql: (text: string, values?: unknown[]) => db.$client.query(text, values as unknown[]) } });
+
 
 /** Start pg-boss and create the queues. Used by API processes too (they only enqueue). */
 export async function startBoss(url: string, log: Logger, opts: { kicks?: boolean; max?: number } = {}): Promise<BossHandle> {
@@ -63,26 +70,32 @@ export async function startBoss(url: string, log: Logger, opts: { kicks?: boolea
   } finally {
     await lock.end().catch(() => {});
   }
+  const enqueue = async (db: Db, ops: readonly OperatorName[]) => {
+    if (ops.length === 0) return;
+    const unique = [...new Set(ops)];
+    for (const op of unique) await boss.send(queueOf(op), {}, on(db) as PgBoss.SendOptions);
+    // Every worker process LISTENs and fetches at once, instead of at its next 0.5 s fetch.
+    await db.$client.query(`select pg_notify('${KICK_CHANNEL}', $1)`, [unique.join(',')]);
+  };
+  // Kicks off (the BOS-like polling baseline): writes start nothing; timers and polls still run.
   const kicksOn = opts.kicks !== false;
-  const kicker: Kicker = {
-    async kick(tx: Tx, ops) {
-      if (!kicksOn) return;
-      for (const op of new Set(ops)) {
-        await boss.send(queueOf(op), {}, { db: { executeSql: tx.executeSql } } as any);
-        await tx.client.query(`select pg_notify('${KICK_CHANNEL}', $1)`, [op]);
-      }
+  const scheduler: Scheduler = {
+    kick: (db, ops) => (kicksOn ? enqueue(db, ops) : Promise.resolve()),
+    async wakeAt(db, op, at) {
+      // The key names the second it is due, so many wakes for one moment are one timer job.
+      const due = Math.ceil(at.getTime() / 1000);
+      await boss.send(TIMER_QUEUE, { op }, { ...on(db), startAfter: new Date(due * 1000), singletonKey: `wake:${op}@${due}` } as PgBoss.SendOptions);
     },
-    async kickNow(ops) {
-      if (!kicksOn) return;
-      for (const op of new Set(ops)) await boss.send(queueOf(op), {});
-      await boss.getDb().executeSql(`select pg_notify('${KICK_CHANNEL}', $1)`, [[...new Set(ops)].join(',')]);
+    async poll(op, seconds) {
+      // Relative: pg-boss adds it to the database's now(); one pending poll per operator.
+      await boss.send(TIMER_QUEUE, { op }, { startAfter: Math.max(0.5, seconds), singletonKey: `poll:${op}` });
     },
   };
-  return { boss, kicker, stop: () => boss.stop({ graceful: true, wait: true, timeout: 10_000 }) };
+  return { boss, scheduler, enqueue, stop: () => boss.stop({ graceful: true, wait: true, timeout: 10_000 }) };
 }
 
 export interface EngineHandle {
-  kicker: Kicker;
+  scheduler: Scheduler;
   /** Resolves when every operator has finished at least one tick (tests). */
   stop(): Promise<void>;
   healthy(): Promise<boolean>;
@@ -90,31 +103,22 @@ export interface EngineHandle {
 
 export interface EngineDeps {
   url: string;
-  pool: pg.Pool;
+  db: Db;
   adapters: Adapters;
   operators: OperatorDef[];
   log: Logger;
   /** Edge-triggered kicks (default true). Off = BOS-like pure polling, for the benchmark baseline. */
   kicks?: boolean;
-  now?: () => Date;
   boss?: BossHandle;
 }
 
 export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
   const handle = deps.boss ?? (await startBoss(deps.url, deps.log, { kicks: deps.kicks }));
-  const { boss, kicker } = handle;
-  const now = deps.now ?? (() => new Date());
+  const { boss, scheduler, enqueue } = handle;
   const workerIds = new Map<string, string>();
   // A killed process's ticks must not hold their stately queues until expiry (leases.ts).
   const leases = new TickLeases({ url: deps.url, log: deps.log, queuePrefix: ENGINE_QUEUES });
 
-  const wake = async (op: OperatorName, seconds: number) => {
-    const due = Math.ceil(now().getTime() / 1000 + Math.max(0, seconds));
-    await boss.send(TIMER_QUEUE, { op }, { startAfter: new Date(due * 1000), singletonKey: `wake:${op}@${due}` });
-  };
-  const poll = async (op: OperatorName, seconds: number, kind: string) => {
-    await boss.send(TIMER_QUEUE, { op }, { startAfter: Math.max(0.5, seconds), singletonKey: `${kind}:${op}` });
-  };
 
   for (const def of deps.operators) {
     const log = deps.log.child({ operator: def.name });
@@ -124,22 +128,22 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
       const jobId = jobs[0]?.id;
       if (jobId) await leases.hold(jobId);
       try {
-        const options = await loadOptions(deps.pool);
+        const options = await getOptions(deps.db);
+        const now = await databaseClock(deps.db);
         period = def.period(options);
         deps.adapters.configure({
           timeouts: { hsm: options.hsm_read_timeout, pcs: options.pcs_read_timeout, bss: options.bss_read_timeout,
             cfs: options.cfs_read_timeout, ims: options.ims_read_timeout },
           maxBatchSize: options.max_component_batch_size,
         });
-        const ctx: EngineContext = { pool: deps.pool, adapters: deps.adapters, options, now, log, kicker, wake,
-          actor: `operator:${def.name}` };
+        const ctx: EngineContext = { db: deps.db, adapters: deps.adapters, options, now, log, scheduler, actor: `operator:${def.name}` };
         await observeTick(def.name, () => def.run(ctx));
       } catch (e) {
         // A tick never crashes the loop: the error is logged and the next poll comes as usual.
         log.error({ err: errorText(e) }, 'operator tick failed');
       } finally {
         log.debug({ ms: Date.now() - started }, 'tick');
-        if (period > 0) await poll(def.name, period, 'poll').catch((e) => log.warn({ err: errorText(e) }, 'could not schedule poll'));
+        if (period > 0) await scheduler.poll(def.name, period).catch((e) => log.warn({ err: errorText(e) }, 'could not schedule poll'));
         if (jobId) await leases.release(jobId);
       }
     });
@@ -148,8 +152,9 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
   await boss.work(TIMER_QUEUE, { pollingIntervalSeconds: 0.5, batchSize: 50 }, async (jobs) => {
     for (const j of jobs) await leases.hold(j.id);
     try {
-      const ops = new Set(jobs.map((j) => (j.data as { op: OperatorName }).op));
-      for (const op of ops) await boss.send(queueOf(op), {});
+      // A wake or poll that came due runs its operator's tick; this process's worker fetches it at once.
+      const ops = [...new Set(jobs.map((j) => (j.data as { op: OperatorName }).op))];
+      await enqueue(deps.db, ops);
       for (const op of ops) { const w = workerIds.get(op); if (w) boss.notifyWorker(w); }
     } finally {
       for (const j of jobs) await leases.release(j.id);
@@ -158,7 +163,7 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
   // A reaped tick is owed: run the operator again (reaped timers are retried by pg-boss itself).
   await leases.start(boss, async (queues) => {
     const ops = OPERATORS.filter((op) => queues.includes(queueOf(op)));
-    if (ops.length) await kicker.kickNow(ops).catch(() => {});
+    if (ops.length) await scheduler.kick(deps.db, ops).catch(() => {});
   });
 
   // Level-triggered safety net, kept even when a tick could not schedule its next poll (the database
@@ -166,16 +171,16 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
   let stopped = false;
   const keepPolls = setInterval(async () => {
     try {
-      const options = await loadOptions(deps.pool);
+      const options = await getOptions(deps.db);
       for (const def of deps.operators) {
         const period = def.period(options);
-        if (period > 0 && !stopped) await poll(def.name, period, 'poll');
+        if (period > 0 && !stopped) await scheduler.poll(def.name, period);
       }
     } catch { /* database unavailable: next round */ }
   }, POLL_KEEPER_MS);
 
-  // Kicks from any process: wake this process's worker for that operator at once. The connection is
-  // re-made when it drops (Postgres restarted); meanwhile pg-boss's 0.5 s polling still finds the ticks.
+  // Kicks from any process: this process's worker for that operator fetches at once. The connection is
+  // re-made when it drops (Postgres restarted); meanwhile pg-boss's 0.5 s fetch loop still finds the ticks.
   let listener: pg.Client | undefined;
   let relisten: NodeJS.Timeout | undefined;
   let listenBackoffMs = 200;
@@ -195,7 +200,7 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
         relisten = undefined;
         listenBackoffMs = Math.min(listenBackoffMs * 2, 5000);
         // Kicks sent while it was down went unheard: tick every operator once.
-        void listen().then(() => { if (listener) return kicker.kickNow(deps.operators.map((d) => d.name)); }).catch(() => {});
+        void listen().then(() => { if (listener) return scheduler.kick(deps.db, deps.operators.map((d) => d.name)); }).catch(() => {});
       }, listenBackoffMs);
     });
     try {
@@ -211,14 +216,11 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
   if (deps.kicks !== false) await listen();
 
   // Start every loop now: one tick each (stately: a no-op for operators already queued).
-  if (deps.kicks !== false) await kicker.kickNow(deps.operators.map((d) => d.name));
-  else for (const d of deps.operators) await boss.send(queueOf(d.name), {});
+  await enqueue(deps.db, deps.operators.map((d) => d.name));
 
   return {
-    kicker,
-    async healthy() {
-      try { await deps.pool.query('select 1'); return true; } catch { return false; }
-    },
+    scheduler,
+    healthy: () => databaseHealthy(deps.db),
     async stop() {
       stopped = true;
       clearInterval(keepPolls);

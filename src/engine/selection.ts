@@ -1,8 +1,8 @@
 /**
- * Operator selections as data. The SQL in db/engine/components.ts selects with them; explain
+ * Operator selections as data. The SQL in db/components/select.ts selects with them; explain
  * evaluates the very same objects against one component, so the two cannot tell different stories.
  */
-import type { ComponentSelection, EngineComponent } from '../db/engine/components.ts';
+import type { ComponentSelection, EngineComponent } from '../db/components/select.ts';
 import type { Options } from '../domain/options.ts';
 
 export interface Criterion {
@@ -45,10 +45,6 @@ export function evaluateSelection(c: EngineComponent, s: ComponentSelection, f: 
   }
   if (s.excludeStatuses) {
     out.push({ criterion: `status not ${s.excludeStatuses.join('|')}`, met: !s.excludeStatuses.includes(c.status), detail: `status is ${c.status}` });
-  }
-  if (s.lastActionBefore) {
-    const met = !c.lastActionAt || c.lastActionAt < s.lastActionBefore;
-    out.push({ criterion: 'last action old enough', met, detail: `last action ${c.lastAction || 'none'} at ${c.lastActionAt?.toISOString() ?? 'never'}` });
   }
   if (s.ids) out.push({ criterion: 'among the selected ids', met: s.ids.includes(c.id), detail: '' });
   if (s.excludePausedSessions) {

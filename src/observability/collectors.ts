@@ -7,9 +7,9 @@
  * These are database-wide, so only the processes that run the engine (worker, dev) register them;
  * with several workers, aggregate with max() (the dashboard does).
  */
-import type pg from 'pg';
 import { gauge } from './metrics.ts';
-import { readSystemState, type SystemState } from '../db/queries/system-state.ts';
+import { readSystemState, type SystemState } from '../db/system-state.ts';
+import type { Db } from '../db/client.ts';
 
 const components = gauge('bootorch_components',
   'Components by status and phase: enabled ones (in a session\'s walk) by BOS\'s computed status and their phase, disabled ones as status="disabled"',
@@ -38,8 +38,8 @@ const scrapeSeconds = gauge('bootorch_state_scrape_duration_seconds',
 
 export interface StateCollector { stop(): void }
 
-/** Register the database-wide gauges, read from `pool` on scrape. */
-export function collectSystemState(pool: pg.Pool, o: { minIntervalMs?: number } = {}): StateCollector {
+/** Register the database-wide gauges, read from `db` on scrape. */
+export function collectSystemState(db: Db, o: { minIntervalMs?: number } = {}): StateCollector {
   const minIntervalMs = o.minIntervalMs ?? 2000;
   let last: { at: number; state: Promise<SystemState | undefined> } | undefined;
   let stopped = false;
@@ -48,7 +48,7 @@ export function collectSystemState(pool: pg.Pool, o: { minIntervalMs?: number } 
     if (last && Date.now() - last.at < minIntervalMs) return last.state;
     const start = process.hrtime.bigint();
     // A scrape while the database is down reports what it can (nothing here), never an error page.
-    const state = readSystemState(pool).then((s) => {
+    const state = readSystemState(db).then((s) => {
       scrapeSeconds.set(Number(process.hrtime.bigint() - start) / 1e9);
       return s;
     }, () => undefined);

@@ -3,7 +3,7 @@
  * Counts accepted and refused reports (by code), times each from arrival to commit, and gives each a
  * `report` span (its batched transaction's work happens inside it).
  */
-import type { ReportBatcher } from '../db/queries/report-batch.ts';
+import type { ReportBatcher } from '../engine/reports.ts';
 import { reportSeconds, reports } from './metrics.ts';
 import { inSpan } from './tracing.ts';
 

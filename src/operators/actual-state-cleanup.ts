@@ -4,25 +4,29 @@
  * - components (enabled or not) with actual boot artifacts set,
  * - last updated longer ago than component_actual_state_ttl.
  * Does: clears their actual state, so a node that stopped reporting loses what it claimed; an
- * enabled one is then rebooted into its desired state.
+ * enabled one is then rebooted into its desired state (status is kicked).
  */
-import type { OperatorDef } from '../engine/operator.ts';
-import { chunks } from '../engine/operator.ts';
-import { clearActualState, selectComponents } from '../db/engine/components.ts';
+import { defineOperator } from '../engine/operator.ts';
+import { done } from '../engine/outcome.ts';
+import { recordComponentOutcomes } from '../engine/component-outcomes.ts';
+import { selectPages, type EngineComponent } from '../db/components/select.ts';
+import { clearActualState } from '../db/components/actions.ts';
 import { ageSeconds } from '../domain/age.ts';
-import { transaction } from '../db/tx.ts';
 
-export const actualStateCleanup: OperatorDef = {
+export const actualStateCleanup = defineOperator<EngineComponent>({
   name: 'actual-state-cleanup',
-  period: (o) => o.polling_frequency,
-  async run(ctx) {
+  select(ctx) {
     const ttl = ageSeconds(ctx.options.component_actual_state_ttl);
-    const rows = await selectComponents(ctx.pool, { actualOlderThan: new Date(ctx.now().getTime() - ttl * 1000) });
-    for (const chunk of chunks(rows, ctx.options.max_component_batch_size)) {
-      await transaction(ctx.pool, async (tx) => {
-        await clearActualState(tx.client, chunk, ctx.actor);
-        if (chunk.some((c) => c.enabled)) await ctx.kicker.kick(tx, ['status']);
-      });
-    }
+    return selectPages(ctx.db, { actualOlderThan: new Date(ctx.now().getTime() - ttl * 1000) }, ctx.options.max_component_batch_size);
   },
-};
+  record: recordComponentOutcomes,
+  async act(ctx, page) {
+    return {
+      outcomes: page.map((c) => [c, done]),
+      async write(tx) {
+        await clearActualState(tx, page, ctx.actor);
+        return page.some((c) => c.enabled) ? ['status'] : [];
+      },
+    };
+  },
+});

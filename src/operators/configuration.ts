@@ -5,33 +5,26 @@
  * - enabled components whose status is configuring,
  * - whose CFS desired_config differs from the desired configuration.
  * Does: CFS PATCH {enabled: true, desired_config, tags: {bos_session}} per (configuration, session),
- * without clearing state.
+ * without clearing state, then kicks status.
  */
-import type { OperatorDef } from '../engine/operator.ts';
-import { chunks, errorText } from '../engine/operator.ts';
-import { recordProblems, selectComponents } from '../db/engine/components.ts';
-import { transaction } from '../db/tx.ts';
-import { groupBy } from './power-on.ts';
+import { defineOperator } from '../engine/operator.ts';
+import { groupBy } from '../domain/lists.ts';
+import { done } from '../engine/outcome.ts';
+import { recordComponentOutcomes } from '../engine/component-outcomes.ts';
+import { selectPages, type EngineComponent } from '../db/components/select.ts';
 
-export const configuration: OperatorDef = {
+export const configuration = defineOperator<EngineComponent>({
   name: 'configuration',
-  period: (o) => o.polling_frequency,
-  async run(ctx) {
-    const rows = await selectComponents(ctx.pool, { enabled: true, statuses: ['configuring'] });
-    for (const chunk of chunks(rows, ctx.options.max_component_batch_size)) {
-      try {
-        const cfs = new Map((await ctx.adapters.config.getComponents(chunk.map((c) => c.id))).map((c) => [c.id, c]));
-        const todo = chunk.filter((c) => cfs.get(c.id)?.desiredConfig !== c.desiredConfiguration);
-        for (const group of groupBy(todo, (c) => JSON.stringify([c.desiredConfiguration, c.session]))) {
-          await ctx.adapters.config.patchComponents(group.map((c) => c.id), {
-            enabled: true, desiredConfig: group[0]!.desiredConfiguration, tags: { bos_session: group[0]!.session },
-          });
-        }
-        if (todo.length) await ctx.kicker.kickNow(['status']);
-      } catch (e) {
-        await transaction(ctx.pool, (tx) => recordProblems(tx.client, chunk,
-          chunk.map((c) => ({ id: c.id, error: errorText(e), reason: 'service_unavailable' })), ctx.actor));
-      }
+  select: (ctx) => selectPages(ctx.db, { enabled: true, statuses: ['configuring'] }, ctx.options.max_component_batch_size),
+  record: recordComponentOutcomes,
+  async act(ctx, page) {
+    const cfs = new Map((await ctx.adapters.config.getComponents(page.map((c) => c.id))).map((c) => [c.id, c]));
+    const todo = page.filter((c) => cfs.get(c.id)?.desiredConfig !== c.desiredConfiguration);
+    for (const group of groupBy(todo, (c) => JSON.stringify([c.desiredConfiguration, c.session]))) {
+      await ctx.adapters.config.patchComponents(group.map((c) => c.id), {
+        enabled: true, desiredConfig: group[0]!.desiredConfiguration, tags: { bos_session: group[0]!.session },
+      });
     }
+    return { outcomes: page.map((c) => [c, done]), kick: todo.length ? ['status'] : [] };
   },
-};
+});

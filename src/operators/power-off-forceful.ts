@@ -3,16 +3,19 @@
  * counter power_off_forceful_attempts.
  * Selects:
  * - enabled components whose status is power_off_gracefully_called or power_off_forcefully_called,
- * - whose last action is older than max_power_off_wait_time,
+ * - whose last action is older than max_power_off_wait_time (measured on the database's clock),
  * - not in a paused or aborted session,
  * - known to HSM.
  * Does: one PCS `Force-Off` per chunk; again every max_power_off_wait_time until the node is off or
  * the attempts run out (then failed: power_off_timeout).
  */
-import { actionOperator } from '../engine/operator.ts';
+import { actionOperator } from '../engine/action-operator.ts';
+import { again } from '../engine/outcome.ts';
 import { effectiveWaits } from '../engine/selection.ts';
 import type { FailureReason } from '../domain/failures.ts';
+import { afterPowerOff } from './escalation.ts';
 
+// A node being powered off because its boot failed keeps that reason (see act).
 const BOOT_REASONS = new Set<string>(['boot_never_reported', 'booted_wrong_artifacts']);
 
 export const powerOffForceful = actionOperator({
@@ -34,17 +37,13 @@ export const powerOffForceful = actionOperator({
   },
   async act(ctx, chunk) {
     await ctx.adapters.power.transition('Force-Off', chunk.map((c) => c.id), 1);
+    // The node is still on after the graceful wait: that is this component's problem until it is off.
     // A node being powered off because its boot failed keeps that reason: firmware ignores a soft-off
     // (real-nodes §6), so forcing it off is the normal way out of a failed boot, not a new failure.
-    return chunk.map((c) => ({
-      id: c.id, error: `Node did not power off within ${effectiveWaits(c, ctx.options).maxPowerOffWaitTime} s; forcing it off`,
-      reason: BOOT_REASONS.has(c.failureReason) ? (c.failureReason as FailureReason) : 'power_off_timeout' as const,
-    }));
+    return new Map(chunk.map((c) => [c.id, again({
+      error: `Node did not power off within ${effectiveWaits(c, ctx.options).maxPowerOffWaitTime} s; forcing it off`,
+      reason: BOOT_REASONS.has(c.failureReason) ? (c.failureReason as FailureReason) : 'power_off_timeout',
+    })]));
   },
-  async after(ctx, acted) {
-    for (const w of new Set(acted.map((c) => effectiveWaits(c, ctx.options).maxPowerOffWaitTime))) {
-      await ctx.wake('power-off-forceful', w + 0.5);
-    }
-    await ctx.kicker.kickNow(['status']);
-  },
+  next: afterPowerOff,
 });

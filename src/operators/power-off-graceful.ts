@@ -5,11 +5,11 @@
  * - enabled components whose status is power_off_pending,
  * - not in a paused or aborted session,
  * - known to HSM.
- * Does: one PCS `Soft-Off` per chunk, then schedules the forceful operator for when
- * max_power_off_wait_time has passed.
+ * Does: one PCS `Soft-Off` per chunk, then asks for the forceful operator when
+ * max_power_off_wait_time has passed, and for status now.
  */
-import { actionOperator } from '../engine/operator.ts';
-import { effectiveWaits } from '../engine/selection.ts';
+import { actionOperator } from '../engine/action-operator.ts';
+import { afterPowerOff } from './escalation.ts';
 
 export const powerOffGraceful = actionOperator({
   name: 'power-off-graceful',
@@ -19,11 +19,7 @@ export const powerOffGraceful = actionOperator({
   selection: () => ({ enabled: true, statuses: ['power_off_pending'], excludePausedSessions: true }),
   async act(ctx, chunk) {
     await ctx.adapters.power.transition('Soft-Off', chunk.map((c) => c.id), 1);
+    return new Map();
   },
-  async after(ctx, acted) {
-    for (const w of new Set(acted.map((c) => effectiveWaits(c, ctx.options).maxPowerOffWaitTime))) {
-      await ctx.wake('power-off-forceful', w + 0.5);
-    }
-    await ctx.kicker.kickNow(['status']);
-  },
+  next: afterPowerOff,
 });

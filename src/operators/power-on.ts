@@ -3,18 +3,23 @@
  * Selects:
  * - enabled components whose status is power_on_pending,
  * - not in a paused or aborted session,
- * - known to HSM.
+ * - known to HSM,
+ * - within the session's power-on wave (operators/waves.ts).
  * Does, per chunk, after recording the action: BSS boot parameters per distinct (kernel, params,
  * initrd) with the referral token recorded; CFS desired configuration set disabled with state cleared
  * (the node's cfs-state-reporter re-enables it after boot); one PCS `On` for the chunk.
  * Unlike BOS, nodes whose boot parameters could not be set are not powered on (they would boot the
- * wrong thing); they get the error and are retried.
+ * wrong thing): a transient BSS error is retried, a refusal fails them (boot_parameters_failed).
  */
-import { actionOperator, errorText, classify } from '../engine/operator.ts';
-import { recordBootArtifacts, setDesiredBssToken, type ComponentProblem, type EngineComponent } from '../db/engine/components.ts';
-import { powerOnWaves } from './waves.ts';
-import { effectiveWaits } from '../engine/selection.ts';
+import { actionOperator } from '../engine/action-operator.ts';
+import { groupBy } from '../domain/lists.ts';
+import { again, errorText, fromError, type Outcome } from '../engine/outcome.ts';
 import { transaction } from '../db/tx.ts';
+import { recordBootArtifacts } from '../db/boot-artifacts.ts';
+import { setDesiredBssToken } from '../db/components/actions.ts';
+import type { EngineComponent } from '../db/components/select.ts';
+import { powerOnWaves } from './waves.ts';
+import { afterPowerOn } from './escalation.ts';
 
 export const powerOn = actionOperator({
   name: 'power-on',
@@ -24,7 +29,7 @@ export const powerOn = actionOperator({
   selection: () => ({ enabled: true, statuses: ['power_on_pending'], excludePausedSessions: true }),
   limit: (ctx, rows) => powerOnWaves(ctx, rows),
   async act(ctx, chunk) {
-    const problems: ComponentProblem[] = [];
+    const outcomes = new Map<string, Outcome>();
     const bootable: EngineComponent[] = [];
     for (const group of groupBy(chunk, (c) => JSON.stringify([c.desiredKernel, c.desiredKernelParameters, c.desiredInitrd]))) {
       const first = group[0]!;
@@ -33,15 +38,16 @@ export const powerOn = actionOperator({
         const { token } = await ctx.adapters.bootParams.setBootParameters({
           hosts: group.map((c) => c.id), kernel: first.desiredKernel, initrd: first.desiredInitrd, params: first.desiredKernelParameters,
         });
-        await transaction(ctx.pool, async (tx) => {
-          await recordBootArtifacts(tx.client, token, {
+        await transaction(ctx.db, async (tx) => {
+          await recordBootArtifacts(tx, token, {
             kernel: first.desiredKernel, kernelParameters: first.desiredKernelParameters, initrd: first.desiredInitrd,
           });
-          await setDesiredBssToken(tx.client, group.map((c) => c.id), token);
+          await setDesiredBssToken(tx, group.map((c) => c.id), token);
         });
         bootable.push(...group);
       } catch (e) {
-        for (const c of group) problems.push({ id: c.id, error: errorText(e), reason: classify(e) });
+        const o = fromError(e);
+        for (const c of group) outcomes.set(c.id, o);
       }
     }
     for (const group of groupBy(bootable, (c) => JSON.stringify([c.desiredConfiguration, c.session]))) {
@@ -52,29 +58,11 @@ export const powerOn = actionOperator({
         });
       } catch (e) {
         // Not fatal: the configuration operator sets CFS again once the node is up.
-        for (const c of group) problems.push({ id: c.id, error: errorText(e), reason: 'service_unavailable' });
+        for (const c of group) outcomes.set(c.id, again({ error: errorText(e), reason: 'service_unavailable' }));
       }
     }
     if (bootable.length > 0) await ctx.adapters.power.transition('On', bootable.map((c) => c.id), 1);
-    return problems;
+    return outcomes;
   },
-  async after(ctx, acted) {
-    // Timeouts as delayed kicks: still off after the wait, or on but never reported.
-    const waits = new Set(acted.flatMap((c) => {
-      const w = effectiveWaits(c, ctx.options);
-      return [w.maxPowerOnWaitTime, w.maxBootWaitTime];
-    }));
-    for (const w of waits) await ctx.wake('status', w + 0.5);
-    await ctx.kicker.kickNow(['status']);
-  },
+  next: afterPowerOn,
 });
-
-export function groupBy<T>(items: T[], key: (t: T) => string): T[][] {
-  const m = new Map<string, T[]>();
-  for (const i of items) {
-    const k = key(i);
-    const g = m.get(k);
-    if (g) g.push(i); else m.set(k, [i]);
-  }
-  return [...m.values()];
-}

@@ -2,22 +2,22 @@
  * The rollout gate, run at the start of every status tick (so admitted nodes are decided at once).
  * Per running session with a policy: a canary failure or a spent failure budget pauses the session;
  * otherwise queued nodes are admitted FIFO while fewer than maxInFlight are in flight, and only the
- * canary's nodes until the canary has succeeded.
+ * canary's nodes until the canary has succeeded (or a resume accepted it).
  */
 import type { EngineContext } from '../engine/operator.ts';
-import { admit, gateStates, pauseSession } from '../db/engine/rollout.ts';
-import { resolveCountOrPercent, type RolloutPolicy } from '../domain/rollout-policy.ts';
-
-const amount = (v: string | undefined, total: number) => (v ? resolveCountOrPercent(v, total) : null);
+import { admit, gateStates } from '../db/sessions/rollout.ts';
+import { pauseSession } from '../db/sessions/control.ts';
+import { resolveCountOrPercent } from '../domain/rollout-policy.ts';
 import { transaction } from '../db/tx.ts';
 
+const amount = (v: string | undefined, total: number) => (v ? resolveCountOrPercent(v, total) : null);
+
 export async function admitQueued(ctx: EngineContext): Promise<void> {
-  for (const g of await gateStates(ctx.pool)) {
-    const p = (g.rollout ?? {}) as RolloutPolicy;
+  for (const g of await gateStates(ctx.db)) {
+    const p = g.rollout ?? {};
     const budget = amount(p.failureBudget, g.managed);
-    const accepted = (g.rollout as { _canaryAccepted?: boolean } | null)?._canaryAccepted === true;
-    const canary = accepted ? 0 : Math.min(p.canary ?? 0, g.managed);
-    const failedSinceResume = g.failed - Number((g.rollout as { _failedAtResume?: number } | null)?._failedAtResume ?? 0);
+    const canary = g.canaryAccepted ? 0 : Math.min(p.canary ?? 0, g.managed);
+    const failedSinceResume = g.failed - g.failedAtResume;
     let pauseReason: string | null = null;
     if (canary > 0 && g.canaryFailed > 0) {
       pauseReason = `canary failed: ${g.canaryFailed} of the first ${canary} nodes failed`;
@@ -25,7 +25,7 @@ export async function admitQueued(ctx: EngineContext): Promise<void> {
       pauseReason = `failure budget exceeded: ${failedSinceResume} failed, budget ${p.failureBudget}`;
     }
     if (pauseReason && !g.paused) {
-      await pauseSession(ctx.pool, g.tenantKey, g.name, pauseReason);
+      await pauseSession(ctx.db, g.tenantKey, g.name, pauseReason);
       ctx.log.warn({ session: g.name, reason: pauseReason }, 'session paused');
       continue;
     }
@@ -35,8 +35,8 @@ export async function admitQueued(ctx: EngineContext): Promise<void> {
     const started = g.managed - g.queued;
     if (canary > 0 && g.canaryDone < canary) room = Math.min(room, Math.max(0, canary - started));
     if (room === 0) continue;
-    await transaction(ctx.pool, async (tx) => {
-      const ids = await admit(tx.client, g.tenantKey, g.name, Math.min(room, g.queued), ctx.actor);
+    await transaction(ctx.db, async (tx) => {
+      const ids = await admit(tx, g.tenantKey, g.name, Math.min(room, g.queued), ctx.actor);
       if (ids.length) ctx.log.debug({ session: g.name, admitted: ids.length }, 'admitted');
     });
   }

@@ -5,17 +5,26 @@
  *   of every tenant (BOS skips tenants' sessions by accident; bootorch does not).
  * Does: deletes them and their saved status.
  */
-import type { OperatorDef } from '../engine/operator.ts';
+import { defineOperator } from '../engine/operator.ts';
+import { done } from '../engine/outcome.ts';
+import { deleteOldSessions } from '../db/sessions/lifecycle.ts';
 import { ageSeconds } from '../domain/age.ts';
-import { deleteOldSessions } from '../db/engine/sessions.ts';
 
-export const sessionCleanup: OperatorDef = {
+/** The one item: the age beyond which complete sessions go (the deletion is one statement). */
+export const sessionCleanup = defineOperator<{ olderThanSeconds: number }>({
   name: 'session-cleanup',
-  period: (o) => o.polling_frequency,
-  async run(ctx) {
+  async *select(ctx) {
     const ttl = ageSeconds(ctx.options.cleanup_completed_session_ttl);
-    if (ttl === 0) return;
-    const n = await deleteOldSessions(ctx.pool, new Date(ctx.now().getTime() - ttl * 1000));
-    if (n) ctx.log.info({ deleted: n }, 'old sessions deleted');
+    if (ttl > 0) yield [{ olderThanSeconds: ttl }];
   },
-};
+  record: async () => {},
+  async act(ctx, [item]) {
+    return {
+      outcomes: [[item!, done]],
+      async write(tx) {
+        const n = await deleteOldSessions(tx, item!.olderThanSeconds);
+        if (n) ctx.log.info({ deleted: n }, 'old sessions deleted');
+      },
+    };
+  },
+});

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../helpers/cluster.ts';
-import { createReportBatcher } from '../../src/db/queries/report-batch.ts';
+import { createReportBatcher } from '../../src/engine/reports.ts';
 
 let c: Cluster | undefined;
 afterEach(async () => { await c?.close(); c = undefined; });
@@ -34,7 +34,7 @@ describe('classified failures', () => {
     // A second image's boot, but the node keeps coming up with the first one (say its BSS entry is overridden).
     await c.db.pool.query(`insert into session_templates (name, cfs_configuration, boot_sets)
       select 'b', cfs_configuration, jsonb_set(boot_sets, '{compute,kernel_parameters}', '"console=ttyS1"') from session_templates where name = 'a'`);
-    const reports = createReportBatcher(c.db.pool, c.engine.kicker);
+    const reports = createReportBatcher(c.db.db, c.engine.scheduler);
     c.world.setReportHandler(async (node) => {
       const r = await reports.report({ id: node, token: oldToken, actor: `node:${node}` });
       if (!r.ok) throw new Error(r.message);

@@ -4,8 +4,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../helpers/cluster.ts';
-import { resumeSession, abortSession } from '../../src/db/engine/sessions.ts';
-import { explainComponent, explainSession } from '../../src/engine/explain.ts';
+import { resumeSession, abortSession } from '../../src/db/sessions/control.ts';
+import { explainComponent, explainSession } from '../../src/api/explain.ts';
 
 let c: Cluster | undefined;
 afterEach(async () => { await c?.close(); c = undefined; });
@@ -61,12 +61,12 @@ describe('rollout policies', () => {
       expect(c.world.counters.transitionCount('Soft-Off', id)).toBe(0);
       expect(c.world.counters.transitionCount('On', id)).toBe(0);
     }
-    const why = await explainSession(c.db.pool, '', 'can');
+    const why = await explainSession(c.db.db, '', 'can');
     expect(why!.groups.find((g) => g.waitingFor === 'session_paused' || g.waitingFor === 'rollout_admission')!.count).toBe(9);
     // Abort: the waiting nodes are disabled where they are, with a clear error; the session completes.
-    const stopped = await abortSession(c.db.pool, '', 'can', 'test');
+    const stopped = await abortSession(c.db.db, '', 'can', 'test');
     expect(stopped).toHaveLength(9);
-    await c.engine.kicker.kickNow(['session-completion']);
+    await c.engine.scheduler.kick(c.db.db, ['session-completion']);
     await c.waitForSession('can');
     const waiting = await c.components(ids.slice(3));
     expect(waiting.every((r) => r.failure_reason === 'aborted' && !r.enabled && /aborted/.test(r.error))).toBe(true);
@@ -82,8 +82,8 @@ describe('rollout policies', () => {
     expect((await sessionRow(c, 'fb')).pause_reason).toMatch(/failure budget exceeded/);
     const before = (await c.components()).filter((r) => r.status === 'queued').length;
     expect(before).toBeGreaterThan(0);
-    expect(await resumeSession(c.db.pool, '', 'fb')).toBe(true);
-    await c.engine.kicker.kickNow(['status']);
+    expect(await resumeSession(c.db.db, '', 'fb')).toBe(true);
+    await c.engine.scheduler.kick(c.db.db, ['status']);
     await c.waitForSession('fb', 60_000);
     const rows = await c.components();
     expect(rows.filter((r) => r.status === 'failed').map((r) => r.id).sort()).toEqual(ids.slice(0, 3));
@@ -109,7 +109,7 @@ describe('explain', () => {
     await c.template('t');
     await c.session('x', { template: 't', operation: 'reboot', limit: stubborn });
     await c.waitFor(async () => (await c!.components([stubborn!]))[0].status === 'power_off_gracefully_called', 'graceful sent');
-    const e = (await explainComponent(c.db.pool, c.adapters, stubborn!))!;
+    const e = (await explainComponent(c.db.db, c.adapters, stubborn!))!;
     expect(e.waitingFor).toBe('forceful_power_off');
     expect(e.summary).toMatch(/graceful power-off sent \d+ s ago; forceful after 30 s, in \d+ s/);
     const forceful = e.criteria.filter((x) => x.operator === 'power-off-forceful');
@@ -119,9 +119,9 @@ describe('explain', () => {
     expect(e.lastEvents.some((x) => x.action === 'powering_off_gracefully')).toBe(true);
     // A service that cannot be reached is a blocker, not a crash.
     c.world.faults.setService('pcs', { down: true });
-    const down = (await explainComponent(c.db.pool, c.adapters, stubborn!))!;
+    const down = (await explainComponent(c.db.db, c.adapters, stubborn!))!;
     expect(down.blockers.some((b) => b.kind === 'service_unreachable' && /PCS/.test(b.detail))).toBe(true);
     c.world.faults.setService('pcs', { down: false });
-    expect(await explainComponent(c.db.pool, c.adapters, 'x9999c0s0b0n0')).toBeNull();
+    expect(await explainComponent(c.db.db, c.adapters, 'x9999c0s0b0n0')).toBeNull();
   });
 });

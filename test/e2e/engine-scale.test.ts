@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../helpers/cluster.ts';
-import { readSessionStatus } from '../../src/db/queries/session-status.ts';
+import { readSessionStatus } from '../../src/db/sessions/status.ts';
 
 let c: Cluster | undefined;
 afterEach(async () => { await c?.close(); c = undefined; });

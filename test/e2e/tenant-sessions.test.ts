@@ -31,7 +31,7 @@ const transitions = (id: string) => [...c.world.counters.transitions.keys()].red
 beforeAll(async () => {
   c = await startCluster({ world: { nodes: 8, initial: { booted: true, desiredConfig: 'compute-cfg', configured: true } } });
   const auth = await testAuth(c.db.db);
-  api = await startApiServer({ pool: c.db.pool, db: c.db.db, kicker: c.engine.kicker, port: 0, host: '127.0.0.1', auth: auth.auth, images: c.adapters.images });
+  api = await startApiServer({ db: c.db.db, scheduler: c.engine.scheduler, port: 0, host: '127.0.0.1', auth: auth.auth, images: c.adapters.images });
   admin = auth.bearer(auth.adminToken);
   const ids = c.world.ids().sort();
   A = ids.slice(0, 4);

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createApiToken, createAuthenticator, createNodeToken, type Role } from '../../src/auth/index.ts';
 import type { ApiAuth } from '../../src/api/auth.ts';
-import type { Database } from '../../src/db/client.ts';
+import type { Db } from '../../src/db/client.ts';
 
 export interface TestAuth {
   /** Pass as startApiServer's `auth`. */
@@ -19,7 +19,7 @@ export interface TestAuth {
   token(role: Role, o?: { tenant?: string; subject?: string; xname?: string }): Promise<string>;
 }
 
-export async function testAuth(db: Database, o: { adminSubject?: string } = {}): Promise<TestAuth> {
+export async function testAuth(db: Db, o: { adminSubject?: string } = {}): Promise<TestAuth> {
   const authenticator = await createAuthenticator({ mode: 'tokens' }, db);
   const admin = await createApiToken(db, { role: 'admin', subject: o.adminSubject ?? 'tester' });
   return {

@@ -10,7 +10,7 @@ import { SimWorld, type WorldOptions } from '../../src/sim/world.ts';
 import { createSimAdapters } from '../../src/adapters/factory.ts';
 import { startEngine, type EngineHandle } from '../../src/engine/runtime.ts';
 import { ALL_OPERATORS } from '../../src/operators/index.ts';
-import { createReportBatcher } from '../../src/db/queries/report-batch.ts';
+import { createReportBatcher } from '../../src/engine/reports.ts';
 import { EVENTS_CHANNEL } from '../../src/db/events.ts';
 import type { Options } from '../../src/domain/options.ts';
 import type { Adapters } from '../../src/adapters/ports.ts';
@@ -53,8 +53,8 @@ export async function startCluster(o: { world?: WorldOptions; options?: Partial<
   await db.pool.query(`insert into components (id, last_action, last_action_at)
     select unnest($1::text[]), 'newly_discovered', now()`, [world.ids()]);
   const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
-  const engine = await startEngine({ url: db.url, pool: db.pool, adapters, operators: ALL_OPERATORS, log, kicks: o.kicks });
-  const reports = createReportBatcher(db.pool, engine.kicker);
+  const engine = await startEngine({ url: db.url, db: db.db, adapters, operators: ALL_OPERATORS, log, kicks: o.kicks });
+  const reports = createReportBatcher(db.db, engine.scheduler);
   world.setReportHandler(async (id: string, token: string) => {
     const r = await reports.report({ id, token, actor: `node:${id}` });
     // The node's reporter retries a refused report (409 mid-transition), as the real one does.
@@ -106,7 +106,7 @@ export async function startCluster(o: { world?: WorldOptions; options?: Partial<
           s.rollout ? JSON.stringify(s.rollout) : null]);
         await c.query('commit');
       } finally { c.release(); }
-      await engine.kicker.kickNow(['session-setup']);
+      await engine.scheduler.kick(db.db, ['session-setup']);
     },
     async waitForSession(name, timeoutMs = 30_000) {
       let row: SessionRow | undefined;

@@ -21,7 +21,7 @@ beforeAll(async () => {
   await h.db.db.execute(sql`insert into tenant_xnames (tenant, xname) values ('vcluster-a', ${A})`);
 });
 afterAll(async () => { await h?.close(); });
-beforeEach(() => h.kicker.clear());
+beforeEach(() => h.scheduler.clear());
 
 const events = async (id: string) => (await h.db.db.execute(sql`select kind, actor, from_phase, to_phase, from_status, to_status, action, reason, data
   from component_events where component_id = ${id} order by id`)).rows as Record<string, any>[];
@@ -51,7 +51,7 @@ describe('CRUD', () => {
     const ok = await h.ok(`mutation($c: [ComponentWithIdInput!]!) { putComponents(components: $c) { id enabled } }`,
       { c: [{ id: A }, { id: B, enabled: true }, { id: C }] });
     expect(ok.putComponents).toEqual([{ id: A, enabled: false }, { id: B, enabled: true }, { id: C, enabled: false }]);
-    expect(h.kicker.committed).toEqual([['status']]);
+    expect(h.scheduler.committed).toEqual([['status']]);
   });
 });
 
@@ -100,12 +100,12 @@ describe('auto fields through the API (reference §2)', () => {
 
   test('enabling or changing desired state kicks status; an error text does not', async () => {
     await h.ok(PUT, { id: B, input: {} });
-    h.kicker.clear();
+    h.scheduler.clear();
     await h.ok(PATCH, { id: B, patch: { error: 'something' } });
-    expect(h.kicker.committed).toEqual([]);
+    expect(h.scheduler.committed).toEqual([]);
     await h.ok(PATCH, { id: B, patch: { desiredState: { bootArtifacts: { kernel: 'new' } } } });
     await h.ok(PATCH, { id: B, patch: { enabled: true } });
-    expect(h.kicker.committed).toEqual([['status'], ['status']]);
+    expect(h.scheduler.committed).toEqual([['status'], ['status']]);
     const last = (await events(B)).at(-1)!;
     expect(last).toMatchObject({ kind: 'manual', actor: 'tester', from_status: 'stable', to_status: 'on_hold', data: { write: 'patch', changed: expect.arrayContaining(['enabled', 'statusOverride']) } });
   });
@@ -169,7 +169,7 @@ describe('applyStaged (reference §4.11)', () => {
       { id: ids[4], ...staged('stg-gone') },
       { id: ids[5] },
     ] });
-    h.kicker.clear();
+    h.scheduler.clear();
     const r = await h.ok(APPLY, { x: [...ids, 'x9c0s0b0n0'] });
     expect(r.applyStaged).toEqual({
       succeeded: [ids[0], ids[1]],
@@ -181,7 +181,7 @@ describe('applyStaged (reference §4.11)', () => {
         { id: ids[4], error: 'Staged session no longer exists' },
       ],
     });
-    expect(h.kicker.committed).toEqual([['status']]);
+    expect(h.scheduler.committed).toEqual([['status']]);
     const boot = (await h.ok(GET, { id: ids[0] })).component;
     expect(boot).toMatchObject({
       enabled: true, session: 'stg-boot', error: '', status: { status: 'ON_HOLD' }, lastAction: { action: 'apply_staged' },

@@ -144,7 +144,7 @@ describe('typed errors for every bad input found', () => {
     }
     // Behind the edge, the subscription field itself refuses to resolve outside `subscribe`.
     const schema = buildSchema();
-    const ctx = createContext({ pool: h.db.pool, db: h.db.db, kicker: h.kicker }, { actor: 'x', tenant: null, auth: { principal: { subject: 's', role: 'admin', tenant: null, via: 'api-token' } } });
+    const ctx = createContext({ db: h.db.db, scheduler: h.scheduler }, { actor: 'x', tenant: null, auth: { principal: { subject: 's', role: 'admin', tenant: null, via: 'api-token' } } });
     const r = await gqlRuntime.execute({ schema, document: gqlRuntime.parse('subscription { componentEvents { cursor } }'), contextValue: ctx });
     expect(r.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_REQUEST' });
   });
@@ -205,7 +205,7 @@ describe('what answers without a credential', () => {
     const viewer = await fetch(`${base}/metrics`, { headers: h.auth.bearer(await h.auth.token('viewer')) });
     expect(viewer.status).toBe(200);
     expect(await viewer.text()).toMatch(/bootorch_api_refused_total/);
-    const separate = await startApiServer({ pool: h.db.pool, db: h.db.db, kicker: h.kicker, port: 0, host: '127.0.0.1', auth: h.auth.auth, metricsListen: { port: 0, host: '127.0.0.1' } });
+    const separate = await startApiServer({ db: h.db.db, scheduler: h.scheduler, port: 0, host: '127.0.0.1', auth: h.auth.auth, metricsListen: { port: 0, host: '127.0.0.1' } });
     try {
       const m = await fetch(separate.metricsUrl!);
       expect(m.status).toBe(200);
@@ -247,7 +247,7 @@ describe('rate limit for anonymous callers and failed logins', () => {
   let s: ApiServer;
   beforeAll(async () => {
     const limiter = createRateLimiter({ burst: 1000, perSecond: 1000, anonymous: { burst: 10, perSecond: 0.5 } });
-    s = await startApiServer({ pool: h.db.pool, db: h.db.db, kicker: h.kicker, port: 0, host: '127.0.0.1', auth: { ...h.auth.auth, limiter } });
+    s = await startApiServer({ db: h.db.db, scheduler: h.scheduler, port: 0, host: '127.0.0.1', auth: { ...h.auth.auth, limiter } });
   });
   afterAll(async () => { await s?.close(); });
 

@@ -54,7 +54,7 @@ describe('database unavailable', () => {
 
   test('a server whose database is gone answers SERVICE_UNAVAILABLE (503), and healthz says so', async () => {
     const dead = connect('postgres://postgres:x@127.0.0.1:1/none');
-    const s = await startApiServer({ pool: dead.pool, db: dead.db, kicker: h.kicker, port: 0, host: '127.0.0.1', auth: h.auth.auth });
+    const s = await startApiServer({ db: dead.db, scheduler: h.scheduler, port: 0, host: '127.0.0.1', auth: h.auth.auth });
     try {
       const r = await fetch(s.url, { method: 'POST', headers: { 'content-type': 'application/json', ...h.auth.bearer(h.auth.adminToken) }, body: JSON.stringify({ query: '{ sessions { name } }' }) });
       expect(r.status).toBe(503);

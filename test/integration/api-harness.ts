@@ -1,27 +1,29 @@
 /**
  * Shared by the api-*.test.ts files: a fresh database, the real API server on a free port (with a real
  * authenticator: API tokens), a GraphQL client over real HTTP that carries an admin token (subject
- * `tester`) unless a test passes its own `authorization`, and a Kicker that records the kicks of
+ * `tester`) unless a test passes its own `authorization`, and a Scheduler that records the kicks of
  * committed transactions only.
  */
 import { freshDb, type TestDb } from '../helpers/db.ts';
 import { startApiServer, type ApiServer, type ApiServerOptions } from '../../src/api/server.ts';
-import type { Kicker, OperatorName } from '../../src/engine/kick.ts';
+import type { Scheduler, OperatorName } from '../../src/engine/scheduler.ts';
 import { testAuth, type TestAuth } from '../helpers/auth.ts';
+import { afterCommit } from '../../src/db/tx.ts';
 
-export interface RecordingKicker extends Kicker {
-  /** Operators kicked by transactions that committed, in order. */
+export interface RecordingScheduler extends Scheduler {
+  /** Operators kicked by transactions that committed (or on the pool, at once), in order. */
   committed: OperatorName[][];
   clear(): void;
 }
 
-export function recordingKicker(): RecordingKicker {
+export function recordingScheduler(): RecordingScheduler {
   const committed: OperatorName[][] = [];
   return {
     committed,
     clear: () => { committed.length = 0; },
-    async kick(tx, ops) { tx.afterCommit(() => committed.push([...ops])); },
-    async kickNow(ops) { committed.push([...ops]); },
+    async kick(db, ops) { afterCommit(db, () => committed.push([...ops])); },
+    async wakeAt() {},
+    async poll() {},
   };
 }
 
@@ -34,7 +36,7 @@ export interface GqlResult<T = any> {
 export interface Harness {
   db: TestDb;
   server: ApiServer;
-  kicker: RecordingKicker;
+  scheduler: RecordingScheduler;
   /** The server's auth, the admin token the client sends by default, and more tokens on demand. */
   auth: TestAuth;
   gql<T = any>(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<GqlResult<T>>;
@@ -45,9 +47,9 @@ export interface Harness {
 
 export async function startHarness(opts: Partial<ApiServerOptions> = {}): Promise<Harness> {
   const db = await freshDb();
-  const kicker = recordingKicker();
+  const scheduler = recordingScheduler();
   const auth = await testAuth(db.db);
-  const server = await startApiServer({ pool: db.pool, db: db.db, kicker, port: 0, host: '127.0.0.1', auth: auth.auth, ...opts });
+  const server = await startApiServer({ db: db.db, scheduler, port: 0, host: '127.0.0.1', auth: auth.auth, ...opts });
   const gql = async (query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}) => {
     const res = await fetch(server.url, {
       method: 'POST',
@@ -57,7 +59,7 @@ export async function startHarness(opts: Partial<ApiServerOptions> = {}): Promis
     return { status: res.status, ...(await res.json()) } as GqlResult;
   };
   return {
-    db, server, kicker, auth, gql,
+    db, server, scheduler, auth, gql,
     async ok(query, variables, headers) {
       const r = await gql(query, variables, headers);
       if (r.errors?.length) throw new Error(`GraphQL errors: ${JSON.stringify(r.errors, null, 2)}`);

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { errorOf, startHarness, type Harness } from './api-harness.ts';
-import { reportBootState } from '../../src/db/queries/report.ts';
+import { reportBootState } from '../../src/engine/reports.ts';
 
 let h: Harness;
 const ID = 'x3000c0s19b1n0';
@@ -22,7 +22,7 @@ beforeAll(async () => {
 });
 afterAll(async () => { await h?.close(); });
 beforeEach(async () => {
-  h.kicker.clear();
+  h.scheduler.clear();
   await h.db.db.execute(sql`delete from components`);
   await h.db.db.execute(sql`insert into components (id, actual_kernel, actual_updated_at, session) values (${ID}, 'old', '2020-01-01Z', 's1')`);
 });
@@ -32,27 +32,27 @@ const setState = (enabled: boolean, phase: string, lastAction: string, override 
 
 describe('the exported function', () => {
   test('a known token sets the artifacts and stamps them; appends a report event; kicks status after commit', async () => {
-    const r = await reportBootState(h.db.pool, h.kicker, { id: ID, token: 'tok-a', actor: 'node:x3000c0s19b1n0' });
+    const r = await reportBootState(h.db.db, h.scheduler, { id: ID, token: 'tok-a', actor: 'node:x3000c0s19b1n0' });
     expect(r).toMatchObject({ ok: true, tokenKnown: true, component: {
       id: ID, actualKernel: 's3://boot-images/a/kernel', actualKernelParameters: 'console=ttyS0 root=sbps-s3:a',
       actualInitrd: 's3://boot-images/a/initrd', actualBssToken: 'tok-a', session: 's1',
     } });
     if (!r.ok) return;
     expect(r.component.actualUpdatedAt!.getTime()).toBeGreaterThan(Date.parse('2020-01-02Z'));
-    expect(h.kicker.committed).toEqual([['status']]);
+    expect(h.scheduler.committed).toEqual([['status']]);
     const ev = await h.db.db.execute(sql`select kind, actor, session from component_events where component_id = ${ID}`);
     expect(ev.rows).toEqual([{ kind: 'report', actor: 'node:x3000c0s19b1n0', session: 's1' }]);
   });
 
   test('an unknown token keeps the old artifacts and does not refresh their timestamp', async () => {
-    const r = await reportBootState(h.db.pool, h.kicker, { id: ID, token: 'tok-unknown', actor: 'node' });
+    const r = await reportBootState(h.db.db, h.scheduler, { id: ID, token: 'tok-unknown', actor: 'node' });
     expect(r).toMatchObject({ ok: true, tokenKnown: false, component: { actualKernel: 'old', actualBssToken: 'tok-unknown', actualUpdatedAt: new Date('2020-01-01Z') } });
   });
 
   test('canonicalises the id; unknown or malformed ids are NOT_FOUND', async () => {
-    expect(await reportBootState(h.db.pool, h.kicker, { id: 'X3000C0S19B1N0', token: 'tok-b', actor: 'n' })).toMatchObject({ ok: true });
-    expect(await reportBootState(h.db.pool, h.kicker, { id: 'x3000c0s19b1n1', token: 'tok-b', actor: 'n' })).toMatchObject({ ok: false, code: 'NOT_FOUND' });
-    expect(await reportBootState(h.db.pool, h.kicker, { id: 'garbage', token: 'tok-b', actor: 'n' })).toMatchObject({ ok: false, code: 'NOT_FOUND' });
+    expect(await reportBootState(h.db.db, h.scheduler, { id: 'X3000C0S19B1N0', token: 'tok-b', actor: 'n' })).toMatchObject({ ok: true });
+    expect(await reportBootState(h.db.db, h.scheduler, { id: 'x3000c0s19b1n1', token: 'tok-b', actor: 'n' })).toMatchObject({ ok: false, code: 'NOT_FOUND' });
+    expect(await reportBootState(h.db.db, h.scheduler, { id: 'garbage', token: 'tok-b', actor: 'n' })).toMatchObject({ ok: false, code: 'NOT_FOUND' });
   });
 
   test.each<[boolean, string, string, string, boolean]>([
@@ -65,12 +65,12 @@ describe('the exported function', () => {
     [false, 'powering_off', 'powering_off_forcefully', '', false],
   ])('409 rule: enabled=%s phase=%s last_action=%s override=%s -> refused=%s', async (enabled, phase, action, override, refused) => {
     await setState(enabled, phase, action, override);
-    const r = await reportBootState(h.db.pool, h.kicker, { id: ID, token: 'tok-a', actor: 'n' });
+    const r = await reportBootState(h.db.db, h.scheduler, { id: ID, token: 'tok-a', actor: 'n' });
     expect(r.ok).toBe(!refused);
     if (!r.ok) expect(r.code).toBe('CONFLICT');
     const row = await h.db.db.execute(sql`select actual_bss_token from components where id = ${ID}`);
     expect(row.rows[0]).toEqual({ actual_bss_token: refused ? '' : 'tok-a' });
-    expect(h.kicker.committed).toEqual(refused ? [] : [['status']]);
+    expect(h.scheduler.committed).toEqual(refused ? [] : [['status']]);
   });
 });
 

@@ -44,8 +44,8 @@ describe('limits', () => {
     expect(six.errors).toBeUndefined();
     const aliases = await h.gql(`{ a: version { version } b: version { version } c: version { version } d: version { version } }`);
     expect(errorOf(aliases)).toMatchObject({ code: 'GRAPHQL_VALIDATION_FAILED', message: 'query uses more than 3 aliases (4)' });
-    h.kicker.clear();
-    const shallow = await startApiServer({ pool: h.db.pool, db: h.db.db, kicker: h.kicker, port: 0, host: '127.0.0.1', limits: { maxDepth: 3 }, auth: h.auth.auth });
+    h.scheduler.clear();
+    const shallow = await startApiServer({ db: h.db.db, scheduler: h.scheduler, port: 0, host: '127.0.0.1', limits: { maxDepth: 3 }, auth: h.auth.auth });
     try {
       const r = await fetch(shallow.url, { method: 'POST', headers: { 'content-type': 'application/json', ...h.auth.bearer(h.auth.adminToken) },
         body: JSON.stringify({ query: `fragment F on ComponentEdge { node { id } } mutation { a: putComponent(id: "x5c0s0b0n0", input: {}) { id } components { edges { ...F } } }` }) });
@@ -111,7 +111,7 @@ describe('options', () => {
 
 describe('identity and errors', () => {
   test('identify replaces the authenticator', async () => {
-    const s = await startApiServer({ pool: h.db.pool, db: h.db.db, kicker: h.kicker, port: 0, host: '127.0.0.1',
+    const s = await startApiServer({ db: h.db.db, scheduler: h.scheduler, port: 0, host: '127.0.0.1',
       identify: ({ headers }) => ({ actor: `token:${headers.authorization ?? 'none'}`, tenant: null,
         auth: { principal: { subject: 'custom', role: 'operator', tenant: null, via: 'jwt' } } }) });
     try {

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { startHarness, type Harness } from './api-harness.ts';
-import { computeSessionStatus, saveSessionStatusSnapshot } from '../../src/db/queries/session-status.ts';
+import { computeSessionStatus, saveSessionStatusSnapshot } from '../../src/db/sessions/status.ts';
 
 let h: Harness;
 const NOW = new Date('2026-03-01T12:00:00Z');

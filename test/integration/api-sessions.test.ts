@@ -20,7 +20,7 @@ beforeAll(async () => {
   await h.ok(PUT, { name: 'http', input: { bootSets: [{ ...compute, type: 'http' }] } });
 });
 afterAll(async () => { await h?.close(); });
-beforeEach(() => h.kicker.clear());
+beforeEach(() => h.scheduler.clear());
 
 const setOptions = (patch: Record<string, unknown>) => h.ok(`mutation($p: OptionsPatchInput!) { patchOptions(patch: $p) { rejectNids } }`, { p: patch });
 
@@ -34,17 +34,17 @@ describe('createSession', () => {
       components: [], createdBy: 'tester', paused: false, aborted: false, status: { status: 'PENDING', endTime: null, error: null },
       rollout: { maxInFlight: '10%', canary: 5, failureBudget: '1%' },
     });
-    expect(h.kicker.committed).toEqual([['session-setup']]);
+    expect(h.scheduler.committed).toEqual([['session-setup']]);
     const row = await h.db.db.execute(sql`select status, operation, "limit", rollout from sessions where name = ${s.name}`);
     expect(row.rows[0]).toMatchObject({ status: 'pending', operation: 'reboot', rollout: { maxInFlight: '10%', canary: 5, failureBudget: '1%' } });
   });
 
   test('a taken name is CONFLICT and kicks nothing', async () => {
     await h.ok(CREATE, { input: { operation: 'BOOT', templateName: 'cos', name: 'dup' } });
-    h.kicker.clear();
+    h.scheduler.clear();
     const r = await h.gql(CREATE, { input: { operation: 'SHUTDOWN', templateName: 'cos', name: 'dup' } });
     expect(errorOf(r)).toMatchObject({ code: 'CONFLICT', field: 'name' });
-    expect(h.kicker.committed).toEqual([]);
+    expect(h.scheduler.committed).toEqual([]);
   });
 
   test.each<[string, Record<string, unknown>, string, RegExp]>([
@@ -60,7 +60,7 @@ describe('createSession', () => {
     const r = await h.gql(CREATE, { input: { operation: 'BOOT', templateName: 'cos', ...over } });
     expect(errorOf(r)).toMatchObject({ code: 'BAD_USER_INPUT', field });
     expect(errorOf(r).message).toMatch(message);
-    expect(h.kicker.committed).toEqual([]);
+    expect(h.scheduler.committed).toEqual([]);
   });
 
   test('a shutdown does not need readable boot sets', async () => {
@@ -98,7 +98,7 @@ describe('createSession', () => {
         return { kernel: 'k', initrd: path.includes('noinitrd') ? '' : 'i', bootParameters: '', arch: path.includes('arm') ? 'aarch64' : 'x86_64' };
       },
     };
-    const server = await startApiServer({ pool: h.db.pool, db: h.db.db, kicker: h.kicker, port: 0, host: '127.0.0.1', images, auth: h.auth.auth });
+    const server = await startApiServer({ db: h.db.db, scheduler: h.scheduler, port: 0, host: '127.0.0.1', images, auth: h.auth.auth });
     const call = async (query: string, variables: Record<string, unknown>) => (await fetch(server.url, {
       method: 'POST', headers: { 'content-type': 'application/json', ...h.auth.bearer(h.auth.adminToken) }, body: JSON.stringify({ query, variables }),
     })).json() as Promise<{ data?: any; errors?: any[] }>;

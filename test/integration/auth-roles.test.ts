@@ -274,7 +274,7 @@ describe('rate limit', () => {
     const { startApiServer } = await import('../../src/api/server.ts');
     let t = 0;
     const limiter = createRateLimiter({ burst: 3, perSecond: 1, now: () => new Date(t) });
-    const s = await startApiServer({ pool: h.db.pool, db: h.db.db, kicker: h.kicker, port: 0, host: '127.0.0.1', auth: { ...h.auth.auth, limiter } });
+    const s = await startApiServer({ db: h.db.db, scheduler: h.scheduler, port: 0, host: '127.0.0.1', auth: { ...h.auth.auth, limiter } });
     try {
       const call = () => fetch(s.url, { method: 'POST', headers: { 'content-type': 'application/json', ...h.auth.bearer(h.auth.adminToken) },
         body: JSON.stringify({ query: '{ sessions { name } }' }) });

@@ -21,7 +21,7 @@ let env: Record<string, string>;
 beforeAll(async () => {
   c = await startCluster({ world: { nodes: 6, initial: { booted: true } }, options: { default_retry_policy: 1 } });
   const auth = await testAuth(c.db.db);
-  api = await startApiServer({ pool: c.db.pool, db: c.db.db, kicker: c.engine.kicker, port: 0, host: '127.0.0.1', images: c.adapters.images, auth: auth.auth });
+  api = await startApiServer({ db: c.db.db, scheduler: c.engine.scheduler, port: 0, host: '127.0.0.1', images: c.adapters.images, auth: auth.auth });
   env = { BOOTORCH_URL: api.url, BOOTORCH_TOKEN: auth.adminToken };
 });
 afterAll(async () => {

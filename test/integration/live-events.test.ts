@@ -9,8 +9,9 @@ import { freshDb, type TestDb } from '../helpers/db.ts';
 import { collect, untilFeed, wsClient, EVENT_FIELDS } from '../helpers/live.ts';
 import { startApiServer, type ApiServer } from '../../src/api/server.ts';
 import { LiveFeed } from '../../src/api/live/feed.ts';
-import { appendEventsRaw, type NewEvent } from '../../src/db/events.ts';
-import { noKicks } from '../../src/engine/kick.ts';
+import { appendEvents, type NewEvent } from '../../src/db/events.ts';
+import { drizzleOver } from '../../src/db/client.ts';
+import { noScheduler } from '../../src/engine/scheduler.ts';
 import { testAuth } from '../helpers/auth.ts';
 
 let db: TestDb;
@@ -24,7 +25,7 @@ beforeAll(async () => {
   feed = new LiveFeed({ pool: db.pool });
   const auth = await testAuth(db.db);
   creds = auth.bearer(auth.adminToken);
-  server = await startApiServer({ pool: db.pool, db: db.db, kicker: noKicks, port: 0, host: '127.0.0.1', live: feed, auth: auth.auth });
+  server = await startApiServer({ db: db.db, scheduler: noScheduler, port: 0, host: '127.0.0.1', live: feed, auth: auth.auth });
   await db.pool.query(`insert into tenant_xnames (tenant, xname) values ('acme', 'x1c0s0b0n0')`);
 });
 afterAll(async () => {
@@ -41,14 +42,14 @@ const ev = (componentId: string, o: Partial<NewEvent> = {}): NewEvent => ({
 });
 
 async function write(events: NewEvent[]): Promise<void> {
-  await appendEventsRaw(db.pool, events);
+  await appendEvents(db.db, events);
 }
 
 /** An open transaction that has written events (and so holds their ids) but not committed. */
 async function openTx(events: NewEvent[]): Promise<{ commit(): Promise<void>; rollback(): Promise<void> }> {
   const c: pg.PoolClient = await db.pool.connect();
   await c.query('begin');
-  await appendEventsRaw(c, events);
+  await appendEvents(drizzleOver(c), events);
   const end = async (sql: string) => { try { await c.query(sql); } finally { c.release(); } };
   return { commit: () => end('commit'), rollback: () => end('rollback') };
 }
@@ -165,8 +166,8 @@ describe('componentEvents', () => {
       await older.query('select pg_current_xact_id()');
       await newer.query('begin');
       await newer.query('select pg_current_xact_id()');
-      await appendEventsRaw(newer, [ev('x1c0s0b0n6', { reason: 'first id, newer xid' })]);
-      await appendEventsRaw(older, [ev('x1c0s0b0n6', { reason: 'second id, older xid' })]);
+      await appendEvents(drizzleOver(newer), [ev('x1c0s0b0n6', { reason: 'first id, newer xid' })]);
+      await appendEvents(drizzleOver(older), [ev('x1c0s0b0n6', { reason: 'second id, older xid' })]);
       await older.query('commit');
       await untilFeed(feed, (f) => f.holdingBack, 'holding back');
       await write([ev('x1c0s0b0n6', { reason: 'third' })]);

@@ -6,8 +6,9 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import fc from 'fast-check';
 import { freshDb, type TestDb } from '../helpers/db.ts';
-import { appendEventsRaw, type NewEvent } from '../../src/db/events.ts';
-import { readEventsPage, tenantXnameSet, type EventFilter, type LiveEvent } from '../../src/db/live.ts';
+import { appendEvents, type NewEvent } from '../../src/db/events.ts';
+import { readEventsPage, type EventFilter, type LiveEvent } from '../../src/db/live.ts';
+import { tenantXnames } from '../../src/db/tenants.ts';
 import { eventMatcher } from '../../src/api/live/resolvers.ts';
 
 const IDS = ['x1c0s0b0n0', 'x1c0s0b0n1', 'x1c0s1b0n0', 'x1c0s1b0n1'];
@@ -29,9 +30,9 @@ beforeAll(async () => {
     kind: fc.constantFrom(...KINDS), fromPhase: fc.constantFrom(...PHASES), toPhase: fc.constantFrom(...PHASES),
     fromStatus: fc.constantFrom(...STATUSES), toStatus: fc.constantFrom(...STATUSES),
   }), { numRuns: 300, seed: 7 }).map((e): NewEvent => ({ ...e, kind: e.kind as NewEvent['kind'], actor: 'test' }));
-  await appendEventsRaw(db.pool, events);
+  await appendEvents(db.db, events);
   all = await readEventsPage(db.db, {}, 0, Number.MAX_SAFE_INTEGER, 1000);
-  acmeXnames = await tenantXnameSet(db.pool, 'acme');
+  acmeXnames = await tenantXnames(db.db, 'acme');
 });
 afterAll(async () => { await db.drop(); });
 

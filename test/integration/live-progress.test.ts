@@ -30,7 +30,7 @@ async function start(world: NonNullable<Parameters<typeof startCluster>[0]>['wor
   c = await startCluster({ world, options });
   const auth = await testAuth(c.db.db);
   creds = auth.bearer(auth.adminToken);
-  api = await startApiServer({ pool: c.db.pool, db: c.db.db, kicker: c.engine.kicker, port: 0, host: '127.0.0.1', auth: auth.auth });
+  api = await startApiServer({ db: c.db.db, scheduler: c.engine.scheduler, port: 0, host: '127.0.0.1', auth: auth.auth });
   return { c, api };
 }
 

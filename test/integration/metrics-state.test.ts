@@ -11,9 +11,9 @@ import { freshDb, type TestDb } from '../helpers/db.ts';
 import { local, value } from '../helpers/metrics.ts';
 import { percentile } from '../helpers/processes.ts';
 import { collectSystemState, type StateCollector } from '../../src/observability/collectors.ts';
-import { readSystemState } from '../../src/db/queries/system-state.ts';
+import { readSystemState } from '../../src/db/system-state.ts';
 import { startBoss, type BossHandle } from '../../src/engine/runtime.ts';
-import { createReportBatcher } from '../../src/db/queries/report-batch.ts';
+import { createReportBatcher } from '../../src/engine/reports.ts';
 import { observeReports } from '../../src/observability/reports.ts';
 import { startTracing, type Tracing } from '../../src/observability/tracing.ts';
 
@@ -27,7 +27,7 @@ let boss: BossHandle;
 beforeAll(async () => {
   tracing = startTracing('test', { exporter });
   db = await freshDb();
-  state = collectSystemState(db.pool, { minIntervalMs: 0 });
+  state = collectSystemState(db.db, { minIntervalMs: 0 });
   boss = await startBoss(db.url, log);
 });
 afterAll(async () => {
@@ -95,7 +95,7 @@ describe('state gauges', () => {
 
   it('count reports accepted and refused, each in a report span', async () => {
     await db.pool.query(`insert into components (id) values ('x3000c0s1b0n0')`);
-    const reports = observeReports(createReportBatcher(db.pool, boss.kicker));
+    const reports = observeReports(createReportBatcher(db.db, boss.scheduler));
     exporter.reset();
     expect((await reports.report({ id: 'x3000c0s1b0n0', token: 'unknown', actor: 't' })).ok).toBe(true);
     expect((await reports.report({ id: 'x3000c0s9b0n0', token: 'unknown', actor: 't' })).ok).toBe(false);
@@ -121,7 +121,7 @@ describe('state gauges', () => {
       const ms: number[] = [];
       for (let i = 0; i < 7; i++) {
         const t = performance.now();
-        const s = await readSystemState(db.pool);
+        const s = await readSystemState(db.db);
         ms.push(performance.now() - t);
         expect(s.components.reduce((n, r) => n + r.count, 0)).toBe(total);
       }

@@ -1,13 +1,13 @@
 /**
- * The batched report path writes exactly what reportBootState (the one-report path the API tests
- * cover in depth) writes: for known and unknown tokens, refused (409) and missing components, and
- * a node reporting twice in one batch.
+ * Reports coalesced into one batch write exactly what the same reports write one by one
+ * (reportBootState, a batch of one, which the API tests cover in depth): for known and unknown
+ * tokens, refused (409) and missing components, and a node reporting twice in one batch.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDb, type TestDb } from '../helpers/db.ts';
-import { reportBootState } from '../../src/db/queries/report.ts';
-import { createReportBatcher } from '../../src/db/queries/report-batch.ts';
-import { noKicks } from '../../src/engine/kick.ts';
+import { reportBootState } from '../../src/engine/reports.ts';
+import { createReportBatcher } from '../../src/engine/reports.ts';
+import { noScheduler } from '../../src/engine/scheduler.ts';
 
 let db: TestDb;
 beforeAll(async () => {
@@ -40,10 +40,10 @@ describe('batched reports', () => {
       await insert(`x1000c${i}s0b0n0`, cols);
       await insert(`x1000c${i}s0b0n1`, cols);
     }
-    const batcher = createReportBatcher(db.pool, noKicks);
+    const batcher = createReportBatcher(db.db, noScheduler);
     const batched = await Promise.all(CASES.map(([, , token], i) => batcher.report({ id: `x1000c${i}s0b0n1`, token, actor: 'node' })));
     for (const [i, [name, , token]] of CASES.entries()) {
-      const single = await reportBootState(db.pool, noKicks, { id: `x1000c${i}s0b0n0`, token, actor: 'node' });
+      const single = await reportBootState(db.db, noScheduler, { id: `x1000c${i}s0b0n0`, token, actor: 'node' });
       const b = batched[i]!;
       expect(b.ok, name).toBe(single.ok);
       if (single.ok && b.ok) expect(b.tokenKnown, name).toBe(single.tokenKnown);
@@ -59,7 +59,7 @@ describe('batched reports', () => {
 
   it('a node reporting twice in one batch: the last report wins', async () => {
     await insert('x2000c0s0b0n0', { enabled: false });
-    const batcher = createReportBatcher(db.pool, noKicks);
+    const batcher = createReportBatcher(db.db, noScheduler);
     const [a, b] = await Promise.all([
       batcher.report({ id: 'x2000c0s0b0n0', token: 'tok-x', actor: 'node' }),
       batcher.report({ id: 'x2000c0s0b0n0', token: 'tok-a', actor: 'node' }),

@@ -15,7 +15,7 @@ import { NodeRegistry } from '../../src/adapters/standalone/registry.ts';
 import { StandaloneBootParams } from '../../src/adapters/standalone/boot-params.ts';
 import { bootRoutes } from '../../src/api/boot/routes.ts';
 import { open } from '../../src/adapters/standalone/secrets.ts';
-import { recordBootArtifacts } from '../../src/db/engine/components.ts';
+import { recordBootArtifacts } from '../../src/db/boot-artifacts.ts';
 
 const key = randomBytes(32);
 const REGISTER = `mutation($n: [NodeInput!]!) { registerNodes(nodes: $n) { xname mac groups bmc { driver address username hasPassword } } }`;
@@ -46,7 +46,7 @@ describe('node registration', () => {
     expect(rows[0].bmc_secret).not.toContain('secret');
     expect(open(key, rows[0].id, rows[0].bmc_secret)).toBe('secret-1');
     expect(() => open(key, rows[1].id, rows[0].bmc_secret)).toThrow(/does not open/);
-    expect(h.kicker.committed).toContainEqual(['discovery']);
+    expect(h.scheduler.committed).toContainEqual(['discovery']);
     const listed = await h.ok(`{ nodes { xname bmc { hasPassword } bootParameters { kernel } } }`);
     expect(listed.nodes).toEqual([
       { xname: 'x3000c0s1b0n0', bmc: { hasPassword: true }, bootParameters: null },
@@ -95,7 +95,7 @@ describe('boot-script endpoint and shell reporter', () => {
     // A server on the same database with the boot routes, as the API runs in standalone mode.
     const { startApiServer } = await import('../../src/api/server.ts');
     const server = await startApiServer({
-      pool: h.db.pool, db: h.db.db, kicker: h.kicker, port: 0, host: '127.0.0.1', auth: h.auth.auth,
+      db: h.db.db, scheduler: h.scheduler, port: 0, host: '127.0.0.1', auth: h.auth.auth,
       bootRoutes: bootRoutes({ db: h.db.db, filesDir: files }),
     });
     boot = { ...h, server, close: () => server.close() };
@@ -136,8 +136,7 @@ describe('boot-script endpoint and shell reporter', () => {
     const cmdline = /^kernel \S+ (.*) \|\| goto kernel_failed$/m.exec(script)![1]!;
     const token = /bss_referral_token=(\S+)/.exec(cmdline)![1]!;
     const artifacts = { kernel: 'vmlinuz', kernelParameters: 'console=ttyS0', initrd: 'https://images/initrd' };
-    const c = await h.db.pool.connect();
-    try { await recordBootArtifacts(c, token, artifacts); } finally { c.release(); }
+    await recordBootArtifacts(h.db.db, token, artifacts);
 
     const dir = mkdtempSync(path.join(os.tmpdir(), 'bootorch-node-'));
     const bin = path.join(dir, 'bin');

@@ -6,7 +6,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { startHarness, type Harness } from '../integration/api-harness.ts';
-import { createReportBatcher, type ReportBatcher } from '../../src/db/queries/report-batch.ts';
+import { createReportBatcher, type ReportBatcher } from '../../src/engine/reports.ts';
+import type { Scheduler } from '../../src/engine/scheduler.ts';
 import { bosClient, loadBosContract, type BosClient } from './bos-client.ts';
 
 let h: Harness;
@@ -19,12 +20,14 @@ const NAIVE_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/;
 
 beforeAll(async () => {
   await loadBosContract();
-  // The report batcher's kicks go to the harness's recording kicker, like the server's own.
-  let kicker: Harness['kicker'] | undefined;
-  const lazyKicker = { kick: (tx: never, ops: never) => kicker!.kick(tx, ops), kickNow: (ops: never) => kicker!.kickNow(ops) };
+  // The report batcher's kicks go to the harness's recording scheduler, like the server's own.
+  let scheduler: Harness['scheduler'] | undefined;
+  const lazy: Scheduler = {
+    kick: (db, ops) => scheduler!.kick(db, ops), wakeAt: (db, op, at) => scheduler!.wakeAt(db, op, at), poll: (op, s) => scheduler!.poll(op, s),
+  };
   h = await startHarness({ reports: { report: (i) => reports.report(i), stats: () => reports.stats() } });
-  kicker = h.kicker;
-  reports = createReportBatcher(h.db.pool, lazyKicker);
+  scheduler = h.scheduler;
+  reports = createReportBatcher(h.db.db, lazy);
   bos = bosClient(`${h.server.baseUrl}/apis/bos`, h.auth.bearer(h.auth.adminToken));
   await h.db.db.execute(sql`insert into boot_artifacts (token, kernel, kernel_parameters, initrd)
     values ('tok-a', 's3://boot-images/a/kernel', 'console=ttyS0', 's3://boot-images/a/initrd')`);

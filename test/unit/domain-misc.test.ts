@@ -3,7 +3,8 @@ import { ageSeconds, formatDuration, isAge, isTtl } from '../../src/domain/age.t
 import { canonicalXname, isNodeXname, parseComponentId, looksLikeNid } from '../../src/domain/xname.ts';
 import { DEFAULT_OPTIONS, optionsPatchSchema, readOptions } from '../../src/domain/options.ts';
 import { resolveCountOrPercent, gatesAdmission, checkRolloutPolicy } from '../../src/domain/rollout-policy.ts';
-import { chunks, retryLimitHit } from '../../src/engine/operator.ts';
+import { chunks } from '../../src/domain/lists.ts';
+import { retryLimitHit } from '../../src/engine/action-operator.ts';
 
 describe('age strings and durations', () => {
   it.each([['0', 0], ['0h', 0], ['30m', 1800], ['12H', 43200], ['7d', 604800], ['2w', 1209600]])('%s', (a, s) => {

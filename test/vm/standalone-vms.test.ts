@@ -24,7 +24,7 @@ import { startApiServer, type ApiServer } from '../../src/api/server.ts';
 import { bootRoutes } from '../../src/api/boot/routes.ts';
 import { startEngine, type EngineHandle } from '../../src/engine/runtime.ts';
 import { ALL_OPERATORS } from '../../src/operators/index.ts';
-import { createReportBatcher } from '../../src/db/queries/report-batch.ts';
+import { createReportBatcher } from '../../src/engine/reports.ts';
 import { createStandaloneAdapters, type StandaloneAdapters } from '../../src/adapters/standalone/factory.ts';
 import { EVENTS_CHANNEL } from '../../src/db/events.ts';
 import { Machines, BMC_USER, BMC_PASSWORD } from './machines.ts';
@@ -129,11 +129,11 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     const secretKey = randomBytes(32);
     const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
     adapters = createStandaloneAdapters({ db: db.db, secretKey, filesDir: files, bmcTimeoutMs: 15_000 });
-    engine = await startEngine({ url: db.url, pool: db.pool, adapters, operators: ALL_OPERATORS, log });
+    engine = await startEngine({ url: db.url, db: db.db, adapters, operators: ALL_OPERATORS, log });
     auth = await testAuth(db.db);
     api = await startApiServer({
-      pool: db.pool, db: db.db, kicker: engine.kicker, port: 0, host: '127.0.0.1', auth: auth.auth, adapters, images: adapters.images,
-      reports: createReportBatcher(db.pool, engine.kicker), nodeRegistry: new NodeRegistry(secretKey), bootRoutes: bootRoutes({ db: db.db, filesDir: files, onRequest: (l) => requests.push(`${Date.now()} ${l}`) }),
+      db: db.db, scheduler: engine.scheduler, port: 0, host: '127.0.0.1', auth: auth.auth, adapters, images: adapters.images,
+      reports: createReportBatcher(db.db, engine.scheduler), nodeRegistry: new NodeRegistry(secretKey), bootRoutes: bootRoutes({ db: db.db, filesDir: files, onRequest: (l) => requests.push(`${Date.now()} ${l}`) }),
     });
     listener = new pg.Client({ connectionString: db.url });
     await listener.connect();

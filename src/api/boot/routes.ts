@@ -14,7 +14,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import express from 'express';
-import type { Database } from '../../db/client.ts';
+import type { Db } from '../../db/client.ts';
 import { componentSessionOf, nodeByMac } from '../../db/node-inventory.ts';
 import { appendEvents } from '../../db/events.ts';
 import { createNodeToken } from '../../auth/api-tokens.ts';
@@ -22,7 +22,7 @@ import { localFile } from '../../adapters/standalone/images.ts';
 import { normaliseMac } from '../../domain/node-registration.ts';
 
 export interface BootRoutesOptions {
-  db: Database;
+  db: Db;
   /** Base URL nodes reach the API at (default: from each request's Host header). */
   baseUrl?: string;
   filesDir?: string;

@@ -10,7 +10,7 @@
  * The switch from log to live happens in the same tick as a check that the feed has not moved since
  * the last page was read, so no batch can fall between the two.
  */
-import type { Database } from '../../db/client.ts';
+import type { Db } from '../../db/client.ts';
 import { readEventsPage, type EventFilter, type LiveEvent } from '../../db/live.ts';
 import type { LiveFeed } from './feed.ts';
 
@@ -38,7 +38,7 @@ export class EventStream implements AsyncIterableIterator<LiveEvent> {
   /** `after`: resume after this cursor (null: from now on). The feed must be ready. */
   constructor(
     private readonly feed: LiveFeed,
-    private readonly db: Database,
+    private readonly db: Db,
     private readonly filter: EventFilter,
     private readonly matches: (e: LiveEvent) => boolean,
     after: number | null,

@@ -4,8 +4,9 @@
  */
 import { z } from 'zod';
 import { GraphQLError } from 'graphql';
-import { readSessionStatus } from '../../db/queries/session-status.ts';
-import { readEventsPage, tenantXnameSet, type EventFilter, type LiveEvent } from '../../db/live.ts';
+import { readSessionStatus } from '../../db/sessions/status.ts';
+import { readEventsPage, type EventFilter, type LiveEvent } from '../../db/live.ts';
+import { tenantXnames } from '../../db/tenants.ts';
 import { checkComponentIds } from '../../domain/components.ts';
 import { check } from '../../domain/validation.ts';
 import { enumValues } from '../enums.ts';
@@ -93,7 +94,7 @@ export const liveResolvers: Resolvers = {
         await ctx.requireKnownTenant();
         const f = eventFilter(filter, ctx);
         const cursor = after == null ? null : valueOrThrow(check(cursorSchema, after, 'after'));
-        const owned = ctx.tenant === null ? null : await tenantXnameSet(ctx.pool, ctx.tenant);
+        const owned = ctx.tenant === null ? null : await tenantXnames(ctx.db, ctx.tenant);
         await feed.ready();
         return observeStream('componentEvents', new EventStream(feed, ctx.db, f, eventMatcher(f, owned), cursor));
       },

@@ -4,8 +4,8 @@
  */
 import { z } from 'zod';
 import { createApiToken, createNodeToken, isAuthFailure, listApiTokens, revokeApiToken, type ApiTokenInfo } from '../../auth/index.ts';
-import { deleteTenantXnames, findApiToken, listTenants, replaceTenantXnames } from '../../db/queries/auth.ts';
-import { tenantExists } from '../../db/queries/tenants.ts';
+import { findApiToken } from '../../db/tokens.ts';
+import { deleteTenantXnames, listTenants, replaceTenantXnames, tenantExists } from '../../db/tenants.ts';
 import { transaction } from '../../db/tx.ts';
 import { checkComponentIds } from '../../domain/components.ts';
 import { check, nameSchema, text } from '../../domain/validation.ts';
@@ -76,7 +76,7 @@ export const authResolvers: Resolvers = {
       const tenant = tenantName(args.tenant, 'tenant');
       const xnames = valueOrThrow(checkComponentIds(args.xnames, 'xnames', 65535));
       if (xnames.length === 0) throw badInput([{ field: 'xnames', message: 'must name at least one xname (deleteTenant removes a tenant)' }]);
-      const r = await transaction(ctx.pool, (tx) => replaceTenantXnames(tx.db, tenant, xnames));
+      const r = await transaction(ctx.db, (tx) => replaceTenantXnames(tx, tenant, xnames));
       if (!r.ok) {
         const first = r.taken[0]!;
         const i = args.xnames.findIndex((x) => { const p = parseComponentId(x); return !('error' in p) && p.id === first.xname; });
@@ -87,7 +87,7 @@ export const authResolvers: Resolvers = {
     },
     deleteTenant: async (_p, args, ctx) => {
       const tenant = tenantName(args.tenant, 'tenant');
-      if (!(await transaction(ctx.pool, (tx) => deleteTenantXnames(tx.db, tenant)))) throw notFound('tenant', tenant);
+      if (!(await transaction(ctx.db, (tx) => deleteTenantXnames(tx, tenant)))) throw notFound('tenant', tenant);
       return true;
     },
   },

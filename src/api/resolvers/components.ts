@@ -1,15 +1,16 @@
 /**
- * Components: keyset-paged reads, and writes that all go through db/queries/component-writes.ts
+ * Components: keyset-paged reads, and writes that all go through db/components/write.ts
  * (auto fields, events) inside one transaction, kicking `status` in it when the write gives status work.
  */
-import { transaction, type Tx } from '../../db/tx.ts';
+import { transaction } from '../../db/tx.ts';
+import type { Db } from '../../db/client.ts';
 import type { ComponentRow } from '../../db/schema.ts';
-import { countComponents, deleteComponent, getComponent, listComponents, lockComponents, lockSessionComponents } from '../../db/queries/components.ts';
-import { writeComponents, type ComponentWrite, type WriteOptions } from '../../db/queries/component-writes.ts';
-import { applyStaged } from '../../db/queries/apply-staged.ts';
-import { reportBootState } from '../../db/queries/report.ts';
-import { getOptions } from '../../db/queries/options.ts';
-import { visibleIds } from '../../db/queries/tenants.ts';
+import { countComponents, deleteComponent, getComponent, listComponents, lockComponents, lockSessionComponents } from '../../db/components/read.ts';
+import { writeComponents, type ComponentWrite, type WriteOptions } from '../../db/components/write.ts';
+import { applyStaged } from '../../db/components/staged.ts';
+import { reportBootState } from '../../engine/reports.ts';
+import { getOptions } from '../../db/options.ts';
+import { visibleIds } from '../../db/tenants.ts';
 import { appendEvents } from '../../db/events.ts';
 import { checkComponentId, checkComponentIds, checkComponentInput, refusesActualStateWrite } from '../../domain/components.ts';
 import { check, text, type Issue } from '../../domain/validation.ts';
@@ -21,9 +22,9 @@ import type { Resolvers } from '../generated/types.ts';
 const MAX_PAGE = 10_000;
 
 /** Write and kick in the caller's transaction; returns the written rows. */
-async function write(tx: Tx, ctx: ApiContext, writes: ComponentWrite[], mode: WriteOptions['mode']) {
-  const r = await writeComponents(tx.db, writes, { mode, actor: ctx.actor, tenantKey: ctx.tenantKey, now: ctx.now() });
-  if (r.kickStatus) await ctx.kicker.kick(tx, ['status']);
+async function write(tx: Db, ctx: ApiContext, writes: ComponentWrite[], mode: WriteOptions['mode']) {
+  const r = await writeComponents(tx, writes, { mode, actor: ctx.actor, tenantKey: ctx.tenantKey, now: ctx.now() });
+  if (r.kickStatus) await ctx.scheduler.kick(tx, ['status']);
   return r;
 }
 
@@ -61,7 +62,7 @@ export const componentResolvers: Resolvers = {
     putComponent: async (_p, args, ctx) => {
       const id = valueOrThrow(checkComponentId(args.id));
       const body = input(args.input, 'input');
-      const r = await transaction(ctx.pool, (tx) => write(tx, ctx, [{ id, body }], 'put'));
+      const r = await transaction(ctx.db, (tx) => write(tx, ctx, [{ id, body }], 'put'));
       return componentView(r.rows[0]!);
     },
     putComponents: async (_p, { components }, ctx) => {
@@ -74,16 +75,16 @@ export const componentResolvers: Resolvers = {
         return cid.ok && body.ok ? { id: cid.value, body: body.value } : null;
       });
       if (errors.length) throw badInput(errors);
-      const r = await transaction(ctx.pool, (tx) => write(tx, ctx, writes as ComponentWrite[], 'put'));
+      const r = await transaction(ctx.db, (tx) => write(tx, ctx, writes as ComponentWrite[], 'put'));
       return r.rows.map(componentView);
     },
     patchComponent: async (_p, args, ctx) => {
       await ctx.requireKnownTenant();
       const id = valueOrThrow(checkComponentId(args.id));
       const body = input(args.patch, 'patch');
-      const r = await transaction(ctx.pool, async (tx) => {
-        const [current] = await lockComponents(tx.db, [id]);
-        if (!current || !(await visibleIds(tx.db, ctx.tenant, [id])).has(id)) throw notFound('component', id);
+      const r = await transaction(ctx.db, async (tx) => {
+        const [current] = await lockComponents(tx, [id]);
+        if (!current || !(await visibleIds(tx, ctx.tenant, [id])).has(id)) throw notFound('component', id);
         if (body.actualState && refusesActualStateWrite(current)) throw refused(current);
         return write(tx, ctx, [{ id, body }], 'patch');
       });
@@ -95,17 +96,17 @@ export const componentResolvers: Resolvers = {
       if (byIds === (filter.session != null)) throw badInput([{ field: 'filter', message: 'give exactly one of ids and session' }]);
       if (!byIds) valueOrThrow(check(text(1, 127), filter.session, 'filter.session'));
       const body = input(patch, 'patch');
-      const r = await transaction(ctx.pool, async (tx) => {
+      const r = await transaction(ctx.db, async (tx) => {
         let ids: string[];
         if (byIds) {
           ids = valueOrThrow(checkComponentIds(filter.ids!, 'filter.ids', 65535));
-          const visible = await visibleIds(tx.db, ctx.tenant, ids);
-          const existing = new Set((await lockComponents(tx.db, [...visible])).map((c) => c.id));
+          const visible = await visibleIds(tx, ctx.tenant, ids);
+          const existing = new Set((await lockComponents(tx, [...visible])).map((c) => c.id));
           const bad = ids.filter((id) => !existing.has(id));
           if (bad.length && !skipBadIds) throw notFound('component', bad.slice(0, 10).join(',') + (bad.length > 10 ? '...' : ''));
           ids = ids.filter((id) => existing.has(id));
         } else {
-          ids = await lockSessionComponents(tx.db, filter.session!, ctx.tenant);
+          ids = await lockSessionComponents(tx, filter.session!, ctx.tenant);
         }
         return write(tx, ctx, ids.map((id) => ({ id, body })), 'patch');
       });
@@ -114,10 +115,10 @@ export const componentResolvers: Resolvers = {
     deleteComponent: async (_p, args, ctx) => {
       await ctx.requireKnownTenant();
       const id = valueOrThrow(checkComponentId(args.id));
-      await transaction(ctx.pool, async (tx) => {
-        const gone = await deleteComponent(tx.db, id, ctx.tenant);
+      await transaction(ctx.db, async (tx) => {
+        const gone = await deleteComponent(tx, id, ctx.tenant);
         if (!gone) throw notFound('component', id);
-        await appendEvents(tx.db, [{
+        await appendEvents(tx, [{
           componentId: id, session: gone.session, sessionTenant: gone.sessionTenant, kind: 'manual', actor: ctx.actor,
           fromPhase: gone.phase, fromStatus: gone.status, reason: 'deleted',
         }]);
@@ -127,10 +128,10 @@ export const componentResolvers: Resolvers = {
     applyStaged: async (_p, { xnames }, ctx) => {
       await ctx.requireKnownTenant();
       const ids = valueOrThrow(checkComponentIds(xnames, 'xnames', 32768));
-      return transaction(ctx.pool, async (tx) => {
-        const opts = await getOptions(tx.db);
-        const r = await applyStaged(tx.db, { ids, tenant: ctx.tenant, actor: ctx.actor, clearStage: opts.clear_stage, now: ctx.now() });
-        if (r.kickStatus) await ctx.kicker.kick(tx, ['status']);
+      return transaction(ctx.db, async (tx) => {
+        const opts = await getOptions(tx);
+        const r = await applyStaged(tx, { ids, tenant: ctx.tenant, actor: ctx.actor, clearStage: opts.clear_stage, now: ctx.now() });
+        if (r.kickStatus) await ctx.scheduler.kick(tx, ['status']);
         return { succeeded: r.succeeded, failed: r.failed.map((f) => f.id), ignored: r.ignored, failures: r.failed };
       });
     },
@@ -141,7 +142,7 @@ export const componentResolvers: Resolvers = {
         return { __typename: 'ReportRefused', code: 'NOT_FOUND', message: `no component "${canonical.value}"` };
       }
       const input = { id, token: bssToken, actor: ctx.actor };
-      const r = ctx.reports ? await ctx.reports.report(input) : await reportBootState(ctx.pool, ctx.kicker, input);
+      const r = ctx.reports ? await ctx.reports.report(input) : await reportBootState(ctx.db, ctx.scheduler, input);
       return r.ok
         ? { __typename: 'BootStateReported', component: componentView(r.component), tokenKnown: r.tokenKnown }
         : { __typename: 'ReportRefused', code: r.code, message: r.message };

@@ -9,13 +9,13 @@ import { sessionResolvers } from './sessions.ts';
 import { systemResolvers } from './system.ts';
 import { templateResolvers } from './templates.ts';
 import { authResolvers } from './auth.ts';
-import { beyondResolvers } from './beyond.ts';
+import { explainResolvers } from './explain.ts';
 import { nodeResolvers } from './nodes.ts';
 
 export function allResolvers(): Resolvers {
   const parts: Record<string, unknown>[] = [
     { DateTime, ...enumValues },
-    systemResolvers, templateResolvers, sessionResolvers, componentResolvers, optionResolvers, subscriptionResolvers, beyondResolvers, authResolvers, nodeResolvers,
+    systemResolvers, templateResolvers, sessionResolvers, componentResolvers, optionResolvers, subscriptionResolvers, explainResolvers, authResolvers, nodeResolvers,
   ];
   const out: Record<string, unknown> = {};
   for (const part of parts) {

@@ -48,9 +48,9 @@ export const nodeResolvers: Resolvers = {
       const drafts = nodes.map((n) => Object.fromEntries(Object.entries({
         ...n, bmc: n.bmc ? Object.fromEntries(Object.entries({ ...n.bmc, driver: n.bmc.driver.toLowerCase() }).filter(([, v]) => v != null)) : undefined,
       }).filter(([, v]) => v != null)));
-      const rows = await transaction(ctx.pool, async (tx) => {
-        const stored = valueOrThrow(await registry.register(tx.db, drafts));
-        await ctx.kicker.kick(tx, ['discovery']);
+      const rows = await transaction(ctx.db, async (tx) => {
+        const stored = valueOrThrow(await registry.register(tx, drafts));
+        await ctx.scheduler.kick(tx, ['discovery']);
         return stored;
       });
       return rows.map(nodeView);

@@ -1,6 +1,6 @@
 /** Options: read with defaults; patch range-checked by domain/options.ts, merged under a row lock. */
 import { transaction } from '../../db/tx.ts';
-import { getOptions, patchOptions } from '../../db/queries/options.ts';
+import { getOptions, patchOptions } from '../../db/options.ts';
 import { optionsPatchSchema, type Options } from '../../domain/options.ts';
 import { zodIssues } from '../../domain/validation.ts';
 import { badInput } from '../errors.ts';
@@ -18,7 +18,7 @@ export const optionResolvers: Resolvers = {
       const given = Object.fromEntries(Object.entries(patch).filter(([, v]) => v != null).map(([k, v]) => [snake(k), v]));
       const r = optionsPatchSchema.safeParse(given);
       if (!r.success) throw badInput(zodIssues(r.error, 'patch', (path) => path.map(camel)));
-      const next = await transaction(ctx.pool, (tx) => patchOptions(tx.db, r.data as Partial<Options>));
+      const next = await transaction(ctx.db, (tx) => patchOptions(tx, r.data as Partial<Options>));
       return optionsView(next);
     },
   },

@@ -1,7 +1,11 @@
-/** Sessions: create (validated, stored pending, session-setup kicked in the same transaction), list, delete, status. */
+/**
+ * Sessions: create (validated, stored pending, session-setup kicked in the same transaction), list,
+ * delete, status, and people's controls over a running one (pause, resume, abort).
+ */
 import { transaction } from '../../db/tx.ts';
-import { deleteSession, deleteSessions, getSession, insertSession, listSessions } from '../../db/queries/sessions.ts';
-import { readSessionStatus } from '../../db/queries/session-status.ts';
+import { deleteSession, deleteSessions, getSession, insertSession, listSessions } from '../../db/sessions/rows.ts';
+import { readSessionStatus } from '../../db/sessions/status.ts';
+import { abortSession, pauseSession, resumeSession } from '../../db/sessions/control.ts';
 import { checkAgeFilter, type SessionAgeFilter } from '../../domain/sessions.ts';
 import { checkSessionInput } from '../session-checks.ts';
 import { mergeRollout } from '../../domain/rollout-policy.ts';
@@ -14,6 +18,12 @@ function ageFilter(a: SessionAgeFilter): SessionAgeFilter {
   const problems = checkAgeFilter(a);
   if (problems.length) throw badInput(problems);
   return a;
+}
+
+async function existing(ctx: ApiContext, name: string) {
+  const s = await getSession(ctx.db, ctx.tenantKey, name);
+  if (!s) throw notFound('session', name);
+  return s;
 }
 
 async function extendedStatus(ctx: ApiContext, tenantKey: string, name: string): Promise<SessionExtendedStatus | null> {
@@ -36,12 +46,13 @@ export const sessionResolvers: Resolvers = {
   Mutation: {
     createSession: async (_p, { input }, ctx) => {
       await ctx.requireKnownTenant();
-      return transaction(ctx.pool, async (tx) => {
-        const c = await checkSessionInput(ctx, tx.db, input);
-        if (c.errors.length) throw badInput(c.errors, c.templateErrors ? 'Session template fails check' : undefined);
-        const s = c.session!;
-        const template = c.template!;
-        const row = await insertSession(tx.db, {
+      // The checks read image manifests over HTTP: before the transaction, so no connection is held meanwhile.
+      const c = await checkSessionInput(ctx, input);
+      if (c.errors.length) throw badInput(c.errors, c.templateErrors ? 'Session template fails check' : undefined);
+      const s = c.session!;
+      const template = c.template!;
+      return transaction(ctx.db, async (tx) => {
+        const row = await insertSession(tx, {
           tenantKey: ctx.tenantKey,
           tenant: ctx.tenant,
           name: s.name,
@@ -56,18 +67,39 @@ export const sessionResolvers: Resolvers = {
           createdBy: ctx.actor,
         });
         if (!row) throw conflict(`a session named "${s.name}" already exists`, 'name');
-        await ctx.kicker.kick(tx, ['session-setup']);
+        await ctx.scheduler.kick(tx, ['session-setup']);
         return { session: sessionView(row), warnings: messages(c.warnings) };
       });
     },
     deleteSession: async (_p, { name }, ctx) => {
-      const gone = await transaction(ctx.pool, (tx) => deleteSession(tx.db, ctx.tenantKey, name));
+      const gone = await transaction(ctx.db, (tx) => deleteSession(tx, ctx.tenantKey, name));
       if (!gone) throw notFound('session', name);
       return true;
     },
+    pauseSession: async (_p, { name, reason }, ctx) => {
+      await existing(ctx, name);
+      await transaction(ctx.db, (tx) => pauseSession(tx, ctx.tenantKey, name, `paused by ${ctx.actor}${reason ? `: ${reason}` : ''}`));
+      return sessionView(await existing(ctx, name));
+    },
+    resumeSession: async (_p, { name }, ctx) => {
+      await existing(ctx, name);
+      await transaction(ctx.db, async (tx) => {
+        if (await resumeSession(tx, ctx.tenantKey, name)) await ctx.scheduler.kick(tx, ['status']);
+      });
+      return sessionView(await existing(ctx, name));
+    },
+    abortSession: async (_p, { name }, ctx) => {
+      await existing(ctx, name);
+      const stopped = await transaction(ctx.db, async (tx) => {
+        const ids = await abortSession(tx, ctx.tenantKey, name, ctx.actor);
+        await ctx.scheduler.kick(tx, ['session-completion']);
+        return ids ?? [];
+      });
+      return { session: sessionView(await existing(ctx, name)), stopped };
+    },
     deleteSessions: async (_p, args, ctx) => {
       const f = ageFilter(args);
-      const names = await transaction(ctx.pool, (tx) => deleteSessions(tx.db, { ...f, tenant: ctx.tenantKey, now: ctx.now() }));
+      const names = await transaction(ctx.db, (tx) => deleteSessions(tx, { ...f, tenant: ctx.tenantKey, now: ctx.now() }));
       return { count: names.length, names };
     },
   },

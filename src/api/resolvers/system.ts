@@ -1,6 +1,6 @@
 /** Version and health. */
 import fs from 'node:fs';
-import { databaseHealthy } from '../../db/queries/health.ts';
+import { databaseHealthy } from '../../db/client.ts';
 import type { ApiContext } from '../context.ts';
 import type { HealthState, Resolvers } from '../generated/types.ts';
 

@@ -1,7 +1,7 @@
 /** Session templates: GraphQL in, domain checks, one SQL write. */
 import { transaction } from '../../db/tx.ts';
-import { deleteTemplate, getTemplate, listTemplates, upsertTemplate } from '../../db/queries/templates.ts';
-import { getOptions } from '../../db/queries/options.ts';
+import { deleteTemplate, getTemplate, listTemplates, upsertTemplate } from '../../db/templates.ts';
+import { getOptions } from '../../db/options.ts';
 import {
   checkBootSets, EXAMPLE_TEMPLATE, mergeTemplatePatch, recordToDraft, validateTemplate,
   type TemplateDraft, type TemplatePatch,
@@ -16,12 +16,12 @@ import type { Resolvers } from '../generated/types.ts';
 const checkName = (name: string) => valueOrThrow(check(nameSchema, name, 'name'));
 
 async function store(ctx: ApiContext, name: string, draftFor: (db: ApiContext['db']) => Promise<TemplateDraft>) {
-  return transaction(ctx.pool, async (tx) => {
-    const draft = await draftFor(tx.db);
-    const opts = await getOptions(tx.db);
+  return transaction(ctx.db, async (tx) => {
+    const draft = await draftFor(tx);
+    const opts = await getOptions(tx);
     const checked = validateTemplate(draft, { rejectNids: opts.reject_nids });
     const value = valueOrThrow(checked);
-    const saved = await upsertTemplate(tx.db, ctx.tenantKey, { ...value, name, tenant: ctx.tenant });
+    const saved = await upsertTemplate(tx, ctx.tenantKey, { ...value, name, tenant: ctx.tenant });
     return { template: templateView(saved), warnings: messages(checked.warnings) };
   });
 }

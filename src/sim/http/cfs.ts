@@ -9,7 +9,7 @@ import { componentRecord, componentView, type ComponentPatch, type ListQuery } f
 import type { CfsLayer } from '../types.ts';
 import type { SimWorld } from '../world.ts';
 import { json, parseBool, problem, type Ctx, type Reply, type Route } from './router.ts';
-import { cfsOptionsView, patchCfsOptions, sessionView } from './cfs-extra.ts';
+import { cfsOptionsView, patchCfsOptions, sessionView } from './cfs-views.ts';
 
 const STATUSES = ['unconfigured', 'pending', 'failed', 'configured'];
 const layerIn = z.object({

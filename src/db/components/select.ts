@@ -1,0 +1,108 @@
+/**
+ * Components as the operators see them: what the status decision reads, what acting needs, the row
+ * version read, and the owning session's rollout policy. Selections are data (engine/selection.ts
+ * evaluates the same objects for explain) and are read a page at a time, keyset on id.
+ */
+import { and, asc, eq, gt, isNull, lt, ne, or, sql, type SQL } from 'drizzle-orm';
+import type { Db } from '../client.ts';
+import { components, sessions } from '../schema.ts';
+import type { DecisionInput } from '../../domain/status-decision.ts';
+import type { ComponentFields } from '../../domain/components.ts';
+import { anyOf, rowVersion } from '../sql.ts';
+
+/** A component as the operators see it: what the status decision reads, plus what acting needs. */
+export interface EngineComponent extends DecisionInput, Pick<ComponentFields, 'id' | 'enabled' | 'statusOverride' | 'actualUpdatedAt'
+  | 'powerOnAttempts' | 'powerOffGracefulAttempts' | 'powerOffForcefulAttempts' | 'session' | 'sessionTenant' | 'retryPolicy'> {
+  /** The row version read (xmin); writes that follow a read are guarded by it. */
+  version: string;
+  /** The owning session's rollout policy (escalation overrides), null when none. */
+  policy: Record<string, unknown> | null;
+}
+
+/** The attempt counters, by their column names (what an action operator counts). */
+export const ATTEMPT_COUNTERS = {
+  power_on_attempts: components.powerOnAttempts,
+  power_off_graceful_attempts: components.powerOffGracefulAttempts,
+  power_off_forceful_attempts: components.powerOffForcefulAttempts,
+} as const;
+export type AttemptCounter = keyof typeof ATTEMPT_COUNTERS;
+
+/** A component's count of one kind of attempt. */
+export function attempts(c: EngineComponent, counter: AttemptCounter): number {
+  if (counter === 'power_on_attempts') return c.powerOnAttempts;
+  if (counter === 'power_off_graceful_attempts') return c.powerOffGracefulAttempts;
+  return c.powerOffForcefulAttempts;
+}
+
+export interface ComponentSelection {
+  /** Only enabled components (every operator but actual-state-cleanup). */
+  enabled?: boolean;
+  /** Computed statuses to select. */
+  statuses?: string[];
+  /** Computed statuses to leave out. */
+  excludeStatuses?: string[];
+  /** Only these ids. */
+  ids?: string[];
+  /** Only components of this session. */
+  session?: { tenantKey: string; name: string };
+  /** Leave out components of paused or aborted sessions (action operators start nothing for them). */
+  excludePausedSessions?: boolean;
+  /** Actual boot state set and older than this. */
+  actualOlderThan?: Date;
+  /** Keyset paging: ids after this one, at most `limit` rows. */
+  afterId?: string;
+  limit?: number;
+}
+
+const FIELDS = {
+  id: components.id, version: rowVersion(components), enabled: components.enabled, phase: components.phase,
+  status: components.status, statusOverride: components.statusOverride, lastAction: components.lastAction,
+  lastActionFailed: components.lastActionFailed, lastActionAt: components.lastActionAt,
+  desiredKernel: components.desiredKernel, desiredKernelParameters: components.desiredKernelParameters,
+  desiredInitrd: components.desiredInitrd, desiredConfiguration: components.desiredConfiguration,
+  actualKernel: components.actualKernel, actualKernelParameters: components.actualKernelParameters,
+  actualInitrd: components.actualInitrd, actualUpdatedAt: components.actualUpdatedAt,
+  powerOnAttempts: components.powerOnAttempts, powerOffGracefulAttempts: components.powerOffGracefulAttempts,
+  powerOffForcefulAttempts: components.powerOffForcefulAttempts, error: components.error,
+  failureReason: components.failureReason, session: components.session, sessionTenant: components.sessionTenant,
+  retryPolicy: components.retryPolicy, policy: sessions.rollout,
+};
+
+const hasActualState = sql`(${components.actualKernel} <> '' or ${components.actualInitrd} <> '' or ${components.actualKernelParameters} <> '')`;
+
+function where(s: ComponentSelection): SQL | undefined {
+  return and(
+    s.enabled === undefined ? undefined : eq(components.enabled, s.enabled),
+    s.statuses ? anyOf(components.status, s.statuses) : undefined,
+    s.excludeStatuses ? sql`${components.status} <> all(${sql.param(s.excludeStatuses)}::text[])` : undefined,
+    s.ids ? anyOf(components.id, s.ids) : undefined,
+    s.session ? and(eq(components.session, s.session.name), eq(components.sessionTenant, s.session.tenantKey)) : undefined,
+    s.actualOlderThan ? and(hasActualState, or(isNull(components.actualUpdatedAt), lt(components.actualUpdatedAt, s.actualOlderThan))) : undefined,
+    s.excludePausedSessions ? sql`not coalesce(${sessions.paused} or ${sessions.aborted}, false)` : undefined,
+    s.afterId === undefined ? undefined : gt(components.id, s.afterId),
+  );
+}
+
+/** Select components in id order (the order chunks are acted on, so chunks are stable across ticks). */
+export async function selectComponents(db: Db, s: ComponentSelection): Promise<EngineComponent[]> {
+  // The owning session's policy comes with the row (escalation overrides, waves).
+  const q = db.select(FIELDS).from(components)
+    .leftJoin(sessions, and(eq(sessions.name, components.session), eq(sessions.tenantKey, components.sessionTenant), ne(components.session, '')))
+    .where(where(s)).orderBy(asc(components.id));
+  return s.limit && s.limit > 0 ? q.limit(s.limit) : q;
+}
+
+/**
+ * The selection a page at a time (max_component_batch_size rows, keyset on id), so an operator holds
+ * one chunk in memory however large the machine. 0 = everything in one page.
+ */
+export async function* selectPages(db: Db, s: ComponentSelection, size: number): AsyncGenerator<EngineComponent[]> {
+  let afterId: string | undefined;
+  for (;;) {
+    const page = await selectComponents(db, { ...s, afterId, limit: size > 0 ? size : undefined });
+    if (page.length === 0) return;
+    yield page;
+    if (size <= 0 || page.length < size) return;
+    afterId = page[page.length - 1]!.id;
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * A session's life as the session operators drive it: pending sessions are set up and marked running,
+ * running sessions whose nodes are all done are completed (with their status snapshot), old complete
+ * sessions are deleted. Each write NOTIFYs the session's subscribers.
+ */
+import { and, asc, eq, lt, ne, sql } from 'drizzle-orm';
+import type { Db } from '../client.ts';
+import { sessions, type SessionRow } from '../schema.ts';
+import { notifySessionChanged } from '../events.ts';
+import { deleteSnapshots, type SessionKey } from './rows.ts';
+import { saveSessionStatusSnapshot } from './status.ts';
+
+/** Sessions waiting for setup, oldest first (every tenant). */
+export async function pendingSessions(db: Db): Promise<SessionRow[]> {
+  return db.select().from(sessions).where(eq(sessions.status, 'pending')).orderBy(asc(sessions.startTime), asc(sessions.name));
+}
+
+/** Setup done: running, with its node list and effective rollout policy. */
+export async function markRunning(db: Db, s: SessionKey, ids: readonly string[], rollout: Record<string, unknown> | null): Promise<void> {
+  await db.update(sessions).set({ status: 'running', components: ids.join(','), rollout })
+    .where(and(eq(sessions.tenantKey, s.tenantKey), eq(sessions.name, s.name), eq(sessions.status, 'pending')));
+  await notifySessionChanged(db, s.tenantKey, s.name);
+}
+
+/**
+ * Complete a session (with `error` when its setup failed) and save its extended status snapshot
+ * (BOS POST /sessions/{id}/status), in the caller's transaction. False when it was complete already.
+ */
+export async function completeSession(tx: Db, s: SessionKey, error: string | null): Promise<boolean> {
+  const done = await tx.update(sessions)
+    .set({ status: 'complete', endTime: sql`now()`, error: error === null ? sql`${sessions.error}` : error })
+    .where(and(eq(sessions.tenantKey, s.tenantKey), eq(sessions.name, s.name), ne(sessions.status, 'complete')))
+    .returning({ name: sessions.name });
+  if (done.length === 0) return false;
+  await notifySessionChanged(tx, s.tenantKey, s.name);
+  await saveSessionStatusSnapshot(tx, s);
+  return true;
+}
+
+/** Running sessions with no enabled component and no staged component left (BOS session_completion). */
+export async function finishedSessions(db: Db): Promise<SessionKey[]> {
+  return db.select({ tenantKey: sessions.tenantKey, name: sessions.name }).from(sessions).where(and(
+    eq(sessions.status, 'running'),
+    sql`not exists (select 1 from components c where c.session = ${sessions.name} and c.session_tenant = ${sessions.tenantKey} and c.enabled)`,
+    sql`not exists (select 1 from components c where c.staged_session = ${sessions.name} and c.staged_session <> '')`,
+  ));
+}
+
+/** Delete complete sessions that started more than `seconds` ago (session_cleanup), with their snapshots. */
+export async function deleteOldSessions(db: Db, seconds: number): Promise<number> {
+  const gone = await db.delete(sessions)
+    .where(and(eq(sessions.status, 'complete'), lt(sessions.startTime, sql`now() - make_interval(secs => ${seconds})`)))
+    .returning({ tenantKey: sessions.tenantKey, name: sessions.name });
+  await deleteSnapshots(db, gone);
+  return gone.length;
+}

@@ -1,0 +1,84 @@
+/**
+ * Session extended status (reference §2.2), aggregated in SQL: three grouped queries over the
+ * session's components, whatever their number. Completing a session (lifecycle.ts completeSession)
+ * saves the snapshot; the API shows the snapshot from then on.
+ */
+import { and, eq, sql, type AnyColumn, type SQL } from 'drizzle-orm';
+import type { Db } from '../client.ts';
+import { components, sessionStatusSnapshots } from '../schema.ts';
+import {
+  buildExtendedStatus, componentGroup, MAX_IDS_PER_GROUP, type ComponentGroup, type SessionExtendedStatus,
+} from '../../domain/session-status.ts';
+import type { SessionStateName } from '../../domain/sessions.ts';
+import { getSession, type SessionKey } from './rows.ts';
+import { visibleTo } from '../tenants.ts';
+
+export type { SessionKey };
+
+/** Computed now from the components; null when there is no such session. */
+export async function computeSessionStatus(db: Db, key: SessionKey, now: Date = new Date()): Promise<SessionExtendedStatus | null> {
+  const s = await getSession(db, key.tenantKey, key.name);
+  if (!s) return null;
+  // C: owned components (the session's tenant is stamped on them). S: components it staged; the staged
+  // name carries no tenant, so a tenant session counts only its tenant's nodes (BOS 2.50).
+  const owned = and(eq(components.session, key.name), eq(components.sessionTenant, key.tenantKey))!;
+  const stagedVisible = visibleTo(key.tenantKey === '' ? null : key.tenantKey, sql`c.id`);
+  const inPhase = (phase: string) => sql<number>`count(*) filter (where ${components.enabled}
+    and ${components.statusOverride} <> 'on_hold' and ${components.phase} = ${phase})::int`;
+  const [c] = await db.select({
+    owned: sql<number>`count(*)::int`,
+    successful: sql<number>`count(*) filter (where ${components.status} = 'stable')::int`,
+    failed: sql<number>`count(*) filter (where ${components.status} = 'failed')::int`,
+    poweringOn: inPhase('powering_on'), poweringOff: inPhase('powering_off'), configuring: inPhase('configuring'),
+    staged: sql<number>`(select count(*)::int from components c where c.staged_session = ${key.name} and ${stagedVisible})`,
+  }).from(components).where(owned);
+  const errors = await groups(db, owned, components.error);
+  const reasons = await groups(db, owned, components.failureReason);
+  return buildExtendedStatus(
+    { name: s.name, status: s.status as SessionStateName, startTime: s.startTime, endTime: s.endTime, paused: s.paused, pauseReason: s.pauseReason },
+    c!,
+    errors, reasons, now,
+  );
+}
+
+/** Owned components grouped by a non-empty text column: count and the first ids (largest group first). */
+async function groups(db: Db, owned: SQL, column: AnyColumn): Promise<ComponentGroup[]> {
+  // The first ids of each group come from a window over the group (row_number), which the builder has no word for.
+  const r = await db.execute<{ key: string; count: number; ids: string[] }>(sql`
+    select key, count(*)::int as count, array_agg(id order by id) filter (where rn <= ${MAX_IDS_PER_GROUP}) as ids
+    from (select ${column} as key, ${components.id} as id, row_number() over (partition by ${column} order by ${components.id}) as rn
+          from ${components} where ${owned} and ${column} <> '') g
+    group by key order by count(*) desc, key`);
+  return r.rows.map((g) => componentGroup(g.key, g.count, g.ids));
+}
+
+/** Compute and save (replace) the snapshot; returns it, or null when there is no such session. */
+export async function saveSessionStatusSnapshot(db: Db, key: SessionKey, now: Date = new Date()): Promise<SessionExtendedStatus | null> {
+  const status = await computeSessionStatus(db, key, now);
+  if (!status) return null;
+  const saved = { ...status, savedAt: now.toISOString() };
+  await db.insert(sessionStatusSnapshots)
+    .values({ tenantKey: key.tenantKey, name: key.name, data: saved as unknown as Record<string, unknown>, savedAt: now })
+    .onConflictDoUpdate({
+      target: [sessionStatusSnapshots.tenantKey, sessionStatusSnapshots.name],
+      set: { data: saved as unknown as Record<string, unknown>, savedAt: now },
+    });
+  return saved;
+}
+
+export async function getSessionStatusSnapshot(db: Db, key: SessionKey): Promise<SessionExtendedStatus | null> {
+  const rows = await db.select({ data: sessionStatusSnapshots.data }).from(sessionStatusSnapshots)
+    .where(and(eq(sessionStatusSnapshots.tenantKey, key.tenantKey), eq(sessionStatusSnapshots.name, key.name)));
+  return (rows[0]?.data as unknown as SessionExtendedStatus | undefined) ?? null;
+}
+
+/** What the API shows (BOS GET .../status): the snapshot of a complete session if saved, else live. */
+export async function readSessionStatus(db: Db, key: SessionKey, now: Date = new Date()): Promise<SessionExtendedStatus | null> {
+  const s = await getSession(db, key.tenantKey, key.name);
+  if (!s) return null;
+  if (s.status === 'complete') {
+    const snap = await getSessionStatusSnapshot(db, key);
+    if (snap) return snap;
+  }
+  return computeSessionStatus(db, key, now);
+}

@@ -1,0 +1,82 @@
+/**
+ * The status operator's half of the component state machine, drawn from the decision table itself:
+ * decide() is run over every kind of input it distinguishes (power state, desired and actual
+ * artifacts, CFS record, last action and its age), and each distinct (phase it leads to, rule) is an
+ * edge. The table reads levels, not the phase a node came from, so every phase leads to one choice
+ * (the status tick) and the rules leave from there. A rule that changes in status-decision.ts changes
+ * the diagram; docs/state-machine.md holds it and a test fails when it is stale (`npm run docs`).
+ */
+import type { ConfigComponent, ConfigurationStatus, PowerState } from '../adapters/ports.ts';
+import { decide, type Decision, type DecisionInput } from './status-decision.ts';
+
+export interface DecisionEdge {
+  to: string;
+  rule: Decision['rule'];
+  why: string;
+}
+
+const PHASES = ['', 'powering_off', 'powering_on', 'configuring'];
+const NOW = new Date('2026-01-01T00:00:00Z');
+const WAITS = { maxPowerOnWaitTime: 60, maxBootWaitTime: 600 };
+const ago = (s: number) => new Date(NOW.getTime() - s * 1000);
+const STATUSES: ConfigurationStatus[] = ['configured', 'pending', 'failed', 'unconfigured'];
+
+/** Every combination of what the table looks at, one representative value each. */
+function* inputs(): Generator<[DecisionInput, PowerState | undefined, ConfigComponent | undefined]> {
+  for (const phase of PHASES) {
+    for (const power of [undefined, 'on', 'off'] as const) {
+      for (const desired of ['', 'k'] as const) {
+        for (const actual of ['', 'k', 'other'] as const) {
+          for (const [cfsConfig, wanted] of [[undefined, 'cfg'], ['cfg', 'cfg'], ['stale', 'cfg'], ['', '']] as const) {
+            for (const status of STATUSES) {
+              for (const [lastAction, at] of [['', null], ['powering_on', ago(1)], ['powering_on', ago(100_000)], ['powering_off_gracefully', ago(1)]] as const) {
+                const c: DecisionInput = {
+                  phase, status: 'stable', lastAction, lastActionFailed: false, lastActionAt: at,
+                  desiredKernel: desired, desiredKernelParameters: desired, desiredInitrd: desired, desiredConfiguration: wanted,
+                  actualKernel: actual, actualKernelParameters: actual, actualInitrd: actual, error: '', failureReason: '',
+                };
+                const p = power && { state: power, error: '' };
+                const cfs = cfsConfig === undefined ? undefined
+                  : { id: 'x', enabled: true, desiredConfig: cfsConfig, configurationStatus: status, errorCount: 0, tags: {} };
+                yield [c, p, cfs];
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+/** Where a decision leads: its phase, or the end of the walk (disabled: done, or failed). */
+function target(d: Decision): string {
+  if (d.override === 'failed') return 'failed';
+  if (d.disable) return 'done';
+  return d.phase || 'on_hold';
+}
+
+/** The distinct (target, rule, words) edges the decision table produces, in rule order. */
+export function decisionEdges(): DecisionEdge[] {
+  const edges = new Map<string, DecisionEdge>();
+  for (const [c, power, cfs] of inputs()) {
+    const d = decide(c, power, cfs, WAITS, NOW);
+    const e = { to: target(d), rule: d.rule, why: d.why.replace(/"[^"]*"/g, '…').replace(/\|/g, '/') };
+    if (!edges.has(`${e.to} ${e.rule} ${e.why}`)) edges.set(`${e.to} ${e.rule} ${e.why}`, e);
+  }
+  return [...edges.values()].sort((a, b) => a.rule.localeCompare(b.rule, 'en', { numeric: true }) || a.to.localeCompare(b.to) || a.why.localeCompare(b.why));
+}
+
+/** Mermaid lines: every phase goes to the status tick, the tick to each target with its rules. */
+export function decisionDiagramLines(): string[] {
+  const byTarget = new Map<string, string[]>();
+  for (const e of decisionEdges()) byTarget.set(e.to, [...(byTarget.get(e.to) ?? []), e.rule]);
+  const lines = ['  state tick <<choice>>'];
+  for (const phase of ['on_hold', 'powering_off', 'powering_on', 'configuring']) lines.push(`  ${phase} --> tick: status tick`);
+  for (const [to, rules] of byTarget) lines.push(`  tick --> ${to}: ${[...new Set(rules)].join(', ')}`);
+  return lines;
+}
+
+/** The rules table under the diagram: each rule, where it leads and the words it gives. */
+export function ruleTable(): string {
+  return ['| rule | leads to | why |', '|---|---|---|', ...decisionEdges().map((e) => `| ${e.rule} | ${e.to} | ${e.why} |`)].join('\n');
+}

@@ -1,0 +1,88 @@
+/**
+ * Node reports, coalesced. After a full-machine boot thousands of reporters call in within seconds;
+ * one transaction per report would queue them behind the connection pool. The batcher gathers the
+ * reports that arrive while a batch is being written (up to `maxBatch`) and writes them with
+ * db/components/reports.ts in one transaction with one status kick. Each caller still gets its own
+ * result. A batch that fails is retried report by report, so one bad row cannot fail the others.
+ */
+import type { Db } from '../db/client.ts';
+import { transaction } from '../db/tx.ts';
+import { writeReports, type ReportInput, type ReportResult } from '../db/components/reports.ts';
+import { parseComponentId } from '../domain/xname.ts';
+import type { Scheduler } from './scheduler.ts';
+
+export type { ReportInput, ReportResult };
+
+interface Pending { input: ReportInput; resolve(r: ReportResult): void; reject(e: unknown): void }
+
+export interface ReportBatcher {
+  report(input: ReportInput): Promise<ReportResult>;
+  /** Reports written in batches so far (for metrics). */
+  stats(): { reports: number; batches: number };
+}
+
+/** A bad xname is NOT_FOUND before any SQL; otherwise the input with its canonical id. */
+function canonical(input: ReportInput): ReportInput | ReportResult {
+  const parsed = parseComponentId(input.id);
+  if ('error' in parsed) return { ok: false, code: 'NOT_FOUND', message: `no component "${input.id.slice(0, 127)}": ${parsed.error}` };
+  return { ...input, id: parsed.id };
+}
+
+/** Write reports in one transaction and kick status in it when any was accepted. */
+async function writeBatch(db: Db, scheduler: Scheduler, batch: readonly ReportInput[]): Promise<ReportResult[]> {
+  return transaction(db, async (tx) => {
+    const results = await writeReports(tx, batch);
+    if (results.some((r) => r.ok)) await scheduler.kick(tx, ['status']);
+    return results;
+  });
+}
+
+/** One report: a batch of one (the reportBootState mutation without a batcher, tools, tests). */
+export async function reportBootState(db: Db, scheduler: Scheduler, input: ReportInput): Promise<ReportResult> {
+  const c = canonical(input);
+  if (!('token' in c)) return c;
+  return (await writeBatch(db, scheduler, [c]))[0]!;
+}
+
+export function createReportBatcher(db: Db, scheduler: Scheduler, o: { maxBatch?: number } = {}): ReportBatcher {
+  const maxBatch = o.maxBatch ?? 500;
+  let queue: Pending[] = [];
+  let running = false;
+  let reports = 0;
+  let batches = 0;
+
+  const flush = async () => {
+    if (running) return;
+    running = true;
+    try {
+      while (queue.length) {
+        const batch = queue.slice(0, maxBatch);
+        queue = queue.slice(batch.length);
+        try {
+          const results = await writeBatch(db, scheduler, batch.map((p) => p.input));
+          batch.forEach((p, i) => p.resolve(results[i]!));
+          batches++;
+          reports += batch.length;
+        } catch {
+          // One report at a time, so a single bad one only fails itself.
+          for (const p of batch) writeBatch(db, scheduler, [p.input]).then((r) => p.resolve(r[0]!), p.reject);
+        }
+      }
+    } finally {
+      running = false;
+    }
+  };
+
+  return {
+    report(input) {
+      const c = canonical(input);
+      if (!('token' in c)) return Promise.resolve(c);
+      return new Promise<ReportResult>((resolve, reject) => {
+        queue.push({ input: c, resolve, reject });
+        // The first report of a quiet period goes at once; the ones arriving meanwhile form the next batch.
+        void flush();
+      });
+    },
+    stats: () => ({ reports, batches }),
+  };
+}
