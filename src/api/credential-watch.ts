@@ -86,7 +86,10 @@ export class CredentialWatch {
     this.all.add(t);
     if (principal.tokenId) {
       let set = this.byToken.get(principal.tokenId);
-      if (!set) this.byToken.set(principal.tokenId, (set = new Set()));
+      if (!set) {
+        set = new Set();
+        this.byToken.set(principal.tokenId, set);
+      }
       set.add(t);
     }
     if (principal.expiresAt) this.armExpiry(t, principal.expiresAt.getTime());

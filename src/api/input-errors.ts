@@ -7,7 +7,7 @@
 import type { GraphQLFormattedError } from 'graphql';
 import { badInput } from './errors.ts';
 
-// eslint-disable-next-line no-control-regex
+// biome-ignore lint/suspicious/noControlCharactersInRegex: a NUL character is what this looks for
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** The path of the first string in `value` that cannot be stored as text, or null. */

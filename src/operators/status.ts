@@ -37,7 +37,8 @@ export const status = defineOperator<EngineComponent>({
   async act(ctx, page) {
     const transit: Array<['status', number]> = [['status', ctx.options.transit_polling_frequency]];
     const ids = page.map((c) => c.id);
-    let power, cfs;
+    let power: Awaited<ReturnType<typeof ctx.adapters.power.powerStatus>>;
+    let cfs: Awaited<ReturnType<typeof ctx.adapters.config.getComponents>>;
     try {
       [power, cfs] = await Promise.all([ctx.adapters.power.powerStatus(ids), ctx.adapters.config.getComponents(ids)]);
     } catch (e) {

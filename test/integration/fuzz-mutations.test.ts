@@ -98,12 +98,12 @@ const int: fc.Arbitrary<unknown> = fc.oneof(
  * Values for a GraphQL input type. `plausible`: always of the type (strings still hostile, since any
  * string is of the type); otherwise sometimes of the wrong type, sometimes null where it is required.
  */
-function valueOf(type: GraphQLInputType, plausible: boolean, depth = 0): fc.Arbitrary<unknown> {
+function arbitraryOf(type: GraphQLInputType, plausible: boolean, depth = 0): fc.Arbitrary<unknown> {
   const required = isNonNullType(type);
   const inner = required ? type.ofType : type;
   let right: fc.Arbitrary<unknown>;
   if (isListType(inner)) {
-    const elem = valueOf(inner.ofType as GraphQLInputType, plausible, depth + 1);
+    const elem = arbitraryOf(inner.ofType as GraphQLInputType, plausible, depth + 1);
     const named = getNamedType(inner.ofType);
     const huge = isScalarType(named)
       ? fc.integer({ min: 1000, max: 40_000 }).map((n) => Array.from({ length: n }, (_, i) => `x1000c${i % 8}s${i >> 3}b0n0`))
@@ -112,7 +112,7 @@ function valueOf(type: GraphQLInputType, plausible: boolean, depth = 0): fc.Arbi
   } else if (isInputObjectType(inner)) {
     if (depth > 4) return fc.constant({});
     const fields = Object.values(inner.getFields());
-    const model = Object.fromEntries(fields.map((f) => [f.name, valueOf(f.type, plausible, depth + 1)]));
+    const model = Object.fromEntries(fields.map((f) => [f.name, arbitraryOf(f.type, plausible, depth + 1)]));
     const requiredKeys = fields.filter((f) => isNonNullType(f.type)).map((f) => f.name);
     right = plausible ? fc.record(model, { requiredKeys })
       : fc.tuple(fc.record(model, { requiredKeys }), fc.option(fc.constantFrom('bogus', '__proto__', 'id'), { freq: 10 }))
@@ -170,7 +170,7 @@ async function run(transport: Transport, kind: OpKind, doc: string, variables: R
 async function fuzzField(transport: Transport, kind: OpKind, field: GraphQLField<unknown, unknown>, runs: number): Promise<void> {
   const name = field.name;
   const doc = document(kind, name, field.args, getNamedType(field.type).name);
-  const args = (plausible: boolean) => fc.record(Object.fromEntries(field.args.map((a) => [a.name, valueOf(a.type, plausible)])),
+  const args = (plausible: boolean) => fc.record(Object.fromEntries(field.args.map((a) => [a.name, arbitraryOf(a.type, plausible)])),
     { requiredKeys: plausible ? field.args.filter((a) => isNonNullType(a.type)).map((a) => a.name) : [] });
   const vars = fc.oneof(args(true), args(false));
   const refusedOverHttp = kind === 'subscription' && transport === 'http';

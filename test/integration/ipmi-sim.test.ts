@@ -89,7 +89,8 @@ describe.skipIf(!HAVE_ALL)('IPMI power with ipmitool against ipmi_sim', () => {
     // With no VM to tell, ipmi_sim kills the machine after its poweroff_wait (1 s here).
     const until = Date.now() + 10_000;
     let state = '';
-    while ((state = (await power.powerStatus([a.xname])).get(a.xname)!.state) !== 'off' && Date.now() < until);
+    do state = (await power.powerStatus([a.xname])).get(a.xname)!.state;
+    while (state !== 'off' && Date.now() < until);
     expect(state).toBe('off');
   }, 30_000);
 

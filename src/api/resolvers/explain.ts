@@ -40,7 +40,7 @@ export const explainResolvers: Resolvers = {
       if (c.errors.length || !c.session || !c.template) return { ...base, valid: false };
       const a = adapters(ctx);
       const options = await getOptions(ctx.db);
-      let plan;
+      let plan: Awaited<ReturnType<typeof planSession>>;
       try {
         plan = await planSession(
           { operation: c.session.operation, limit: c.session.limit, includeDisabled: c.session.includeDisabled, tenant: ctx.tenant },
