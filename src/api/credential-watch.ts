@@ -14,7 +14,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { startListener, type Listener } from '../db/listener.ts';
-import { drizzleOver } from '../db/client.ts';
+import { drizzleOver, type Db } from '../db/client.ts';
 import { CREDENTIALS_CHANNEL, endedTokens, type EndedToken } from '../db/credentials.ts';
 import type { Principal } from '../auth/index.ts';
 
@@ -44,6 +44,7 @@ const MAX_DELAY = 2 ** 31 - 1;
 
 export class CredentialWatch {
   private readonly pool: pg.Pool;
+  private readonly db: Db;
   private readonly log?: Logger;
   private readonly listenConfig: pg.ClientConfig;
   private readonly recheckMs: number;
@@ -59,6 +60,7 @@ export class CredentialWatch {
 
   constructor(o: CredentialWatchOptions) {
     this.pool = o.pool;
+    this.db = drizzleOver(o.pool);
     this.log = o.logger;
     this.listenConfig = o.listenConfig ?? (o.pool.options as pg.ClientConfig);
     this.recheckMs = o.recheckMs ?? 30_000;
@@ -158,7 +160,7 @@ export class CredentialWatch {
     if (!this.byToken.has(id)) return;
     let ended: EndedToken[];
     try {
-      ended = await endedTokens(drizzleOver(this.pool), [id]);
+      ended = await endedTokens(this.db, [id]);
     } catch {
       ended = [{ id, why: 'revoked', at: null }];
     }
@@ -170,7 +172,7 @@ export class CredentialWatch {
     const ids = [...this.byToken.keys()];
     if (ids.length === 0) return;
     try {
-      for (const e of await endedTokens(drizzleOver(this.pool), ids)) this.endToken(e);
+      for (const e of await endedTokens(this.db, ids)) this.endToken(e);
     } catch (e) {
       this.log?.warn({ err: (e as Error).message }, 'credential watch: cannot check tokens; will retry');
     }
