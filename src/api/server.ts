@@ -3,13 +3,11 @@
  * (/graphql), plus GET /healthz (BOS's healthz, always 200) and GET /metrics (prom-client).
  */
 import http from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
-import { useServer } from 'graphql-ws/use/ws';
 import type { GraphQLFormattedError } from 'graphql';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
@@ -22,19 +20,15 @@ import type { ReportBatcher } from '../db/queries/report-batch.ts';
 import { buildSchema } from './schema.ts';
 import { createContext, identifyFromHeaders, withConnectionParams, type ApiContext, type ApiDeps, type Identify } from './context.ts';
 import { LiveFeed } from './live/feed.ts';
+import { Multiplexer, type MultiplexerOptions } from './live/multiplexer.ts';
+import { useLiveServer } from './live/ws-server.ts';
+import { graphqlRuntime } from './live/graphql-runtime.ts';
 import { authIdentify, type ApiAuth } from './auth.ts';
 import { isDatabaseUnavailable, unavailableStatusPlugin, UNAVAILABLE_MESSAGE } from './unavailable.ts';
 import { withVariableField } from './input-errors.ts';
 import { DEFAULT_LIMITS, limitRules, type QueryLimits } from './limits.ts';
 import { metricsPlugin, metricsRegistry } from './metrics.ts';
 import { health } from './resolvers/system.ts';
-
-/**
- * graphql's CommonJS build, the one Apollo, graphql-ws and graphql-tools load. Bundlers that prefer
- * its `module` build (vitest) would otherwise hand graphql-ws a validate() that rejects a schema made
- * by the other copy ("from another module or realm"). Under node/tsx both names are the same module.
- */
-const graphqlRuntime = createRequire(import.meta.url)('graphql') as typeof import('graphql');
 
 export interface ApiServerOptions {
   pool: pg.Pool;
@@ -69,6 +63,10 @@ export interface ApiServerOptions {
   now?: () => Date;
   /** Feed of the subscriptions (default: one LISTEN connection on the pool's database, closed with the server). */
   live?: LiveFeed;
+  /** Multiplexed subscriptions: batch window, per-subscriber queue bound (src/api/live/multiplexer.ts). */
+  liveOptions?: MultiplexerOptions;
+  /** Offer permessage-deflate on the WebSocket (default false: see the README's Live section). */
+  wsDeflate?: boolean;
 }
 
 export interface ApiServer {
@@ -76,6 +74,8 @@ export interface ApiServer {
   url: string;
   /** ws://host:port/graphql */
   wsUrl: string;
+  /** The subscriptions' multiplexer (its stats: groups, executions, queues). */
+  live: Multiplexer;
   close(): Promise<void>;
 }
 
@@ -91,12 +91,13 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const app = express();
   app.disable('x-powered-by');
   const httpServer = http.createServer(app);
-  const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql' });
-  const ws = useServer<Record<string, unknown>, { request: http.IncomingMessage }>({
+  const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql', perMessageDeflate: opts.wsDeflate ?? false });
+  const mux = new Multiplexer(opts.liveOptions);
+  const ws = useLiveServer({
     schema,
     context: (ctx) => contextFor(withConnectionParams(ctx.extra.request, ctx.connectionParams)) as never,
     validate: ((s, doc) => graphqlRuntime.validate(s, doc, [...graphqlRuntime.specifiedRules, ...rules])) as typeof graphqlRuntime.validate,
-  }, wsServer);
+  }, wsServer, mux);
 
   const apollo = new ApolloServer<ApiContext>({
     schema,
@@ -137,6 +138,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   return {
     url: `http://${host}:${port}/graphql`,
     wsUrl: `ws://${host}:${port}/graphql`,
+    live: mux,
     close: async () => {
       await apollo.stop();
       if (!opts.live) await live.close();

@@ -11,8 +11,8 @@ import { check } from '../../domain/validation.ts';
 import { enumValues } from '../enums.ts';
 import { badInput, notFound, valueOrThrow } from '../errors.ts';
 import type { ApiContext } from '../context.ts';
-import type { ComponentEvent, ComponentEventFilter, ComponentPhase, ComponentStatus, Resolvers } from '../generated/types.ts';
-import { EventStream } from './event-stream.ts';
+import type { ComponentEvent, ComponentEventBatch, ComponentEventFilter, ComponentPhase, ComponentStatus, Resolvers } from '../generated/types.ts';
+import { LiveSubscriber, type EventBatch } from './subscriber.ts';
 import { ProgressStream } from './progress-stream.ts';
 import type { LiveFeed } from './feed.ts';
 
@@ -48,6 +48,11 @@ export function eventView(e: LiveEvent): ComponentEvent {
   };
 }
 
+/** A batch in the GraphQL shape (never empty: the last event's cursor resumes after it). */
+export function batchView(b: EventBatch): ComponentEventBatch {
+  return { events: b.events.map(eventView), cursor: String(b.events.at(-1)!.id) };
+}
+
 function eventFilter(f: ComponentEventFilter | null | undefined, ctx: ApiContext): EventFilter {
   return {
     ids: f?.ids ? valueOrThrow(checkComponentIds(f.ids, 'filter.ids', 65535)) : null,
@@ -72,6 +77,23 @@ export function eventMatcher(f: EventFilter, owned: Set<string> | null): (e: Liv
     && (!owned || owned.has(e.componentId));
 }
 
+/**
+ * The subscriber of componentEvents (one message per event) or componentEventBatches; it joins the
+ * multiplexer group of everyone with the same document, variables and visibility (subscribe.ts).
+ */
+async function liveEvents(ctx: ApiContext, filter: ComponentEventFilter | null | undefined, after: string | null | undefined,
+  batched: boolean): Promise<LiveSubscriber> {
+  const feed = feedOf(ctx);
+  await ctx.requireKnownTenant();
+  const f = eventFilter(filter, ctx);
+  const cursor = after == null ? null : valueOrThrow(check(cursorSchema, after, 'after'));
+  const owned = ctx.tenant === null ? null : await tenantXnameSet(ctx.pool, ctx.tenant);
+  await feed.ready();
+  const p = ctx.auth?.principal;
+  const visibility = JSON.stringify([p && 'role' in p ? p.role : null, p && 'xname' in p ? p.xname ?? null : null, ctx.tenant]);
+  return new LiveSubscriber({ feed, db: ctx.db, filter: f, matches: eventMatcher(f, owned), after: cursor, batched, visibility });
+}
+
 export const liveResolvers: Resolvers = {
   Query: {
     componentEvents: async (_p, { filter, after, first }, ctx) => {
@@ -87,16 +109,12 @@ export const liveResolvers: Resolvers = {
   },
   Subscription: {
     componentEvents: {
-      subscribe: async (_p, { filter, after }, ctx) => {
-        const feed = feedOf(ctx);
-        await ctx.requireKnownTenant();
-        const f = eventFilter(filter, ctx);
-        const cursor = after == null ? null : valueOrThrow(check(cursorSchema, after, 'after'));
-        const owned = ctx.tenant === null ? null : await tenantXnameSet(ctx.pool, ctx.tenant);
-        await feed.ready();
-        return new EventStream(feed, ctx.db, f, eventMatcher(f, owned), cursor);
-      },
+      subscribe: (_p, { filter, after }, ctx) => liveEvents(ctx, filter, after, false),
       resolve: (e: LiveEvent) => eventView(e),
+    },
+    componentEventBatches: {
+      subscribe: (_p, { filter, after }, ctx) => liveEvents(ctx, filter, after, true),
+      resolve: (b: EventBatch) => batchView(b),
     },
     sessionProgress: {
       subscribe: async (_p, { name }, ctx) => {
