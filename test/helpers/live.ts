@@ -58,11 +58,16 @@ export function collect<T = any>(client: Client, query: string, variables: Recor
 
 /** Resolves when cond(feed) holds, re-checked on every change of the feed; rejects at the deadline. */
 export function untilFeed(feed: LiveFeed, cond: (f: LiveFeed) => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  return untilState(feed, () => cond(feed), what, timeoutMs);
+}
+
+/** Resolves when cond() holds, re-checked on every state change of `source`; rejects at the deadline. */
+export function untilState(source: { onState(fn: () => void): () => void }, cond: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     let off = () => {};
     const deadline = setTimeout(() => { off(); reject(new Error(`${what}: not reached within ${timeoutMs} ms`)); }, timeoutMs);
-    const check = () => { if (cond(feed)) { clearTimeout(deadline); off(); resolve(); } };
-    off = feed.onState(check);
+    const check = () => { if (cond()) { clearTimeout(deadline); off(); resolve(); } };
+    off = source.onState(check);
     check();
   });
 }

@@ -43,6 +43,7 @@ export function resultJson(r: ExecutionResult): string {
 export class Multiplexer {
   executions = 0;
   private readonly groups = new Map<string, Group>();
+  private readonly stateListeners = new Set<() => void>();
   readonly windowMs: number;
   readonly maxBatch: number;
 
@@ -60,6 +61,17 @@ export class Multiplexer {
       this.groups.set(key, g);
     }
     g.add(sub);
+  }
+
+  /** Called after every join, leave and message sent: tests wait on it. */
+  onState(fn: () => void): () => void {
+    this.stateListeners.add(fn);
+    return () => { this.stateListeners.delete(fn); };
+  }
+
+  /** @internal by Group */
+  changed(): void {
+    for (const fn of [...this.stateListeners]) fn();
   }
 
   stats(): MultiplexerStats {
@@ -103,10 +115,12 @@ class Group implements GroupLink {
     // What is pending arrived at or below the feed mark the subscriber has read the log up to.
     this.flush();
     this.live.add(sub);
+    this.mux.changed();
   }
 
   leave(sub: LiveSubscriber): void {
     this.live.delete(sub);
+    this.mux.changed();
   }
 
   detach(sub: LiveSubscriber): void {
@@ -117,6 +131,7 @@ class Group implements GroupLink {
       clearTimeout(this.timer);
       this.mux.dropGroup(this);
     }
+    this.mux.changed();
   }
 
   private onFeed(batch: LiveEvent[]): void {
@@ -144,6 +159,7 @@ class Group implements GroupLink {
       for (const e of events) out.push(this.run(e, e.id, 1));
     }
     for (const m of [...this.live]) m.push(out);
+    this.mux.changed();
   }
 
   /** One execution and one serialization for every live member. */

@@ -90,7 +90,7 @@ async function liveEvents(ctx: ApiContext, filter: ComponentEventFilter | null |
   const owned = ctx.tenant === null ? null : await tenantXnameSet(ctx.pool, ctx.tenant);
   await feed.ready();
   const p = ctx.auth?.principal;
-  const visibility = JSON.stringify([p && 'role' in p ? p.role : null, p && 'xname' in p ? p.xname ?? null : null, ctx.tenant]);
+  const visibility = JSON.stringify([p && 'role' in p ? p.role : null, p && 'node' in p ? p.node ?? null : null, ctx.tenant]);
   return new LiveSubscriber({ feed, db: ctx.db, filter: f, matches: eventMatcher(f, owned), after: cursor, batched, visibility });
 }
 
