@@ -30,6 +30,8 @@ export interface MultiplexerStats {
   executions: number;
   /** Live events queued for subscribers, summed (each a reference to a shared payload). */
   queuedEvents: number;
+  /** The longest queue of one subscriber, in events (bounded by maxQueue). */
+  longestQueue: number;
   /** Times a subscriber fell behind and went back to the log. */
   fellBehind: number;
 }
@@ -75,12 +77,13 @@ export class Multiplexer {
   }
 
   stats(): MultiplexerStats {
-    const s: MultiplexerStats = { groups: this.groups.size, subscribers: 0, live: 0, executions: this.executions, queuedEvents: 0, fellBehind: 0 };
+    const s: MultiplexerStats = { groups: this.groups.size, subscribers: 0, live: 0, executions: this.executions, queuedEvents: 0, longestQueue: 0, fellBehind: 0 };
     for (const g of this.groups.values()) {
       for (const m of g.members) {
         s.subscribers++;
         if (m.isLive) s.live++;
         s.queuedEvents += m.queuedEvents;
+        s.longestQueue = Math.max(s.longestQueue, m.queuedEvents);
         s.fellBehind += m.fellBehind;
       }
     }
