@@ -26,8 +26,10 @@ export function percentiles(xs: number[]): Latency {
   return { count: s.length, p50: at(0.5), p99: at(0.99) };
 }
 
-export async function startApiProcess(conn: Connection, extraEnv: Record<string, string> = {}): Promise<{ url: string; child: ChildProcess }> {
+/** `bootorch api` in a child process; `cwd`: another checkout to run it from (default this one). */
+export async function startApiProcess(conn: Connection, extraEnv: Record<string, string> = {}, cwd?: string): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, [...(process.env.API_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/apiprof'] : []), '--import', 'tsx', 'src/main.ts', 'api'], {
+    cwd,
     env: { ...process.env, DATABASE_URL: conn.url, PORT: '0', LOG_LEVEL: 'warn', BOOTORCH_RATE_LIMIT_BURST: '0', ...extraEnv },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -40,6 +40,8 @@ export const configSchema = z.object({
   CSM_TOKEN_FILE: z.string().optional(),
   /** CA bundle (PEM) to trust for the CSM services. */
   CSM_CA_FILE: z.string().optional(),
+  /** Offer permessage-deflate on the subscriptions' WebSocket (default false; see the README's Live section). */
+  BOOTORCH_WS_DEFLATE: bool.default(false),
   /** Edge-triggered kicks on (default). Off gives the pure polling behaviour of BOS, for the benchmark baseline. */
   BOOTORCH_KICKS: bool.default(true),
 });

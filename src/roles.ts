@@ -70,7 +70,7 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
   const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'dev', devTokenFile: devTokenFile(config) });
   const api = await startApiServer({
     pool: conn.pool, db: conn.db, kicker: engine.kicker, port: config.PORT, host: config.HOST, logger: log,
-    queueHealthy: engine.healthy, images: adapters.images, adapters, reports, auth,
+    queueHealthy: engine.healthy, images: adapters.images, adapters, reports, auth, wsDeflate: config.BOOTORCH_WS_DEFLATE,
   });
   return {
     api,
@@ -99,7 +99,7 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
   const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'tokens', devTokenFile: devTokenFile(config) });
   const api = await startApiServer({
     pool: conn.pool, db: conn.db, kicker: boss.kicker, port: config.PORT, host: config.HOST, logger: log,
-    queueHealthy: async () => true, images: adapters?.images, adapters, reports, auth,
+    queueHealthy: async () => true, images: adapters?.images, adapters, reports, auth, wsDeflate: config.BOOTORCH_WS_DEFLATE,
   });
   return {
     api,
