@@ -36,6 +36,7 @@ export async function startApiProcess(conn: Connection, extraEnv: Record<string,
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
+      if (process.env.BENCH_API_LOG) process.stderr.write(d);
       out += d.toString();
       const m = /bootorch api: (\S+)/.exec(out);
       if (m) resolve(m[1]!);

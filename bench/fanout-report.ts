@@ -32,7 +32,7 @@ export async function runFanoutCases(adminUrl: string, cases: FanoutCase[], log:
     const r = await runFanout(adminUrl, c);
     out.push(r);
     log(`  p50 ${r.p50} ms p99 ${r.p99} ms, all delivered ${Number.isNaN(r.drainMs) ? 'NOT within 10 s' : `${r.drainMs} ms after completion`}, `
-      + `${r.missing} missing, ${Math.round(r.messagesPerSubscriber)} msgs and ${Math.round(r.bytesPerSubscriber / 1024)} KiB per subscriber, API RSS ${Math.round(r.apiPeakRssMb)} MB`);
+      + `${r.missing} missing, ${Math.round(r.messagesPerSubscriber)} msgs and ${Math.round(r.bytesPerSubscriber / 1024)} KiB per subscriber, API RSS ${Math.round(r.apiPeakRssMb)} MB, ${r.executions} executions, ${r.fellBehind} fell behind`);
   }
   return out;
 }

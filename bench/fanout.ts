@@ -40,6 +40,9 @@ export interface FanoutResult extends FanoutCase {
   messagesPerSubscriber: number;
   bytesPerSubscriber: number;
   apiPeakRssMb: number;
+  /** From the API's /metrics: executions of the document for a group, and falls back to the log. */
+  executions: number;
+  fellBehind: number;
 }
 
 /** Lags in ms as a histogram (millions of deliveries, no array of them). */
@@ -74,6 +77,7 @@ export async function runFanout(adminUrl: string, c: FanoutCase): Promise<Fanout
   let drainMs = NaN;
   let apiPeakRssMb = NaN;
   let bytes = 0;
+  let metrics = '';
   const tag = `_fan_${c.label.replace(/\W+/g, '_').toLowerCase()}`.slice(0, 30);
   await runScale(adminUrl, c.nodes, {
     tag,
@@ -87,15 +91,18 @@ export async function runFanout(adminUrl: string, c: FanoutCase): Promise<Fanout
         const wsUrl = api.url.replace(/^http/, 'ws');
         const field = c.batched ? 'componentEventBatches' : 'componentEvents';
         const selection = c.batched ? `{ cursor events { ${FIELDS} } }` : `{ ${FIELDS} }`;
-        const query = `subscription($f: ComponentEventFilter) { ${field}(filter: $f) ${selection} }`;
+        // From the log's current end: a subscription the API attaches late still gets every event.
+        const after = String((await x.pool.query('select coalesce(max(id), 0) as m from component_events')).rows[0].m);
+        const query = `subscription($f: ComponentEventFilter, $after: ID) { ${field}(filter: $f, after: $after) ${selection} }`;
         const subscribed: Promise<void>[] = [];
         for (let i = 0; i < c.subscribers; i++) {
           const client = createClient({ url: wsUrl, webSocketImpl: Tracked, connectionParams: { authorization: `Bearer ${token}` }, lazy: false, retryAttempts: 0 });
           clients.push(client);
           const f = c.filter === 'session' ? { session: 'bench' } : { session: 'bench', ids: [nodeOf[i]] };
           subscribed.push(new Promise<void>((resolve) => {
-            client.subscribe({ query, variables: { f } }, {
+            client.subscribe({ query, variables: { f, after } }, {
               next: (m) => {
+                if (m.errors && process.env.BENCH_API_LOG) process.stderr.write(`errors: ${JSON.stringify(m.errors).slice(0, 500)}\n`);
                 const now = Date.now();
                 const d = (m.data as any)[field];
                 const evs: Array<{ at: string }> = c.batched ? d.events : [d];
@@ -103,13 +110,22 @@ export async function runFanout(adminUrl: string, c: FanoutCase): Promise<Fanout
                 got[i]! += evs.length;
                 messages[i]!++;
               },
-              error: () => {},
+              error: (e) => { if (process.env.BENCH_API_LOG) process.stderr.write(`subscription error: ${String(e).slice(0, 300)}\n`); },
               complete: () => {},
             });
             client.on('connected', () => resolve());
           }));
         }
         await Promise.all(subscribed);
+        // The API attaches subscriptions asynchronously (token check, tenant): start once all are live,
+        // so the run measures the live path (an API without these metrics, the "before", is not waited for).
+        const metricsUrl = api.url.replace(/graphql$/, 'metrics');
+        const live = async () => Number(/^bootorch_live_live (\S+)$/m.exec(await (await fetch(metricsUrl)).text())?.[1] ?? NaN);
+        for (const until = Date.now() + 120_000; Date.now() < until;) {
+          const n = await live();
+          if (Number.isNaN(n) || n >= c.subscribers) break;
+          await new Promise((r) => setTimeout(r, 100));
+        }
       },
       async finished() {
         const done = Date.now();
@@ -125,6 +141,11 @@ export async function runFanout(adminUrl: string, c: FanoutCase): Promise<Fanout
         while (Date.now() < deadline && behind()) await new Promise((r) => setTimeout(r, 20));
         if (!behind()) drainMs = Date.now() - done;
         apiPeakRssMb = peakRssMb(api!.child.pid!);
+        metrics = await (await fetch(api!.url.replace(/graphql$/, 'metrics'))).text();
+        if (process.env.BENCH_API_LOG) {
+          const maxId = (await conn.pool.query('select max(id) from component_events')).rows[0].max;
+          process.stderr.write(`log max id ${maxId}\n${metrics.split('\n').filter((l) => l.startsWith('bootorch_live')).join('\n')}\n`);
+        }
         bytes = sockets.reduce((n, s) => n + ((s as unknown as { _socket?: { bytesRead: number } })._socket?.bytesRead ?? 0), 0);
       },
     },
@@ -132,8 +153,10 @@ export async function runFanout(adminUrl: string, c: FanoutCase): Promise<Fanout
   for (const cl of clients) await cl.dispose();
   api?.child.kill('SIGTERM');
   const deliveries = expected.reduce((a, n) => a + n, 0);
+  const metric = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
   return {
     ...c, deliveries, missing: got.reduce((a, n, i) => a + Math.max(0, expected[i]! - n), 0), p50: lags.at(0.5), p99: lags.at(0.99), drainMs,
     messagesPerSubscriber: messages.reduce((a, n) => a + n, 0) / c.subscribers, bytesPerSubscriber: bytes / c.subscribers, apiPeakRssMb,
+    executions: metric('bootorch_live_executions'), fellBehind: metric('bootorch_live_fell_behind'),
   };
 }

@@ -22,6 +22,7 @@ import { createContext, identifyFromHeaders, withConnectionParams, type ApiConte
 import { LiveFeed } from './live/feed.ts';
 import { Multiplexer, type MultiplexerOptions } from './live/multiplexer.ts';
 import { useLiveServer } from './live/ws-server.ts';
+import { exposeLiveMetrics } from './live/live-metrics.ts';
 import { graphqlRuntime } from './live/graphql-runtime.ts';
 import { authIdentify, type ApiAuth } from './auth.ts';
 import { isDatabaseUnavailable, unavailableStatusPlugin, UNAVAILABLE_MESSAGE } from './unavailable.ts';
@@ -93,6 +94,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const httpServer = http.createServer(app);
   const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql', perMessageDeflate: opts.wsDeflate ?? false });
   const mux = new Multiplexer(opts.liveOptions);
+  const hideLiveMetrics = exposeLiveMetrics(mux, live);
   const ws = useLiveServer({
     schema,
     context: (ctx) => contextFor(withConnectionParams(ctx.extra.request, ctx.connectionParams)) as never,
@@ -141,6 +143,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     live: mux,
     close: async () => {
       await apollo.stop();
+      hideLiveMetrics();
       if (!opts.live) await live.close();
     },
   };
