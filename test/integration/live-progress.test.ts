@@ -48,6 +48,10 @@ describe('sessionProgress', () => {
       expect(last).toMatchObject({ name: 'r1', status: 'COMPLETE', managedComponentsCount: 6, percentSuccessful: 100, percentFailed: 0 });
       expect(last.savedAt).not.toBeNull();
       expect(last.timing.endTime).not.toBeNull();
+      // The final snapshot is what sessionStatus answers from now on, savedAt included.
+      const r = await fetch(api.url, { method: 'POST', headers: { 'content-type': 'application/json', ...creds },
+        body: JSON.stringify({ query: PROGRESS.replace(/^subscription/, 'query').replace('sessionProgress', 'sessionStatus'), variables: { n: 'r1' } }) });
+      expect(((await r.json()) as any).data.sessionStatus).toEqual(last);
       // Progress was seen on the way, not only the two ends.
       expect(p.items.length).toBeGreaterThanOrEqual(3);
       expect(p.items.some((s) => s.status === 'RUNNING' && s.phases.percentComplete < 100)).toBe(true);
