@@ -13,7 +13,7 @@ import { badInput, notFound, valueOrThrow } from '../errors.ts';
 import type { ApiContext } from '../context.ts';
 import type { ComponentEvent, ComponentEventBatch, ComponentEventFilter, ComponentPhase, ComponentStatus, Resolvers } from '../generated/types.ts';
 import { LiveSubscriber, type EventBatch } from './subscriber.ts';
-import { ProgressStream } from './progress-stream.ts';
+import { followProgress } from './progress-stream.ts';
 import type { LiveFeed } from './feed.ts';
 
 const cursorSchema = z.string().regex(/^\d{1,15}$/, 'is not a cursor this API gave out').transform(Number);
@@ -123,8 +123,9 @@ export const liveResolvers: Resolvers = {
         const key = { tenantKey: ctx.tenantKey, name };
         await feed.ready();
         const read = () => readSessionStatus(ctx.db, key, ctx.now());
-        // Listen first, then read: a change between the two causes one more read, never a miss.
-        const stream = new ProgressStream(feed, key, read, {
+        // Follow the session's shared reader first, then read: a change between the two causes one more
+        // shared read, never a miss.
+        const stream = followProgress(feed, key, read, {
           onError: (e) => ctx.logger?.warn({ err: (e as Error).message, session: name }, 'sessionProgress: status read failed'),
         });
         const readAt = Date.now();
