@@ -92,7 +92,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const app = express();
   app.disable('x-powered-by');
   const httpServer = http.createServer(app);
-  const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql', perMessageDeflate: opts.wsDeflate ?? false });
+  const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql', perMessageDeflate: opts.wsDeflate
+    ? { serverNoContextTakeover: true, clientNoContextTakeover: true } : false });
   const mux = new Multiplexer(opts.liveOptions);
   const hideLiveMetrics = exposeLiveMetrics(mux, live);
   const ws = useLiveServer({

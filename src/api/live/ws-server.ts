@@ -6,13 +6,15 @@
  *
  * The splice: the message's payload serializes (toJSON) to nothing and leaves its bytes in `spliced`;
  * graphql-ws calls send() with the message synchronously right after serializing it, so the next
- * send() is that message's.
+ * send() is that message's. On a socket that negotiated permessage-deflate the shared payload goes out
+ * compressed once for all (deflate.ts); everything else goes uncompressed.
  */
 import type http from 'node:http';
 import type { WebSocketServer, WebSocket } from 'ws';
 import { CloseCode, handleProtocols, makeServer, type ServerOptions } from 'graphql-ws';
 import type { Multiplexer } from './multiplexer.ts';
 import { liveSubscribe, SharedResult } from './subscribe.ts';
+import { sendDeflated } from './deflate.ts';
 
 export interface Extra { socket: WebSocket; request: http.IncomingMessage }
 
@@ -23,13 +25,12 @@ function payloadMarker(r: SharedResult): object {
   return { toJSON: () => { spliced = r.shared.json; return undefined; } };
 }
 
-/** The message with the spliced payload, or the message as it is. */
-function withSplice(data: string): string | Buffer {
-  const raw = spliced;
+/** The message's text up to its payload, and the shared payload's bytes (none: send the message as it is). */
+function takeSplice(data: string): { prefix: string; json: Buffer } | undefined {
+  const json = spliced;
   spliced = undefined;
-  if (!raw) return data;
   // data is {"id":"…","type":"next"}: the payload goes before the closing brace.
-  return Buffer.concat([Buffer.from(`${data.slice(0, -1)},"payload":`), raw, CLOSE]);
+  return json && { prefix: `${data.slice(0, -1)},"payload":`, json };
 }
 
 export function useLiveServer(options: ServerOptions<Record<string, unknown>, Extra>, ws: WebSocketServer, mux: Multiplexer,
@@ -52,10 +53,13 @@ export function useLiveServer(options: ServerOptions<Record<string, unknown>, Ex
     const closed = server.opened({
       protocol: socket.protocol,
       send: (data) => new Promise<void>((resolve, reject) => {
-        const out = withSplice(data);
+        const shared = takeSplice(data);
         if (socket.readyState !== socket.OPEN) return resolve();
         // Resolves once written: a socket that does not drain holds its subscriber's loop (subscriber.ts).
-        socket.send(out, { binary: false }, (err) => (err ? reject(err) : resolve()));
+        const done = (err?: Error) => (err ? reject(err) : resolve());
+        if (shared && sendDeflated(socket, shared.prefix, shared.json, done)) return;
+        const out = shared ? Buffer.concat([Buffer.from(shared.prefix), shared.json, CLOSE]) : data;
+        socket.send(out, { binary: false, compress: false }, done);
       }),
       close: (code, reason) => socket.close(code, reason),
       onMessage: (cb) => socket.on('message', async (event) => {

@@ -1,0 +1,64 @@
+/**
+ * permessage-deflate on the shared path: a payload compressed once for its group, spliced after each
+ * subscriber's own prefix, decodes to exactly the log's events for a client that negotiated it, and
+ * goes uncompressed to one that did not; the compressed one reads far fewer bytes.
+ */
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import WebSocket from 'ws';
+import { createClient } from 'graphql-ws';
+import { freshDb, type TestDb } from '../helpers/db.ts';
+import { collect, untilState } from '../helpers/live.ts';
+import { startApiServer, type ApiServer } from '../../src/api/server.ts';
+import { LiveFeed } from '../../src/api/live/feed.ts';
+import { appendEventsRaw, type NewEvent } from '../../src/db/events.ts';
+import { noKicks } from '../../src/engine/kick.ts';
+import { testAuth } from '../helpers/auth.ts';
+
+let db: TestDb;
+let feed: LiveFeed;
+let server: ApiServer;
+let creds: Record<string, string>;
+
+beforeAll(async () => {
+  db = await freshDb();
+  feed = new LiveFeed({ pool: db.pool });
+  const auth = await testAuth(db.db);
+  creds = auth.bearer(auth.adminToken);
+  server = await startApiServer({ pool: db.pool, db: db.db, kicker: noKicks, port: 0, host: '127.0.0.1', live: feed, auth: auth.auth, wsDeflate: true });
+});
+afterAll(async () => {
+  await server.close();
+  await feed.close();
+  await db.drop();
+});
+
+const BATCHES = 'subscription { componentEventBatches(filter: { session: "z" }) { cursor events { cursor componentId kind reason } } }';
+const events = (n: number): NewEvent[] => Array.from({ length: n }, (_, i) => ({
+  componentId: `x1c0s${i % 8}b0n0`, session: 'z', kind: 'transition', actor: 'test', reason: `r${i}`,
+}));
+
+test('a deflated shared payload decodes to the same events as the plain one, in far fewer bytes', async () => {
+  const sockets: WebSocket[] = [];
+  const make = (deflate: boolean) => class extends WebSocket {
+    constructor(url: string, protocols?: string | string[]) { super(url, protocols, { perMessageDeflate: deflate }); sockets.push(this); }
+  };
+  const zipped = createClient({ url: server.wsUrl, webSocketImpl: make(true), lazy: true, retryAttempts: 0, connectionParams: creds });
+  const plain = createClient({ url: server.wsUrl, webSocketImpl: make(false), lazy: true, retryAttempts: 0, connectionParams: creds });
+  try {
+    const z = collect(zipped, BATCHES);
+    const p = collect(plain, BATCHES);
+    await untilState(server.live, () => server.live.stats().live === 2, 'both live');
+    expect(server.live.stats().groups).toBe(1);
+    const read0 = sockets.map((s) => (s as any)._socket.bytesRead as number);
+    await appendEventsRaw(db.pool, events(3000));
+    for (const x of [z, p]) await x.until((b) => b.reduce((n, m) => n + m.events.length, 0) === 3000, 'all events');
+    expect(z.items).toEqual(p.items);
+    expect(z.items.flatMap((b) => b.events.map((e: any) => e.reason))).toEqual(events(3000).map((e) => e.reason));
+    expect(sockets[0]!.extensions).toMatch(/permessage-deflate/);
+    expect(sockets[1]!.extensions).toBe('');
+    const [zBytes, pBytes] = sockets.map((s, i) => (s as any)._socket.bytesRead - read0[i]!);
+    expect(zBytes).toBeLessThan(pBytes! / 3);
+  } finally {
+    await Promise.all([zipped.dispose(), plain.dispose()]);
+  }
+});
