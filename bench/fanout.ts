@@ -96,7 +96,7 @@ export async function runFanout(adminUrl: string, c: FanoutCase): Promise<Fanout
         const query = `subscription($f: ComponentEventFilter, $after: ID) { ${field}(filter: $f, after: $after) ${selection} }`;
         const subscribed: Promise<void>[] = [];
         for (let i = 0; i < c.subscribers; i++) {
-          const client = createClient({ url: wsUrl, webSocketImpl: Tracked, connectionParams: { authorization: `Bearer ${token}` }, lazy: false, retryAttempts: 0 });
+          const client = createClient({ url: wsUrl, webSocketImpl: Tracked, connectionParams: { authorization: `Bearer ${token}` }, lazy: false, retryAttempts: 20 });
           clients.push(client);
           const f = c.filter === 'session' ? { session: 'bench' } : { session: 'bench', ids: [nodeOf[i]] };
           subscribed.push(new Promise<void>((resolve) => {

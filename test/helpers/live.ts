@@ -4,7 +4,11 @@
  */
 import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
-import type { LiveFeed } from '../../src/api/live/feed.ts';
+import { LiveFeed } from '../../src/api/live/feed.ts';
+import { startApiServer, type ApiServer, type ApiServerOptions } from '../../src/api/server.ts';
+import { noKicks } from '../../src/engine/kick.ts';
+import { freshDb, type TestDb } from './db.ts';
+import { testAuth, type TestAuth } from './auth.ts';
 
 export interface Collected<T> {
   items: T[];
@@ -73,3 +77,29 @@ export function untilState(source: { onState(fn: () => void): () => void }, cond
 }
 
 export const EVENT_FIELDS = 'cursor at componentId session sessionTenant kind actor fromPhase toPhase fromStatus toStatus action error reason';
+
+/** A real API server with its own live feed on a fresh database, and an admin's connectionParams. */
+export interface LiveServer {
+  db: TestDb;
+  feed: LiveFeed;
+  server: ApiServer;
+  auth: TestAuth;
+  /** connectionParams carrying an admin token. */
+  creds: Record<string, string>;
+  close(): Promise<void>;
+}
+
+export async function startLiveServer(o: Partial<ApiServerOptions> = {}): Promise<LiveServer> {
+  const db = await freshDb();
+  const feed = new LiveFeed({ pool: db.pool });
+  const auth = await testAuth(db.db);
+  const server = await startApiServer({ pool: db.pool, db: db.db, kicker: noKicks, port: 0, host: '127.0.0.1', live: feed, auth: auth.auth, ...o });
+  return {
+    db, feed, server, auth, creds: auth.bearer(auth.adminToken),
+    async close() {
+      await server.close();
+      await feed.close();
+      await db.drop();
+    },
+  };
+}

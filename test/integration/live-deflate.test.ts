@@ -6,31 +6,12 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import WebSocket from 'ws';
 import { createClient } from 'graphql-ws';
-import { freshDb, type TestDb } from '../helpers/db.ts';
-import { collect, untilState } from '../helpers/live.ts';
-import { startApiServer, type ApiServer } from '../../src/api/server.ts';
-import { LiveFeed } from '../../src/api/live/feed.ts';
+import { collect, startLiveServer, untilState, type LiveServer } from '../helpers/live.ts';
 import { appendEventsRaw, type NewEvent } from '../../src/db/events.ts';
-import { noKicks } from '../../src/engine/kick.ts';
-import { testAuth } from '../helpers/auth.ts';
 
-let db: TestDb;
-let feed: LiveFeed;
-let server: ApiServer;
-let creds: Record<string, string>;
-
-beforeAll(async () => {
-  db = await freshDb();
-  feed = new LiveFeed({ pool: db.pool });
-  const auth = await testAuth(db.db);
-  creds = auth.bearer(auth.adminToken);
-  server = await startApiServer({ pool: db.pool, db: db.db, kicker: noKicks, port: 0, host: '127.0.0.1', live: feed, auth: auth.auth, wsDeflate: true });
-});
-afterAll(async () => {
-  await server.close();
-  await feed.close();
-  await db.drop();
-});
+let h: LiveServer;
+beforeAll(async () => { h = await startLiveServer({ wsDeflate: true }); });
+afterAll(async () => { await h.close(); });
 
 const BATCHES = 'subscription { componentEventBatches(filter: { session: "z" }) { cursor events { cursor componentId kind reason } } }';
 const events = (n: number): NewEvent[] => Array.from({ length: n }, (_, i) => ({
@@ -42,15 +23,15 @@ test('a deflated shared payload decodes to the same events as the plain one, in 
   const make = (deflate: boolean) => class extends WebSocket {
     constructor(url: string, protocols?: string | string[]) { super(url, protocols, { perMessageDeflate: deflate }); sockets.push(this); }
   };
-  const zipped = createClient({ url: server.wsUrl, webSocketImpl: make(true), lazy: true, retryAttempts: 0, connectionParams: creds });
-  const plain = createClient({ url: server.wsUrl, webSocketImpl: make(false), lazy: true, retryAttempts: 0, connectionParams: creds });
+  const zipped = createClient({ url: h.server.wsUrl, webSocketImpl: make(true), lazy: true, retryAttempts: 0, connectionParams: h.creds });
+  const plain = createClient({ url: h.server.wsUrl, webSocketImpl: make(false), lazy: true, retryAttempts: 0, connectionParams: h.creds });
   try {
     const z = collect(zipped, BATCHES);
     const p = collect(plain, BATCHES);
-    await untilState(server.live, () => server.live.stats().live === 2, 'both live');
-    expect(server.live.stats().groups).toBe(1);
+    await untilState(h.server.live, () => h.server.live.stats().live === 2, 'both live');
+    expect(h.server.live.stats().groups).toBe(1);
     const read0 = sockets.map((s) => (s as any)._socket.bytesRead as number);
-    await appendEventsRaw(db.pool, events(3000));
+    await appendEventsRaw(h.db.pool, events(3000));
     for (const x of [z, p]) await x.until((b) => b.reduce((n, m) => n + m.events.length, 0) === 3000, 'all events');
     expect(z.items).toEqual(p.items);
     expect(z.items.flatMap((b) => b.events.map((e: any) => e.reason))).toEqual(events(3000).map((e) => e.reason));

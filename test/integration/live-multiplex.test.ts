@@ -4,36 +4,28 @@
  * their own groups and exactly their events, and batches carry exactly the log's events in order with
  * a cursor to resume from.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { freshDb, type TestDb } from '../helpers/db.ts';
-import { collect, untilState, wsClient, EVENT_FIELDS } from '../helpers/live.ts';
-import { startApiServer, type ApiServer } from '../../src/api/server.ts';
-import { LiveFeed } from '../../src/api/live/feed.ts';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import type { TestDb } from '../helpers/db.ts';
+import { collect, startLiveServer, untilState, wsClient, EVENT_FIELDS, type LiveServer } from '../helpers/live.ts';
+import type { ApiServer } from '../../src/api/server.ts';
 import { appendEventsRaw, type NewEvent } from '../../src/db/events.ts';
-import { noKicks } from '../../src/engine/kick.ts';
-import { testAuth } from '../helpers/auth.ts';
 
+let h: LiveServer;
 let db: TestDb;
-let feed: LiveFeed;
 let server: ApiServer;
 let admin: Record<string, string>;
 let viewer: Record<string, string>;
 
 beforeAll(async () => {
-  db = await freshDb();
-  feed = new LiveFeed({ pool: db.pool });
-  const auth = await testAuth(db.db);
-  admin = auth.bearer(auth.adminToken);
-  viewer = auth.bearer(await auth.token('viewer'));
-  server = await startApiServer({ pool: db.pool, db: db.db, kicker: noKicks, port: 0, host: '127.0.0.1', live: feed, auth: auth.auth,
-    liveOptions: { windowMs: 20, maxBatch: 400 } });
+  h = await startLiveServer({ liveOptions: { windowMs: 20, maxBatch: 400 } });
+  ({ db, server } = h);
+  admin = h.creds;
+  viewer = h.auth.bearer(await h.auth.token('viewer'));
   await db.pool.query(`insert into tenant_xnames (tenant, xname) values ('acme', 'x1c0s0b0n0'), ('acme', 'x1c0s0b0n2')`);
 });
-afterAll(async () => {
-  await server.close();
-  await feed.close();
-  await db.drop();
-});
+afterAll(async () => { await h.close(); });
+// Each test counts subscribers and groups: the previous test's must be gone first.
+afterEach(async () => { await untilState(server.live, () => server.live.stats().subscribers === 0 && server.live.stats().groups === 0, 'subscribers and groups released'); });
 
 const BATCHES = `subscription($f: ComponentEventFilter, $after: ID) { componentEventBatches(filter: $f, after: $after) { cursor events { ${EVENT_FIELDS} } } }`;
 const EVENTS = `subscription($f: ComponentEventFilter, $after: ID) { componentEvents(filter: $f, after: $after) { ${EVENT_FIELDS} } }`;
@@ -92,7 +84,6 @@ describe('multiplexed subscriptions', () => {
     } finally {
       await Promise.all(clients.map((c) => c.dispose()));
     }
-    await untilState(server.live, () => server.live.stats().groups === 0, 'groups released');
   });
 
   test('a viewer and an admin with the same document are separate groups, each with every event', async () => {

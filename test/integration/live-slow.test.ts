@@ -6,33 +6,13 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import WebSocket from 'ws';
 import { createClient } from 'graphql-ws';
-import { freshDb, type TestDb } from '../helpers/db.ts';
-import { collect, untilState, wsClient } from '../helpers/live.ts';
-import { startApiServer, type ApiServer } from '../../src/api/server.ts';
-import { LiveFeed } from '../../src/api/live/feed.ts';
+import { collect, startLiveServer, untilState, wsClient, type LiveServer } from '../helpers/live.ts';
 import { appendEventsRaw, type NewEvent } from '../../src/db/events.ts';
-import { noKicks } from '../../src/engine/kick.ts';
-import { testAuth } from '../helpers/auth.ts';
 
 const MAX_QUEUE = 3000;
-let db: TestDb;
-let feed: LiveFeed;
-let server: ApiServer;
-let creds: Record<string, string>;
-
-beforeAll(async () => {
-  db = await freshDb();
-  feed = new LiveFeed({ pool: db.pool });
-  const auth = await testAuth(db.db);
-  creds = auth.bearer(auth.adminToken);
-  server = await startApiServer({ pool: db.pool, db: db.db, kicker: noKicks, port: 0, host: '127.0.0.1', live: feed, auth: auth.auth,
-    liveOptions: { windowMs: 20, maxBatch: 500, maxQueue: MAX_QUEUE } });
-});
-afterAll(async () => {
-  await server.close();
-  await feed.close();
-  await db.drop();
-});
+let h: LiveServer;
+beforeAll(async () => { h = await startLiveServer({ liveOptions: { windowMs: 20, maxBatch: 500, maxQueue: MAX_QUEUE } }); });
+afterAll(async () => { await h.close(); });
 
 const BATCHES = 'subscription { componentEventBatches(filter: { session: "slow" }) { cursor events { cursor componentId error } } }';
 // Big events, so that a few rounds fill the kernel's socket buffers between server and stalled client.
@@ -48,45 +28,45 @@ test('a stalled reader falls back to the log without delaying the others, then g
   class Tracked extends WebSocket {
     constructor(...a: ConstructorParameters<typeof WebSocket>) { super(...a); sockets.push(this); }
   }
-  const stalledClient = createClient({ url: server.wsUrl, webSocketImpl: Tracked, lazy: true, retryAttempts: 0, connectionParams: creds });
-  const fastClient = wsClient(server.wsUrl, creds);
+  const stalledClient = createClient({ url: h.server.wsUrl, webSocketImpl: Tracked, lazy: true, retryAttempts: 0, connectionParams: h.creds });
+  const fastClient = wsClient(h.server.wsUrl, h.creds);
   try {
     const stalled = collect(stalledClient, BATCHES);
     const fast = collect(fastClient, BATCHES);
-    await untilState(server.live, () => server.live.stats().live === 2, 'both live');
-    expect(server.live.stats().groups).toBe(1);
+    await untilState(h.server.live, () => h.server.live.stats().live === 2, 'both live');
+    expect(h.server.live.stats().groups).toBe(1);
     // The stalled client stops reading its socket: the kernel buffers fill, then the server's writes wait.
     (sockets[0] as unknown as { _socket: { pause(): void } })._socket.pause();
     let written = 0;
     let maxQueued = 0;
-    const off = server.live.onState(() => { maxQueued = Math.max(maxQueued, server.live.stats().longestQueue); });
-    for (let r = 0; r < 40 && server.live.stats().fellBehind === 0; r++) {
-      await appendEventsRaw(db.pool, round(1000));
+    const off = h.server.live.onState(() => { maxQueued = Math.max(maxQueued, h.server.live.stats().longestQueue); });
+    for (let r = 0; r < 40 && h.server.live.stats().fellBehind === 0; r++) {
+      await appendEventsRaw(h.db.pool, round(1000));
       written += 1000;
       // The reader that reads keeps up, round by round.
       await fast.until((b) => flat(b).length === written, `fast reader has round ${r}`);
     }
     off();
-    expect(server.live.stats().fellBehind).toBe(1);
+    expect(h.server.live.stats().fellBehind).toBe(1);
     // Bounded: no subscriber's queue ever held more than the bound.
     expect(maxQueued).toBeLessThanOrEqual(MAX_QUEUE);
     expect(maxQueued).toBeGreaterThan(0);
-    expect(server.live.stats().queuedEvents).toBe(0);
-    expect(server.live.stats().live).toBe(1);
+    expect(h.server.live.stats().queuedEvents).toBe(0);
+    expect(h.server.live.stats().live).toBe(1);
     // More while it is stalled, then it reads again: everything, once, in order, from the log and then live.
-    await appendEventsRaw(db.pool, round(700));
+    await appendEventsRaw(h.db.pool, round(700));
     written += 700;
     await fast.until((b) => flat(b).length === written, 'fast reader has everything');
     (sockets[0] as unknown as { _socket: { resume(): void } })._socket.resume();
     await stalled.until((b) => flat(b).length === written, 'stalled reader catches up', 60_000);
-    await untilState(server.live, () => server.live.stats().live === 2, 'back to live');
-    await appendEventsRaw(db.pool, round(3));
+    await untilState(h.server.live, () => h.server.live.stats().live === 2, 'back to live');
+    await appendEventsRaw(h.db.pool, round(3));
     written += 3;
     await stalled.until((b) => flat(b).length === written, 'and live again');
     const ids = flat(stalled.items);
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
     expect(new Set(ids).size).toBe(written);
-    const log = (await db.pool.query(`select id::int from component_events where session = 'slow' order by id`)).rows.map((x) => x.id);
+    const log = (await h.db.pool.query(`select id::int from component_events where session = 'slow' order by id`)).rows.map((x) => x.id);
     expect(ids).toEqual(log);
     await fast.until((b) => flat(b).length === written, 'the fast one too');
     expect(flat(fast.items)).toEqual(log);
