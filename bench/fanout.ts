@@ -43,6 +43,18 @@ export interface FanoutResult extends FanoutCase {
   /** From the API's /metrics: executions of the document for a group, and falls back to the log. */
   executions: number;
   fellBehind: number;
+  /** From the API's /metrics: the `at` of a shared message's oldest event to its socket write, upper bound of the bucket, ms. */
+  writeLagP50: number;
+  writeLagP99: number;
+}
+
+/** The upper bound (ms) of the histogram bucket holding quantile p, from prom-client's text format. */
+function bucketQuantile(metrics: string, name: string, p: number): number {
+  const buckets = [...metrics.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\S+)$`, 'gm'))].map((m) => [Number(m[1]), Number(m[2])] as const);
+  const total = buckets.at(-1)?.[1] ?? 0;
+  if (!total) return NaN;
+  const hit = buckets.find(([, n]) => n >= p * total);
+  return hit ? hit[0] * 1000 : NaN;
 }
 
 /** Lags in ms as a histogram (millions of deliveries, no array of them). */
@@ -158,5 +170,6 @@ export async function runFanout(adminUrl: string, c: FanoutCase): Promise<Fanout
     ...c, deliveries, missing: got.reduce((a, n, i) => a + Math.max(0, expected[i]! - n), 0), p50: lags.at(0.5), p99: lags.at(0.99), drainMs,
     messagesPerSubscriber: messages.reduce((a, n) => a + n, 0) / c.subscribers, bytesPerSubscriber: bytes / c.subscribers, apiPeakRssMb,
     executions: metric('bootorch_live_executions'), fellBehind: metric('bootorch_live_fell_behind'),
+    writeLagP50: bucketQuantile(metrics, 'bootorch_live_write_lag_seconds', 0.5), writeLagP99: bucketQuantile(metrics, 'bootorch_live_write_lag_seconds', 0.99),
   };
 }

@@ -1,9 +1,10 @@
 /**
  * The multiplexer's state at /metrics (prom-client's default registry), read when scraped: groups,
- * subscribers (live or reading the log), executions, queued events, falls behind. Summed over the
- * multiplexers of this process (tests start several servers).
+ * subscribers (live or reading the log), executions, queued events, falls behind, the feed's mark;
+ * summed over the multiplexers of this process (tests start several servers). And a histogram of the
+ * write lag: from an event's write to the socket write of the shared message that carries it.
  */
-import { Gauge, register } from 'prom-client';
+import { Gauge, Histogram, register } from 'prom-client';
 import type { Multiplexer, MultiplexerStats } from './multiplexer.ts';
 import type { LiveFeed } from './feed.ts';
 
@@ -46,4 +47,16 @@ export function exposeLiveMetrics(mux: Multiplexer, feed: LiveFeed): () => void 
   muxes.add(mux);
   feeds.add(feed);
   return () => { muxes.delete(mux); feeds.delete(feed); };
+}
+
+const WRITE_LAG = 'bootorch_live_write_lag_seconds';
+const writeLag = (register.getSingleMetric(WRITE_LAG) as Histogram | undefined) ?? new Histogram({
+  name: WRITE_LAG,
+  help: 'from the oldest event\'s write (its `at`) to the socket write of a shared live message, per subscriber',
+  buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60],
+});
+
+/** A shared message carrying an event written at `at` (ms since the epoch) was written to a socket now. */
+export function observeWriteLag(at: number): void {
+  writeLag.observe((Date.now() - at) / 1000);
 }

@@ -156,23 +156,23 @@ class Group implements GroupLink {
     if (this.first.batched) {
       for (let i = 0; i < events.length; i += this.mux.maxBatch) {
         const chunk = events.slice(i, i + this.mux.maxBatch);
-        out.push(this.run({ events: chunk }, chunk.at(-1)!.id, chunk.length));
+        out.push(this.run({ events: chunk }, chunk[0]!, chunk.at(-1)!.id, chunk.length));
       }
     } else {
-      for (const e of events) out.push(this.run(e, e.id, 1));
+      for (const e of events) out.push(this.run(e, e, e.id, 1));
     }
     for (const m of [...this.live]) m.push(out);
     this.mux.changed();
   }
 
   /** One execution and one serialization for every live member. */
-  private run(root: LiveRoot, lastId: number, count: number): SharedPayload {
+  private run(root: LiveRoot, oldest: LiveEvent, lastId: number, count: number): SharedPayload {
     this.mux.executions++;
     const r = graphqlRuntime.execute({ ...this.args, rootValue: root });
     // Subscription fields resolve their root value synchronously (eventView, batchView).
     const result: ExecutionResult = r instanceof Promise
       ? { errors: [new GraphQLError('a live subscription field resolved asynchronously; it cannot be shared')] } : r;
-    return { json: Buffer.from(resultJson(result)), lastId, count };
+    return { json: Buffer.from(resultJson(result)), lastId, count, oldestAt: new Date(oldest.at).getTime() };
   }
 }
 

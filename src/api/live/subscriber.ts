@@ -25,6 +25,8 @@ export interface SharedPayload {
   readonly lastId: number;
   /** Events it carries. */
   readonly count: number;
+  /** `at` of its oldest event, ms since the epoch (the write lag metric). */
+  readonly oldestAt: number;
 }
 
 /** The root value of one message read from the log: an event, or a batch of events. */

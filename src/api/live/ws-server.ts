@@ -15,22 +15,24 @@ import { CloseCode, handleProtocols, makeServer, type ServerOptions } from 'grap
 import type { Multiplexer } from './multiplexer.ts';
 import { liveSubscribe, SharedResult } from './subscribe.ts';
 import { sendDeflated } from './deflate.ts';
+import { observeWriteLag } from './live-metrics.ts';
+import type { SharedPayload } from './subscriber.ts';
 
 export interface Extra { socket: WebSocket; request: http.IncomingMessage }
 
-let spliced: Buffer | undefined;
+let spliced: SharedPayload | undefined;
 const CLOSE = Buffer.from('}');
 
 function payloadMarker(r: SharedResult): object {
-  return { toJSON: () => { spliced = r.shared.json; return undefined; } };
+  return { toJSON: () => { spliced = r.shared; return undefined; } };
 }
 
-/** The message's text up to its payload, and the shared payload's bytes (none: send the message as it is). */
-function takeSplice(data: string): { prefix: string; json: Buffer } | undefined {
-  const json = spliced;
+/** The message's text up to its payload, and the shared payload (none: send the message as it is). */
+function takeSplice(data: string): { prefix: string; shared: SharedPayload } | undefined {
+  const shared = spliced;
   spliced = undefined;
   // data is {"id":"…","type":"next"}: the payload goes before the closing brace.
-  return json && { prefix: `${data.slice(0, -1)},"payload":`, json };
+  return shared && { prefix: `${data.slice(0, -1)},"payload":`, shared };
 }
 
 export function useLiveServer(options: ServerOptions<Record<string, unknown>, Extra>, ws: WebSocketServer, mux: Multiplexer,
@@ -53,12 +55,16 @@ export function useLiveServer(options: ServerOptions<Record<string, unknown>, Ex
     const closed = server.opened({
       protocol: socket.protocol,
       send: (data) => new Promise<void>((resolve, reject) => {
-        const shared = takeSplice(data);
+        const splice = takeSplice(data);
         if (socket.readyState !== socket.OPEN) return resolve();
         // Resolves once written: a socket that does not drain holds its subscriber's loop (subscriber.ts).
-        const done = (err?: Error) => (err ? reject(err) : resolve());
-        if (shared && sendDeflated(socket, shared.prefix, shared.json, done)) return;
-        const out = shared ? Buffer.concat([Buffer.from(shared.prefix), shared.json, CLOSE]) : data;
+        const done = (err?: Error) => {
+          if (err) return reject(err);
+          if (splice) observeWriteLag(splice.shared.oldestAt);
+          resolve();
+        };
+        if (splice && sendDeflated(socket, splice.prefix, splice.shared.json, done)) return;
+        const out = splice ? Buffer.concat([Buffer.from(splice.prefix), splice.shared.json, CLOSE]) : data;
         socket.send(out, { binary: false, compress: false }, done);
       }),
       close: (code, reason) => socket.close(code, reason),
