@@ -26,14 +26,17 @@ export function percentiles(xs: number[]): Latency {
   return { count: s.length, p50: at(0.5), p99: at(0.99) };
 }
 
-export async function startApiProcess(conn: Connection, extraEnv: Record<string, string> = {}): Promise<{ url: string; child: ChildProcess }> {
+/** `bootorch api` in a child process; `cwd`: another checkout to run it from (default this one). */
+export async function startApiProcess(conn: Connection, extraEnv: Record<string, string> = {}, cwd?: string): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, [...(process.env.API_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/apiprof'] : []), '--import', 'tsx', 'src/main.ts', 'api'], {
+    cwd,
     env: { ...process.env, DATABASE_URL: conn.url, PORT: '0', LOG_LEVEL: 'warn', BOOTORCH_RATE_LIMIT_BURST: '0', ...extraEnv },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
+      if (process.env.BENCH_API_LOG) process.stderr.write(d);
       out += d.toString();
       const m = /bootorch api: (\S+)/.exec(out);
       if (m) resolve(m[1]!);

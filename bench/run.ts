@@ -2,7 +2,9 @@
  * `npm run bench`: bootorch's orchestration cost, measured against the floor (the least database
  * work the same reboot needs) and against BOS-style polling, all in one run on this machine. Writes
  * BENCHMARKS.md. Flags: --full adds the 100,000-node reboot; --skip-polling skips the (slow)
- * polling baseline; --sizes=1,1000 picks the sizes.
+ * polling baseline; --sizes=1,1000 picks the sizes; --parts=reboot,polling,api,fanout picks the parts
+ * (a run of fanout alone rewrites only its section of BENCHMARKS.md); --before=DIR adds the fan-out
+ * of the API as checked out in DIR (the code before multiplexing), measured in the same run.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -11,11 +13,17 @@ import { startEmbeddedPostgres } from '../src/db/embedded.ts';
 import { freshDatabase, runScale, type ScaleResult } from './scale.ts';
 import { runFloor } from './floor.ts';
 import { runApiLoad, type ApiLoadResult } from './api-load.ts';
-import { runFanout, type FanoutResult } from './fanout.ts';
+import type { FanoutResult } from './fanout.ts';
+import { fanoutCases, fanoutSection, rewriteFanoutSection, runFanoutCases } from './fanout-report.ts';
 
 const args = new Set(process.argv.slice(2));
 const sizesArg = process.argv.find((a) => a.startsWith('--sizes='));
 const sizes = sizesArg ? sizesArg.slice(8).split(',').map(Number) : [1, 1000, 10_000, ...(args.has('--full') ? [100_000] : [])];
+const partsArg = process.argv.find((a) => a.startsWith('--parts='));
+const parts = new Set(partsArg ? partsArg.slice(8).split(',') : ['reboot', 'polling', 'api', 'fanout']);
+const before = process.argv.find((a) => a.startsWith('--before='))?.slice(9);
+/** --cases=1,3: only these fan-out cases (1-based, in the order fanoutCases lists them). */
+const casesArg = process.argv.find((a) => a.startsWith('--cases='))?.slice(8).split(',').map(Number);
 
 const log = (m: string) => process.stdout.write(`${m}\n`);
 const loadAtStart = os.loadavg();
@@ -33,7 +41,7 @@ async function main() {
     return v;
   })();
   const rows: Array<{ r: ScaleResult; floorMs: number; floorRows: number }> = [];
-  for (const n of sizes) {
+  for (const n of parts.has('reboot') ? sizes : []) {
     log(`reboot of ${fmt(n)} nodes...`);
     const r = await runScale(adminUrl, n);
     const floorConn = await freshDatabase(adminUrl, `bootorch_floor_${n}`);
@@ -44,28 +52,36 @@ async function main() {
   }
   let polling: ScaleResult | undefined;
   let pollingOf: ScaleResult | undefined;
-  if (!args.has('--skip-polling')) {
+  if (parts.has('polling') && parts.has('reboot') && !args.has('--skip-polling')) {
     const n = sizes.includes(1000) ? 1000 : sizes[0]!;
     log(`polling baseline: reboot of ${fmt(n)} nodes, kicks off, polling_frequency 15 s...`);
     polling = await runScale(adminUrl, n, { kicks: false, options: { polling_frequency: 15 } });
     pollingOf = rows.find((x) => x.r.nodes === n)!.r;
     log(`  ${fmt(polling.wallMs)} ms (x${fmt(polling.wallMs / pollingOf.wallMs, 1)} bootorch)`);
   }
-  log('API under a 10,000-node reboot...');
-  const api: ApiLoadResult = await runApiLoad(adminUrl, Math.max(...sizes.filter((s) => s <= 10_000)));
-  log(`  components p50 ${fmt(api.components.p50, 1)} ms p99 ${fmt(api.components.p99, 1)} ms; reports ${fmt(api.reportsPerSecond)}/s`);
-  log('subscription fan-out...');
-  const fan: FanoutResult = await runFanout(adminUrl, 200, 1000);
-  log(`  lag p50 ${fmt(fan.p50, 1)} ms p99 ${fmt(fan.p99, 1)} ms over ${fmt(fan.events)} events x ${fan.subscribers} subscribers`);
+  let api: ApiLoadResult | undefined;
+  if (parts.has('api')) {
+    log('API under a 10,000-node reboot...');
+    api = await runApiLoad(adminUrl, Math.max(...sizes.filter((s) => s <= 10_000)));
+    log(`  components p50 ${fmt(api.components.p50, 1)} ms p99 ${fmt(api.components.p99, 1)} ms; reports ${fmt(api.reportsPerSecond)}/s`);
+  }
+  const fanLoad = os.loadavg();
+  const fan: FanoutResult[] = parts.has('fanout') ? await runFanoutCases(adminUrl, fanoutCases(before).filter((_, i) => !casesArg || casesArg.includes(i + 1)), log) : [];
   await embedded?.stop();
 
-  const md = report({ rows, polling, pollingOf, api, fan, pgVersion });
+  if (parts.size === 1 && parts.has('fanout')) {
+    rewriteFanoutSection('BENCHMARKS.md', fanoutSection(fan, fanLoad));
+    log('\nrewrote the fan-out section of BENCHMARKS.md');
+    process.exit(0);
+  }
+  if (!api) throw new Error('a run that writes the whole of BENCHMARKS.md needs the api part');
+  const md = report({ rows, polling, pollingOf, api, fan: fanoutSection(fan, fanLoad), pgVersion });
   fs.writeFileSync('BENCHMARKS.md', md);
   log('\nwrote BENCHMARKS.md');
   process.exit(0);
 }
 
-function report(x: { rows: Array<{ r: ScaleResult; floorMs: number; floorRows: number }>; polling?: ScaleResult; pollingOf?: ScaleResult; api: ApiLoadResult; fan: FanoutResult; pgVersion: string }): string {
+function report(x: { rows: Array<{ r: ScaleResult; floorMs: number; floorRows: number }>; polling?: ScaleResult; pollingOf?: ScaleResult; api: ApiLoadResult; fan: string; pgVersion: string }): string {
   const cpu = os.cpus()[0]?.model ?? 'unknown';
   const goal = (ok: boolean) => (ok ? 'met' : '**not met**');
   const byN = (n: number) => x.rows.find((r) => r.r.nodes === n);
@@ -107,10 +123,7 @@ function report(x: { rows: Array<{ r: ScaleResult; floorMs: number; floorRows: n
     '',
     `Reporter mutations (reportBootState over HTTP, ${x.api.reportClients} concurrent clients, batched server-side): **${fmt(x.api.reportsPerSecond)} per second** sustained over ${fmt(x.api.reportSeconds)} s. Peak RSS of the API process: ${fmt(x.api.apiPeakRssMb)} MB.`,
     '',
-    '## 5. Subscription fan-out',
-    '',
-    `${x.fan.subscribers} graphql-ws subscribers on one session's componentEvents during a ${fmt(x.fan.nodes)}-node reboot: ${fmt(x.fan.events)} events each; lag from the event's write (its \`at\`) to arrival at the client: p50 **${fmt(x.fan.p50, 1)} ms**, p99 **${fmt(x.fan.p99, 1)} ms**; ${fmt(x.fan.missing)} event deliveries still queued 10 s after the session completed (counted as not delivered; the lag percentiles cover the delivered ones). One API process executes the subscription once per event per subscriber, which is where fan-out spends its time.`,
-    '',
+    x.fan,
     '## Goals for this machine',
     '',
     '| goal | measured | |',

@@ -66,6 +66,8 @@ const envSchema = z.object({
   BOOTORCH_BMC_CA_FILE: z.string().optional(),
   /** Standalone: lifetime of the node credential a boot script carries (default 3600 s). */
   BOOTORCH_BOOT_TOKEN_TTL: z.coerce.number().int().positive().default(3600),
+  /** Offer permessage-deflate on the subscriptions' WebSocket (default false; see the README's Live section). */
+  BOOTORCH_WS_DEFLATE: bool.default(false),
   /** Edge-triggered kicks on (default). Off gives the pure polling behaviour of BOS, for the benchmark baseline. */
   BOOTORCH_KICKS: bool.default(true),
   /**

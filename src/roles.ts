@@ -88,6 +88,7 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
   const api = await startApiServer({
     db: conn.db, scheduler: engine.scheduler, port: config.PORT, host: config.HOST, logger: log,
     queueHealthy: engine.healthy, images: adapters.images, adapters, reports, auth, tls: tlsFromConfig(config), ...edgeOptions(config),
+    wsDeflate: config.BOOTORCH_WS_DEFLATE,
   });
   return {
     api,
@@ -119,6 +120,7 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
   const api = await startApiServer({
     db: conn.db, scheduler: boss.scheduler, port: config.PORT, host: config.HOST, logger: log,
     queueHealthy: async () => true, images: adapters?.images, adapters, reports, auth, tls: tlsFromConfig(config), ...edgeOptions(config),
+    wsDeflate: config.BOOTORCH_WS_DEFLATE,
     ...standaloneApi(config, conn.db),
   });
   return {

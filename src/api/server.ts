@@ -13,12 +13,10 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
-import { useServer } from 'graphql-ws/use/ws';
 import type { ExecutionResult, GraphQLError as GraphQLErrorType, GraphQLFormattedError } from 'graphql';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
@@ -28,6 +26,10 @@ import { poolOf } from '../db/client.ts';
 import { buildSchema } from './schema.ts';
 import { createContext, identifyFromHeaders, type ApiContext, type ApiDeps, type Identify, type Identity } from './context.ts';
 import { LiveFeed } from './live/feed.ts';
+import { Multiplexer, type MultiplexerOptions } from './live/multiplexer.ts';
+import { useLiveServer } from './live/ws-server.ts';
+import { exposeLiveMetrics } from './live/live-metrics.ts';
+import { graphqlRuntime } from './live/graphql-runtime.ts';
 import { authIdentify, type ApiAuth } from './auth.ts';
 import { isDatabaseUnavailable, unavailableStatusPlugin, UNAVAILABLE_MESSAGE } from './unavailable.ts';
 import { withVariableField } from './input-errors.ts';
@@ -43,13 +45,6 @@ import { wsEdge } from './edge-ws.ts';
 import { CredentialWatch } from './credential-watch.ts';
 import { roleAtLeast } from '../auth/index.ts';
 import type { NodeRegistry } from '../adapters/standalone/registry.ts';
-
-/**
- * graphql's CommonJS build, the one Apollo, graphql-ws and graphql-tools load. Bundlers that prefer
- * its `module` build (vitest) would otherwise hand graphql-ws a validate() that rejects a schema made
- * by the other copy ("from another module or realm"). Under node/tsx both names are the same module.
- */
-const graphqlRuntime = createRequire(import.meta.url)('graphql') as typeof import('graphql');
 
 export interface ApiServerOptions extends ApiDeps {
   /** 0 picks a free port (see the returned url). */
@@ -82,6 +77,10 @@ export interface ApiServerOptions extends ApiDeps {
   bootRoutes?: express.Router;
   /** Serve HTTPS (and wss) with this certificate chain and key (PEM) instead of plain HTTP. */
   tls?: { cert: string | Buffer; key: string | Buffer };
+  /** Multiplexed subscriptions: batch window, per-subscriber queue bound (src/api/live/multiplexer.ts). */
+  liveOptions?: MultiplexerOptions;
+  /** Offer permessage-deflate on the WebSocket (default false: see the README's Live section). */
+  wsDeflate?: boolean;
 }
 
 export interface ApiServer {
@@ -95,6 +94,8 @@ export interface ApiServer {
   metricsUrl?: string;
   /** The credential watch (connections it ended so far: `watch.ended`). */
   watch: CredentialWatch;
+  /** The subscriptions' multiplexer (its stats: groups, executions, queues). */
+  live: Multiplexer;
   close(): Promise<void>;
 }
 
@@ -120,9 +121,12 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   app.disable('x-powered-by');
   app.use(requestIds());
   const httpServer = (opts.tls ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key }, app) : http.createServer(app)) as http.Server;
-  const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql' });
+  const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql', perMessageDeflate: opts.wsDeflate
+    ? { serverNoContextTakeover: true, clientNoContextTakeover: true } : false });
+  const mux = new Multiplexer(opts.liveOptions);
+  const hideLiveMetrics = exposeLiveMetrics(mux, live);
   const hooks = wsEdge(edge, { schema, limiter: opts.auth?.limiter, watch, contextFor: (who, req) => contextFor(req, who) });
-  const ws = useServer<Record<string, unknown>, { request: http.IncomingMessage }>({
+  const ws = useLiveServer({
     schema,
     onConnect: hooks.onConnect as never,
     onClose: hooks.onClose as never,
@@ -133,7 +137,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
       ? { ...result, errors: formatWsErrors(result.errors, result.data === undefined, opts.logger) } : undefined)) as never,
     onError: ((_ctx: unknown, _id: string, _p: unknown, errors: readonly GraphQLErrorType[]) => formatWsErrors(errors, false, opts.logger)) as never,
     validate: ((s, doc) => graphqlRuntime.validate(s, doc)) as typeof graphqlRuntime.validate,
-  }, wsServer);
+  }, wsServer, mux);
 
   const apollo = new ApolloServer<ApiContext>({
     schema,
@@ -226,8 +230,10 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     baseUrl: `${scheme}://${host}:${port}`,
     metricsUrl,
     watch,
+    live: mux,
     close: async () => {
       await apollo.stop();
+      hideLiveMetrics();
       if (metricsServer) await new Promise((r) => metricsServer!.close(r));
       if (!opts.credentialWatch) await watch.close();
       if (!opts.live) await live.close();

@@ -94,6 +94,7 @@ export const POLICY: Readonly<Record<string, OperationPolicy>> = Object.freeze({
 
   // Live feeds (schema/live.graphql): viewer and up, filtered to the caller's tenant by the feed.
   componentEvents: s('viewer'),
+  componentEventBatches: s('viewer'),
   sessionProgress: s('viewer'),
 });
 

@@ -1,7 +1,8 @@
 /**
  * `session watch` and `session create --watch`: two subscriptions on one WebSocket, the session's
- * component events (from its first event, so nothing that happened before the watch began is
- * missed) and its progress (ends with the final snapshot). A lost connection is resumed from the
+ * component events in batches (componentEventBatches: a few messages a second however large the
+ * session; from its first event, so nothing that happened before the watch began is missed) and its
+ * progress (ends with the final snapshot). A lost connection is resumed from the
  * last event's cursor, a few times. After the final snapshot the rest of the log is read with the
  * componentEvents query, so a --json stream holds every event. Exit code 1 when the session ended
  * with failed nodes or a setup error.
@@ -10,7 +11,7 @@ import { ApiClient, CliError, EXIT_FAILED, EXIT_UNREACHABLE } from './client.ts'
 import { counts, HumanDisplay, JsonDisplay, type Display, type Progress, type Summary, type WatchEvent } from './watch-display.ts';
 
 const EVENT_FIELDS = 'cursor at componentId kind actor fromPhase toPhase fromStatus toStatus action error reason';
-const EVENTS = `subscription($f: ComponentEventFilter, $after: ID) { componentEvents(filter: $f, after: $after) { ${EVENT_FIELDS} } }`;
+const EVENTS = `subscription($f: ComponentEventFilter, $after: ID) { componentEventBatches(filter: $f, after: $after) { cursor events { ${EVENT_FIELDS} } } }`;
 const EVENTS_PAGE = `query($f: ComponentEventFilter, $after: ID) { componentEvents(filter: $f, after: $after, first: 1000) { ${EVENT_FIELDS} } }`;
 const GROUP = 'key count ids list';
 const PROGRESS = `subscription($n: String!) { sessionProgress(name: $n) {
@@ -47,7 +48,8 @@ export async function watchSession(api: ApiClient, name: string, io: WatchIO): P
   const retries = io.retries ?? 5;
   for (let attempt = 0; !final; attempt++) {
     try {
-      const events = api.subscribe<{ componentEvents: WatchEvent }>(EVENTS, { f: filter, after: cursor }, (d) => onEvent(d.componentEvents));
+      const events = api.subscribe<{ componentEventBatches: { events: WatchEvent[] } }>(EVENTS, { f: filter, after: cursor },
+        (d) => { for (const e of d.componentEventBatches.events) onEvent(e); });
       const progress = api.subscribe<{ sessionProgress: Progress }>(PROGRESS, { n: name }, (d) => {
         attempt = 0;
         display.progress(d.sessionProgress);

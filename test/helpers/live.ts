@@ -4,7 +4,11 @@
  */
 import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
-import type { LiveFeed } from '../../src/api/live/feed.ts';
+import { LiveFeed } from '../../src/api/live/feed.ts';
+import { startApiServer, type ApiServer, type ApiServerOptions } from '../../src/api/server.ts';
+import { noScheduler } from '../../src/engine/scheduler.ts';
+import { freshDb, type TestDb } from './db.ts';
+import { testAuth, type TestAuth } from './auth.ts';
 
 export interface Collected<T> {
   items: T[];
@@ -58,13 +62,44 @@ export function collect<T = any>(client: Client, query: string, variables: Recor
 
 /** Resolves when cond(feed) holds, re-checked on every change of the feed; rejects at the deadline. */
 export function untilFeed(feed: LiveFeed, cond: (f: LiveFeed) => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  return untilState(feed, () => cond(feed), what, timeoutMs);
+}
+
+/** Resolves when cond() holds, re-checked on every state change of `source`; rejects at the deadline. */
+export function untilState(source: { onState(fn: () => void): () => void }, cond: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     let off = () => {};
     const deadline = setTimeout(() => { off(); reject(new Error(`${what}: not reached within ${timeoutMs} ms`)); }, timeoutMs);
-    const check = () => { if (cond(feed)) { clearTimeout(deadline); off(); resolve(); } };
-    off = feed.onState(check);
+    const check = () => { if (cond()) { clearTimeout(deadline); off(); resolve(); } };
+    off = source.onState(check);
     check();
   });
 }
 
 export const EVENT_FIELDS = 'cursor at componentId session sessionTenant kind actor fromPhase toPhase fromStatus toStatus action error reason';
+
+/** A real API server with its own live feed on a fresh database, and an admin's connectionParams. */
+export interface LiveServer {
+  db: TestDb;
+  feed: LiveFeed;
+  server: ApiServer;
+  auth: TestAuth;
+  /** connectionParams carrying an admin token. */
+  creds: Record<string, string>;
+  close(): Promise<void>;
+}
+
+export async function startLiveServer(o: Partial<ApiServerOptions> = {}): Promise<LiveServer> {
+  const db = await freshDb();
+  const feed = new LiveFeed({ pool: db.pool });
+  const auth = await testAuth(db.db);
+  const server = await startApiServer({ db: db.db, scheduler: noScheduler, port: 0, host: '127.0.0.1', live: feed, auth: auth.auth, ...o });
+  return {
+    db, feed, server, auth, creds: auth.bearer(auth.adminToken),
+    async close() {
+      await server.close();
+      await feed.close();
+      await db.drop();
+    },
+  };
+}

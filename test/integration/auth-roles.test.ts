@@ -74,6 +74,7 @@ const MUTATIONS: Record<string, Op> = {
 /** Subscriptions answer at once when allowed: a bad cursor or an unknown session. */
 const SUBSCRIPTIONS: Record<string, Op> = {
   componentEvents: q('read', 'subscription { componentEvents(after: "not-a-cursor") { cursor } }'),
+  componentEventBatches: q('read', 'subscription { componentEventBatches(after: "not-a-cursor") { cursor } }'),
   sessionProgress: q('read', 'subscription { sessionProgress(name: "nope") { status } }'),
 };
 

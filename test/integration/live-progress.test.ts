@@ -8,15 +8,21 @@ import { startCluster, type Cluster } from '../helpers/cluster.ts';
 import { collect, wsClient } from '../helpers/live.ts';
 import { startApiServer, type ApiServer } from '../../src/api/server.ts';
 import { testAuth } from '../helpers/auth.ts';
+import { poolOf } from '../../src/db/client.ts';
+import { LiveFeed } from '../../src/api/live/feed.ts';
+import { progressStats } from '../../src/api/live/progress-stream.ts';
 
 let c: Cluster | undefined;
 let api: ApiServer | undefined;
+let feed: LiveFeed | undefined;
 /** connectionParams with an admin token (the server authenticates every subscription). */
 let creds: Record<string, string> = {};
 afterEach(async () => {
   await api?.close();
+  await feed?.close();
   await c?.close();
   api = undefined;
+  feed = undefined;
   c = undefined;
 });
 
@@ -30,7 +36,8 @@ async function start(world: NonNullable<Parameters<typeof startCluster>[0]>['wor
   c = await startCluster({ world, options });
   const auth = await testAuth(c.db.db);
   creds = auth.bearer(auth.adminToken);
-  api = await startApiServer({ db: c.db.db, scheduler: c.engine.scheduler, port: 0, host: '127.0.0.1', auth: auth.auth });
+  feed = new LiveFeed({ pool: poolOf(c.db.db) });
+  api = await startApiServer({ db: c.db.db, scheduler: c.engine.scheduler, port: 0, host: '127.0.0.1', auth: auth.auth, live: feed });
   return { c, api };
 }
 
@@ -42,12 +49,25 @@ describe('sessionProgress', () => {
     const client = wsClient(api.wsUrl, creds);
     try {
       const p = collect(client, PROGRESS, { n: 'r1' });
+      // Two more subscribers of the same session share its one reader of the status.
+      const others = [collect(client, PROGRESS, { n: 'r1' }), collect(client, PROGRESS, { n: 'r1' })];
+      for (const x of [p, ...others]) await x.until((i) => i.length > 0, 'a first status');
+      if (!p.completed) expect(progressStats(feed!)).toMatchObject({ sources: 1, followers: 3 });
       await p.until(() => p.completed, 'stream completes', 30_000);
+      for (const x of others) {
+        await x.until(() => x.completed, 'the others complete too');
+        expect(x.items.at(-1)).toEqual(p.items.at(-1));
+      }
+      expect(progressStats(feed!)).toMatchObject({ sources: 0, followers: 0 });
       expect(p.errors).toEqual([]);
       const last = p.items.at(-1);
       expect(last).toMatchObject({ name: 'r1', status: 'COMPLETE', managedComponentsCount: 6, percentSuccessful: 100, percentFailed: 0 });
       expect(last.savedAt).not.toBeNull();
       expect(last.timing.endTime).not.toBeNull();
+      // The final snapshot is what sessionStatus answers from now on, savedAt included.
+      const r = await fetch(api.url, { method: 'POST', headers: { 'content-type': 'application/json', ...creds },
+        body: JSON.stringify({ query: PROGRESS.replace(/^subscription/, 'query').replace('sessionProgress', 'sessionStatus'), variables: { n: 'r1' } }) });
+      expect(((await r.json()) as any).data.sessionStatus).toEqual(last);
       // Progress was seen on the way, not only the two ends.
       expect(p.items.length).toBeGreaterThanOrEqual(3);
       expect(p.items.some((s) => s.status === 'RUNNING' && s.phases.percentComplete < 100)).toBe(true);

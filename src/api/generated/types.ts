@@ -260,6 +260,15 @@ export type ComponentEvent = {
   toStatus?: Maybe<ComponentStatus>;
 };
 
+/** Consecutive matching events of the log, oldest first. */
+export type ComponentEventBatch = {
+  __typename?: 'ComponentEventBatch';
+  /** The last event's cursor: pass as `after` to resume right after this batch. */
+  cursor: Scalars['ID']['output'];
+  /** At least one event, in log order. */
+  events: Array<ComponentEvent>;
+};
+
 /** All given fields must match. */
 export type ComponentEventFilter = {
   /** These components (xnames, at most 65535). */
@@ -1275,6 +1284,15 @@ export type StatusOverride =
 export type Subscription = {
   __typename?: 'Subscription';
   /**
+   * The same events as componentEvents, several to a message: the events that arrived within a short
+   * window (about 100 ms, at most 1000 to a batch), in log order, with the cursor to resume after them.
+   * What a dashboard or `--watch` uses during a full-machine boot: hundreds of messages, not hundreds of
+   * thousands. Without `after`, from now on; with `after`, every matching event after that cursor first
+   * (read from the log), then live: resumed with the last batch's cursor, each event arrives exactly
+   * once, in order. BAD_USER_INPUT for a malformed cursor or filter.
+   */
+  componentEventBatches: ComponentEventBatch;
+  /**
    * Every event of the components the filter selects (transitions, actions, errors, reports, setup,
    * failures), in log order. Without `after`, from now on. With `after` (the cursor of the last event
    * the client received), first every matching event it missed, read from the log, then live events:
@@ -1289,6 +1307,12 @@ export type Subscription = {
    * caller's tenant has no such session.
    */
   sessionProgress: SessionExtendedStatus;
+};
+
+
+export type SubscriptionComponentEventBatchesArgs = {
+  after?: InputMaybe<Scalars['ID']['input']>;
+  filter?: InputMaybe<ComponentEventFilter>;
 };
 
 
@@ -1510,6 +1534,7 @@ export type ResolversTypes = ResolversObject<{
   ComponentConnection: ResolverTypeWrapper<ComponentConnectionParent>;
   ComponentEdge: ResolverTypeWrapper<ComponentEdge>;
   ComponentEvent: ResolverTypeWrapper<ComponentEvent>;
+  ComponentEventBatch: ResolverTypeWrapper<ComponentEventBatch>;
   ComponentEventFilter: ComponentEventFilter;
   ComponentFilter: ComponentFilter;
   ComponentGroup: ResolverTypeWrapper<ComponentGroup>;
@@ -1612,6 +1637,7 @@ export type ResolversParentTypes = ResolversObject<{
   ComponentConnection: ComponentConnectionParent;
   ComponentEdge: ComponentEdge;
   ComponentEvent: ComponentEvent;
+  ComponentEventBatch: ComponentEventBatch;
   ComponentEventFilter: ComponentEventFilter;
   ComponentFilter: ComponentFilter;
   ComponentGroup: ComponentGroup;
@@ -1800,6 +1826,11 @@ export type ComponentEventResolvers<ContextType = ApiContext, ParentType extends
   sessionTenant?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   toPhase?: Resolver<Maybe<ResolversTypes['ComponentPhase']>, ParentType, ContextType>;
   toStatus?: Resolver<Maybe<ResolversTypes['ComponentStatus']>, ParentType, ContextType>;
+}>;
+
+export type ComponentEventBatchResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['ComponentEventBatch'] = ResolversParentTypes['ComponentEventBatch']> = ResolversObject<{
+  cursor?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  events?: Resolver<Array<ResolversTypes['ComponentEvent']>, ParentType, ContextType>;
 }>;
 
 export type ComponentGroupResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['ComponentGroup'] = ResolversParentTypes['ComponentGroup']> = ResolversObject<{
@@ -2161,6 +2192,7 @@ export type StatusDecisionResolvers<ContextType = ApiContext, ParentType extends
 export type StatusOverrideResolvers = { FAILED: 'failed', NONE?: '', ON_HOLD: 'on_hold', QUEUED: 'queued' };
 
 export type SubscriptionResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = ResolversObject<{
+  componentEventBatches?: SubscriptionResolver<ResolversTypes['ComponentEventBatch'], "componentEventBatches", ParentType, ContextType, Partial<SubscriptionComponentEventBatchesArgs>>;
   componentEvents?: SubscriptionResolver<ResolversTypes['ComponentEvent'], "componentEvents", ParentType, ContextType, Partial<SubscriptionComponentEventsArgs>>;
   sessionProgress?: SubscriptionResolver<ResolversTypes['SessionExtendedStatus'], "sessionProgress", ParentType, ContextType, RequireFields<SubscriptionSessionProgressArgs, 'name'>>;
 }>;
@@ -2246,6 +2278,7 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   ComponentConnection?: ComponentConnectionResolvers<ContextType>;
   ComponentEdge?: ComponentEdgeResolvers<ContextType>;
   ComponentEvent?: ComponentEventResolvers<ContextType>;
+  ComponentEventBatch?: ComponentEventBatchResolvers<ContextType>;
   ComponentGroup?: ComponentGroupResolvers<ContextType>;
   ComponentPhase?: ComponentPhaseResolvers;
   ComponentStatus?: ComponentStatusResolvers;

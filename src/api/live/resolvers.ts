@@ -12,10 +12,10 @@ import { check } from '../../domain/validation.ts';
 import { enumValues } from '../enums.ts';
 import { badInput, notFound, valueOrThrow } from '../errors.ts';
 import type { ApiContext } from '../context.ts';
-import type { ComponentEvent, ComponentEventFilter, ComponentPhase, ComponentStatus, Resolvers } from '../generated/types.ts';
-import { EventStream } from './event-stream.ts';
-import { observeStream } from '../../observability/live.ts';
-import { ProgressStream } from './progress-stream.ts';
+import type { ComponentEvent, ComponentEventBatch, ComponentEventFilter, ComponentPhase, ComponentStatus, Resolvers } from '../generated/types.ts';
+import { LiveSubscriber, type EventBatch } from './subscriber.ts';
+import { followProgress } from './progress-stream.ts';
+import { observeStream, trackSubscription } from '../../observability/live.ts';
 import type { LiveFeed } from './feed.ts';
 
 const cursorSchema = z.string().regex(/^\d{1,15}$/, 'is not a cursor this API gave out').transform(Number);
@@ -50,6 +50,11 @@ export function eventView(e: LiveEvent): ComponentEvent {
   };
 }
 
+/** A batch in the GraphQL shape (never empty: the last event's cursor resumes after it). */
+export function batchView(b: EventBatch): ComponentEventBatch {
+  return { events: b.events.map(eventView), cursor: String(b.events.at(-1)!.id) };
+}
+
 function eventFilter(f: ComponentEventFilter | null | undefined, ctx: ApiContext): EventFilter {
   return {
     ids: f?.ids ? valueOrThrow(checkComponentIds(f.ids, 'filter.ids', 65535)) : null,
@@ -74,6 +79,26 @@ export function eventMatcher(f: EventFilter, owned: Set<string> | null): (e: Liv
     && (!owned || owned.has(e.componentId));
 }
 
+/**
+ * The subscriber of componentEvents (one message per event) or componentEventBatches; it joins the
+ * multiplexer group of everyone with the same document, variables and visibility (subscribe.ts).
+ */
+async function liveEvents(ctx: ApiContext, filter: ComponentEventFilter | null | undefined, after: string | null | undefined,
+  batched: boolean): Promise<LiveSubscriber> {
+  const feed = feedOf(ctx);
+  await ctx.requireKnownTenant();
+  const f = eventFilter(filter, ctx);
+  const cursor = after == null ? null : valueOrThrow(check(cursorSchema, after, 'after'));
+  const owned = ctx.tenant === null ? null : await tenantXnames(ctx.db, ctx.tenant);
+  await feed.ready();
+  const p = ctx.auth?.principal;
+  const visibility = JSON.stringify([p && 'role' in p ? p.role : null, p && 'node' in p ? p.node ?? null : null, ctx.tenant]);
+  let sub: LiveSubscriber | undefined;
+  const tracker = trackSubscription(batched ? 'componentEventBatches' : 'componentEvents', () => sub?.queuedEvents ?? 0);
+  sub = new LiveSubscriber({ feed, db: ctx.db, filter: f, matches: eventMatcher(f, owned), after: cursor, batched, visibility, tracker });
+  return sub;
+}
+
 export const liveResolvers: Resolvers = {
   Query: {
     componentEvents: async (_p, { filter, after, first }, ctx) => {
@@ -89,16 +114,12 @@ export const liveResolvers: Resolvers = {
   },
   Subscription: {
     componentEvents: {
-      subscribe: async (_p, { filter, after }, ctx) => {
-        const feed = feedOf(ctx);
-        await ctx.requireKnownTenant();
-        const f = eventFilter(filter, ctx);
-        const cursor = after == null ? null : valueOrThrow(check(cursorSchema, after, 'after'));
-        const owned = ctx.tenant === null ? null : await tenantXnames(ctx.db, ctx.tenant);
-        await feed.ready();
-        return observeStream('componentEvents', new EventStream(feed, ctx.db, f, eventMatcher(f, owned), cursor));
-      },
+      subscribe: (_p, { filter, after }, ctx) => liveEvents(ctx, filter, after, false),
       resolve: (e: LiveEvent) => eventView(e),
+    },
+    componentEventBatches: {
+      subscribe: (_p, { filter, after }, ctx) => liveEvents(ctx, filter, after, true),
+      resolve: (b: EventBatch) => batchView(b),
     },
     sessionProgress: {
       subscribe: async (_p, { name }, ctx) => {
@@ -107,8 +128,9 @@ export const liveResolvers: Resolvers = {
         const key = { tenantKey: ctx.tenantKey, name };
         await feed.ready();
         const read = () => readSessionStatus(ctx.db, key, ctx.now());
-        // Listen first, then read: a change between the two causes one more read, never a miss.
-        const stream = new ProgressStream(feed, key, read, {
+        // Follow the session's shared reader first, then read: a change between the two causes one more
+        // shared read, never a miss.
+        const stream = followProgress(feed, key, read, {
           onError: (e) => ctx.logger?.warn({ err: (e as Error).message, session: name }, 'sessionProgress: status read failed'),
         });
         const readAt = Date.now();

@@ -5,7 +5,7 @@
  */
 import { and, eq, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.ts';
-import { components, sessionStatusSnapshots } from '../schema.ts';
+import { components, sessionStatusSnapshots, type SessionRow } from '../schema.ts';
 import {
   buildExtendedStatus, componentGroup, MAX_IDS_PER_GROUP, type ComponentGroup, type SessionExtendedStatus,
 } from '../../domain/session-status.ts';
@@ -15,9 +15,13 @@ import { visibleTo } from '../tenants.ts';
 
 export type { SessionKey };
 
-/** Computed now from the components; null when there is no such session. */
-export async function computeSessionStatus(db: Db, key: SessionKey, now: Date = new Date()): Promise<SessionExtendedStatus | null> {
-  const s = await getSession(db, key.tenantKey, key.name);
+/**
+ * Computed now from the components; null when there is no such session. `session`: the row as the
+ * caller already read it, so that the status says what that read said (see readSessionStatus).
+ */
+export async function computeSessionStatus(db: Db, key: SessionKey, now: Date = new Date(),
+  session?: SessionRow): Promise<SessionExtendedStatus | null> {
+  const s = session ?? await getSession(db, key.tenantKey, key.name);
   if (!s) return null;
   // C: owned components (the session's tenant is stamped on them). S: components it staged; the staged
   // name carries no tenant, so a tenant session counts only its tenant's nodes (BOS 2.50).
@@ -72,7 +76,12 @@ export async function getSessionStatusSnapshot(db: Db, key: SessionKey): Promise
   return (rows[0]?.data as unknown as SessionExtendedStatus | undefined) ?? null;
 }
 
-/** What the API shows (BOS GET .../status): the snapshot of a complete session if saved, else live. */
+/**
+ * What the API shows (BOS GET .../status): the snapshot of a complete session if saved, else live.
+ * The session row is read once: a status computed after a second read could say `complete` (the
+ * session completed in between) without the snapshot's `savedAt`, and sessionProgress ends on it.
+ * The snapshot commits with the completion, so a row read as complete always finds it.
+ */
 export async function readSessionStatus(db: Db, key: SessionKey, now: Date = new Date()): Promise<SessionExtendedStatus | null> {
   const s = await getSession(db, key.tenantKey, key.name);
   if (!s) return null;
@@ -80,5 +89,5 @@ export async function readSessionStatus(db: Db, key: SessionKey, now: Date = new
     const snap = await getSessionStatusSnapshot(db, key);
     if (snap) return snap;
   }
-  return computeSessionStatus(db, key, now);
+  return computeSessionStatus(db, key, now, s);
 }

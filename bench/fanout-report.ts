@@ -1,0 +1,65 @@
+/**
+ * The fan-out cases `npm run bench` runs (issue 16's figures) and the BENCHMARKS.md section they
+ * make. `--parts=fanout` runs only these and rewrites only this section of BENCHMARKS.md.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import { runFanout, type FanoutCase, type FanoutResult } from './fanout.ts';
+
+export const FANOUT_TITLE = '## 5. Subscription fan-out';
+
+/** `before`: a checkout of the code before multiplexing, to measure the old way in the same run. */
+export function fanoutCases(before?: string): FanoutCase[] {
+  const cases: FanoutCase[] = [
+    { label: '200 × componentEvents, one session', subscribers: 200, nodes: 1000, batched: false, filter: 'session' },
+    { label: '1,000 × componentEventBatches, one session', subscribers: 1000, nodes: 1000, batched: true, filter: 'session' },
+    { label: '1,000 × componentEventBatches, permessage-deflate', subscribers: 1000, nodes: 1000, batched: true, filter: 'session', deflate: true },
+    { label: '100 × componentEventBatches, one session', subscribers: 100, nodes: 10_000, batched: true, filter: 'session' },
+    { label: '200 × componentEventBatches, one node each', subscribers: 200, nodes: 1000, batched: true, filter: 'one-node-each' },
+  ];
+  if (!before) return cases;
+  return [
+    { label: '200 × componentEvents, one session (before)', subscribers: 200, nodes: 1000, batched: false, filter: 'session', apiDir: before },
+    { label: '1,000 × componentEvents, one session (before)', subscribers: 1000, nodes: 1000, batched: false, filter: 'session', apiDir: before },
+    ...cases,
+  ];
+}
+
+export async function runFanoutCases(adminUrl: string, cases: FanoutCase[], log: (m: string) => void): Promise<FanoutResult[]> {
+  const out: FanoutResult[] = [];
+  for (const c of cases) {
+    log(`fan-out: ${c.label}, ${c.nodes} nodes (load ${os.loadavg()[0]!.toFixed(1)})...`);
+    const r = await runFanout(adminUrl, c);
+    out.push(r);
+    log(`  p50 ${r.p50} ms p99 ${r.p99} ms, all delivered ${Number.isNaN(r.drainMs) ? 'NOT within 10 s' : `${r.drainMs} ms after completion`}, `
+      + `${r.missing} missing, ${Math.round(r.messagesPerSubscriber)} msgs and ${Math.round(r.bytesPerSubscriber / 1024)} KiB per subscriber, API RSS ${Math.round(r.apiPeakRssMb)} MB, ${r.executions} executions, ${r.fellBehind} fell behind, API write lag p50 <= ${r.writeLagP50} ms p99 <= ${r.writeLagP99} ms`);
+  }
+  return out;
+}
+
+const fmt = (n: number, d = 0) => (Number.isNaN(n) ? '–' : n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }));
+
+export function fanoutSection(rs: FanoutResult[], loadAtStart: number[]): string {
+  const ok = (r: FanoutResult) => r.missing === 0 && r.drainMs <= 2000 && r.p99 < 1000 && r.apiPeakRssMb < 400;
+  return [
+    FANOUT_TITLE,
+    '',
+    `Run on ${new Date().toISOString().slice(0, 10)} with \`npm run bench -- ${process.argv.slice(2).join(' ')}\`. Subscribers (graphql-ws clients in the bench process) on a separate \`bootorch api\` process during a reboot, selecting \`cursor at\` of each event. Lag: arrival at the client − the event's \`at\` (its writing transaction's start). Drain: from the session's completion to the last event at the last subscriber (– : not within 10 s; the missing deliveries are counted). Bytes: TCP bytes the client read, per subscriber. API write lag: the same lag measured in the API, from the oldest event of a shared message to its write to each subscriber's socket (upper bound of the histogram bucket, \`bootorch_live_write_lag_seconds\`; – for the code before, which has no such metric): what the API adds, without the clients' own time. Goal (issue 16): every event within 2 s of completion, lag p99 under 1 s, API RSS under 400 MB. Load average when the fan-out run started: ${loadAtStart.map((l) => l.toFixed(2)).join(', ')}.`,
+    '',
+    'Before multiplexing (main at `da5031f`: the subscription executed once per event per subscriber), the figures on record were, for 200 subscribers on one session\'s componentEvents during a 1,000-node reboot (7,000 events each): lag p50 8,076 ms, p99 13,584 ms, 1,285,867 of 1,400,000 deliveries still queued 10 s after completion (2026-11-29, load up to 8); p50 5.7 s, p99 10.7 s, 1,097,912 still queued (2026-11-30, quiet machine). Rows marked "(before)" below ran that code again in this same run (`--before=DIR`).',
+    '',
+    '| case | nodes | deliveries | lag p50 | lag p99 | drain | missing | messages / subscriber | bytes / subscriber | API peak RSS | API write lag p50 / p99 | goal |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    ...rs.map((r) => `| ${r.label} | ${fmt(r.nodes)} | ${fmt(r.deliveries)} | ${fmt(r.p50)} ms | ${fmt(r.p99)} ms | ${Number.isNaN(r.drainMs) ? '–' : `${fmt(r.drainMs)} ms`} | ${fmt(r.missing)} | ${fmt(r.messagesPerSubscriber)} | ${fmt(r.bytesPerSubscriber / 1024)} KiB | ${fmt(r.apiPeakRssMb)} MB | ${Number.isNaN(r.writeLagP99) ? '–' : `≤ ${fmt(r.writeLagP50)} / ≤ ${fmt(r.writeLagP99)} ms`} | ${r.apiDir ? '(before)' : ok(r) ? 'met' : '**not met**'} |`),
+    '',
+  ].join('\n');
+}
+
+/** Replace the fan-out section of an existing BENCHMARKS.md (up to the next `## `), keeping the rest. */
+export function rewriteFanoutSection(file: string, section: string): void {
+  const md = fs.readFileSync(file, 'utf8');
+  const start = md.indexOf(FANOUT_TITLE);
+  if (start < 0) throw new Error(`${file} has no "${FANOUT_TITLE}" section`);
+  const next = md.indexOf('\n## ', start + FANOUT_TITLE.length);
+  fs.writeFileSync(file, `${md.slice(0, start)}${section}${next < 0 ? '' : md.slice(next)}`);
+}
