@@ -1,7 +1,8 @@
 /**
  * The API process: Apollo Server 5 over express 5, with graphql-ws on the same port and path
  * (/graphql), plus GET /healthz (BOS's healthz, always 200), GET /metrics (prom-client) and the BOS v2
- * REST door (src/rest: /apis/bos/v2/..., /v2/... and /). Plain HTTP, or HTTPS when given a certificate.
+ * REST door (src/rest: /apis/bos/v2/..., /v2/... and /), and the web console (src/api/console.ts: `/` for
+ * browsers, /assets, /console/dev-token). Plain HTTP, or HTTPS when given a certificate.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -32,6 +33,7 @@ import { metricsPlugin, metricsRegistry } from './metrics.ts';
 import { health } from './resolvers/system.ts';
 import { requestIds, requestLogger } from '../observability/logging.ts';
 import { bosRestRouter } from '../rest/router.ts';
+import { consoleRouter } from './console.ts';
 
 /**
  * graphql's CommonJS build, the one Apollo, graphql-ws and graphql-tools load. Bundlers that prefer
@@ -131,6 +133,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const maxBodyBytes = opts.maxBodyBytes ?? 16 * 1024 * 1024;
   app.use('/graphql', express.json({ limit: maxBodyBytes }),
     expressMiddleware(apollo, { context: async ({ req }) => contextFor(req) }));
+  // Before the REST door: it answers `/` for BOS clients, the console answers it for browsers.
+  app.use(consoleRouter({ authenticator: opts.auth?.authenticator }));
   const bos = bosRestRouter({ schema, contextFor, logger: opts.logger, maxBodyBytes });
   app.use('/apis/bos', bos);
   app.use(bos);

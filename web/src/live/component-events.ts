@@ -1,0 +1,66 @@
+/**
+ * The map's live update path, kept in this one module: the snapshot (`components`, paged) and the
+ * `componentEvents` subscription that keeps it current. When the batched subscription
+ * (`componentEventBatches`, issue 16) lands, only this file changes: subscribe to it and hand each
+ * batch to `store.apply` as one array.
+ *
+ * Order of work: the subscription starts first ("from now on") and its events are held; then the
+ * snapshot is read; then the held events are applied in log order on top of it. An event older than
+ * the snapshot re-applies a state the snapshot already holds, and every later change follows it, so
+ * the map ends where the log ends. (A change committed between the server reading the snapshot's last
+ * page and registering the subscription is the one window; a reconnect re-reads the snapshot.)
+ * Live events are applied at most once per animation frame, however many arrive.
+ */
+import type { Client, OperationResult } from 'urql';
+import type { ConsoleComponentsQuery } from '../gql/graphql.ts';
+import { ComponentEventsSubscription, ComponentsPage } from '../queries.ts';
+import type { NodeChange, NodeRow, NodeStore } from '../map/store.ts';
+
+const PAGE = 10_000;
+
+export interface LiveMap {
+  /** Resolves when the first full snapshot is in the store. */
+  ready: Promise<void>;
+  stop(): void;
+}
+
+async function readSnapshot(client: Client): Promise<NodeRow[]> {
+  const rows: NodeRow[] = [];
+  let after: string | null = null;
+  for (;;) {
+    const r: OperationResult<ConsoleComponentsQuery> = await client.query(ComponentsPage, { first: PAGE, after }, { requestPolicy: 'network-only' }).toPromise();
+    if (r.error) throw r.error;
+    const page: ConsoleComponentsQuery['components'] = r.data!.components;
+    rows.push(...page.nodes);
+    if (!page.pageInfo.hasNextPage || !page.pageInfo.endCursor) return rows;
+    after = page.pageInfo.endCursor;
+  }
+}
+
+export function startLiveMap(client: Client, store: NodeStore, onError: (e: Error) => void): LiveMap {
+  let held: NodeChange[] | null = [];
+  let pending: NodeChange[] = [];
+  let frame = 0;
+  const flush = () => { frame = 0; const batch = pending; pending = []; store.apply(batch); };
+
+  const sub = client.subscription(ComponentEventsSubscription, {}).subscribe((r) => {
+    if (r.error) { onError(r.error); return; }
+    const e = r.data?.componentEvents;
+    if (!e) return;
+    if (held) { held.push(e); return; }
+    pending.push(e);
+    if (!frame) frame = requestAnimationFrame(flush);
+  });
+
+  const ready = readSnapshot(client).then((rows) => {
+    store.load(rows);
+    store.apply(held ?? []);
+    held = null;
+  });
+  ready.catch((e: Error) => onError(e));
+
+  return {
+    ready,
+    stop() { sub.unsubscribe(); if (frame) cancelAnimationFrame(frame); },
+  };
+}
