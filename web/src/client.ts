@@ -25,6 +25,8 @@ export function createApiClient(token: string): ApiClient {
     fetchOptions: { headers: { authorization: `Bearer ${token}` } },
     // Live data everywhere: a page always asks the API, the cache only dedupes requests in flight.
     requestPolicy: 'network-only',
+    // POST always: Apollo's CSRF guard refuses simple GETs, and queries carry large variables.
+    preferGetMethod: false,
     exchanges: [
       cacheExchange,
       fetchExchange,

@@ -76,9 +76,18 @@ export function MapCanvas({ store, ids, keep, onHover, onOpen }: Props) {
       ctx.imageSmoothingEnabled = false;
       ctx.setTransform(view.scale, 0, 0, view.scale, view.ox, view.oy);
       ctx.drawImage(off, 0, 0);
+      if (view.scale >= 6) {
+        // Zoomed in: a white line between neighbouring cells, so each node reads as its own square.
+        ctx.beginPath();
+        for (let gx = 1; gx < layout.width; gx++) { ctx.moveTo(gx, 0); ctx.lineTo(gx, layout.height); }
+        for (let gy = 1; gy < layout.height; gy++) { ctx.moveTo(0, gy); ctx.lineTo(layout.width, gy); }
+        ctx.strokeStyle = '#fff';
+        ctx.lineWidth = Math.min(0.15, 1.5 / view.scale);
+        ctx.stroke();
+      }
       if (view.scale >= 4) {
         ctx.fillStyle = '#495057';
-        ctx.font = '1.6px system-ui, sans-serif';
+        ctx.font = `${Math.min(1.6, (13 * devicePixelRatio) / view.scale)}px system-ui, sans-serif`;
         for (const l of layout.labels) ctx.fillText(l.text, l.x, l.y + 1.5);
       }
       if (hover !== null) {
@@ -139,6 +148,13 @@ export function MapCanvas({ store, ids, keep, onHover, onOpen }: Props) {
       view.ox = mx - (mx - view.ox) * k; view.oy = my - (my - view.oy) * k; view.scale *= k;
       schedule();
     };
+    // Where a node is on screen (client pixels), for the browser tests to point at it.
+    mapStats.locate = (id) => {
+      const i = store.index.get(id);
+      if (i === undefined) return null;
+      const r = el.getBoundingClientRect();
+      return { x: r.left + (view.ox + (layout.x[i]! + 0.5) * view.scale) / devicePixelRatio, y: r.top + (view.oy + (layout.y[i]! + 0.5) * view.scale) / devicePixelRatio };
+    };
     const resize = new ResizeObserver(() => { fit(); schedule(); });
     resize.observe(el);
     el.addEventListener('mousemove', onMove);
@@ -147,6 +163,7 @@ export function MapCanvas({ store, ids, keep, onHover, onOpen }: Props) {
     el.addEventListener('mouseleave', onLeave);
     el.addEventListener('wheel', onWheel, { passive: false });
     return () => {
+      mapStats.locate = undefined;
       unsubscribe();
       resize.disconnect();
       if (frame) cancelAnimationFrame(frame);

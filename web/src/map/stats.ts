@@ -9,6 +9,8 @@ class MapStats {
   firstFullMapMs: number | null = null;
   nodes = 0;
   readonly drawMs: number[] = [];
+  /** Client coordinates of a node's cell on the current map (set while a map is shown). */
+  locate?: (id: string) => { x: number; y: number } | null;
   frame(ms: number): void {
     if (this.drawMs.length >= FRAMES) this.drawMs.shift();
     this.drawMs.push(ms);

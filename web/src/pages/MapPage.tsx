@@ -14,7 +14,7 @@ import { PlanQuery, TemplatesQuery } from '../queries.ts';
 
 export function MapPage({ store }: { store: NodeStore }) {
   const ids = useStoreIds(store);
-  const version = useStoreVersion(store);
+  const version = useStoreVersion(store, 200);
   const [, navigate] = useLocation();
   const client = useClient();
   const [templates] = useQuery({ query: TemplatesQuery });
