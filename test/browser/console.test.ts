@@ -72,7 +72,7 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     // The map agrees with the API, node for node.
     const failed = await w.gql('{ components(filter: { status: [FAILED] }) { nodes { id failureReason } } }');
     expect(failed.components.nodes.map((n: { id: string }) => n.id)).toEqual([BROKEN]);
-  });
+  }, 420_000);
 
   test('the failed node: hover names it, a click opens its page with the reason and explain', async () => {
     const { page } = w;
@@ -107,7 +107,7 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     await waitFor(async () => (await w.gql('{ session(name: "console-abort") { aborted status { status } } }')).session.aborted, 'session aborted', 30_000);
     await page.waitForSelector('[data-testid=session-page][data-status=COMPLETE]', { timeout: 60_000 });
     await expect.poll(() => page.getByTestId('failure-groups').textContent(), { timeout: 30_000 }).toContain('aborted');
-  });
+  }, 180_000);
 
   test('a viewer sees no buttons it cannot use; a tenant sees only its nodes', async () => {
     const { page } = w;

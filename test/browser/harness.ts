@@ -40,6 +40,14 @@ function freePort(): Promise<number> {
   });
 }
 
+/** Debian's chromium (CHROMIUM_PATH to override), headless, with its profile in `userDataDir` (an empty folder). */
+export function launchChromium(userDataDir: string): Promise<BrowserContext> {
+  return chromium.launchPersistentContext(userDataDir, {
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, viewport: { width: 1400, height: 900 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
 /** Resolves when `cond()` holds, polled every 200 ms; rejects at the deadline. */
 export function waitFor<T>(cond: () => Promise<T | undefined | false>, what: string, timeoutMs: number): Promise<T> {
   return new Promise((resolve, reject) => {
@@ -100,10 +108,7 @@ export async function startWorld(o: { nodes: number; timing: 'fast' | 'interacti
       if (body.errors) throw new Error(JSON.stringify(body.errors));
       return body.data;
     };
-    browser = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, viewport: { width: 1400, height: 900 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium(userDataDir);
     const page = browser.pages()[0] ?? await browser.newPage();
     return { db, baseUrl, simUrl, simImage: simEnv.SIM_IMAGE!, browser, page, gql, logs, stop };
   } catch (e) {

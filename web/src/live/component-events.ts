@@ -15,6 +15,7 @@ import type { Client, OperationResult } from 'urql';
 import type { ConsoleComponentsQuery } from '../gql/graphql.ts';
 import { ComponentEventsSubscription, ComponentsPage } from '../queries.ts';
 import type { NodeChange, NodeRow, NodeStore } from '../map/store.ts';
+import { mapStats } from '../map/stats.ts';
 
 const PAGE = 10_000;
 
@@ -41,7 +42,7 @@ export function startLiveMap(client: Client, store: NodeStore, onError: (e: Erro
   let held: NodeChange[] | null = [];
   let pending: NodeChange[] = [];
   let frame = 0;
-  const flush = () => { frame = 0; const batch = pending; pending = []; store.apply(batch); };
+  const flush = () => { frame = 0; const batch = pending; pending = []; store.apply(batch); mapStats.liveEvents += batch.length; };
 
   const sub = client.subscription(ComponentEventsSubscription, {}).subscribe((r) => {
     if (r.error) { onError(r.error); return; }
@@ -55,6 +56,7 @@ export function startLiveMap(client: Client, store: NodeStore, onError: (e: Erro
   const ready = readSnapshot(client).then((rows) => {
     store.load(rows);
     store.apply(held ?? []);
+    mapStats.liveEvents += held?.length ?? 0;
     held = null;
   });
   ready.catch((e: Error) => onError(e));

@@ -7,7 +7,9 @@
  */
 import { useEffect, useMemo, useRef } from 'react';
 import { layoutNodes } from './layout.ts';
-import { PIXEL, PIXEL_DIM, STATUSES } from './colors.ts';
+import { PIXEL, PIXEL_DIM, STATUSES, STATUS_COLOR } from './colors.ts';
+
+const FAILED = STATUSES.indexOf('FAILED');
 import type { NodeStore } from './store.ts';
 import { mapStats } from './stats.ts';
 
@@ -48,12 +50,16 @@ export function MapCanvas({ store, ids, keep, onHover, onOpen }: Props) {
     let imageDirty = true;
     let firstDrawn = false;
 
+    // Failed nodes (the filters keep) are also drawn as marks of at least 3 screen pixels, so that
+    // zoomed out, where a node is less than a pixel, a failure is never lost to scaling.
+    const failed = new Set<number>();
     const paint = (i: number) => {
       const s = store.status[i]!;
       const kept = !keepRef.current || keepRef.current(i);
+      if (s === FAILED && kept) failed.add(i); else failed.delete(i);
       pixels[layout.y[i]! * off.width + layout.x[i]!] = kept ? PIXEL[s]! : PIXEL_DIM[s]!;
     };
-    const paintAll = () => { pixels.fill(0); for (let i = 0; i < ids.length; i++) paint(i); imageDirty = true; };
+    const paintAll = () => { pixels.fill(0); failed.clear(); for (let i = 0; i < ids.length; i++) paint(i); imageDirty = true; };
 
     const fit = () => {
       const r = el.getBoundingClientRect();
@@ -76,6 +82,11 @@ export function MapCanvas({ store, ids, keep, onHover, onOpen }: Props) {
       ctx.imageSmoothingEnabled = false;
       ctx.setTransform(view.scale, 0, 0, view.scale, view.ox, view.oy);
       ctx.drawImage(off, 0, 0);
+      if (view.scale < 3 && failed.size) {
+        const size = 3 / view.scale;
+        ctx.fillStyle = STATUS_COLOR.FAILED;
+        for (const i of failed) ctx.fillRect(layout.x[i]! + 0.5 - size / 2, layout.y[i]! + 0.5 - size / 2, size, size);
+      }
       if (view.scale >= 6) {
         // Zoomed in: a white line between neighbouring cells, so each node reads as its own square.
         ctx.beginPath();

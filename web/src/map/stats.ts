@@ -8,6 +8,8 @@ const FRAMES = 2000;
 class MapStats {
   firstFullMapMs: number | null = null;
   nodes = 0;
+  /** Live events applied to the map so far. */
+  liveEvents = 0;
   readonly drawMs: number[] = [];
   /** Client coordinates of a node's cell on the current map (set while a map is shown). */
   locate?: (id: string) => { x: number; y: number } | null;

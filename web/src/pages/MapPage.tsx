@@ -87,7 +87,7 @@ export function MapPage({ store }: { store: NodeStore }) {
           onHover={(i, x, y) => setHover(i === null ? null : { i, x, y })}
           onOpen={(id) => navigate(`/node/${id}`)} />
         {h !== null && hover && (
-          <div className="tip" data-testid="map-tip" style={{ left: hover.x + 14, top: hover.y + 14 }}>
+          <div className="tip" data-testid="map-tip" style={{ left: Math.min(hover.x + 14, window.innerWidth - 240), top: Math.min(hover.y + 14, window.innerHeight - 90) }}>
             <b>{store.ids[h]}</b><br />
             {STATUS_LABEL[STATUSES[store.status[h]!]!]}{store.phase[h] && store.phase[h] !== 'NONE' ? ` · ${store.phase[h]!.toLowerCase().replace('_', ' ')}` : ''}
             {store.session[h] && <><br />session {store.session[h]}</>}
