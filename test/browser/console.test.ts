@@ -98,7 +98,8 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     await page.getByLabel('name').fill('console-abort');
     await page.getByRole('button', { name: 'Dry run' }).click();
     await page.getByRole('button', { name: /^Start reboot of/ }).click();
-    await page.waitForSelector('[data-testid=session-page]', { timeout: 15_000 });
+    // A session pauses once it runs (setup has taken its nodes); before that the console offers no Pause.
+    await page.waitForSelector('[data-testid=session-page][data-status=RUNNING]', { timeout: 60_000 });
     await page.getByRole('button', { name: 'Pause' }).click();
     await page.getByRole('button', { name: 'Resume' }).waitFor({ timeout: 15_000 });
     expect((await w.gql('{ session(name: "console-abort") { paused } }')).session.paused).toBe(true);

@@ -12,14 +12,20 @@ export function useStoreIds(store: NodeStore): string[] {
   return ids;
 }
 
+/** The store's version, re-read at most every `ms` (0: once per animation frame, in step with the map). */
 export function useStoreVersion(store: NodeStore, ms = 500): number {
   const [version, setVersion] = useState(store.version);
   useEffect(() => {
+    let pending = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let frame = 0;
+    const update = () => { pending = false; setVersion(store.version); };
     const off = store.subscribe(() => {
-      timer ??= setTimeout(() => { timer = undefined; setVersion(store.version); }, ms);
+      if (pending) return;
+      pending = true;
+      if (ms === 0) frame = requestAnimationFrame(update); else timer = setTimeout(update, ms);
     });
-    return () => { off(); clearTimeout(timer); };
+    return () => { off(); clearTimeout(timer); cancelAnimationFrame(frame); };
   }, [store, ms]);
   return version;
 }

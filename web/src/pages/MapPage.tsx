@@ -14,7 +14,7 @@ import { PlanQuery, TemplatesQuery } from '../queries.ts';
 
 export function MapPage({ store }: { store: NodeStore }) {
   const ids = useStoreIds(store);
-  const version = useStoreVersion(store, 200);
+  const version = useStoreVersion(store, 1000);
   const [, navigate] = useLocation();
   const client = useClient();
   const [templates] = useQuery({ query: TemplatesQuery });
@@ -26,8 +26,7 @@ export function MapPage({ store }: { store: NodeStore }) {
   const [groupError, setGroupError] = useState('');
   const [hover, setHover] = useState<{ i: number; x: number; y: number } | null>(null);
 
-  const { counts, sessions, reasons } = useMemo(() => ({
-    counts: store.counts(),
+  const { sessions, reasons } = useMemo(() => ({
     sessions: [...new Set(store.session.filter(Boolean))].sort(),
     reasons: [...new Set(store.reason.filter(Boolean))].sort(),
   }), [store, version, ids]); // eslint-disable-line react-hooks/exhaustive-deps
@@ -74,14 +73,7 @@ export function MapPage({ store }: { store: NodeStore }) {
           {reasons.map((r) => <option key={r} value={r}>{r}</option>)}
         </select>
       </div>
-      <ul className="legend" data-testid="legend">
-        {STATUSES.map((s, k) => (
-          <li key={s} className={counts[k] ? '' : 'none'}>
-            <i style={{ background: STATUS_COLOR[s] }} /> {STATUS_LABEL[s]} <b data-status={s}>{counts[k]}</b>
-          </li>
-        ))}
-        <li className="total">{ids.length.toLocaleString()} nodes</li>
-      </ul>
+      <Legend store={store} total={ids.length} />
       <div className="mapwrap">
         <MapCanvas store={store} ids={ids} keep={keep}
           onHover={(i, x, y) => setHover(i === null ? null : { i, x, y })}
@@ -96,5 +88,21 @@ export function MapPage({ store }: { store: NodeStore }) {
         )}
       </div>
     </div>
+  );
+}
+
+/** Counts per status, re-read every animation frame, in step with the map. */
+function Legend({ store, total }: { store: NodeStore; total: number }) {
+  useStoreVersion(store, 0);
+  const counts = store.counts();
+  return (
+    <ul className="legend" data-testid="legend">
+      {STATUSES.map((s, k) => (
+        <li key={s} className={counts[k] ? '' : 'none'}>
+          <i style={{ background: STATUS_COLOR[s] }} /> {STATUS_LABEL[s]} <b data-status={s}>{counts[k]}</b>
+        </li>
+      ))}
+      <li className="total">{total.toLocaleString()} nodes</li>
+    </ul>
   );
 }

@@ -23,7 +23,7 @@ export function SessionPage({ name }: { name: string }) {
   return (
     <div className="sessionpage" data-testid="session-page" data-status={p.status}>
       <h2><Link href="/sessions">sessions</Link> / {name} <span className={`state ${p.status.toLowerCase()}`}>{p.status.toLowerCase()}</span>
-        {canOperate(who) && p.status !== 'COMPLETE' && <SessionActions name={name} paused={p.paused} onDone={refetch} />}</h2>
+        {canOperate(who) && p.status !== 'COMPLETE' && <SessionActions name={name} state={p.status} paused={p.paused} onDone={refetch} />}</h2>
       <ProgressBar p={p} />
       <h3>Failures by reason</h3>
       {p.failureReasons.length ? <FailureGroups p={p} /> : <p className="muted">none</p>}

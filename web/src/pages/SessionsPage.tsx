@@ -33,7 +33,7 @@ export function SessionsPage() {
               <Link href={`/sessions/${s.name}`}><b>{s.name}</b></Link>
               <span>{s.operation.toLowerCase()} · {s.templateName}{s.limit && ` · ${s.limit}`}{s.tenant && ` · tenant ${s.tenant}`}</span>
               <span className={`state ${s.status.status.toLowerCase()}`}>{s.status.status.toLowerCase()}{s.aborted ? ' (aborted)' : ''}{s.paused ? ' (paused)' : ''}</span>
-              {canOperate(who) && s.status.status !== 'COMPLETE' && <SessionActions name={s.name} paused={s.paused} onDone={refetch} />}
+              {canOperate(who) && s.status.status !== 'COMPLETE' && <SessionActions name={s.name} state={s.status.status} paused={s.paused} onDone={refetch} />}
             </div>
             {s.status.error && <p className="error">{s.status.error}</p>}
             {s.status.status !== 'COMPLETE' && <LiveRow name={s.name} />}
