@@ -8,7 +8,7 @@ import { Provider } from 'urql';
 import { Link, Route, Router, Switch } from 'wouter';
 import { useHashLocation } from 'wouter/use-hash-location';
 import { IdentityContext, SignIn, checkToken, storeToken, storedToken, type Identity } from './auth.tsx';
-import { createApiClient } from './client.ts';
+import { createApiClient, type ApiClient } from './client.ts';
 import { NodeStore } from './map/store.ts';
 import { startLiveMap } from './live/component-events.ts';
 import { MapPage } from './pages/MapPage.tsx';
@@ -19,14 +19,19 @@ import { CreateSession } from './pages/CreateSession.tsx';
 import { canOperate } from './auth.tsx';
 
 function Console({ token, who, signOut }: { token: string; who: Identity; signOut(): void }) {
-  const api = useMemo(() => createApiClient(token), [token]);
   const store = useMemo(() => new NodeStore(), []);
+  const [api, setApi] = useState<ApiClient | null>(null);
   const [liveError, setLiveError] = useState('');
+  // Made and closed by the effect itself: a closed graphql-ws client cannot be reused (StrictMode runs
+  // effects twice in development).
   useEffect(() => {
-    const live = startLiveMap(api.client, store, (e) => setLiveError(e.message));
+    const a = createApiClient(token);
+    setApi(a);
+    const live = startLiveMap(a, store, (e) => setLiveError(e.message));
     void live.ready.then(() => setLiveError(''), () => {});
-    return () => { live.stop(); api.close(); };
-  }, [api, store]);
+    return () => { live.stop(); a.close(); };
+  }, [token, store]);
+  if (!api) return null;
 
   return (
     <Provider value={api.client}>

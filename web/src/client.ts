@@ -8,6 +8,8 @@ import { createClient as createWsClient } from 'graphql-ws';
 
 export interface ApiClient {
   client: Client;
+  /** Calls `cb` each time graphql-ws connects again after losing its socket (events may have been missed). */
+  onReconnect(cb: () => void): () => void;
   close(): void;
 }
 
@@ -38,5 +40,9 @@ export function createApiClient(token: string): ApiClient {
       }),
     ],
   });
-  return { client, close: () => void ws.dispose() };
+  return {
+    client,
+    onReconnect: (cb) => ws.on('connected', (_socket, _payload, wasRetry) => { if (wasRetry) cb(); }),
+    close: () => void ws.dispose(),
+  };
 }

@@ -8,10 +8,12 @@
  * snapshot is read; then the held events are applied in log order on top of it. An event older than
  * the snapshot re-applies a state the snapshot already holds, and every later change follows it, so
  * the map ends where the log ends. (A change committed between the server reading the snapshot's last
- * page and registering the subscription is the one window; a reconnect re-reads the snapshot.)
+ * page and registering the subscription is the one window.) After graphql-ws reconnects, the same is
+ * done again: hold, re-read the snapshot, apply.
  * Live events are applied at most once per animation frame, however many arrive.
  */
 import type { Client, OperationResult } from 'urql';
+import type { ApiClient } from '../client.ts';
 import type { ConsoleComponentsQuery } from '../gql/graphql.ts';
 import { ComponentEventsSubscription, ComponentsPage } from '../queries.ts';
 import type { NodeChange, NodeRow, NodeStore } from '../map/store.ts';
@@ -38,7 +40,8 @@ async function readSnapshot(client: Client): Promise<NodeRow[]> {
   }
 }
 
-export function startLiveMap(client: Client, store: NodeStore, onError: (e: Error) => void): LiveMap {
+export function startLiveMap(api: ApiClient, store: NodeStore, onError: (e: Error) => void): LiveMap {
+  const { client } = api;
   let held: NodeChange[] | null = [];
   let pending: NodeChange[] = [];
   let frame = 0;
@@ -53,16 +56,24 @@ export function startLiveMap(client: Client, store: NodeStore, onError: (e: Erro
     if (!frame) frame = requestAnimationFrame(flush);
   });
 
-  const ready = readSnapshot(client).then((rows) => {
-    store.load(rows);
-    store.apply(held ?? []);
-    mapStats.liveEvents += held?.length ?? 0;
-    held = null;
-  });
-  ready.catch((e: Error) => onError(e));
+  // Hold live events, read the snapshot, then apply what was held on top of it.
+  const resync = () => {
+    held ??= [];
+    const done = readSnapshot(client).then((rows) => {
+      store.load(rows);
+      store.apply(held ?? []);
+      mapStats.liveEvents += held?.length ?? 0;
+      held = null;
+    });
+    done.catch((e: Error) => onError(e));
+    return done;
+  };
+  const ready = resync();
+  // After a lost socket graphql-ws subscribes again "from now on": what happened meanwhile comes from a new snapshot.
+  const offReconnect = api.onReconnect(() => void resync());
 
   return {
     ready,
-    stop() { sub.unsubscribe(); if (frame) cancelAnimationFrame(frame); },
+    stop() { offReconnect(); sub.unsubscribe(); if (frame) cancelAnimationFrame(frame); },
   };
 }
