@@ -36,6 +36,13 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     await expect.poll(() => page.getByTestId('whoami').textContent(), { timeout: 15_000 }).toContain('admin');
     await page.waitForSelector(`[data-testid=machine-map][data-nodes="${NODES}"][data-counts]`, { timeout: 30_000 });
     expect(await mapCounts(page)).toEqual({ STABLE: NODES });
+    // The group filter: an HSM group, resolved by the API's dry run.
+    await page.getByLabel('group').fill('compute-a');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => page.locator('.chip').textContent(), { timeout: 15_000 }).toBe(`compute-a: ${NODES / 2}`);
+    await page.getByLabel('group').fill('');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => page.locator('.chip').count(), { timeout: 5_000 }).toBe(0);
   });
 
   test('reboot compute-a from the console: the plan first, then the map walks through the phases', async () => {

@@ -42,7 +42,8 @@ export function MapPage({ store }: { store: NodeStore }) {
   const applyGroup = async () => {
     setGroupError('');
     if (!groupText.trim()) { setGroup(null); return; }
-    const template = templates.data?.sessionTemplates[0]?.name;
+    const list = templates.data ?? (await client.query(TemplatesQuery, {}).toPromise()).data;
+    const template = list?.sessionTemplates[0]?.name;
     if (!template) { setGroupError('a group is resolved through a template: there is none'); return; }
     const r = await client.query(PlanQuery, { input: { operation: 'REBOOT', templateName: template, limit: groupText.trim() } }).toPromise();
     if (r.error) { setGroupError(r.error.message); return; }
