@@ -1,5 +1,6 @@
 /**
- * graphql-codegen: resolver types from the SDL in schema/ (`npm run codegen`). The generated file is
+ * graphql-codegen: resolver types from the SDL in schema/ (`npm run codegen`), and the web console's
+ * typed operations (web/src/gql). The generated file is
  * committed so the build needs no codegen step; regenerate it with every SDL change.
  *
  * Enum values map to the strings stored in the database (BOS's spelling; src/api/enums.ts), so
@@ -31,6 +32,14 @@ const config: CodegenConfig = {
         inputMaybeValue: 'T | null | undefined',
         useIndexSignature: true,
       },
+    },
+    // The web console's operations (web/src/**), typed from the same SDL: graphql(`...`) returns a
+    // TypedDocumentNode that urql reads its result and variable types from.
+    'web/src/gql/': {
+      documents: ['web/src/**/*.{ts,tsx}', '!web/src/gql/**'],
+      preset: 'client',
+      presetConfig: { fragmentMasking: false },
+      config: { useTypeImports: true, enumsAsTypes: true, scalars: { DateTime: 'string', ID: 'string' } },
     },
   },
 };

@@ -1,7 +1,8 @@
 /**
  * The API process: Apollo Server 5 over express 5, with graphql-ws on the same port and path
  * (/graphql), plus GET /healthz (BOS's healthz, always 200), GET /metrics (prom-client) and the BOS v2
- * REST door (src/rest: /apis/bos/v2/..., /v2/... and /). Plain HTTP, or HTTPS when given a certificate.
+ * REST door (src/rest: /apis/bos/v2/..., /v2/... and /), and the web console (src/api/console.ts: `/` for
+ * browsers, /assets, /console/dev-token). Plain HTTP, or HTTPS when given a certificate.
  *
  * Every /graphql request, graphql-ws operation and REST request passes the edge first (edge.ts:
  * authentication, the rate limit, the body size and, for GraphQL, the document's budget).
@@ -45,6 +46,7 @@ import { wsEdge } from './edge-ws.ts';
 import { CredentialWatch } from './credential-watch.ts';
 import { roleAtLeast } from '../auth/index.ts';
 import type { NodeRegistry } from '../adapters/standalone/registry.ts';
+import { consoleRouter } from './console.ts';
 
 export interface ApiServerOptions extends ApiDeps {
   /** 0 picks a free port (see the returned url). */
@@ -191,6 +193,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     if (!a.ok) throw new Problem(a.status, a.error.message, undefined, a.headers);
     return contextFor(req, a.identity);
   };
+  // Before the REST door: it answers `/` for BOS clients, the console answers it for browsers.
+  app.use(consoleRouter({ authenticator: opts.auth?.authenticator }));
   const bos = bosRestRouter({ schema, contextFor: restContext, logger: opts.logger, maxBodyBytes });
   app.use('/apis/bos', bos);
   app.use(bos);

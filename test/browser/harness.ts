@@ -1,0 +1,131 @@
+/**
+ * The browser tests' world: a fresh database, `bootorch sim` (with fault knobs), `bootorch api` in dev
+ * auth mode (the console is served by it; the dev token is offered to loopback clients) and
+ * `bootorch worker`, as real processes, plus Debian's chromium driven by playwright-core. The console
+ * is built first (`npm run build:web`), so the test runs what the tree holds.
+ *
+ * Run with BOOTORCH_BROWSER_TESTS=1 (skipped otherwise); CHROMIUM_PATH overrides /usr/bin/chromium.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { freshDb, type TestDb } from '../helpers/db.ts';
+import { DEV_ADMIN_TOKEN, devAuthEnv } from '../helpers/auth.ts';
+import { ROOT, startRole, type RoleProcess } from '../helpers/processes.ts';
+
+export const BROWSER_TESTS = process.env.BOOTORCH_BROWSER_TESTS === '1';
+export const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
+
+export interface World {
+  db: TestDb;
+  baseUrl: string;
+  simUrl: string;
+  simImage: string;
+  browser: BrowserContext;
+  page: Page;
+  gql(query: string, variables?: Record<string, unknown>, token?: string): Promise<any>;
+  logs(): string;
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer().once('error', reject).listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+/** Debian's chromium (CHROMIUM_PATH to override), headless, with its profile in `userDataDir` (an empty folder). */
+export function launchChromium(userDataDir: string): Promise<BrowserContext> {
+  return chromium.launchPersistentContext(userDataDir, {
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, viewport: { width: 1400, height: 900 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** Resolves when `cond()` holds, polled every 200 ms; rejects at the deadline. */
+export function waitFor<T>(cond: () => Promise<T | undefined | false>, what: string, timeoutMs: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    let busy = false;
+    const check = async () => {
+      if (busy) return;
+      busy = true;
+      try {
+        const v = await cond();
+        if (v) { finish(); resolve(v); }
+      } catch (e) { finish(); reject(e); } finally { busy = false; }
+    };
+    const tick = setInterval(check, 200);
+    const deadline = setTimeout(() => { finish(); reject(new Error(`${what}: not reached within ${timeoutMs} ms`)); }, timeoutMs);
+    const finish = () => { clearInterval(tick); clearTimeout(deadline); };
+    void check();
+  });
+}
+
+export async function startWorld(o: { nodes: number; timing: 'fast' | 'interactive'; faults?: string[]; options: Record<string, unknown> }): Promise<World> {
+  execFileSync('npm', ['run', '-s', 'build:web'], { cwd: ROOT, stdio: 'inherit' });
+  const db = await freshDb();
+  await db.pool.query('insert into options (id, data) values (1, $1)', [JSON.stringify(o.options)]);
+  const apiPort = await freePort();
+  const baseUrl = `http://127.0.0.1:${apiPort}`;
+  const procs: [string, RoleProcess][] = [];
+  const userDataDir = mkdtempSync(path.join(tmpdir(), 'bootorch-chromium-'));
+  let browser: BrowserContext | undefined;
+  const logs = () => procs.map(([n, p]) => `--- ${n} (last 2000 chars):\n${p.output().slice(-2000)}`).join('\n');
+  const stop = async () => {
+    await browser?.close();
+    await Promise.all(procs.map(([, p]) => p.stop()));
+    await db.drop();
+    rmSync(userDataDir, { recursive: true, force: true });
+  };
+  try {
+    const sim = startRole('sim', {}, ['--nodes', String(o.nodes), '--port', '0', '--timing', o.timing,
+      ...(o.faults ?? []).flatMap((f) => ['--fault', f]), '--bootorch-url', `${baseUrl}/graphql`, '--report-token', DEV_ADMIN_TOKEN]);
+    procs.push(['sim', sim]);
+    const simUrl = (await sim.waitFor(/simulator: GET (\S+)\/sim\/info/))[1]!;
+    const simEnv = Object.fromEntries([...sim.output().matchAll(/^export (\w+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
+    const env = {
+      ...devAuthEnv(), DATABASE_URL: db.url, BOOTORCH_ADAPTERS: 'http', PORT: String(apiPort),
+      HSM_URL: simEnv.HSM_URL!, PCS_URL: simEnv.PCS_URL!, BSS_URL: simEnv.BSS_URL!, CFS_URL: simEnv.CFS_URL!, S3_URL: simEnv.S3_URL!,
+      // The console and the test share one token: room for a browser's bursts next to the test's polling.
+      BOOTORCH_RATE_LIMIT_BURST: '0',
+    };
+    // One after the other: first starts at once on a fresh database can deadlock in pg-boss's queue creation.
+    const api = startRole('api', env);
+    procs.push(['api', api]);
+    await api.waitFor(/bootorch api: (\S+)/);
+    procs.push(['worker', startRole('worker', env)]);
+    const gql = async (query: string, variables: Record<string, unknown> = {}, token = DEV_ADMIN_TOKEN) => {
+      const r = await fetch(`${baseUrl}/graphql`, {
+        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ query, variables }),
+      });
+      const body = await r.json() as { data?: any; errors?: unknown[] };
+      if (body.errors) throw new Error(JSON.stringify(body.errors));
+      return body.data;
+    };
+    browser = await launchChromium(userDataDir);
+    const page = browser.pages()[0] ?? await browser.newPage();
+    return { db, baseUrl, simUrl, simImage: simEnv.SIM_IMAGE!, browser, page, gql, logs, stop };
+  } catch (e) {
+    await stop().catch(() => {});
+    throw e;
+  }
+}
+
+/** The components discovery made, and a `compute` template over both compute groups. */
+export async function readyCluster(w: World, nodes: number): Promise<void> {
+  await waitFor(async () => Number((await w.db.pool.query('select count(*) from components')).rows[0].count) === nodes,
+    `${nodes} components discovered`, 90_000);
+  await w.gql(`mutation($b: [BootSetInput!]!) { putSessionTemplate(name: "compute", input: { cfs: { configuration: "compute-cfg" }, bootSets: $b }) { template { name } } }`,
+    { b: [{ name: 'compute', path: w.simImage, type: 's3', nodeGroups: ['compute-a', 'compute-b'] }] });
+}
+
+/** The map's status counts, as the canvas last drew them. */
+export async function mapCounts(page: Page): Promise<Record<string, number>> {
+  return JSON.parse(await page.getByTestId('machine-map').getAttribute('data-counts') ?? '{}') as Record<string, number>;
+}

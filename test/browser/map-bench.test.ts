@@ -1,0 +1,75 @@
+/**
+ * The map's rendering figures in chromium at 10,000 nodes (BENCH_MAP_NODES to change): time to the
+ * first full map (navigation start to the first frame with every node drawn: page load, sign-in
+ * check, the components snapshot, layout, first draw) and frame times while all of them reboot
+ * (animation-frame intervals, which include handling the live events, and the map's own draw time per
+ * frame). The figures are printed and kept in docs/screenshots/map-bench.json.
+ *
+ *   BOOTORCH_BROWSER_TESTS=1 npx vitest run test/browser/map-bench.test.ts
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { DEV_ADMIN_TOKEN } from '../helpers/auth.ts';
+import { percentile } from '../helpers/processes.ts';
+import { BROWSER_TESTS, SCREENSHOTS, mapCounts, readyCluster, startWorld, waitFor, type World } from './harness.ts';
+
+const NODES = Number(process.env.BENCH_MAP_NODES ?? 10_000);
+let w: World;
+
+describe.skipIf(!BROWSER_TESTS)(`map rendering at ${NODES} nodes`, () => {
+  beforeAll(async () => {
+    w = await startWorld({
+      nodes: NODES, timing: 'fast',
+      options: { polling_frequency: 2, transit_polling_frequency: 0.5, max_power_off_wait_time: 60, max_power_on_wait_time: 60,
+        max_boot_wait_time: 180, default_retry_policy: 3, discovery_frequency: 0, cleanup_completed_session_ttl: '0' },
+    });
+    await readyCluster(w, NODES);
+  }, 300_000);
+  afterAll(async () => { await w?.stop(); });
+
+  test('first full map, then frame times through a reboot of every node', async () => {
+    const { page } = w;
+    await page.addInitScript((t) => sessionStorage.setItem('bootorch.token', t), DEV_ADMIN_TOKEN);
+    await page.goto(`${w.baseUrl}/`);
+    const firstFullMapMs = await page.waitForFunction(() => (window as any).__bootorchMap?.firstFullMapMs, undefined, { timeout: 60_000 })
+      .then((h) => h.jsonValue() as Promise<number>);
+    expect(await mapCounts(page)).toEqual({ STABLE: NODES });
+    process.stdout.write(`\nmap bench: first full map of ${NODES} nodes in ${Math.round(firstFullMapMs)} ms; rebooting them all\n`);
+
+    // Animation-frame intervals from now until the reboot is done.
+    await page.evaluate(() => {
+      const gaps: number[] = [];
+      let last = performance.now();
+      const tick = (t: number) => { gaps.push(t - last); last = t; (window as any).__frameGaps = gaps; requestAnimationFrame(tick); };
+      requestAnimationFrame(tick);
+    });
+    const drawsBefore = await page.evaluate(() => (window as any).__bootorchMap.drawMs.length as number);
+    await w.gql('mutation { createSession(input: { operation: REBOOT, templateName: "compute", name: "bench" }) { session { name } } }');
+    const seen = new Set<string>();
+    await waitFor(async () => {
+      const c = await mapCounts(page);
+      for (const s of Object.keys(c)) seen.add(s);
+      return seen.size > 2 && c.STABLE === NODES;
+    }, 'every node through the reboot and stable again on the map', 600_000);
+    const gaps = await page.evaluate(() => (window as any).__frameGaps as number[]);
+    const draws = (await page.evaluate(() => (window as any).__bootorchMap.drawMs as number[])).slice(drawsBefore);
+
+    const figures = {
+      nodes: NODES,
+      firstFullMapMs: Math.round(firstFullMapMs),
+      frames: gaps.length,
+      frameIntervalMs: { p50: +percentile(gaps, 50).toFixed(1), p95: +percentile(gaps, 95).toFixed(1), max: +Math.max(...gaps).toFixed(1) },
+      drawsDuringReboot: draws.length,
+      drawMs: { p50: +percentile(draws, 50).toFixed(2), p95: +percentile(draws, 95).toFixed(2), max: +Math.max(...draws).toFixed(2) },
+      statusesSeen: [...seen].sort(),
+    };
+    process.stdout.write(`\nmap bench: ${JSON.stringify(figures)}\n`);
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    writeFileSync(path.join(SCREENSHOTS, `map-bench-${NODES}.json`), `${JSON.stringify(figures, null, 2)}\n`);
+    // Loose bounds for a shared 2-core machine running the whole system beside the browser.
+    expect(firstFullMapMs).toBeLessThan(10_000);
+    expect(figures.drawMs.p95).toBeLessThan(16);
+    expect(figures.frameIntervalMs.p50).toBeLessThan(50);
+  }, 900_000);
+});

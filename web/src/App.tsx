@@ -1,0 +1,79 @@
+/**
+ * The console's shell: sign-in gate, then one GraphQL client and one live map store for every page
+ * (the map stays current while you read a node or a session). Pages are hash routes (`#/node/x…`),
+ * so no server path but `/` belongs to the console.
+ */
+import { useEffect, useMemo, useState } from 'react';
+import { Provider } from 'urql';
+import { Link, Route, Router, Switch } from 'wouter';
+import { useHashLocation } from 'wouter/use-hash-location';
+import { IdentityContext, SignIn, checkToken, storeToken, storedToken, type Identity } from './auth.tsx';
+import { createApiClient, type ApiClient } from './client.ts';
+import { NodeStore } from './map/store.ts';
+import { startLiveMap } from './live/component-events.ts';
+import { MapPage } from './pages/MapPage.tsx';
+import { NodePage } from './pages/NodePage.tsx';
+import { SessionsPage } from './pages/SessionsPage.tsx';
+import { SessionPage } from './pages/SessionPage.tsx';
+import { CreateSession } from './pages/CreateSession.tsx';
+import { canOperate } from './auth.tsx';
+
+function Console({ token, who, signOut }: { token: string; who: Identity; signOut(): void }) {
+  const store = useMemo(() => new NodeStore(), []);
+  const [api, setApi] = useState<ApiClient | null>(null);
+  const [liveError, setLiveError] = useState('');
+  // Made and closed by the effect itself: a closed graphql-ws client cannot be reused (StrictMode runs
+  // effects twice in development).
+  useEffect(() => {
+    const a = createApiClient(token);
+    setApi(a);
+    const live = startLiveMap(a, store, (e) => setLiveError(e.message));
+    void live.ready.then(() => setLiveError(''), () => {});
+    return () => { live.stop(); a.close(); };
+  }, [token, store]);
+  if (!api) return null;
+
+  return (
+    <Provider value={api.client}>
+      <IdentityContext.Provider value={who}>
+        <header>
+          <b>bootorch</b>
+          <nav><Link href="/">Machine</Link><Link href="/sessions">Sessions</Link>{canOperate(who) && <Link href="/sessions/new">New session</Link>}</nav>
+          <span className="who" data-testid="whoami">{who.subject} · {who.role.toLowerCase()}{who.tenant ? ` · tenant ${who.tenant}` : ''}</span>
+          <button type="button" onClick={signOut}>Sign out</button>
+        </header>
+        {liveError && <p className="error banner" role="alert">{liveError}</p>}
+        <main>
+          <Switch>
+            <Route path="/"><MapPage store={store} /></Route>
+            <Route path="/node/:id">{(p) => <NodePage id={p.id} store={store} />}</Route>
+            <Route path="/sessions"><SessionsPage /></Route>
+            <Route path="/sessions/new">{canOperate(who) ? <CreateSession /> : <p>Only operators start sessions.</p>}</Route>
+            <Route path="/sessions/:name">{(p) => <SessionPage name={p.name} />}</Route>
+            <Route><p>Nothing here. <Link href="/">The machine</Link></p></Route>
+          </Switch>
+        </main>
+      </IdentityContext.Provider>
+    </Provider>
+  );
+}
+
+export function App() {
+  const [auth, setAuth] = useState<{ token: string; who: Identity } | null>(null);
+  const [checking, setChecking] = useState(() => !!storedToken());
+  const [problem, setProblem] = useState<string>();
+  useEffect(() => {
+    const t = storedToken();
+    if (!t) return;
+    checkToken(t).then((who) => setAuth({ token: t, who }), (e: Error) => { storeToken(null); setProblem(e.message); })
+      .finally(() => setChecking(false));
+  }, []);
+  if (checking) return <p>checking the stored token…</p>;
+  return (
+    <Router hook={useHashLocation}>
+      {auth
+        ? <Console token={auth.token} who={auth.who} signOut={() => { storeToken(null); setAuth(null); }} />
+        : <SignIn problem={problem} onSignedIn={(token, who) => { storeToken(token); setAuth({ token, who }); }} />}
+    </Router>
+  );
+}

@@ -1,0 +1,48 @@
+/**
+ * The GraphQL client: urql over HTTP for queries and mutations, graphql-ws on the same origin for
+ * subscriptions. The token goes in the Authorization header and in graphql-ws's connection_init
+ * payload (`connectionParams.authorization`, as the CLI sends it).
+ */
+import { Client, cacheExchange, fetchExchange, subscriptionExchange } from 'urql';
+import { createClient as createWsClient } from 'graphql-ws';
+
+export interface ApiClient {
+  client: Client;
+  /** Calls `cb` each time graphql-ws connects again after losing its socket (events may have been missed). */
+  onReconnect(cb: () => void): () => void;
+  close(): void;
+}
+
+export function createApiClient(token: string): ApiClient {
+  const origin = window.location.origin;
+  const ws = createWsClient({
+    url: `${origin.replace(/^http/, 'ws')}/graphql`,
+    connectionParams: { authorization: `Bearer ${token}` },
+    lazy: true,
+    retryAttempts: Infinity,
+    shouldRetry: () => true,
+  });
+  const client = new Client({
+    url: `${origin}/graphql`,
+    fetchOptions: { headers: { authorization: `Bearer ${token}` } },
+    // Live data everywhere: a page always asks the API, the cache only dedupes requests in flight.
+    requestPolicy: 'network-only',
+    // POST always: Apollo's CSRF guard refuses simple GETs, and queries carry large variables.
+    preferGetMethod: false,
+    exchanges: [
+      cacheExchange,
+      fetchExchange,
+      subscriptionExchange({
+        forwardSubscription(request) {
+          const input = { ...request, query: request.query || '' };
+          return { subscribe: (sink) => ({ unsubscribe: ws.subscribe(input, sink) }) };
+        },
+      }),
+    ],
+  });
+  return {
+    client,
+    onReconnect: (cb) => ws.on('connected', (_socket, _payload, wasRetry) => { if (wasRetry) cb(); }),
+    close: () => void ws.dispose(),
+  };
+}

@@ -1,0 +1,136 @@
+/* eslint-disable */
+import * as types from './graphql';
+import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
+
+/**
+ * Map of all GraphQL operations in the project.
+ *
+ * This map has several performance disadvantages:
+ * 1. It is not tree-shakeable, so it will include all operations in the project.
+ * 2. It is not minifiable, so the string of a GraphQL query will be multiple times inside the bundle.
+ * 3. It does not support dead code elimination, so it will add unused operations.
+ *
+ * Therefore it is highly recommended to use the babel or swc plugin for production.
+ * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
+ */
+type Documents = {
+    "\n  query ConsoleWhoami { whoami { subject role tenant via } }\n": typeof types.ConsoleWhoamiDocument,
+    "\n  query ConsoleComponents($first: Int!, $after: String) {\n    components(first: $first, after: $after) {\n      nodes { id enabled session failureReason status { phase status } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n": typeof types.ConsoleComponentsDocument,
+    "\n  subscription ConsoleComponentEvents($after: ID) {\n    componentEvents(after: $after) {\n      cursor componentId session kind toPhase toStatus reason error\n    }\n  }\n": typeof types.ConsoleComponentEventsDocument,
+    "\n  query ConsoleLatestEvent($after: ID) {\n    componentEvents(after: $after, first: 1000) { cursor }\n  }\n": typeof types.ConsoleLatestEventDocument,
+    "\n  query ConsoleNode($id: ID!) {\n    component(id: $id) {\n      id enabled error failureReason session sessionTenant retryPolicy updatedAt\n      status { phase status statusOverride }\n      actualState { bootArtifacts { kernel kernelParameters initrd } lastUpdated }\n      desiredState { bootArtifacts { kernel kernelParameters initrd } configuration lastUpdated }\n      lastAction { action failed lastUpdated }\n      eventStats { powerOnAttempts powerOffGracefulAttempts powerOffForcefulAttempts }\n    }\n    explain(componentId: $id) {\n      summary waitingFor nextOperator powerState cfsDesiredConfig cfsStatus sessionPaused sessionPauseReason\n      decision { rule phase why }\n      criteria { operator criterion met detail }\n      blockers { kind detail }\n    }\n  }\n": typeof types.ConsoleNodeDocument,
+    "\n  query ConsoleTimeline($id: ID!, $after: String) {\n    componentTimeline(componentId: $id, first: 200, after: $after) {\n      events { cursor at kind actor fromPhase toPhase fromStatus toStatus action error reason session }\n      nextCursor\n    }\n  }\n": typeof types.ConsoleTimelineDocument,
+    "\n  query ConsoleSessions {\n    sessions { name tenant operation templateName limit paused aborted createdBy status { status startTime endTime error } }\n  }\n": typeof types.ConsoleSessionsDocument,
+    "\n  fragment ConsoleProgress on SessionExtendedStatus {\n    name status managedComponentsCount percentSuccessful percentFailed paused pauseReason\n    phases { percentComplete percentPoweringOn percentPoweringOff percentConfiguring }\n    failureReasons { key count ids list }\n    errorSummary { key count list }\n    timing { duration }\n  }\n": typeof types.ConsoleProgressFragmentDoc,
+    "\n  subscription ConsoleSessionProgress($name: String!) {\n    sessionProgress(name: $name) { ...ConsoleProgress }\n  }\n": typeof types.ConsoleSessionProgressDocument,
+    "\n  query ConsoleSessionStatus($name: String!) {\n    sessionStatus(name: $name) { ...ConsoleProgress }\n    explainSession(name: $name) { remaining groups { waitingFor description count examples } }\n  }\n": typeof types.ConsoleSessionStatusDocument,
+    "\n  query ConsoleTemplates { sessionTemplates { name tenant description } }\n": typeof types.ConsoleTemplatesDocument,
+    "\n  query ConsolePlan($input: CreateSessionInput!) {\n    planSession(input: $input) {\n      valid setupError\n      errors { field message }\n      warnings { field message }\n      counts { managed skipped powerCycle powerOn powerOff configureOnly nothing unknown }\n      bootSets { name nodeCount kernel configuration }\n      nodes { id action skipReason detail }\n    }\n  }\n": typeof types.ConsolePlanDocument,
+    "\n  mutation ConsoleCreateSession($input: CreateSessionInput!) {\n    createSession(input: $input) { session { name } warnings { field message } }\n  }\n": typeof types.ConsoleCreateSessionDocument,
+    "\n  mutation ConsolePause($name: String!) { pauseSession(name: $name, reason: \"paused from the console\") { name paused } }\n": typeof types.ConsolePauseDocument,
+    "\n  mutation ConsoleResume($name: String!) { resumeSession(name: $name) { name paused } }\n": typeof types.ConsoleResumeDocument,
+    "\n  mutation ConsoleAbort($name: String!) { abortSession(name: $name) { session { name aborted } stopped } }\n": typeof types.ConsoleAbortDocument,
+};
+const documents: Documents = {
+    "\n  query ConsoleWhoami { whoami { subject role tenant via } }\n": types.ConsoleWhoamiDocument,
+    "\n  query ConsoleComponents($first: Int!, $after: String) {\n    components(first: $first, after: $after) {\n      nodes { id enabled session failureReason status { phase status } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n": types.ConsoleComponentsDocument,
+    "\n  subscription ConsoleComponentEvents($after: ID) {\n    componentEvents(after: $after) {\n      cursor componentId session kind toPhase toStatus reason error\n    }\n  }\n": types.ConsoleComponentEventsDocument,
+    "\n  query ConsoleLatestEvent($after: ID) {\n    componentEvents(after: $after, first: 1000) { cursor }\n  }\n": types.ConsoleLatestEventDocument,
+    "\n  query ConsoleNode($id: ID!) {\n    component(id: $id) {\n      id enabled error failureReason session sessionTenant retryPolicy updatedAt\n      status { phase status statusOverride }\n      actualState { bootArtifacts { kernel kernelParameters initrd } lastUpdated }\n      desiredState { bootArtifacts { kernel kernelParameters initrd } configuration lastUpdated }\n      lastAction { action failed lastUpdated }\n      eventStats { powerOnAttempts powerOffGracefulAttempts powerOffForcefulAttempts }\n    }\n    explain(componentId: $id) {\n      summary waitingFor nextOperator powerState cfsDesiredConfig cfsStatus sessionPaused sessionPauseReason\n      decision { rule phase why }\n      criteria { operator criterion met detail }\n      blockers { kind detail }\n    }\n  }\n": types.ConsoleNodeDocument,
+    "\n  query ConsoleTimeline($id: ID!, $after: String) {\n    componentTimeline(componentId: $id, first: 200, after: $after) {\n      events { cursor at kind actor fromPhase toPhase fromStatus toStatus action error reason session }\n      nextCursor\n    }\n  }\n": types.ConsoleTimelineDocument,
+    "\n  query ConsoleSessions {\n    sessions { name tenant operation templateName limit paused aborted createdBy status { status startTime endTime error } }\n  }\n": types.ConsoleSessionsDocument,
+    "\n  fragment ConsoleProgress on SessionExtendedStatus {\n    name status managedComponentsCount percentSuccessful percentFailed paused pauseReason\n    phases { percentComplete percentPoweringOn percentPoweringOff percentConfiguring }\n    failureReasons { key count ids list }\n    errorSummary { key count list }\n    timing { duration }\n  }\n": types.ConsoleProgressFragmentDoc,
+    "\n  subscription ConsoleSessionProgress($name: String!) {\n    sessionProgress(name: $name) { ...ConsoleProgress }\n  }\n": types.ConsoleSessionProgressDocument,
+    "\n  query ConsoleSessionStatus($name: String!) {\n    sessionStatus(name: $name) { ...ConsoleProgress }\n    explainSession(name: $name) { remaining groups { waitingFor description count examples } }\n  }\n": types.ConsoleSessionStatusDocument,
+    "\n  query ConsoleTemplates { sessionTemplates { name tenant description } }\n": types.ConsoleTemplatesDocument,
+    "\n  query ConsolePlan($input: CreateSessionInput!) {\n    planSession(input: $input) {\n      valid setupError\n      errors { field message }\n      warnings { field message }\n      counts { managed skipped powerCycle powerOn powerOff configureOnly nothing unknown }\n      bootSets { name nodeCount kernel configuration }\n      nodes { id action skipReason detail }\n    }\n  }\n": types.ConsolePlanDocument,
+    "\n  mutation ConsoleCreateSession($input: CreateSessionInput!) {\n    createSession(input: $input) { session { name } warnings { field message } }\n  }\n": types.ConsoleCreateSessionDocument,
+    "\n  mutation ConsolePause($name: String!) { pauseSession(name: $name, reason: \"paused from the console\") { name paused } }\n": types.ConsolePauseDocument,
+    "\n  mutation ConsoleResume($name: String!) { resumeSession(name: $name) { name paused } }\n": types.ConsoleResumeDocument,
+    "\n  mutation ConsoleAbort($name: String!) { abortSession(name: $name) { session { name aborted } stopped } }\n": types.ConsoleAbortDocument,
+};
+
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ *
+ *
+ * @example
+ * ```ts
+ * const query = graphql(`query GetUser($id: ID!) { user(id: $id) { name } }`);
+ * ```
+ *
+ * The query argument is unknown!
+ * Please regenerate the types.
+ */
+export function graphql(source: string): unknown;
+
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleWhoami { whoami { subject role tenant via } }\n"): (typeof documents)["\n  query ConsoleWhoami { whoami { subject role tenant via } }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleComponents($first: Int!, $after: String) {\n    components(first: $first, after: $after) {\n      nodes { id enabled session failureReason status { phase status } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n"): (typeof documents)["\n  query ConsoleComponents($first: Int!, $after: String) {\n    components(first: $first, after: $after) {\n      nodes { id enabled session failureReason status { phase status } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription ConsoleComponentEvents($after: ID) {\n    componentEvents(after: $after) {\n      cursor componentId session kind toPhase toStatus reason error\n    }\n  }\n"): (typeof documents)["\n  subscription ConsoleComponentEvents($after: ID) {\n    componentEvents(after: $after) {\n      cursor componentId session kind toPhase toStatus reason error\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleLatestEvent($after: ID) {\n    componentEvents(after: $after, first: 1000) { cursor }\n  }\n"): (typeof documents)["\n  query ConsoleLatestEvent($after: ID) {\n    componentEvents(after: $after, first: 1000) { cursor }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleNode($id: ID!) {\n    component(id: $id) {\n      id enabled error failureReason session sessionTenant retryPolicy updatedAt\n      status { phase status statusOverride }\n      actualState { bootArtifacts { kernel kernelParameters initrd } lastUpdated }\n      desiredState { bootArtifacts { kernel kernelParameters initrd } configuration lastUpdated }\n      lastAction { action failed lastUpdated }\n      eventStats { powerOnAttempts powerOffGracefulAttempts powerOffForcefulAttempts }\n    }\n    explain(componentId: $id) {\n      summary waitingFor nextOperator powerState cfsDesiredConfig cfsStatus sessionPaused sessionPauseReason\n      decision { rule phase why }\n      criteria { operator criterion met detail }\n      blockers { kind detail }\n    }\n  }\n"): (typeof documents)["\n  query ConsoleNode($id: ID!) {\n    component(id: $id) {\n      id enabled error failureReason session sessionTenant retryPolicy updatedAt\n      status { phase status statusOverride }\n      actualState { bootArtifacts { kernel kernelParameters initrd } lastUpdated }\n      desiredState { bootArtifacts { kernel kernelParameters initrd } configuration lastUpdated }\n      lastAction { action failed lastUpdated }\n      eventStats { powerOnAttempts powerOffGracefulAttempts powerOffForcefulAttempts }\n    }\n    explain(componentId: $id) {\n      summary waitingFor nextOperator powerState cfsDesiredConfig cfsStatus sessionPaused sessionPauseReason\n      decision { rule phase why }\n      criteria { operator criterion met detail }\n      blockers { kind detail }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleTimeline($id: ID!, $after: String) {\n    componentTimeline(componentId: $id, first: 200, after: $after) {\n      events { cursor at kind actor fromPhase toPhase fromStatus toStatus action error reason session }\n      nextCursor\n    }\n  }\n"): (typeof documents)["\n  query ConsoleTimeline($id: ID!, $after: String) {\n    componentTimeline(componentId: $id, first: 200, after: $after) {\n      events { cursor at kind actor fromPhase toPhase fromStatus toStatus action error reason session }\n      nextCursor\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleSessions {\n    sessions { name tenant operation templateName limit paused aborted createdBy status { status startTime endTime error } }\n  }\n"): (typeof documents)["\n  query ConsoleSessions {\n    sessions { name tenant operation templateName limit paused aborted createdBy status { status startTime endTime error } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment ConsoleProgress on SessionExtendedStatus {\n    name status managedComponentsCount percentSuccessful percentFailed paused pauseReason\n    phases { percentComplete percentPoweringOn percentPoweringOff percentConfiguring }\n    failureReasons { key count ids list }\n    errorSummary { key count list }\n    timing { duration }\n  }\n"): (typeof documents)["\n  fragment ConsoleProgress on SessionExtendedStatus {\n    name status managedComponentsCount percentSuccessful percentFailed paused pauseReason\n    phases { percentComplete percentPoweringOn percentPoweringOff percentConfiguring }\n    failureReasons { key count ids list }\n    errorSummary { key count list }\n    timing { duration }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription ConsoleSessionProgress($name: String!) {\n    sessionProgress(name: $name) { ...ConsoleProgress }\n  }\n"): (typeof documents)["\n  subscription ConsoleSessionProgress($name: String!) {\n    sessionProgress(name: $name) { ...ConsoleProgress }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleSessionStatus($name: String!) {\n    sessionStatus(name: $name) { ...ConsoleProgress }\n    explainSession(name: $name) { remaining groups { waitingFor description count examples } }\n  }\n"): (typeof documents)["\n  query ConsoleSessionStatus($name: String!) {\n    sessionStatus(name: $name) { ...ConsoleProgress }\n    explainSession(name: $name) { remaining groups { waitingFor description count examples } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleTemplates { sessionTemplates { name tenant description } }\n"): (typeof documents)["\n  query ConsoleTemplates { sessionTemplates { name tenant description } }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsolePlan($input: CreateSessionInput!) {\n    planSession(input: $input) {\n      valid setupError\n      errors { field message }\n      warnings { field message }\n      counts { managed skipped powerCycle powerOn powerOff configureOnly nothing unknown }\n      bootSets { name nodeCount kernel configuration }\n      nodes { id action skipReason detail }\n    }\n  }\n"): (typeof documents)["\n  query ConsolePlan($input: CreateSessionInput!) {\n    planSession(input: $input) {\n      valid setupError\n      errors { field message }\n      warnings { field message }\n      counts { managed skipped powerCycle powerOn powerOff configureOnly nothing unknown }\n      bootSets { name nodeCount kernel configuration }\n      nodes { id action skipReason detail }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ConsoleCreateSession($input: CreateSessionInput!) {\n    createSession(input: $input) { session { name } warnings { field message } }\n  }\n"): (typeof documents)["\n  mutation ConsoleCreateSession($input: CreateSessionInput!) {\n    createSession(input: $input) { session { name } warnings { field message } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ConsolePause($name: String!) { pauseSession(name: $name, reason: \"paused from the console\") { name paused } }\n"): (typeof documents)["\n  mutation ConsolePause($name: String!) { pauseSession(name: $name, reason: \"paused from the console\") { name paused } }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ConsoleResume($name: String!) { resumeSession(name: $name) { name paused } }\n"): (typeof documents)["\n  mutation ConsoleResume($name: String!) { resumeSession(name: $name) { name paused } }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ConsoleAbort($name: String!) { abortSession(name: $name) { session { name aborted } stopped } }\n"): (typeof documents)["\n  mutation ConsoleAbort($name: String!) { abortSession(name: $name) { session { name aborted } stopped } }\n"];
+
+export function graphql(source: string) {
+  return (documents as any)[source] ?? {};
+}
+
+export type DocumentType<TDocumentNode extends DocumentNode<any, any>> = TDocumentNode extends DocumentNode<  infer TType,  any>  ? TType  : never;

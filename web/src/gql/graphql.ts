@@ -1,0 +1,232 @@
+/* eslint-disable */
+/** Internal type. DO NOT USE DIRECTLY. */
+type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
+/** Internal type. DO NOT USE DIRECTLY. */
+export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
+import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
+export type ComponentPhase =
+  | 'CONFIGURING'
+  | 'NONE'
+  | 'POWERING_OFF'
+  | 'POWERING_ON';
+
+/** BOS's computed status: the override if any, else derived from phase and last action. */
+export type ComponentStatus =
+  | 'CONFIGURING'
+  | 'FAILED'
+  | 'ON_HOLD'
+  | 'POWER_OFF_FORCEFULLY_CALLED'
+  | 'POWER_OFF_GRACEFULLY_CALLED'
+  | 'POWER_OFF_PENDING'
+  | 'POWER_ON_CALLED'
+  | 'POWER_ON_PENDING'
+  /** Waiting to be admitted by the session's rollout policy (bootorch). */
+  | 'QUEUED'
+  | 'STABLE';
+
+export type CreateSessionInput = {
+  includeDisabled?: boolean | null | undefined;
+  /** BOS limit expression (`x1,x2`, `all,!x3`, `group1,&role`); empty or `*` means no limit. */
+  limit?: string | null | undefined;
+  /** Default: a random UUID. */
+  name?: string | null | undefined;
+  operation: SessionOperation;
+  /** Overrides the template's rollout defaults field by field. */
+  rollout?: RolloutPolicyInput | null | undefined;
+  stage?: boolean | null | undefined;
+  templateName: string;
+};
+
+export type PlannedAction =
+  /** Booted as desired; only CFS has work to do. */
+  | 'CONFIGURE_ONLY'
+  /** Already booted and configured as desired. */
+  | 'NOTHING'
+  /** On (or in an unknown power state) and booting other artifacts, or a reboot: power off, then on. */
+  | 'POWER_CYCLE'
+  | 'POWER_OFF'
+  | 'POWER_ON'
+  /** Left out; see skipReason. */
+  | 'SKIP'
+  /** PCS did not answer for the node. */
+  | 'UNKNOWN';
+
+export type Role =
+  | 'ADMIN'
+  | 'NODE'
+  | 'OPERATOR'
+  | 'VIEWER';
+
+/** See RolloutPolicy. Null or missing fields are not set (a session then inherits the template's). */
+export type RolloutPolicyInput = {
+  canary?: number | null | undefined;
+  failureBudget?: string | null | undefined;
+  maxBootWaitTime?: number | null | undefined;
+  maxInFlight?: string | null | undefined;
+  maxPowerOffWaitTime?: number | null | undefined;
+  maxPowerOnWaitTime?: number | null | undefined;
+  powerOnWaveIntervalSeconds?: number | null | undefined;
+  powerOnWaveSize?: number | null | undefined;
+  retryPolicy?: number | null | undefined;
+};
+
+export type SessionOperation =
+  /** Reach the desired state, rebooting only nodes whose artifacts differ. */
+  | 'BOOT'
+  /** Always reboot. */
+  | 'REBOOT'
+  /** Power off. */
+  | 'SHUTDOWN';
+
+export type SessionState =
+  | 'COMPLETE'
+  | 'PENDING'
+  | 'RUNNING';
+
+export type SkipReason =
+  | 'ANOTHER_TENANT'
+  | 'DISABLED_IN_INVENTORY'
+  | 'EXCLUDED_BY_LIMIT'
+  | 'LOCKED'
+  | 'NOT_A_COMPONENT'
+  | 'NOT_IN_INVENTORY'
+  | 'WRONG_ARCH';
+
+export type StatusOverride =
+  | 'FAILED'
+  | 'NONE'
+  | 'ON_HOLD'
+  | 'QUEUED';
+
+export type WaitKind =
+  | 'CONFIGURATION'
+  | 'DISABLED'
+  | 'FAILED'
+  | 'FORCEFUL_POWER_OFF'
+  | 'NOTHING'
+  | 'POWER_OFF'
+  | 'POWER_ON'
+  | 'POWER_ON_OR_BOOT_REPORT'
+  | 'ROLLOUT_ADMISSION'
+  | 'SESSION_PAUSED'
+  | 'STATUS_EVALUATION';
+
+export type ConsoleWhoamiQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type ConsoleWhoamiQuery = { whoami: { subject: string, role: Role, tenant: string | null, via: string } };
+
+export type ConsoleComponentsQueryVariables = Exact<{
+  first: number;
+  after?: string | null | undefined;
+}>;
+
+
+export type ConsoleComponentsQuery = { components: { nodes: Array<{ id: string, enabled: boolean, session: string, failureReason: string, status: { phase: ComponentPhase, status: ComponentStatus } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+
+export type ConsoleComponentEventsSubscriptionVariables = Exact<{
+  after?: string | null | undefined;
+}>;
+
+
+export type ConsoleComponentEventsSubscription = { componentEvents: { cursor: string, componentId: string, session: string, kind: string, toPhase: ComponentPhase | null, toStatus: ComponentStatus | null, reason: string | null, error: string | null } };
+
+export type ConsoleLatestEventQueryVariables = Exact<{
+  after?: string | null | undefined;
+}>;
+
+
+export type ConsoleLatestEventQuery = { componentEvents: Array<{ cursor: string }> };
+
+export type ConsoleNodeQueryVariables = Exact<{
+  id: string;
+}>;
+
+
+export type ConsoleNodeQuery = { component: { id: string, enabled: boolean, error: string, failureReason: string, session: string, sessionTenant: string | null, retryPolicy: number | null, updatedAt: string, status: { phase: ComponentPhase, status: ComponentStatus, statusOverride: StatusOverride }, actualState: { lastUpdated: string | null, bootArtifacts: { kernel: string, kernelParameters: string, initrd: string } }, desiredState: { configuration: string, lastUpdated: string | null, bootArtifacts: { kernel: string, kernelParameters: string, initrd: string } }, lastAction: { action: string, failed: boolean, lastUpdated: string | null }, eventStats: { powerOnAttempts: number, powerOffGracefulAttempts: number, powerOffForcefulAttempts: number } } | null, explain: { summary: string, waitingFor: WaitKind, nextOperator: string | null, powerState: string | null, cfsDesiredConfig: string | null, cfsStatus: string | null, sessionPaused: boolean, sessionPauseReason: string | null, decision: { rule: string, phase: ComponentPhase, why: string } | null, criteria: Array<{ operator: string, criterion: string, met: boolean, detail: string }>, blockers: Array<{ kind: string, detail: string }> } | null };
+
+export type ConsoleTimelineQueryVariables = Exact<{
+  id: string;
+  after?: string | null | undefined;
+}>;
+
+
+export type ConsoleTimelineQuery = { componentTimeline: { nextCursor: string | null, events: Array<{ cursor: string, at: string, kind: string, actor: string, fromPhase: string | null, toPhase: string | null, fromStatus: string | null, toStatus: string | null, action: string | null, error: string | null, reason: string | null, session: string }> } };
+
+export type ConsoleSessionsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type ConsoleSessionsQuery = { sessions: Array<{ name: string, tenant: string | null, operation: SessionOperation, templateName: string, limit: string, paused: boolean, aborted: boolean, createdBy: string | null, status: { status: SessionState, startTime: string, endTime: string | null, error: string | null } }> };
+
+export type ConsoleProgressFragment = { name: string, status: SessionState, managedComponentsCount: number, percentSuccessful: number, percentFailed: number, paused: boolean, pauseReason: string | null, phases: { percentComplete: number, percentPoweringOn: number, percentPoweringOff: number, percentConfiguring: number }, failureReasons: Array<{ key: string, count: number, ids: Array<string>, list: string }>, errorSummary: Array<{ key: string, count: number, list: string }>, timing: { duration: string } };
+
+export type ConsoleSessionProgressSubscriptionVariables = Exact<{
+  name: string;
+}>;
+
+
+export type ConsoleSessionProgressSubscription = { sessionProgress: { name: string, status: SessionState, managedComponentsCount: number, percentSuccessful: number, percentFailed: number, paused: boolean, pauseReason: string | null, phases: { percentComplete: number, percentPoweringOn: number, percentPoweringOff: number, percentConfiguring: number }, failureReasons: Array<{ key: string, count: number, ids: Array<string>, list: string }>, errorSummary: Array<{ key: string, count: number, list: string }>, timing: { duration: string } } };
+
+export type ConsoleSessionStatusQueryVariables = Exact<{
+  name: string;
+}>;
+
+
+export type ConsoleSessionStatusQuery = { sessionStatus: { name: string, status: SessionState, managedComponentsCount: number, percentSuccessful: number, percentFailed: number, paused: boolean, pauseReason: string | null, phases: { percentComplete: number, percentPoweringOn: number, percentPoweringOff: number, percentConfiguring: number }, failureReasons: Array<{ key: string, count: number, ids: Array<string>, list: string }>, errorSummary: Array<{ key: string, count: number, list: string }>, timing: { duration: string } } | null, explainSession: { remaining: number, groups: Array<{ waitingFor: WaitKind, description: string, count: number, examples: Array<string> }> } | null };
+
+export type ConsoleTemplatesQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type ConsoleTemplatesQuery = { sessionTemplates: Array<{ name: string, tenant: string | null, description: string | null }> };
+
+export type ConsolePlanQueryVariables = Exact<{
+  input: CreateSessionInput;
+}>;
+
+
+export type ConsolePlanQuery = { planSession: { valid: boolean, setupError: string | null, errors: Array<{ field: string | null, message: string }>, warnings: Array<{ field: string | null, message: string }>, counts: { managed: number, skipped: number, powerCycle: number, powerOn: number, powerOff: number, configureOnly: number, nothing: number, unknown: number }, bootSets: Array<{ name: string, nodeCount: number, kernel: string, configuration: string }>, nodes: Array<{ id: string, action: PlannedAction, skipReason: SkipReason | null, detail: string }> } };
+
+export type ConsoleCreateSessionMutationVariables = Exact<{
+  input: CreateSessionInput;
+}>;
+
+
+export type ConsoleCreateSessionMutation = { createSession: { session: { name: string }, warnings: Array<{ field: string | null, message: string }> } };
+
+export type ConsolePauseMutationVariables = Exact<{
+  name: string;
+}>;
+
+
+export type ConsolePauseMutation = { pauseSession: { name: string, paused: boolean } };
+
+export type ConsoleResumeMutationVariables = Exact<{
+  name: string;
+}>;
+
+
+export type ConsoleResumeMutation = { resumeSession: { name: string, paused: boolean } };
+
+export type ConsoleAbortMutationVariables = Exact<{
+  name: string;
+}>;
+
+
+export type ConsoleAbortMutation = { abortSession: { stopped: Array<string>, session: { name: string, aborted: boolean } } };
+
+export const ConsoleProgressFragmentDoc = {"kind":"Document","definitions":[{"kind":"FragmentDefinition","name":{"kind":"Name","value":"ConsoleProgress"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"SessionExtendedStatus"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"status"}},{"kind":"Field","name":{"kind":"Name","value":"managedComponentsCount"}},{"kind":"Field","name":{"kind":"Name","value":"percentSuccessful"}},{"kind":"Field","name":{"kind":"Name","value":"percentFailed"}},{"kind":"Field","name":{"kind":"Name","value":"paused"}},{"kind":"Field","name":{"kind":"Name","value":"pauseReason"}},{"kind":"Field","name":{"kind":"Name","value":"phases"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"percentComplete"}},{"kind":"Field","name":{"kind":"Name","value":"percentPoweringOn"}},{"kind":"Field","name":{"kind":"Name","value":"percentPoweringOff"}},{"kind":"Field","name":{"kind":"Name","value":"percentConfiguring"}}]}},{"kind":"Field","name":{"kind":"Name","value":"failureReasons"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"key"}},{"kind":"Field","name":{"kind":"Name","value":"count"}},{"kind":"Field","name":{"kind":"Name","value":"ids"}},{"kind":"Field","name":{"kind":"Name","value":"list"}}]}},{"kind":"Field","name":{"kind":"Name","value":"errorSummary"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"key"}},{"kind":"Field","name":{"kind":"Name","value":"count"}},{"kind":"Field","name":{"kind":"Name","value":"list"}}]}},{"kind":"Field","name":{"kind":"Name","value":"timing"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"duration"}}]}}]}}]} as unknown as DocumentNode<ConsoleProgressFragment, unknown>;
+export const ConsoleWhoamiDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"ConsoleWhoami"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"whoami"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"subject"}},{"kind":"Field","name":{"kind":"Name","value":"role"}},{"kind":"Field","name":{"kind":"Name","value":"tenant"}},{"kind":"Field","name":{"kind":"Name","value":"via"}}]}}]}}]} as unknown as DocumentNode<ConsoleWhoamiQuery, ConsoleWhoamiQueryVariables>;
+export const ConsoleComponentsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"ConsoleComponents"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"first"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"Int"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"after"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"components"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"Variable","name":{"kind":"Name","value":"first"}}},{"kind":"Argument","name":{"kind":"Name","value":"after"},"value":{"kind":"Variable","name":{"kind":"Name","value":"after"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"enabled"}},{"kind":"Field","name":{"kind":"Name","value":"session"}},{"kind":"Field","name":{"kind":"Name","value":"failureReason"}},{"kind":"Field","name":{"kind":"Name","value":"status"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"phase"}},{"kind":"Field","name":{"kind":"Name","value":"status"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"pageInfo"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"hasNextPage"}},{"kind":"Field","name":{"kind":"Name","value":"endCursor"}}]}}]}}]}}]} as unknown as DocumentNode<ConsoleComponentsQuery, ConsoleComponentsQueryVariables>;
+export const ConsoleComponentEventsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"ConsoleComponentEvents"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"after"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"componentEvents"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"after"},"value":{"kind":"Variable","name":{"kind":"Name","value":"after"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"cursor"}},{"kind":"Field","name":{"kind":"Name","value":"componentId"}},{"kind":"Field","name":{"kind":"Name","value":"session"}},{"kind":"Field","name":{"kind":"Name","value":"kind"}},{"kind":"Field","name":{"kind":"Name","value":"toPhase"}},{"kind":"Field","name":{"kind":"Name","value":"toStatus"}},{"kind":"Field","name":{"kind":"Name","value":"reason"}},{"kind":"Field","name":{"kind":"Name","value":"error"}}]}}]}}]} as unknown as DocumentNode<ConsoleComponentEventsSubscription, ConsoleComponentEventsSubscriptionVariables>;
+export const ConsoleLatestEventDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"ConsoleLatestEvent"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"after"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"componentEvents"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"after"},"value":{"kind":"Variable","name":{"kind":"Name","value":"after"}}},{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"1000"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"cursor"}}]}}]}}]} as unknown as DocumentNode<ConsoleLatestEventQuery, ConsoleLatestEventQueryVariables>;
+export const ConsoleNodeDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"ConsoleNode"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"id"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"component"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"id"},"value":{"kind":"Variable","name":{"kind":"Name","value":"id"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"enabled"}},{"kind":"Field","name":{"kind":"Name","value":"error"}},{"kind":"Field","name":{"kind":"Name","value":"failureReason"}},{"kind":"Field","name":{"kind":"Name","value":"session"}},{"kind":"Field","name":{"kind":"Name","value":"sessionTenant"}},{"kind":"Field","name":{"kind":"Name","value":"retryPolicy"}},{"kind":"Field","name":{"kind":"Name","value":"updatedAt"}},{"kind":"Field","name":{"kind":"Name","value":"status"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"phase"}},{"kind":"Field","name":{"kind":"Name","value":"status"}},{"kind":"Field","name":{"kind":"Name","value":"statusOverride"}}]}},{"kind":"Field","name":{"kind":"Name","value":"actualState"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"bootArtifacts"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"kernel"}},{"kind":"Field","name":{"kind":"Name","value":"kernelParameters"}},{"kind":"Field","name":{"kind":"Name","value":"initrd"}}]}},{"kind":"Field","name":{"kind":"Name","value":"lastUpdated"}}]}},{"kind":"Field","name":{"kind":"Name","value":"desiredState"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"bootArtifacts"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"kernel"}},{"kind":"Field","name":{"kind":"Name","value":"kernelParameters"}},{"kind":"Field","name":{"kind":"Name","value":"initrd"}}]}},{"kind":"Field","name":{"kind":"Name","value":"configuration"}},{"kind":"Field","name":{"kind":"Name","value":"lastUpdated"}}]}},{"kind":"Field","name":{"kind":"Name","value":"lastAction"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"action"}},{"kind":"Field","name":{"kind":"Name","value":"failed"}},{"kind":"Field","name":{"kind":"Name","value":"lastUpdated"}}]}},{"kind":"Field","name":{"kind":"Name","value":"eventStats"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"powerOnAttempts"}},{"kind":"Field","name":{"kind":"Name","value":"powerOffGracefulAttempts"}},{"kind":"Field","name":{"kind":"Name","value":"powerOffForcefulAttempts"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"explain"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"componentId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"id"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"summary"}},{"kind":"Field","name":{"kind":"Name","value":"waitingFor"}},{"kind":"Field","name":{"kind":"Name","value":"nextOperator"}},{"kind":"Field","name":{"kind":"Name","value":"powerState"}},{"kind":"Field","name":{"kind":"Name","value":"cfsDesiredConfig"}},{"kind":"Field","name":{"kind":"Name","value":"cfsStatus"}},{"kind":"Field","name":{"kind":"Name","value":"sessionPaused"}},{"kind":"Field","name":{"kind":"Name","value":"sessionPauseReason"}},{"kind":"Field","name":{"kind":"Name","value":"decision"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"rule"}},{"kind":"Field","name":{"kind":"Name","value":"phase"}},{"kind":"Field","name":{"kind":"Name","value":"why"}}]}},{"kind":"Field","name":{"kind":"Name","value":"criteria"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"operator"}},{"kind":"Field","name":{"kind":"Name","value":"criterion"}},{"kind":"Field","name":{"kind":"Name","value":"met"}},{"kind":"Field","name":{"kind":"Name","value":"detail"}}]}},{"kind":"Field","name":{"kind":"Name","value":"blockers"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"kind"}},{"kind":"Field","name":{"kind":"Name","value":"detail"}}]}}]}}]}}]} as unknown as DocumentNode<ConsoleNodeQuery, ConsoleNodeQueryVariables>;
+export const ConsoleTimelineDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"ConsoleTimeline"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"id"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"after"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"componentTimeline"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"componentId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"id"}}},{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"200"}},{"kind":"Argument","name":{"kind":"Name","value":"after"},"value":{"kind":"Variable","name":{"kind":"Name","value":"after"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"events"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"cursor"}},{"kind":"Field","name":{"kind":"Name","value":"at"}},{"kind":"Field","name":{"kind":"Name","value":"kind"}},{"kind":"Field","name":{"kind":"Name","value":"actor"}},{"kind":"Field","name":{"kind":"Name","value":"fromPhase"}},{"kind":"Field","name":{"kind":"Name","value":"toPhase"}},{"kind":"Field","name":{"kind":"Name","value":"fromStatus"}},{"kind":"Field","name":{"kind":"Name","value":"toStatus"}},{"kind":"Field","name":{"kind":"Name","value":"action"}},{"kind":"Field","name":{"kind":"Name","value":"error"}},{"kind":"Field","name":{"kind":"Name","value":"reason"}},{"kind":"Field","name":{"kind":"Name","value":"session"}}]}},{"kind":"Field","name":{"kind":"Name","value":"nextCursor"}}]}}]}}]} as unknown as DocumentNode<ConsoleTimelineQuery, ConsoleTimelineQueryVariables>;
+export const ConsoleSessionsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"ConsoleSessions"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"sessions"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"tenant"}},{"kind":"Field","name":{"kind":"Name","value":"operation"}},{"kind":"Field","name":{"kind":"Name","value":"templateName"}},{"kind":"Field","name":{"kind":"Name","value":"limit"}},{"kind":"Field","name":{"kind":"Name","value":"paused"}},{"kind":"Field","name":{"kind":"Name","value":"aborted"}},{"kind":"Field","name":{"kind":"Name","value":"createdBy"}},{"kind":"Field","name":{"kind":"Name","value":"status"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"status"}},{"kind":"Field","name":{"kind":"Name","value":"startTime"}},{"kind":"Field","name":{"kind":"Name","value":"endTime"}},{"kind":"Field","name":{"kind":"Name","value":"error"}}]}}]}}]}}]} as unknown as DocumentNode<ConsoleSessionsQuery, ConsoleSessionsQueryVariables>;
+export const ConsoleSessionProgressDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"ConsoleSessionProgress"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"name"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"sessionProgress"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"name"},"value":{"kind":"Variable","name":{"kind":"Name","value":"name"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"FragmentSpread","name":{"kind":"Name","value":"ConsoleProgress"}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"ConsoleProgress"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"SessionExtendedStatus"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"status"}},{"kind":"Field","name":{"kind":"Name","value":"managedComponentsCount"}},{"kind":"Field","name":{"kind":"Name","value":"percentSuccessful"}},{"kind":"Field","name":{"kind":"Name","value":"percentFailed"}},{"kind":"Field","name":{"kind":"Name","value":"paused"}},{"kind":"Field","name":{"kind":"Name","value":"pauseReason"}},{"kind":"Field","name":{"kind":"Name","value":"phases"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"percentComplete"}},{"kind":"Field","name":{"kind":"Name","value":"percentPoweringOn"}},{"kind":"Field","name":{"kind":"Name","value":"percentPoweringOff"}},{"kind":"Field","name":{"kind":"Name","value":"percentConfiguring"}}]}},{"kind":"Field","name":{"kind":"Name","value":"failureReasons"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"key"}},{"kind":"Field","name":{"kind":"Name","value":"count"}},{"kind":"Field","name":{"kind":"Name","value":"ids"}},{"kind":"Field","name":{"kind":"Name","value":"list"}}]}},{"kind":"Field","name":{"kind":"Name","value":"errorSummary"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"key"}},{"kind":"Field","name":{"kind":"Name","value":"count"}},{"kind":"Field","name":{"kind":"Name","value":"list"}}]}},{"kind":"Field","name":{"kind":"Name","value":"timing"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"duration"}}]}}]}}]} as unknown as DocumentNode<ConsoleSessionProgressSubscription, ConsoleSessionProgressSubscriptionVariables>;
+export const ConsoleSessionStatusDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"ConsoleSessionStatus"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"name"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"sessionStatus"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"name"},"value":{"kind":"Variable","name":{"kind":"Name","value":"name"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"FragmentSpread","name":{"kind":"Name","value":"ConsoleProgress"}}]}},{"kind":"Field","name":{"kind":"Name","value":"explainSession"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"name"},"value":{"kind":"Variable","name":{"kind":"Name","value":"name"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"remaining"}},{"kind":"Field","name":{"kind":"Name","value":"groups"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"waitingFor"}},{"kind":"Field","name":{"kind":"Name","value":"description"}},{"kind":"Field","name":{"kind":"Name","value":"count"}},{"kind":"Field","name":{"kind":"Name","value":"examples"}}]}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"ConsoleProgress"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"SessionExtendedStatus"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"status"}},{"kind":"Field","name":{"kind":"Name","value":"managedComponentsCount"}},{"kind":"Field","name":{"kind":"Name","value":"percentSuccessful"}},{"kind":"Field","name":{"kind":"Name","value":"percentFailed"}},{"kind":"Field","name":{"kind":"Name","value":"paused"}},{"kind":"Field","name":{"kind":"Name","value":"pauseReason"}},{"kind":"Field","name":{"kind":"Name","value":"phases"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"percentComplete"}},{"kind":"Field","name":{"kind":"Name","value":"percentPoweringOn"}},{"kind":"Field","name":{"kind":"Name","value":"percentPoweringOff"}},{"kind":"Field","name":{"kind":"Name","value":"percentConfiguring"}}]}},{"kind":"Field","name":{"kind":"Name","value":"failureReasons"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"key"}},{"kind":"Field","name":{"kind":"Name","value":"count"}},{"kind":"Field","name":{"kind":"Name","value":"ids"}},{"kind":"Field","name":{"kind":"Name","value":"list"}}]}},{"kind":"Field","name":{"kind":"Name","value":"errorSummary"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"key"}},{"kind":"Field","name":{"kind":"Name","value":"count"}},{"kind":"Field","name":{"kind":"Name","value":"list"}}]}},{"kind":"Field","name":{"kind":"Name","value":"timing"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"duration"}}]}}]}}]} as unknown as DocumentNode<ConsoleSessionStatusQuery, ConsoleSessionStatusQueryVariables>;
+export const ConsoleTemplatesDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"ConsoleTemplates"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"sessionTemplates"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"tenant"}},{"kind":"Field","name":{"kind":"Name","value":"description"}}]}}]}}]} as unknown as DocumentNode<ConsoleTemplatesQuery, ConsoleTemplatesQueryVariables>;
+export const ConsolePlanDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"ConsolePlan"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"CreateSessionInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"planSession"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"valid"}},{"kind":"Field","name":{"kind":"Name","value":"setupError"}},{"kind":"Field","name":{"kind":"Name","value":"errors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}},{"kind":"Field","name":{"kind":"Name","value":"warnings"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}},{"kind":"Field","name":{"kind":"Name","value":"counts"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"managed"}},{"kind":"Field","name":{"kind":"Name","value":"skipped"}},{"kind":"Field","name":{"kind":"Name","value":"powerCycle"}},{"kind":"Field","name":{"kind":"Name","value":"powerOn"}},{"kind":"Field","name":{"kind":"Name","value":"powerOff"}},{"kind":"Field","name":{"kind":"Name","value":"configureOnly"}},{"kind":"Field","name":{"kind":"Name","value":"nothing"}},{"kind":"Field","name":{"kind":"Name","value":"unknown"}}]}},{"kind":"Field","name":{"kind":"Name","value":"bootSets"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"nodeCount"}},{"kind":"Field","name":{"kind":"Name","value":"kernel"}},{"kind":"Field","name":{"kind":"Name","value":"configuration"}}]}},{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"action"}},{"kind":"Field","name":{"kind":"Name","value":"skipReason"}},{"kind":"Field","name":{"kind":"Name","value":"detail"}}]}}]}}]}}]} as unknown as DocumentNode<ConsolePlanQuery, ConsolePlanQueryVariables>;
+export const ConsoleCreateSessionDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"ConsoleCreateSession"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"CreateSessionInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"createSession"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"session"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"warnings"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<ConsoleCreateSessionMutation, ConsoleCreateSessionMutationVariables>;
+export const ConsolePauseDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"ConsolePause"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"name"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"pauseSession"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"name"},"value":{"kind":"Variable","name":{"kind":"Name","value":"name"}}},{"kind":"Argument","name":{"kind":"Name","value":"reason"},"value":{"kind":"StringValue","value":"paused from the console","block":false}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"paused"}}]}}]}}]} as unknown as DocumentNode<ConsolePauseMutation, ConsolePauseMutationVariables>;
+export const ConsoleResumeDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"ConsoleResume"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"name"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"resumeSession"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"name"},"value":{"kind":"Variable","name":{"kind":"Name","value":"name"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"paused"}}]}}]}}]} as unknown as DocumentNode<ConsoleResumeMutation, ConsoleResumeMutationVariables>;
+export const ConsoleAbortDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"ConsoleAbort"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"name"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"abortSession"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"name"},"value":{"kind":"Variable","name":{"kind":"Name","value":"name"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"session"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"aborted"}}]}},{"kind":"Field","name":{"kind":"Name","value":"stopped"}}]}}]}}]} as unknown as DocumentNode<ConsoleAbortMutation, ConsoleAbortMutationVariables>;

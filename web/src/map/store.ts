@@ -1,0 +1,86 @@
+/**
+ * The console's copy of every component's map state, in flat arrays (100,000 nodes are a few MB, and
+ * a live event touches one slot). Loaded from `components` pages, then kept current by the live
+ * module (web/src/live). Listeners hear which indexes changed, so the map redraws only those pixels.
+ */
+import { statusIndex } from './colors.ts';
+
+export interface NodeRow {
+  id: string;
+  enabled: boolean;
+  session: string;
+  failureReason: string;
+  status: { phase: string; status: string };
+}
+
+/** What a live event says about a node (absent fields: unchanged). */
+export interface NodeChange {
+  componentId: string;
+  session?: string | null;
+  toStatus?: string | null;
+  toPhase?: string | null;
+  reason?: string | null;
+  kind?: string;
+}
+
+type Listener = (changed: number[] | 'all') => void;
+
+export class NodeStore {
+  ids: string[] = [];
+  readonly index = new Map<string, number>();
+  status = new Uint8Array(0);
+  phase: string[] = [];
+  session: string[] = [];
+  reason: string[] = [];
+  /** Changed with every change, for memoised views (counts, filter lists). */
+  version = 0;
+  private listeners = new Set<Listener>();
+
+  /** Replace everything with a full snapshot (sorted ids keep the layout stable). */
+  load(rows: NodeRow[]): void {
+    rows = [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    this.ids = rows.map((r) => r.id);
+    this.index.clear();
+    this.ids.forEach((id, i) => this.index.set(id, i));
+    this.status = Uint8Array.from(rows, (r) => statusIndex(r.status.status));
+    this.phase = rows.map((r) => r.status.phase);
+    this.session = rows.map((r) => r.session);
+    this.reason = rows.map((r) => r.failureReason);
+    this.version++;
+    this.emit('all');
+  }
+
+  /** Apply live changes in log order; unknown ids (a node discovered later) are ignored until the next load. */
+  apply(changes: NodeChange[]): void {
+    const changed: number[] = [];
+    for (const c of changes) {
+      const i = this.index.get(c.componentId);
+      if (i === undefined) continue;
+      if (c.toStatus) this.status[i] = statusIndex(c.toStatus);
+      if (c.toPhase) this.phase[i] = c.toPhase;
+      if (c.session) this.session[i] = c.session;
+      if (c.reason) this.reason[i] = c.reason;
+      else if (c.toStatus && c.toStatus !== 'FAILED') this.reason[i] = '';
+      changed.push(i);
+    }
+    if (!changed.length) return;
+    this.version++;
+    this.emit(changed);
+  }
+
+  subscribe(l: Listener): () => void {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  }
+
+  private emit(changed: number[] | 'all'): void {
+    for (const l of this.listeners) l(changed);
+  }
+
+  /** Nodes per status index. */
+  counts(): number[] {
+    const out = new Array<number>(16).fill(0);
+    for (const s of this.status) out[s]!++;
+    return out;
+  }
+}
