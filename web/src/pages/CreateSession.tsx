@@ -53,7 +53,9 @@ export function CreateSession() {
       {p && (
         <section className="plan" data-testid="plan">
           <h3>What it would do {p.valid ? '' : '(refused)'}</h3>
+          {/* biome-ignore lint/suspicious/noArrayIndexKey: a plan's messages are fixed once shown */}
           {p.errors.map((m, k) => <p key={k} className="error">{m.field && <b>{m.field}: </b>}{m.message}</p>)}
+          {/* biome-ignore lint/suspicious/noArrayIndexKey: a plan's messages are fixed once shown */}
           {p.warnings.map((m, k) => <p key={k} className="warning">{m.field && <b>{m.field}: </b>}{m.message}</p>)}
           {p.setupError && <p className="warning">{p.setupError}</p>}
           <p data-testid="plan-counts">{p.counts.managed} nodes: {p.counts.powerCycle} power cycle, {p.counts.powerOn} power on, {p.counts.powerOff} power off, {p.counts.configureOnly} configure only, {p.counts.nothing} nothing, {p.counts.unknown} unknown; {p.counts.skipped} left out.</p>

@@ -26,10 +26,11 @@ export function MapPage({ store }: { store: NodeStore }) {
   const [groupError, setGroupError] = useState('');
   const [hover, setHover] = useState<{ i: number; x: number; y: number } | null>(null);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the store is mutated in place; version and ids say when it changed
   const { sessions, reasons } = useMemo(() => ({
     sessions: [...new Set(store.session.filter(Boolean))].sort(),
     reasons: [...new Set(store.reason.filter(Boolean))].sort(),
-  }), [store, version, ids]); // eslint-disable-line react-hooks/exhaustive-deps
+  }), [store, version, ids]);
 
   const keep = useMemo(() => {
     if (!session && !status && !reason && !group) return null;

@@ -66,6 +66,7 @@ export function NodePage({ id, store }: { id: string; store: NodeStore }) {
             <details>
               <summary>each operator's criteria for this node</summary>
               <table><tbody>{x.criteria.map((k, n) => (
+                // biome-ignore lint/suspicious/noArrayIndexKey: one explain answer's rows, in a fixed order
                 <tr key={n} className={k.met ? 'met' : 'unmet'}><td>{k.operator}</td><td>{k.criterion}</td><td>{k.met ? '✓' : '✗'}</td><td>{k.detail}</td></tr>
               ))}</tbody></table>
             </details>

@@ -12,6 +12,7 @@ export function SessionActions({ name, state, paused, onDone }: { name: string; 
   const [resume, doResume] = useMutation(ResumeMutation);
   const [abort, doAbort] = useMutation(AbortMutation);
   const [answered, setAnswered] = useState<boolean | null>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new paused flag from the server replaces the mutation's answer
   useEffect(() => setAnswered(null), [paused]);
   const isPaused = answered ?? paused;
   const busy = pause.fetching || resume.fetching || abort.fetching;
