@@ -75,13 +75,18 @@ describe.skipIf(!BROWSER_TESTS)(`map at ${NODES} nodes (synthetic API)`, () => {
         const m = JSON.parse(String(raw)) as { type: string; id?: string };
         if (m.type === 'connection_init') ws.send(JSON.stringify({ type: 'connection_ack' }));
         if (m.type !== 'subscribe') return;
-        // Started by the test once the full map is drawn: a reboot's worth of transitions, 2,000 at a time, as fast as the socket takes them.
+        // Started by the test once the full map is drawn: a reboot's worth of transitions, 2,000 every 50 ms, as
+        // componentEventBatches sends them (at most 1,000 events to a message).
         const statuses = ['POWER_OFF_GRACEFULLY_CALLED', 'POWER_ON_CALLED', 'CONFIGURING', 'STABLE'];
         const push = () => {
-          for (let k = 0; k < 2000 && sent < EVENTS; k++, sent++) {
-            const componentEvents = { cursor: String(sent + 1), componentId: ids[(sent * 7919) % NODES], session: 'bench', kind: 'transition',
-              toPhase: null, toStatus: statuses[Math.floor(sent / 1000) % 4], reason: null, error: null };
-            ws.send(JSON.stringify({ id: m.id, type: 'next', payload: { data: { componentEvents } } }));
+          for (let msg = 0; msg < 2 && sent < EVENTS; msg++) {
+            const events = [];
+            for (let k = 0; k < 1000 && sent < EVENTS; k++, sent++) {
+              events.push({ cursor: String(sent + 1), componentId: ids[(sent * 7919) % NODES], session: 'bench', kind: 'transition',
+                toPhase: null, toStatus: statuses[Math.floor(sent / 1000) % 4], reason: null, error: null });
+            }
+            const componentEventBatches = { cursor: String(sent), events };
+            ws.send(JSON.stringify({ id: m.id, type: 'next', payload: { data: { componentEventBatches } } }));
           }
           if (sent < EVENTS) setTimeout(push, 50);
         };

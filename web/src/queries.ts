@@ -17,10 +17,12 @@ export const ComponentsPage = graphql(`
   }
 `);
 
-export const ComponentEventsSubscription = graphql(`
-  subscription ConsoleComponentEvents($after: ID) {
-    componentEvents(after: $after) {
-      cursor componentId session kind toPhase toStatus reason error
+/** The map's live feed: the events of a short window as one message (componentEventBatches). */
+export const ComponentEventBatchesSubscription = graphql(`
+  subscription ConsoleComponentEventBatches($after: ID) {
+    componentEventBatches(after: $after) {
+      cursor
+      events { cursor componentId session kind toPhase toStatus reason error }
     }
   }
 `);

@@ -1,8 +1,7 @@
 /**
  * The map's live update path, kept in this one module: the snapshot (`components`, paged) and the
- * `componentEvents` subscription that keeps it current. When the batched subscription
- * (`componentEventBatches`, issue 16) lands, only this file changes: subscribe to it and hand each
- * batch to `store.apply` as one array.
+ * `componentEventBatches` subscription that keeps it current, each message a window's events (a
+ * full-machine boot is hundreds of messages, not hundreds of thousands).
  *
  * Order of work: the subscription starts first ("from now on") and its events are held; then the
  * snapshot is read; then the held events are applied in log order on top of it. An event older than
@@ -15,7 +14,7 @@
 import type { Client, OperationResult } from 'urql';
 import type { ApiClient } from '../client.ts';
 import type { ConsoleComponentsQuery } from '../gql/graphql.ts';
-import { ComponentEventsSubscription, ComponentsPage } from '../queries.ts';
+import { ComponentEventBatchesSubscription, ComponentsPage } from '../queries.ts';
 import type { NodeChange, NodeRow, NodeStore } from '../map/store.ts';
 import { mapStats } from '../map/stats.ts';
 
@@ -47,12 +46,12 @@ export function startLiveMap(api: ApiClient, store: NodeStore, onError: (e: Erro
   let frame = 0;
   const flush = () => { frame = 0; const batch = pending; pending = []; store.apply(batch); mapStats.liveEvents += batch.length; };
 
-  const sub = client.subscription(ComponentEventsSubscription, {}).subscribe((r) => {
+  const sub = client.subscription(ComponentEventBatchesSubscription, {}).subscribe((r) => {
     if (r.error) { onError(r.error); return; }
-    const e = r.data?.componentEvents;
-    if (!e) return;
-    if (held) { held.push(e); return; }
-    pending.push(e);
+    const events = r.data?.componentEventBatches.events;
+    if (!events?.length) return;
+    if (held) { held.push(...events); return; }
+    pending.push(...events);
     if (!frame) frame = requestAnimationFrame(flush);
   });
 
