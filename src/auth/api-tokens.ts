@@ -15,6 +15,7 @@ import {
   findApiToken, insertApiToken, insertApiTokenIfAbsent, listApiTokenRows, revokeApiTokenRow, revokeApiTokensOf,
   type ApiTokenRow,
 } from '../db/tokens.ts';
+import type { TokenRows } from './token-rows.ts';
 
 export const API_TOKEN_RE = /^bto_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
 
@@ -140,12 +141,13 @@ function sameHash(a: string, b: string): boolean {
 
 /** Check a presented token; the failure says why (unknown, revoked, expired) without echoing it. */
 export async function verifyApiToken(
-  db: Db, plaintext: string, opts: { now?: () => Date } = {},
+  db: Db, plaintext: string, opts: { now?: () => Date; rows?: TokenRows } = {},
 ): Promise<Principal | AuthFailure> {
   const m = API_TOKEN_RE.exec(plaintext);
   if (!m) return authFailure('malformed', 'not a bootorch API token (expected bto_<id>_<secret>)');
   const id = m[1]!;
-  const row = await findApiToken(db, id);
+  // `rows` (token-rows.ts) batches lookups and keeps rows while the credential watch vouches for them.
+  const row = opts.rows ? await opts.rows.find(id) : await findApiToken(db, id);
   // Unknown id and wrong secret read the same, so ids cannot be probed. The compare is constant-time
   // so the hash cannot be learned byte by byte from response times.
   if (!row || !sameHash(row.hash, hashApiToken(plaintext))) {
