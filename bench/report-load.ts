@@ -15,6 +15,8 @@ import { freshDatabase } from './scale.ts';
 import { startApiProcess } from './api-load.ts';
 
 export interface ReportLoadRow {
+  /** `ordinary`: every request through Apollo, every token looked up (BOOTORCH_FAST_REPORTS=false); `fast`: this issue's path. */
+  path: 'ordinary' | 'fast';
   connections: number;
   /** Accepted reports (2xx answers whose body says BootStateReported) per second. */
   acceptedPerSecond: number;
@@ -37,7 +39,7 @@ export async function seedReportingNodes(conn: Connection, n: number, tag = 'ben
 }
 
 /** autocannon against `url` for `seconds`, each request a report by node i (round robin) with node i's token. */
-export async function fireReports(url: string, nodes: { ids: string[]; tokens: string[]; bssToken: string }, connections: number, seconds: number): Promise<Omit<ReportLoadRow, 'load'>> {
+export async function fireReports(url: string, nodes: { ids: string[]; tokens: string[]; bssToken: string }, connections: number, seconds: number): Promise<Omit<ReportLoadRow, 'load' | 'path'>> {
   let next = 0;
   let accepted = 0;
   let refused = 0;
@@ -58,21 +60,27 @@ export async function fireReports(url: string, nodes: { ids: string[]; tokens: s
   return { connections, acceptedPerSecond: accepted / seconds, p50: r.latency.p50, p99: r.latency.p99, errors: refused + r.errors + r.timeouts };
 }
 
+/** Both paths, each in its own API process, one after the other at each connection count (ratios within one run). */
 export async function runReportLoad(adminUrl: string, o: { nodes?: number; seconds?: number; connections?: number[] } = {}): Promise<ReportLoadRow[]> {
   const conn = await freshDatabase(adminUrl, 'bootorch_bench_reports');
   const nodes = await seedReportingNodes(conn, o.nodes ?? 4096);
-  let api: { url: string; child: ChildProcess } | undefined;
+  const rows: ReportLoadRow[] = [];
   try {
-    api = await startApiProcess(conn);
-    await fireReports(api.url, nodes, 16, 2); // warm-up: JIT, pool connections
-    const rows: ReportLoadRow[] = [];
-    for (const c of o.connections ?? [64, 512]) {
-      const load = os.loadavg()[0]!;
-      rows.push({ ...await fireReports(api.url, nodes, c, o.seconds ?? 10), load });
+    for (const path of ['ordinary', 'fast'] as const) {
+      let api: { url: string; child: ChildProcess } | undefined;
+      try {
+        api = await startApiProcess(conn, { BOOTORCH_FAST_REPORTS: String(path === 'fast') });
+        await fireReports(api.url, nodes, 16, 2); // warm-up: JIT, pool connections, cached tokens
+        for (const c of o.connections ?? [64, 512]) {
+          const load = os.loadavg()[0]!;
+          rows.push({ path, ...await fireReports(api.url, nodes, c, o.seconds ?? 10), load });
+        }
+      } finally {
+        api?.child.kill('SIGTERM');
+      }
     }
     return rows;
   } finally {
-    api?.child.kill('SIGTERM');
     await conn.close();
   }
 }
@@ -81,6 +89,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const url = process.env.DATABASE_URL;
   if (!url) throw new Error('set DATABASE_URL');
   const rows = await runReportLoad(url, { seconds: Number(process.env.SECONDS ?? 10) });
-  for (const r of rows) process.stdout.write(`${r.connections} connections: ${r.acceptedPerSecond.toFixed(0)} accepted/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.errors} not accepted, load ${r.load.toFixed(2)}\n`);
+  for (const r of rows) process.stdout.write(`${r.path} ${r.connections} connections: ${r.acceptedPerSecond.toFixed(0)} accepted/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.errors} not accepted, load ${r.load.toFixed(2)}\n`);
   process.exit(0);
 }

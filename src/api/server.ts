@@ -81,7 +81,10 @@ export interface ApiServerOptions extends ApiDeps {
   credentialWatch?: CredentialWatch;
   /** Standalone mode's boot-script endpoint (api/boot/routes.ts), mounted at /boot/v1. */
   bootRoutes?: express.Router;
-  /** Serve the node reporter's document without Apollo's pipeline (fast-reports.ts; default true). */
+  /**
+   * Serve the node reporter's document without Apollo's pipeline (fast-reports.ts), and cache token
+   * rows while the credential watch vouches for them (default true; false is the baseline the bench compares with).
+   */
   fastReports?: boolean;
   /** Serve HTTPS (and wss) with this certificate chain and key (PEM) instead of plain HTTP. */
   tls?: { cert: string | Buffer; key: string | Buffer };
@@ -110,7 +113,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const watch = opts.credentialWatch ?? new CredentialWatch({ pool: poolOf(opts.db), logger: opts.logger });
   const deps: ApiDeps = { ...opts, live };
   // Cached credentials only while the watch hears revocations (token-rows.ts); without it, every lookup is a query.
-  const tokenRows = opts.auth?.authenticator.tokenRows;
+  const tokenRows = opts.fastReports === false ? undefined : opts.auth?.authenticator.tokenRows;
   if (tokenRows) await watch.keepCache(tokenRows).catch((e) => opts.logger?.warn({ err: (e as Error).message }, 'credential watch: LISTEN failed; token rows are not cached'));
   const identify = opts.identify ?? (opts.auth ? authIdentify(opts.auth) : identifyFromHeaders);
   const contextFor = async (req: http.IncomingMessage, who: Identity): Promise<ApiContext> =>
