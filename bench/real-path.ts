@@ -12,6 +12,7 @@ import path from 'node:path';
 import { startRole, type RoleProcess } from '../test/helpers/processes.ts';
 import { createApiToken, hashApiToken } from '../src/auth/api-tokens.ts';
 import { freshDatabase } from './scale.ts';
+import type { Connection } from '../src/db/client.ts';
 
 export interface RealPathResult {
   nodes: number;
@@ -45,7 +46,10 @@ async function until<T>(f: () => Promise<T | undefined | false>, what: string, t
   }
 }
 
-export async function runRealPath(adminUrl: string, nodes: number, o: { replicas?: number; tag?: string } = {}): Promise<RealPathResult> {
+/** What a caller may look at before the processes stop (the replica test). */
+export interface RealPathStack { conn: Connection; apiUrls: string[]; adminToken: string; simUrl: string }
+
+export async function runRealPath(adminUrl: string, nodes: number, o: { replicas?: number; tag?: string; inspect?(s: RealPathStack): Promise<void> } = {}): Promise<RealPathResult> {
   const replicas = o.replicas ?? 1;
   const conn = await freshDatabase(adminUrl, `bootorch_bench_real_${nodes}_${replicas}${o.tag ?? ''}`);
   // The in-process bench's options (scale.ts), discovery on so that the worker finds the nodes in HSM.
@@ -59,7 +63,7 @@ export async function runRealPath(adminUrl: string, nodes: number, o: { replicas
     const sim = startRole('sim', { SIM_NODES: String(nodes) }, ['--nodes', String(nodes), '--port', '0', '--timing', 'instant', '--initial', 'booted',
       '--bootorch-url', ports.map((p) => `http://127.0.0.1:${p}/graphql`).join(','), '--report-token-file', tokenFile]);
     roles.push(sim);
-    await sim.waitFor(/simulator: GET (\S+)\/sim\/info/, 120_000);
+    const simUrl = (await sim.waitFor(/simulator: GET (\S+)\/sim\/info/, 120_000))[1]!;
     const simEnv = Object.fromEntries([...sim.output().matchAll(/^export (\w+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
     const env = { DATABASE_URL: conn.url, BOOTORCH_ADAPTERS: 'http', BOOTORCH_AUTH_MODE: 'tokens', BOOTORCH_RATE_LIMIT_BURST: '0', ...simEnv };
     const apiUrls: string[] = [];
@@ -97,6 +101,7 @@ export async function runRealPath(adminUrl: string, nodes: number, o: { replicas
     const r = (await conn.pool.query(`select count(*)::int as n, count(distinct component_id)::int as nodes, extract(epoch from max(at) - min(at)) * 1000 as span
       from component_events where kind = 'report' and at >= $1`, [started])).rows[0];
     const stable = (await conn.pool.query(`select count(*)::int as n from components where status = 'stable'`)).rows[0].n as number;
+    await o.inspect?.({ conn, apiUrls, adminToken: admin, simUrl });
     return { nodes, replicas, wallMs, reportSpanMs: Number(r.span ?? 0), reports: r.n, reported: r.nodes, stable, load };
   } finally {
     await Promise.all(roles.map((p) => p.stop()));

@@ -12,6 +12,8 @@ import { freshDatabase, runScale, type ScaleResult } from './scale.ts';
 import { runFloor } from './floor.ts';
 import { runApiLoad, type ApiLoadResult } from './api-load.ts';
 import { runFanout, type FanoutResult } from './fanout.ts';
+import { runRealPath, type RealPathResult } from './real-path.ts';
+import { runReportLoad, type ReportLoadRow } from './report-load.ts';
 
 const args = new Set(process.argv.slice(2));
 const sizesArg = process.argv.find((a) => a.startsWith('--sizes='));
@@ -51,6 +53,23 @@ async function main() {
     pollingOf = rows.find((x) => x.r.nodes === n)!.r;
     log(`  ${fmt(polling.wallMs)} ms (x${fmt(polling.wallMs / pollingOf.wallMs, 1)} bootorch)`);
   }
+  const real: RealPathResult[] = [];
+  for (const n of sizes.filter((x) => x >= 1000)) {
+    log(`real path: reboot of ${fmt(n)} nodes, bootorch sim + api + worker processes...`);
+    const r = await runRealPath(adminUrl, n);
+    real.push(r);
+    log(`  ${fmt(r.wallMs)} ms (x${fmt(r.wallMs / rows.find((x) => x.r.nodes === n)!.r.wallMs, 1)} in-process), reports first to last ${fmt(r.reportSpanMs)} ms`);
+  }
+  const twoAt = Math.max(...sizes.filter((s) => s <= 10_000));
+  if (twoAt >= 1000) {
+    log(`real path, two API replicas: reboot of ${fmt(twoAt)} nodes...`);
+    const r = await runRealPath(adminUrl, twoAt, { replicas: 2 });
+    real.push(r);
+    log(`  ${fmt(r.wallMs)} ms, reports first to last ${fmt(r.reportSpanMs)} ms`);
+  }
+  log('reporter mutations at wire speed (autocannon, node tokens)...');
+  const reportLoad = await runReportLoad(adminUrl);
+  for (const r of reportLoad) log(`  ${r.path} ${r.connections} connections: ${fmt(r.acceptedPerSecond)} accepted/s, p99 ${fmt(r.p99)} ms`);
   log('API under a 10,000-node reboot...');
   const api: ApiLoadResult = await runApiLoad(adminUrl, Math.max(...sizes.filter((s) => s <= 10_000)));
   log(`  components p50 ${fmt(api.components.p50, 1)} ms p99 ${fmt(api.components.p99, 1)} ms; reports ${fmt(api.reportsPerSecond)}/s`);
@@ -59,13 +78,13 @@ async function main() {
   log(`  lag p50 ${fmt(fan.p50, 1)} ms p99 ${fmt(fan.p99, 1)} ms over ${fmt(fan.events)} events x ${fan.subscribers} subscribers`);
   await embedded?.stop();
 
-  const md = report({ rows, polling, pollingOf, api, fan, pgVersion });
+  const md = report({ rows, polling, pollingOf, api, fan, pgVersion, real, reportLoad });
   fs.writeFileSync('BENCHMARKS.md', md);
   log('\nwrote BENCHMARKS.md');
   process.exit(0);
 }
 
-function report(x: { rows: Array<{ r: ScaleResult; floorMs: number; floorRows: number }>; polling?: ScaleResult; pollingOf?: ScaleResult; api: ApiLoadResult; fan: FanoutResult; pgVersion: string }): string {
+function report(x: { rows: Array<{ r: ScaleResult; floorMs: number; floorRows: number }>; polling?: ScaleResult; pollingOf?: ScaleResult; api: ApiLoadResult; fan: FanoutResult; pgVersion: string; real: RealPathResult[]; reportLoad: ReportLoadRow[] }): string {
   const cpu = os.cpus()[0]?.model ?? 'unknown';
   const goal = (ok: boolean) => (ok ? 'met' : '**not met**');
   const byN = (n: number) => x.rows.find((r) => r.r.nodes === n);
@@ -95,6 +114,25 @@ function report(x: { rows: Array<{ r: ScaleResult; floorMs: number; floorRows: n
     x.polling && x.pollingOf
       ? `Same engine, edge-triggered kicks off, \`polling_frequency\` 15 s (BOS's default), ${fmt(x.polling.nodes)} nodes: **${fmt(x.polling.wallMs)} ms** against bootorch's ${fmt(x.pollingOf.wallMs)} ms: polling / bootorch = **${fmt(x.polling.wallMs / x.pollingOf.wallMs, 1)}**.`
       : 'Skipped in this run (--skip-polling).',
+    '',
+    '## 3b. The real path: `bootorch sim`, `api` and `worker` processes',
+    '',
+    'The same reboot (instant hardware and configuration, the same options) with the simulator in its own process serving HSM, PCS, BSS, CFS and S3 over HTTP and its nodes reporting over HTTP, each with its own node token; the worker with BOOTORCH_ADAPTERS=http. In-process: section 1–2 of this run.',
+    '',
+    '| nodes | API replicas | real path | in-process | real / in-process | first to last accepted report | reports | nodes stable | load (1 min) |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...x.real.map((r) => {
+      const inproc = byN(r.nodes)?.r.wallMs;
+      return `| ${fmt(r.nodes)} | ${r.replicas} | ${fmt(r.wallMs)} ms | ${inproc ? `${fmt(inproc)} ms` : '–'} | ${inproc ? fmt(r.wallMs / inproc, 1) : '–'} | ${fmt(r.reportSpanMs)} ms | ${fmt(r.reports)} | ${fmt(r.stable)} | ${r.load.toFixed(1)} |`;
+    }),
+    '',
+    '## 4a. Reporter mutations at wire speed',
+    '',
+    'The node reporter\'s own reportBootState document over HTTP from autocannon, each request with the node token of the node it reports for (4,096 nodes, round robin), against one `bootorch api` process; every report is accepted and written. `ordinary` is the same build with BOOTORCH_FAST_REPORTS=false (every request through Apollo, no credential cache), measured in this run.',
+    '',
+    '| path | connections | accepted reports/s | p50 | p99 | not accepted | load (1 min) |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...x.reportLoad.map((r) => `| ${r.path} | ${r.connections} | ${fmt(r.acceptedPerSecond)} | ${fmt(r.p50)} ms | ${fmt(r.p99)} ms | ${fmt(r.errors)} | ${r.load.toFixed(1)} |`),
     '',
     '## 4. The API under load',
     '',
