@@ -21,6 +21,8 @@ export interface RealPathResult {
   /** First to last accepted report of the session. */
   reportSpanMs: number;
   reports: number;
+  /** Reports the simulator's nodes had refused (409 while mid-transition, or errors) and retried. */
+  refused: number;
   /** Distinct nodes that reported, and the stable ones at the end. */
   reported: number;
   stable: number;
@@ -102,7 +104,8 @@ export async function runRealPath(adminUrl: string, nodes: number, o: { replicas
       from component_events where kind = 'report' and at >= $1`, [started])).rows[0];
     const stable = (await conn.pool.query(`select count(*)::int as n from components where status = 'stable'`)).rows[0].n as number;
     await o.inspect?.({ conn, apiUrls, adminToken: admin, simUrl });
-    return { nodes, replicas, wallMs, reportSpanMs: Number(r.span ?? 0), reports: r.n, reported: r.nodes, stable, load };
+    const counters = await (await fetch(`${simUrl}/sim/counters`)).json() as { reports: { refused: number } };
+    return { nodes, replicas, wallMs, reportSpanMs: Number(r.span ?? 0), reports: r.n, refused: counters.reports.refused, reported: r.nodes, stable, load };
   } finally {
     await Promise.all(roles.map((p) => p.stop()));
     rmSync(dir, { recursive: true, force: true });
