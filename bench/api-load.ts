@@ -26,10 +26,10 @@ export function percentiles(xs: number[]): Latency {
   return { count: s.length, p50: at(0.5), p99: at(0.99) };
 }
 
-export async function startApiProcess(conn: Connection, extraEnv: Record<string, string> = {}): Promise<{ url: string; child: ChildProcess }> {
+export async function startApiProcess(conn: Connection, extraEnv: Record<string, string> = {}, cwd?: string): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, [...(process.env.API_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/apiprof'] : []), '--import', 'tsx', 'src/main.ts', 'api'], {
     env: { ...process.env, DATABASE_URL: conn.url, PORT: '0', LOG_LEVEL: 'warn', BOOTORCH_RATE_LIMIT_BURST: '0', ...extraEnv },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'inherit'], cwd,
   });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';

@@ -15,8 +15,11 @@ import { freshDatabase } from './scale.ts';
 import { startApiProcess } from './api-load.ts';
 
 export interface ReportLoadRow {
-  /** `ordinary`: every request through Apollo, every token looked up (BOOTORCH_FAST_REPORTS=false); `fast`: this issue's path. */
-  path: 'ordinary' | 'fast';
+  /**
+   * `ordinary`: every request through Apollo, no credential cache (BOOTORCH_FAST_REPORTS=false);
+   * `fast`: the fast path; `baseline`: another checkout's API (REPORT_BASELINE_DIR, e.g. main's tree).
+   */
+  path: 'baseline' | 'ordinary' | 'fast';
   connections: number;
   /** Accepted reports (2xx answers whose body says BootStateReported) per second. */
   acceptedPerSecond: number;
@@ -66,10 +69,11 @@ export async function runReportLoad(adminUrl: string, o: { nodes?: number; secon
   const nodes = await seedReportingNodes(conn, o.nodes ?? 4096);
   const rows: ReportLoadRow[] = [];
   try {
-    for (const path of ['ordinary', 'fast'] as const) {
+    const baseline = process.env.REPORT_BASELINE_DIR;
+    for (const path of [...(baseline ? ['baseline' as const] : []), 'ordinary', 'fast'] as const) {
       let api: { url: string; child: ChildProcess } | undefined;
       try {
-        api = await startApiProcess(conn, { BOOTORCH_FAST_REPORTS: String(path === 'fast') });
+        api = await startApiProcess(conn, { BOOTORCH_FAST_REPORTS: String(path === 'fast') }, path === 'baseline' ? baseline : undefined);
         await fireReports(api.url, nodes, 16, 2); // warm-up: JIT, pool connections, cached tokens
         for (const c of o.connections ?? [64, 512]) {
           const load = os.loadavg()[0]!;
