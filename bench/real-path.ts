@@ -6,7 +6,7 @@
  * Measured: createSession to session complete, and the first to the last accepted report.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startRole, type RoleProcess } from '../test/helpers/processes.ts';
@@ -29,13 +29,14 @@ export interface RealPathResult {
   load: number;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer().once('error', reject).listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
+/** `n` distinct ports that were free a moment ago (all held open until every one is picked). */
+async function freePorts(n: number): Promise<number[]> {
+  const held = await Promise.all(Array.from({ length: n }, () => new Promise<Server>((resolve, reject) => {
+    const s = createServer().once('error', reject).listen(0, '127.0.0.1', () => resolve(s));
+  })));
+  const ports = held.map((s) => (s.address() as { port: number }).port);
+  await Promise.all(held.map((s) => new Promise((r) => s.close(r))));
+  return ports;
 }
 
 async function until<T>(f: () => Promise<T | undefined | false>, what: string, timeoutMs: number): Promise<T> {
@@ -61,7 +62,7 @@ export async function runRealPath(adminUrl: string, nodes: number, o: { replicas
   writeFileSync(tokenFile, '{}');
   const roles: RoleProcess[] = [];
   try {
-    const ports = await Promise.all(Array.from({ length: replicas }, freePort));
+    const ports = await freePorts(replicas);
     const sim = startRole('sim', { SIM_NODES: String(nodes) }, ['--nodes', String(nodes), '--port', '0', '--timing', 'instant', '--initial', 'booted',
       '--bootorch-url', ports.map((p) => `http://127.0.0.1:${p}/graphql`).join(','), '--report-token-file', tokenFile]);
     roles.push(sim);
