@@ -15,7 +15,7 @@ import {
   findApiToken, insertApiToken, insertApiTokenIfAbsent, listApiTokenRows, revokeApiTokenRow, revokeApiTokensOf,
   type ApiTokenRow,
 } from '../db/tokens.ts';
-import type { TokenRows } from './token-rows.ts';
+import { forgetTokens, type TokenRows } from './token-rows.ts';
 
 export const API_TOKEN_RE = /^bto_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
 
@@ -104,7 +104,7 @@ export async function createNodeToken(db: Db, xname: string, opts: CreateNodeTok
   const now = (opts.now ?? systemNow)();
   const { id, token } = mint();
   const row = await transaction(db, async (tx) => {
-    if (opts.revokeExisting ?? true) await revokeApiTokensOf(tx, 'node', parsed.id, now);
+    if (opts.revokeExisting ?? true) forgetTokens(await revokeApiTokensOf(tx, 'node', parsed.id, now));
     return insertApiToken(tx, {
       id, hash: hashApiToken(token), role: 'node', tenant: null, subject: parsed.id,
       expiresAt: expiry(now, opts.ttlSeconds), createdAt: now,
@@ -168,7 +168,9 @@ export async function verifyApiToken(
 
 /** True when a live token was revoked now; false if unknown or already revoked (a repeated call changes nothing). */
 export async function revokeApiToken(db: Db, id: string, opts: { now?: () => Date } = {}): Promise<boolean> {
-  return revokeApiTokenRow(db, id, (opts.now ?? systemNow)());
+  const revoked = await revokeApiTokenRow(db, id, (opts.now ?? systemNow)());
+  forgetTokens([id]);
+  return revoked;
 }
 
 /** Tokens without secrets or hashes, oldest first; revoked ones only when asked (default false). */

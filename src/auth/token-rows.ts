@@ -11,6 +11,10 @@
  * when the watch is up, and within `trustMs` when it is not. A row is not kept when any invalidation
  * arrived while it was being read (it may predate the revocation). Expiry is checked on every use
  * (api-tokens.ts), not cached.
+ *
+ * Only node credentials are kept (the reporters' hot path; a human's token is read every time, so
+ * an edit by hand in SQL takes effect at once), and a revocation made by this process (revoking, or
+ * re-issuing a node's credential) is forgotten here before it returns, without waiting for its NOTIFY.
  */
 import type { Db } from '../db/client.ts';
 import { findApiTokens, type ApiTokenRow } from '../db/tokens.ts';
@@ -27,6 +31,18 @@ export interface TokenRowCacheOptions {
   /** Most ids per statement (default 1000). */
   maxBatch?: number;
   now?: () => number;
+}
+
+/** The caches of this process, told directly about revocations made here (forgetTokens). */
+const live = new Set<WeakRef<TokenRowCache>>();
+
+/** These tokens were revoked by this process: no cache here may serve them again. */
+export function forgetTokens(ids: readonly string[]): void {
+  for (const ref of live) {
+    const c = ref.deref();
+    if (!c) { live.delete(ref); continue; }
+    for (const id of ids) c.invalidate(id);
+  }
 }
 
 interface Waiting { id: string; resolve(r: ApiTokenRow | undefined): void; reject(e: unknown): void }
@@ -49,6 +65,7 @@ export class TokenRowCache implements TokenRows {
     this.maxAgeMs = o.maxAgeMs ?? 30_000;
     this.maxBatch = o.maxBatch ?? 1000;
     this.now = o.now ?? Date.now;
+    live.add(new WeakRef(this));
   }
 
   /** The watch's LISTEN connection answered just now: what it has not announced has not ended. */
@@ -102,7 +119,7 @@ export class TokenRowCache implements TokenRows {
           const found = new Map((await findApiTokens(this.db, [...new Set(batch.map((w) => w.id))])).map((r) => [r.id, r]));
           const keep = this.trusted() && before === this.invalidations;
           const at = this.now();
-          if (keep) for (const [id, row] of found) this.rows.set(id, { row, at });
+          if (keep) for (const [id, row] of found) if (row.role === 'node') this.rows.set(id, { row, at });
           for (const w of batch) w.resolve(found.get(w.id));
         } catch (e) {
           for (const w of batch) w.reject(e);

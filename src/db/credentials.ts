@@ -20,12 +20,13 @@ export interface EndedToken {
 /** Which of these token ids are no longer live (revoked, expired, or gone), as the database sees them now. */
 export async function endedTokens(db: Db, ids: readonly string[]): Promise<EndedToken[]> {
   if (ids.length === 0) return [];
-  const r = await db.execute<{ id: string; revoked_at: Date | null; expires_at: Date | null; gone: boolean }>(sql`
+  // Raw rows through drizzle keep timestamps as text: made Dates here.
+  const r = await db.execute<{ id: string; revoked_at: Date | string | null; expires_at: Date | string | null; gone: boolean }>(sql`
     select i.id, t.revoked_at, t.expires_at, t.id is null as gone
       from unnest(${arrayParam(ids, 'text')}) as i(id) left join api_tokens t on t.id = i.id
      where t.id is null or t.revoked_at is not null or t.expires_at <= now()`);
   return r.rows.map((x) => (
     x.gone ? { id: x.id, why: 'deleted' as const, at: null }
-      : x.revoked_at ? { id: x.id, why: 'revoked' as const, at: x.revoked_at }
-        : { id: x.id, why: 'expired' as const, at: x.expires_at }));
+      : x.revoked_at ? { id: x.id, why: 'revoked' as const, at: new Date(x.revoked_at) }
+        : { id: x.id, why: 'expired' as const, at: x.expires_at === null ? null : new Date(x.expires_at) }));
 }
