@@ -2,7 +2,7 @@
  * `npm run bench`: bootorch's orchestration cost, measured against the floor (the least database
  * work the same reboot needs) and against BOS-style polling, all in one run on this machine. Writes
  * BENCHMARKS.md. Flags: --full adds the 100,000-node reboot; --skip-polling skips the (slow)
- * polling baseline; --sizes=1,1000 picks the sizes; --parts=reboot,polling,api,fanout picks the parts
+ * polling baseline; --sizes=1,1000 picks the sizes; --parts=reboot,polling,real,reports,api,fanout picks the parts
  * (a run of fanout alone rewrites only its section of BENCHMARKS.md); --before=DIR adds the fan-out
  * of the API as checked out in DIR (the code before multiplexing), measured in the same run.
  */
@@ -15,12 +15,14 @@ import { runFloor } from './floor.ts';
 import { runApiLoad, type ApiLoadResult } from './api-load.ts';
 import type { FanoutResult } from './fanout.ts';
 import { fanoutCases, fanoutSection, rewriteFanoutSection, runFanoutCases } from './fanout-report.ts';
+import { runRealPath, type RealPathResult } from './real-path.ts';
+import { runReportLoad, type ReportLoadRow } from './report-load.ts';
 
 const args = new Set(process.argv.slice(2));
 const sizesArg = process.argv.find((a) => a.startsWith('--sizes='));
 const sizes = sizesArg ? sizesArg.slice(8).split(',').map(Number) : [1, 1000, 10_000, ...(args.has('--full') ? [100_000] : [])];
 const partsArg = process.argv.find((a) => a.startsWith('--parts='));
-const parts = new Set(partsArg ? partsArg.slice(8).split(',') : ['reboot', 'polling', 'api', 'fanout']);
+const parts = new Set(partsArg ? partsArg.slice(8).split(',') : ['reboot', 'polling', 'real', 'reports', 'api', 'fanout']);
 const before = process.argv.find((a) => a.startsWith('--before='))?.slice(9);
 /** --cases=1,3: only these fan-out cases (1-based, in the order fanoutCases lists them). */
 const casesArg = process.argv.find((a) => a.startsWith('--cases='))?.slice(8).split(',').map(Number);
@@ -59,6 +61,27 @@ async function main() {
     pollingOf = rows.find((x) => x.r.nodes === n)!.r;
     log(`  ${fmt(polling.wallMs)} ms (x${fmt(polling.wallMs / pollingOf.wallMs, 1)} bootorch)`);
   }
+  const real: RealPathResult[] = [];
+  for (const n of parts.has('real') ? sizes.filter((x) => x >= 1000) : []) {
+    log(`real path: reboot of ${fmt(n)} nodes, bootorch sim + api + worker processes...`);
+    const r = await runRealPath(adminUrl, n);
+    real.push(r);
+    const inProcess = rows.find((x) => x.r.nodes === n)?.r.wallMs;
+    log(`  ${fmt(r.wallMs)} ms${inProcess ? ` (x${fmt(r.wallMs / inProcess, 1)} in-process)` : ''}, reports first to last ${fmt(r.reportSpanMs)} ms`);
+  }
+  const twoAt = Math.max(...sizes.filter((s) => s <= 10_000));
+  if (parts.has('real') && twoAt >= 1000) {
+    log(`real path, two API replicas: reboot of ${fmt(twoAt)} nodes...`);
+    const r = await runRealPath(adminUrl, twoAt, { replicas: 2 });
+    real.push(r);
+    log(`  ${fmt(r.wallMs)} ms, reports first to last ${fmt(r.reportSpanMs)} ms`);
+  }
+  let reportLoad: ReportLoadRow[] = [];
+  if (parts.has('reports')) {
+    log('reporter mutations at wire speed (autocannon, node tokens)...');
+    reportLoad = await runReportLoad(adminUrl);
+    for (const r of reportLoad) log(`  ${r.path} ${r.connections} connections: ${fmt(r.acceptedPerSecond)} accepted/s, p99 ${fmt(r.p99)} ms`);
+  }
   let api: ApiLoadResult | undefined;
   if (parts.has('api')) {
     log('API under a 10,000-node reboot...');
@@ -75,13 +98,13 @@ async function main() {
     process.exit(0);
   }
   if (!api) throw new Error('a run that writes the whole of BENCHMARKS.md needs the api part');
-  const md = report({ rows, polling, pollingOf, api, fan: fanoutSection(fan, fanLoad), pgVersion });
+  const md = report({ rows, polling, pollingOf, api, fan: fanoutSection(fan, fanLoad), pgVersion, real, reportLoad });
   fs.writeFileSync('BENCHMARKS.md', md);
   log('\nwrote BENCHMARKS.md');
   process.exit(0);
 }
 
-function report(x: { rows: Array<{ r: ScaleResult; floorMs: number; floorRows: number }>; polling?: ScaleResult; pollingOf?: ScaleResult; api: ApiLoadResult; fan: string; pgVersion: string }): string {
+function report(x: { rows: Array<{ r: ScaleResult; floorMs: number; floorRows: number }>; polling?: ScaleResult; pollingOf?: ScaleResult; api: ApiLoadResult; fan: string; pgVersion: string; real: RealPathResult[]; reportLoad: ReportLoadRow[] }): string {
   const cpu = os.cpus()[0]?.model ?? 'unknown';
   const goal = (ok: boolean) => (ok ? 'met' : '**not met**');
   const byN = (n: number) => x.rows.find((r) => r.r.nodes === n);
@@ -111,6 +134,25 @@ function report(x: { rows: Array<{ r: ScaleResult; floorMs: number; floorRows: n
     x.polling && x.pollingOf
       ? `Same engine, edge-triggered kicks off, \`polling_frequency\` 15 s (BOS's default), ${fmt(x.polling.nodes)} nodes: **${fmt(x.polling.wallMs)} ms** against bootorch's ${fmt(x.pollingOf.wallMs)} ms: polling / bootorch = **${fmt(x.polling.wallMs / x.pollingOf.wallMs, 1)}**.`
       : 'Skipped in this run (--skip-polling).',
+    '',
+    '## 3b. The real path: `bootorch sim`, `api` and `worker` processes',
+    '',
+    'The same reboot (instant hardware and configuration, the same options) with the simulator in its own process serving HSM, PCS, BSS, CFS and S3 over HTTP and its nodes reporting over HTTP, each with its own node token; the worker with BOOTORCH_ADAPTERS=http. In-process: section 1–2 of this run.',
+    '',
+    '| nodes | API replicas | real path | in-process | real / in-process | first to last accepted report | reports | nodes stable | load (1 min) |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...x.real.map((r) => {
+      const inproc = byN(r.nodes)?.r.wallMs;
+      return `| ${fmt(r.nodes)} | ${r.replicas} | ${fmt(r.wallMs)} ms | ${inproc ? `${fmt(inproc)} ms` : '–'} | ${inproc ? fmt(r.wallMs / inproc, 1) : '–'} | ${fmt(r.reportSpanMs)} ms | ${fmt(r.reports)} | ${fmt(r.stable)} | ${r.load.toFixed(1)} |`;
+    }),
+    '',
+    '## 4a. Reporter mutations at wire speed',
+    '',
+    'The node reporter\'s own reportBootState document over HTTP from autocannon, each request with the node token of the node it reports for (4,096 nodes, round robin), against one `bootorch api` process; every report is accepted and written. `ordinary` is the same build with BOOTORCH_FAST_REPORTS=false (every request through Apollo, no credential cache), measured in this run.',
+    '',
+    '| path | connections | accepted reports/s | p50 | p99 | not accepted | load (1 min) |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...x.reportLoad.map((r) => `| ${r.path} | ${r.connections} | ${fmt(r.acceptedPerSecond)} | ${fmt(r.p50)} ms | ${fmt(r.p99)} ms | ${fmt(r.errors)} | ${r.load.toFixed(1)} |`),
     '',
     '## 4. The API under load',
     '',

@@ -12,6 +12,7 @@ import { startEngine } from '../src/engine/runtime.ts';
 import { ALL_OPERATORS } from '../src/operators/index.ts';
 import { createReportBatcher } from '../src/engine/reports.ts';
 import type { Options } from '../src/domain/options.ts';
+import { INSTANT_TIMING } from '../src/sim/role.ts';
 
 export interface ScaleResult {
   nodes: number;
@@ -25,11 +26,7 @@ export interface ScaleResult {
   failed: number;
 }
 
-export const INSTANT = {
-  powerOnDelayMs: 0, powerOffDelayMs: 0, forceOffDelayMs: 0, bootDelayMs: 0,
-  reportRetryBaseMs: 5, reportRetryMaxMs: 50,
-  batcher: { batchSize: 1000, batchWindowMs: 0, checkIntervalMs: 5, runTimeMs: 0 },
-};
+export const INSTANT = INSTANT_TIMING;
 
 export async function freshDatabase(adminUrl: string, name: string): Promise<Connection> {
   const admin = new pg.Client({ connectionString: adminUrl });

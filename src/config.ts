@@ -70,6 +70,8 @@ const envSchema = z.object({
   BOOTORCH_WS_DEFLATE: bool.default(false),
   /** Edge-triggered kicks on (default). Off gives the pure polling behaviour of BOS, for the benchmark baseline. */
   BOOTORCH_KICKS: bool.default(true),
+  /** Node reports by the fast path (src/api/fast-reports.ts) with cached credentials; false: Apollo for every request (a baseline). */
+  BOOTORCH_FAST_REPORTS: bool.default(true),
   /**
    * Serve /metrics without a credential on this port too (on BOOTORCH_METRICS_HOST), e.g. for a
    * Prometheus on a management network. Unset: /metrics only on the API port, to a credential of role

@@ -121,6 +121,7 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
     db: conn.db, scheduler: boss.scheduler, port: config.PORT, host: config.HOST, logger: log,
     queueHealthy: async () => true, images: adapters?.images, adapters, reports, auth, tls: tlsFromConfig(config), ...edgeOptions(config),
     wsDeflate: config.BOOTORCH_WS_DEFLATE,
+    fastReports: config.BOOTORCH_FAST_REPORTS,
     ...standaloneApi(config, conn.db),
   });
   return {

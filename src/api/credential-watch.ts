@@ -17,6 +17,7 @@ import { startListener, type Listener } from '../db/listener.ts';
 import { drizzleOver, type Db } from '../db/client.ts';
 import { CREDENTIALS_CHANNEL, endedTokens, type EndedToken } from '../db/credentials.ts';
 import type { Principal } from '../auth/index.ts';
+import type { TokenRowCache } from '../auth/token-rows.ts';
 
 export interface CredentialWatchOptions {
   pool: pg.Pool;
@@ -55,6 +56,7 @@ export class CredentialWatch {
   private starting?: Promise<void>;
   private recheckTimer?: NodeJS.Timeout;
   private closed = false;
+  private cache?: TokenRowCache;
   /** Connections ended so far, by why (for tests and the closing figures). */
   readonly ended = { revoked: 0, expired: 0, deleted: 0 };
 
@@ -70,6 +72,16 @@ export class CredentialWatch {
   /** Connections currently tracked. */
   get size(): number {
     return this.all.size;
+  }
+
+  /**
+   * Vouch for the authenticator's cached token rows (src/auth/token-rows.ts): every announced end
+   * invalidates the row, a heartbeat every 500 ms keeps the cache trusted, a lost connection empties
+   * it. Starts listening now.
+   */
+  keepCache(cache: TokenRowCache): Promise<void> {
+    this.cache = cache;
+    return this.ready();
   }
 
   /** LISTEN (once; again after a failure). Tracking works before it, with expiry timers only. */
@@ -181,8 +193,15 @@ export class CredentialWatch {
   private async connect(): Promise<void> {
     const listener = await startListener({
       config: this.listenConfig, channels: [CREDENTIALS_CHANNEL], logger: this.log, name: 'credential watch',
-      onNotification: (_channel, id) => { if (id) void this.announced(id); },
+      onNotification: (_channel, id) => {
+        if (!id) return;
+        this.cache?.invalidate(id);
+        void this.announced(id);
+      },
       onReconnect: () => this.recheck(), // whatever ended while nobody listened
+      heartbeatMs: this.cache ? 500 : undefined,
+      onAlive: () => this.cache?.alive(),
+      onLost: () => this.cache?.lost(),
     });
     if (this.closed) await listener.close();
     else this.listener = listener;

@@ -83,6 +83,11 @@ export class Edge {
     }
   }
 
+  /** What the edge decided about this request (after admit). */
+  admittedOf(req: http.IncomingMessage): Admitted | undefined {
+    return this.admitted.get(req);
+  }
+
   /** The identity the edge found for this request (Apollo's context uses it; no second lookup). */
   identityOf(req: http.IncomingMessage): Identity | undefined {
     return this.admitted.get(req)?.identity;
@@ -172,8 +177,11 @@ export class Edge {
     return r;
   }
 
-  /** The express middleware for /graphql, in order: admit, body, document. */
-  http(): express.RequestHandler[] {
+  /**
+   * The express middleware for /graphql, in order: admit, body, `afterBody` (fast-reports.ts: the
+   * node reporter's prepared document), document.
+   */
+  http(afterBody: express.RequestHandler[] = []): express.RequestHandler[] {
     const o = this.o;
     return [
       async (req, res, next) => {
@@ -187,6 +195,7 @@ export class Edge {
         }
       },
       ...bodyParsers(o.maxBodyBytes, o.anonymousMaxBodyBytes, (req) => this.admitted.get(req)?.authenticated ?? false),
+      ...afterBody,
       async (req, res, next) => {
         try {
           const refusal = await this.checkHttp(req);

@@ -31,6 +31,12 @@ export function countRefusal(reason: string): void {
   refused.inc({ reason });
 }
 
+/** Count one answered operation, timed from `startNs` (process.hrtime.bigint()). */
+export function countOperation(type: string, field: string, outcome: 'ok' | 'error', startNs: bigint): void {
+  operations.inc({ type, field, outcome });
+  seconds.observe({ type }, Number(process.hrtime.bigint() - startNs) / 1e9);
+}
+
 export function metricsPlugin<T extends object>(): ApolloServerPlugin<T> {
   return {
     async requestDidStart() {
@@ -41,8 +47,7 @@ export function metricsPlugin<T extends object>(): ApolloServerPlugin<T> {
           const first = rc.operation?.selectionSet.selections[0];
           const field = first?.kind === Kind.FIELD ? first.name.value : '';
           const outcome = rc.errors?.length || (rc.response.body.kind === 'single' && rc.response.body.singleResult.errors?.length) ? 'error' : 'ok';
-          operations.inc({ type, field, outcome });
-          seconds.observe({ type }, Number(process.hrtime.bigint() - start) / 1e9);
+          countOperation(type, field, outcome, start);
         },
       };
     },

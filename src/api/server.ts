@@ -43,6 +43,7 @@ import { bosRestRouter } from '../rest/router.ts';
 import { Edge, principalOf } from './edge.ts';
 import { PersistedQueries } from './edge-support.ts';
 import { wsEdge } from './edge-ws.ts';
+import { fastReports } from './fast-reports.ts';
 import { CredentialWatch } from './credential-watch.ts';
 import { roleAtLeast } from '../auth/index.ts';
 import type { NodeRegistry } from '../adapters/standalone/registry.ts';
@@ -77,6 +78,11 @@ export interface ApiServerOptions extends ApiDeps {
   credentialWatch?: CredentialWatch;
   /** Standalone mode's boot-script endpoint (api/boot/routes.ts), mounted at /boot/v1. */
   bootRoutes?: express.Router;
+  /**
+   * Serve the node reporter's document without Apollo's pipeline (fast-reports.ts), and cache token
+   * rows while the credential watch vouches for them (default true; false is the baseline the bench compares with).
+   */
+  fastReports?: boolean;
   /** Serve HTTPS (and wss) with this certificate chain and key (PEM) instead of plain HTTP. */
   tls?: { cert: string | Buffer; key: string | Buffer };
   /** Multiplexed subscriptions: batch window, per-subscriber queue bound (src/api/live/multiplexer.ts). */
@@ -109,6 +115,9 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const live = opts.live ?? new LiveFeed({ pool: poolOf(opts.db), logger: opts.logger });
   const watch = opts.credentialWatch ?? new CredentialWatch({ pool: poolOf(opts.db), logger: opts.logger });
   const deps: ApiDeps = { ...opts, live };
+  // Cached credentials only while the watch hears revocations (token-rows.ts); without it, every lookup is a query.
+  const tokenRows = opts.fastReports === false ? undefined : opts.auth?.authenticator.tokenRows;
+  if (tokenRows) await watch.keepCache(tokenRows).catch((e) => opts.logger?.warn({ err: (e as Error).message }, 'credential watch: LISTEN failed; token rows are not cached'));
   const identify = opts.identify ?? (opts.auth ? authIdentify(opts.auth) : identifyFromHeaders);
   const contextFor = async (req: http.IncomingMessage, who: Identity): Promise<ApiContext> =>
     createContext({ ...deps, logger: requestLogger(deps.logger, req) }, who, opts.contextExtras ? await opts.contextExtras(req) : {});
@@ -141,13 +150,14 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     validate: ((s, doc) => graphqlRuntime.validate(s, doc)) as typeof graphqlRuntime.validate,
   }, wsServer, mux);
 
+  const formatError = (formatted: GraphQLFormattedError, error: unknown) => maskInternal(withVariableField(formatted), error, opts.logger);
   const apollo = new ApolloServer<ApiContext>({
     schema,
     // The edge checked the document's size and budget before Apollo parses it; this is the backstop.
     parseOptions: { maxTokens: limits.maxTokens },
     persistedQueries: { cache: persisted },
     includeStacktraceInErrorResponses: false,
-    formatError: (formatted, error) => maskInternal(withVariableField(formatted), error, opts.logger),
+    formatError,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       { async serverWillStart() { return { async drainServer() { await ws.dispose(); } }; } },
@@ -185,7 +195,10 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   });
   // Network boot (iPXE, the node's reporter) carries no credential: outside the edge, by design.
   if (opts.bootRoutes) app.use('/boot/v1', opts.bootRoutes);
-  app.use('/graphql', ...edge.http(),
+  const fast = opts.fastReports === false ? [] : [fastReports({
+    schema, limits, identityOf: (req) => edge.admittedOf(req), contextFor, formatError,
+  })];
+  app.use('/graphql', ...edge.http(fast),
     expressMiddleware(apollo, { context: async ({ req }) => contextFor(req, edge.identityOf(req) ?? await identify(req)) }));
   // The REST door admits each request through the same edge (who, rate limit) before its body is read.
   const restContext = async (req: http.IncomingMessage): Promise<ApiContext> => {

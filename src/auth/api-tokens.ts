@@ -15,6 +15,7 @@ import {
   findApiToken, insertApiToken, insertApiTokenIfAbsent, listApiTokenRows, revokeApiTokenRow, revokeApiTokensOf,
   type ApiTokenRow,
 } from '../db/tokens.ts';
+import { forgetTokens, type TokenRows } from './token-rows.ts';
 
 export const API_TOKEN_RE = /^bto_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
 
@@ -103,7 +104,7 @@ export async function createNodeToken(db: Db, xname: string, opts: CreateNodeTok
   const now = (opts.now ?? systemNow)();
   const { id, token } = mint();
   const row = await transaction(db, async (tx) => {
-    if (opts.revokeExisting ?? true) await revokeApiTokensOf(tx, 'node', parsed.id, now);
+    if (opts.revokeExisting ?? true) forgetTokens(await revokeApiTokensOf(tx, 'node', parsed.id, now));
     return insertApiToken(tx, {
       id, hash: hashApiToken(token), role: 'node', tenant: null, subject: parsed.id,
       expiresAt: expiry(now, opts.ttlSeconds), createdAt: now,
@@ -140,12 +141,13 @@ function sameHash(a: string, b: string): boolean {
 
 /** Check a presented token; the failure says why (unknown, revoked, expired) without echoing it. */
 export async function verifyApiToken(
-  db: Db, plaintext: string, opts: { now?: () => Date } = {},
+  db: Db, plaintext: string, opts: { now?: () => Date; rows?: TokenRows } = {},
 ): Promise<Principal | AuthFailure> {
   const m = API_TOKEN_RE.exec(plaintext);
   if (!m) return authFailure('malformed', 'not a bootorch API token (expected bto_<id>_<secret>)');
   const id = m[1]!;
-  const row = await findApiToken(db, id);
+  // `rows` (token-rows.ts) batches lookups and keeps rows while the credential watch vouches for them.
+  const row = opts.rows ? await opts.rows.find(id) : await findApiToken(db, id);
   // Unknown id and wrong secret read the same, so ids cannot be probed. The compare is constant-time
   // so the hash cannot be learned byte by byte from response times.
   if (!row || !sameHash(row.hash, hashApiToken(plaintext))) {
@@ -166,7 +168,9 @@ export async function verifyApiToken(
 
 /** True when a live token was revoked now; false if unknown or already revoked (a repeated call changes nothing). */
 export async function revokeApiToken(db: Db, id: string, opts: { now?: () => Date } = {}): Promise<boolean> {
-  return revokeApiTokenRow(db, id, (opts.now ?? systemNow)());
+  const revoked = await revokeApiTokenRow(db, id, (opts.now ?? systemNow)());
+  forgetTokens([id]);
+  return revoked;
 }
 
 /** Tokens without secrets or hashes, oldest first; revoked ones only when asked (default false). */

@@ -17,6 +17,7 @@ import { createJwtVerifier, JWT_SHAPE_RE, type ClaimMapping, type JwtVerifier } 
 import { authFailure, type AuthFailure, type Principal } from './principal.ts';
 import { revokeApiTokensOf } from '../db/tokens.ts';
 import { transaction } from '../db/tx.ts';
+import { TokenRowCache } from './token-rows.ts';
 
 export interface AuthenticatorConfig extends ClaimMapping {
   /** Which credentials are accepted; see BOOTORCH_AUTH_MODE in config.ts. */
@@ -43,6 +44,11 @@ export interface Authenticator {
   authenticate(authorizationHeader: string | undefined): Promise<Principal | AuthFailure>;
   /** Dev mode only: the admin token, for the server to print at start-up. */
   devAdminToken?: string;
+  /**
+   * API token rows, batched and cached while the credential watch vouches for them (the API server
+   * connects the two: src/api/credential-watch.ts `keepCache`).
+   */
+  tokenRows?: TokenRowCache;
 }
 
 const DEV_SUBJECT = 'dev-admin';
@@ -57,10 +63,12 @@ export async function createAuthenticator(cfg: AuthenticatorConfig, db: Db): Pro
   }
   const devToken = cfg.mode === 'dev' ? await ensureDevToken(cfg, db) : undefined;
   const devTokenId = devToken ? API_TOKEN_RE.exec(devToken)![1] : undefined;
+  const tokenRows = acceptsTokens ? new TokenRowCache(db) : undefined;
 
   return {
     mode: cfg.mode,
     devAdminToken: devToken,
+    tokenRows,
     async authenticate(header) {
       if (!header?.trim()) return authFailure('missing', 'no credential (Authorization: Bearer <token>)');
       const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header.trim());
@@ -68,7 +76,7 @@ export async function createAuthenticator(cfg: AuthenticatorConfig, db: Db): Pro
       const token = m[1]!;
       if (token.startsWith('bto_')) {
         if (!acceptsTokens) return authFailure('not-accepted', 'API tokens are not accepted here (auth mode oidc); use an OIDC token');
-        const r = await verifyApiToken(db, token, { now: cfg.now });
+        const r = await verifyApiToken(db, token, { now: cfg.now, rows: tokenRows });
         return 'failure' in r || r.tokenId !== devTokenId ? r : { ...r, via: 'dev' };
       }
       if (JWT_SHAPE_RE.test(token)) {

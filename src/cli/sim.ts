@@ -12,14 +12,14 @@ import type { Config } from '../config.ts';
 import { agentConfigFromEnv, graphqlUrl, startReporterAgent } from '../reporter/agent.ts';
 import { applyFaults, type SimFaultsChange } from '../sim/http/control.ts';
 import { reportTokenSource } from '../sim/report-tokens.ts';
-import { FAST_TIMING, INTERACTIVE_TIMING, startSimRole } from '../sim/role.ts';
+import { FAST_TIMING, INSTANT_TIMING, INTERACTIVE_TIMING, startSimRole } from '../sim/role.ts';
 import { NODE_FAULTS, SIM_SERVICES, type NodeFault, type SimService } from '../sim/types.ts';
 import type { WorldOptions } from '../sim/world.ts';
 import { startProcessMetrics } from '../observability/metrics.ts';
 
 interface Stoppable { stop(): Promise<void> }
 
-const TIMINGS: Record<string, WorldOptions> = { interactive: INTERACTIVE_TIMING, fast: FAST_TIMING };
+const TIMINGS: Record<string, WorldOptions> = { interactive: INTERACTIVE_TIMING, fast: FAST_TIMING, instant: INSTANT_TIMING };
 const INITIAL: Record<string, WorldOptions['initial']> = {
   booted: { booted: true, desiredConfig: 'compute-cfg', configured: true },
   on: { power: 'on' },
@@ -80,13 +80,13 @@ export function registerSimCommands(program: Command, config: () => Config, unti
     .option('--seed <n>', 'layout and fault seed (default SIM_SEED, 1)', int('--seed', 0))
     .option('--port <port>', 'listen port, 0 = any free one', int('--port', 0), 8400)
     .option('--host <host>', 'listen address', '127.0.0.1')
-    .option('--bootorch-url <url>', 'bootorch API the nodes report to (default env BOOTORCH_URL; unset: nodes do not report)')
+    .option('--bootorch-url <url>', 'bootorch API the nodes report to, or several comma-separated (nodes spread over them by xname; default env BOOTORCH_URL; unset: nodes do not report)')
     .option('--report-token <token>', 'one credential for every node (development: an operator token)')
     .option('--report-token-file <file>', 'a file with one token, or a JSON object xname -> token (re-read when it changes)')
     .option('--report-tokens-dir <dir>', 'one file per node named by its xname (what `bootorch token nodes --out` writes)')
     .option('--arm-fraction <f>', 'fraction of compute blades that are ARM (default 0)', fraction)
     .option('--river', 'add River cabinet x3000: 3 masters, 3 workers, 3 storage nodes and 2 UANs')
-    .option('--timing <preset>', 'interactive (seconds: power-on 2 s, boot 5 s) or fast (tenths of a second)', 'interactive')
+    .option('--timing <preset>', 'interactive (seconds: power-on 2 s, boot 5 s), fast (tenths of a second) or instant (benchmarks)', 'interactive')
     .option('--initial <state>', 'booted (image and configuration applied), on or off', 'booted')
     .option('--fault <spec>', 'repeatable: neverPowersOn=0.02, ignoresSoftOff=<xname,...>, pcs:down, cfs:failRate=0.2, hsm:slowMs=500 (change later with POST /sim/faults)', parseFault)
     .action(async (o: SimOpts) => {
@@ -113,7 +113,7 @@ export function registerSimCommands(program: Command, config: () => Config, unti
         `export CFS_URL=${u.cfs}`,
         `export S3_URL=${u.s3}`,
         `export SIM_IMAGE=${sim.world.defaultImage.manifest}`,
-        bootorchUrl ? `nodes report to ${graphqlUrl(bootorchUrl)} with ${credential}` : 'nodes do not report (no --bootorch-url / BOOTORCH_URL)',
+        bootorchUrl ? `nodes report to ${bootorchUrl.split(',').map((u) => graphqlUrl(u.trim())).join(", ")} with ${credential}` : 'nodes do not report (no --bootorch-url / BOOTORCH_URL)',
         `simulator: GET ${sim.server.url}/sim/info, /sim/counters, GET|POST /sim/faults`,
         '',
       ].join('\n'));

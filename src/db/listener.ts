@@ -17,6 +17,15 @@ export interface ListenerOptions {
   logger?: Logger;
   /** Names the listener in log lines. */
   name: string;
+  /**
+   * Ask the connection `select 1` this often, ms (default: never), calling `onAlive` on each answer:
+   * a caller that trusts "nothing announced means nothing happened" needs to know the connection is
+   * really up, not just not yet known to be down.
+   */
+  heartbeatMs?: number;
+  onAlive?(): void;
+  /** The connection was lost (before reconnecting). */
+  onLost?(): void;
 }
 
 export interface Listener {
@@ -27,14 +36,24 @@ export interface Listener {
 export async function startListener(o: ListenerOptions): Promise<Listener> {
   let client: pg.Client | undefined;
   let closed = false;
+  let heartbeat: NodeJS.Timeout | undefined;
   const connect = async () => {
     const c = await listenConnection(o.config, o.channels);
     if (closed) { await c.end().catch(() => {}); return; }
     client = c;
     c.on('notification', (n) => o.onNotification(n.channel, n.payload ?? ''));
+    o.onAlive?.();
+    if (o.heartbeatMs) {
+      heartbeat = setInterval(() => {
+        c.query('select 1').then(() => { if (client === c) o.onAlive?.(); }, (e: Error) => lost(e));
+      }, o.heartbeatMs);
+      heartbeat.unref();
+    }
     const lost = (e?: Error) => {
       if (client !== c) return;
       client = undefined;
+      clearInterval(heartbeat);
+      o.onLost?.();
       c.end().catch(() => {});
       o.logger?.warn({ err: e?.message }, `${o.name}: LISTEN connection lost; reconnecting`);
       reconnect(100);
@@ -58,6 +77,8 @@ export async function startListener(o: ListenerOptions): Promise<Listener> {
   return {
     async close() {
       closed = true;
+      clearInterval(heartbeat);
+      o.onLost?.();
       const c = client;
       client = undefined;
       await c?.end().catch(() => {});

@@ -1,5 +1,5 @@
 /** `api_tokens`: locally issued API and node tokens, stored hashed (src/auth has no SQL). */
-import { and, asc, eq, isNull } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
 import type { Db } from './client.ts';
 import { apiTokens } from './schema.ts';
 
@@ -41,4 +41,10 @@ export async function listApiTokenRows(db: Db, opts: { includeRevoked: boolean }
   return db.select().from(apiTokens)
     .where(opts.includeRevoked ? undefined : isNull(apiTokens.revokedAt))
     .orderBy(asc(apiTokens.createdAt), asc(apiTokens.id));
+}
+
+/** The rows of these ids (any order; unknown ids are absent): one statement for a batch of lookups. */
+export async function findApiTokens(db: Db, ids: readonly string[]): Promise<ApiTokenRow[]> {
+  if (ids.length === 0) return [];
+  return db.select().from(apiTokens).where(inArray(apiTokens.id, [...ids]));
 }

@@ -44,32 +44,49 @@ export async function reportBootState(db: Db, scheduler: Scheduler, input: Repor
   return (await writeBatch(db, scheduler, [c]))[0]!;
 }
 
-export function createReportBatcher(db: Db, scheduler: Scheduler, o: { maxBatch?: number } = {}): ReportBatcher {
+export function createReportBatcher(db: Db, scheduler: Scheduler, o: { maxBatch?: number; concurrency?: number } = {}): ReportBatcher {
   const maxBatch = o.maxBatch ?? 500;
+  // Two batches in flight: one is written while the next one's round trips are on the wire. A node
+  // in flight is never in a second batch at the same time, so its reports still land in order.
+  const concurrency = o.concurrency ?? 2;
   let queue: Pending[] = [];
-  let running = false;
+  const inFlight = new Set<string>();
+  let running = 0;
   let reports = 0;
   let batches = 0;
 
-  const flush = async () => {
-    if (running) return;
-    running = true;
+  const write = async (batch: Pending[]) => {
     try {
-      while (queue.length) {
-        const batch = queue.slice(0, maxBatch);
-        queue = queue.slice(batch.length);
-        try {
-          const results = await writeBatch(db, scheduler, batch.map((p) => p.input));
-          batch.forEach((p, i) => p.resolve(results[i]!));
-          batches++;
-          reports += batch.length;
-        } catch {
-          // One report at a time, so a single bad one only fails itself.
-          for (const p of batch) writeBatch(db, scheduler, [p.input]).then((r) => p.resolve(r[0]!), p.reject);
-        }
+      const results = await writeBatch(db, scheduler, batch.map((p) => p.input));
+      batch.forEach((p, i) => p.resolve(results[i]!));
+      batches++;
+      reports += batch.length;
+    } catch {
+      // One report at a time, so a single bad one only fails itself.
+      await Promise.all(batch.map((p) => writeBatch(db, scheduler, [p.input]).then((r) => p.resolve(r[0]!), p.reject)));
+    }
+  };
+
+  /** Start batches while there is room: each takes the oldest reports of nodes not already in flight. */
+  const pump = () => {
+    while (running < concurrency && queue.length) {
+      const batch: Pending[] = [];
+      const rest: Pending[] = [];
+      const held = new Set<string>();
+      for (const p of queue) {
+        const id = p.input.id;
+        if (batch.length < maxBatch && !inFlight.has(id) && !held.has(id)) batch.push(p);
+        else { rest.push(p); held.add(id); }
       }
-    } finally {
-      running = false;
+      if (!batch.length) return;
+      queue = rest;
+      running++;
+      for (const p of batch) inFlight.add(p.input.id);
+      void write(batch).finally(() => {
+        running--;
+        for (const p of batch) inFlight.delete(p.input.id);
+        pump();
+      });
     }
   };
 
@@ -80,7 +97,7 @@ export function createReportBatcher(db: Db, scheduler: Scheduler, o: { maxBatch?
       return new Promise<ReportResult>((resolve, reject) => {
         queue.push({ input: c, resolve, reject });
         // The first report of a quiet period goes at once; the ones arriving meanwhile form the next batch.
-        void flush();
+        pump();
       });
     },
     stats: () => ({ reports, batches }),

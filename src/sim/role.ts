@@ -36,6 +36,16 @@ export const FAST_TIMING: WorldOptions = {
   batcher: { batchSize: 25, batchWindowMs: 100, checkIntervalMs: 50, runTimeMs: 200 },
 };
 
+/**
+ * Hardware and configuration that answer at once: the engine's own cost, for benchmarks (the same
+ * timings as the in-process bench, so the real path and the in-process figure compare like for like).
+ */
+export const INSTANT_TIMING: WorldOptions = {
+  powerOnDelayMs: 0, powerOffDelayMs: 0, forceOffDelayMs: 0, bootDelayMs: 0,
+  reportRetryBaseMs: 5, reportRetryMaxMs: 50,
+  batcher: { batchSize: 1000, batchWindowMs: 0, checkIntervalMs: 5, runTimeMs: 0 },
+};
+
 export async function startSimRole(o: SimRoleOptions): Promise<{ world: SimWorld; server: SimServer; close(): Promise<void> }> {
   const world = new SimWorld({ river: true, ...INTERACTIVE_TIMING, ...o.world, nodes: o.nodes, seed: o.seed });
   const server = await startSimServer(world, {

@@ -12,6 +12,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { reportOnce } from '../reporter/agent.ts';
 import { bssRoutes } from './http/bss.ts';
 import { cfsRoutes } from './http/cfs.ts';
@@ -54,8 +55,13 @@ export interface SimServerOptions {
   onExchange?: (x: Exchange) => void;
   /** Serve HTTPS with this key and certificate (PEM), e.g. to test the clients' CA bundle. */
   tls?: { key: string; cert: string };
-  /** Nodes report to bootorch: GraphQL endpoint (BOOTORCH_URL) and the bearer token per node. */
-  report?: { url: string; authToken?: string | ((xname: string) => string | undefined); timeoutMs?: number };
+  /**
+   * Nodes report to bootorch: GraphQL endpoint (BOOTORCH_URL; several, comma-separated, spread the
+   * nodes over API replicas by xname) and the bearer token per node. `connections` bounds the
+   * reporters' sockets per endpoint (default 128, kept alive): 10,000 nodes booting at once would
+   * otherwise open 10,000 connections, which costs both sides more than the reports.
+   */
+  report?: { url: string; authToken?: string | ((xname: string) => string | undefined); timeoutMs?: number; connections?: number };
 }
 
 export interface SimServer {
@@ -67,10 +73,16 @@ export interface SimServer {
 }
 
 export async function startSimServer(world: SimWorld, o: SimServerOptions = {}): Promise<SimServer> {
+  let agent: Agent | undefined;
   if (o.report) {
     const { url, authToken, timeoutMs } = o.report;
+    const urls = url.split(',').map((u) => u.trim()).filter(Boolean);
+    const pool = new Agent({ connections: o.report.connections ?? 128, keepAliveTimeout: 30_000 });
+    agent = pool;
+    const viaPool = ((input: string, init: RequestInit) => undiciFetch(input, { ...init, dispatcher: pool } as never)) as unknown as typeof fetch;
     world.setReportHandler((xname, bssToken) =>
-      reportOnce({ url, xname, bssToken, timeoutMs, authToken: typeof authToken === 'function' ? authToken(xname) : authToken }));
+      reportOnce({ url: urls[spread(xname, urls.length)]!, xname, bssToken, timeoutMs, fetch: viaPool,
+        authToken: typeof authToken === 'function' ? authToken(xname) : authToken }));
   }
   const reports: ReportCounts = { delivered: 0, refused: 0 };
   const unsubscribe = [
@@ -96,9 +108,17 @@ export async function startSimServer(world: SimWorld, o: SimServerOptions = {}):
       // Hung requests (the timeout knob) would hold close() forever: cut every connection.
       for (const off of unsubscribe) off();
       server.closeAllConnections();
+      void agent?.destroy();
       server.close(() => resolve());
     }),
   };
+}
+
+/** Which of `n` endpoints a node reports to: a stable spread by xname. */
+function spread(xname: string, n: number): number {
+  let h = 0;
+  for (let i = 0; i < xname.length; i++) h = (h * 31 + xname.charCodeAt(i)) >>> 0;
+  return h % n;
 }
 
 async function readBody(req: http.IncomingMessage): Promise<string> {

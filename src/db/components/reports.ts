@@ -9,11 +9,11 @@
  * - a node reporting twice in one batch: its last report wins, as if they had come one by one.
  * Repeating a report is harmless: it writes the same state again and refreshes its timestamp.
  */
-import { sql } from 'drizzle-orm';
+import { getTableColumns, sql } from 'drizzle-orm';
 import type { Db } from '../client.ts';
 import { components, type ComponentRow } from '../schema.ts';
 import { refusesActualStateWrite } from '../../domain/components.ts';
-import { lockComponents, readComponents } from './read.ts';
+import { lockComponents } from './read.ts';
 import { appendEvents, type NewEvent } from '../events.ts';
 import { arrayParam, unnestAs } from '../sql.ts';
 
@@ -42,8 +42,9 @@ export async function writeReports(tx: Db, reports: readonly ReportInput[]): Pro
   });
   const last = new Map(reports.filter((_, i) => results[i] === null).map((p) => [p.id, p]));
   if (last.size === 0) return results as ReportResult[];
-  const known = await setActualTokens(tx, [...last.values()]);
-  const rows = new Map((await readComponents(tx, [...last.keys()])).map((r) => [r.id, r]));
+  const written = await setActualTokens(tx, [...last.values()]);
+  const known = new Map(written.map((x) => [x.row.id, x.known]));
+  const rows = new Map(written.map((x) => [x.row.id, x.row]));
   await appendEvents(tx, [...last.values()].map((p): NewEvent => {
     const before = current.get(p.id)!;
     const after = rows.get(p.id)!;
@@ -56,8 +57,8 @@ export async function writeReports(tx: Db, reports: readonly ReportInput[]): Pro
   return reports.map((p, i) => results[i] ?? { ok: true as const, component: rows.get(p.id)!, tokenKnown: known.get(p.id) === true });
 }
 
-/** One statement for every report; returns id -> whether its token was known. */
-async function setActualTokens(tx: Db, reports: ReportInput[]): Promise<Map<string, boolean>> {
+/** One statement for every report; returns each row as written and whether its token was known. */
+async function setActualTokens(tx: Db, reports: ReportInput[]): Promise<Array<{ row: ComponentRow; known: boolean }>> {
   const u = unnestAs('u', { id: arrayParam(reports.map((p) => p.id), 'text'), token: arrayParam(reports.map((p) => p.token), 'text') });
   const rows = await tx.update(components).set({
     actualBssToken: sql`u.token`,
@@ -68,6 +69,6 @@ async function setActualTokens(tx: Db, reports: ReportInput[]): Promise<Map<stri
     updatedAt: sql`now()`,
   }).from(sql`${u} left join boot_artifacts a on a.token = u.token`)
     .where(sql`${components.id} = u.id`)
-    .returning({ id: components.id, known: sql<boolean>`a.token is not null` });
-  return new Map(rows.map((x) => [x.id, x.known]));
+    .returning({ ...getTableColumns(components), known: sql<boolean>`a.token is not null` });
+  return rows.map(({ known, ...row }) => ({ row, known }));
 }

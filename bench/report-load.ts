@@ -1,0 +1,98 @@
+/**
+ * Reports at wire speed: a separate `bootorch api` process takes the node reporter's own
+ * reportBootState mutation (src/reporter/agent.ts's document) from autocannon, each request with the
+ * node credential of the node it reports for, at 64 and 512 concurrent connections. The nodes are
+ * stable, so every report is accepted and written. Run alone: `npx tsx bench/report-load.ts`
+ * (API_PROF=1 writes a CPU profile of the API process to /tmp/apiprof).
+ */
+import type { ChildProcess } from 'node:child_process';
+import os from 'node:os';
+import autocannon from 'autocannon';
+import { hashApiToken } from '../src/auth/api-tokens.ts';
+import { REPORT_MUTATION } from '../src/reporter/agent.ts';
+import type { Connection } from '../src/db/client.ts';
+import { freshDatabase } from './scale.ts';
+import { startApiProcess } from './api-load.ts';
+
+export interface ReportLoadRow {
+  /**
+   * `ordinary`: every request through Apollo, no credential cache (BOOTORCH_FAST_REPORTS=false);
+   * `fast`: the fast path; `baseline`: another checkout's API (REPORT_BASELINE_DIR, e.g. main's tree).
+   */
+  path: 'baseline' | 'ordinary' | 'fast';
+  connections: number;
+  /** Accepted reports (2xx answers whose body says BootStateReported) per second. */
+  acceptedPerSecond: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  load: number;
+}
+
+/** `n` nodes, stable and with a known boot token, and one node token per node (bulk, not one transaction each). */
+export async function seedReportingNodes(conn: Connection, n: number, tag = 'bench'): Promise<{ ids: string[]; tokens: string[]; bssToken: string }> {
+  const ids = Array.from({ length: n }, (_, i) => `x${1000 + Math.floor(i / 512)}c0s${Math.floor((i % 512) / 8)}b0n${i % 8}`);
+  await conn.pool.query(`insert into components (id, last_action) select unnest($1::text[]), 'newly_discovered'`, [ids]);
+  const bssToken = `${tag}-token`;
+  await conn.pool.query(`insert into boot_artifacts (token, kernel, kernel_parameters, initrd) values ($1, 'k', 'p', 'i') on conflict do nothing`, [bssToken]);
+  const tokens = ids.map((_, i) => `bto_${i.toString(16).padStart(16, '0')}_${'A'.repeat(43 - String(i).length)}${i}`);
+  await conn.pool.query(`insert into api_tokens (id, hash, role, tenant, subject) select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])`,
+    [tokens.map((t) => t.slice(4, 20)), tokens.map(hashApiToken), ids.map(() => 'node'), ids.map(() => null), ids]);
+  return { ids, tokens, bssToken };
+}
+
+/** autocannon against `url` for `seconds`, each request a report by node i (round robin) with node i's token. */
+export async function fireReports(url: string, nodes: { ids: string[]; tokens: string[]; bssToken: string }, connections: number, seconds: number): Promise<Omit<ReportLoadRow, 'load' | 'path'>> {
+  let next = 0;
+  let accepted = 0;
+  let refused = 0;
+  const bodies = nodes.ids.map((id) => JSON.stringify({ query: REPORT_MUTATION, variables: { id, token: nodes.bssToken } }));
+  const r = await autocannon({
+    url, connections, duration: seconds, method: 'POST',
+    requests: [{
+      setupRequest: (req) => {
+        const i = next++ % nodes.ids.length;
+        return { ...req, method: 'POST', body: bodies[i], headers: { 'content-type': 'application/json', authorization: `Bearer ${nodes.tokens[i]}` } };
+      },
+      onResponse: (status, body) => {
+        if (status === 200 && body.includes('BootStateReported')) accepted++;
+        else refused++;
+      },
+    }],
+  });
+  return { connections, acceptedPerSecond: accepted / seconds, p50: r.latency.p50, p99: r.latency.p99, errors: refused + r.errors + r.timeouts };
+}
+
+/** Both paths, each in its own API process, one after the other at each connection count (ratios within one run). */
+export async function runReportLoad(adminUrl: string, o: { nodes?: number; seconds?: number; connections?: number[] } = {}): Promise<ReportLoadRow[]> {
+  const conn = await freshDatabase(adminUrl, 'bootorch_bench_reports');
+  const nodes = await seedReportingNodes(conn, o.nodes ?? 4096);
+  const rows: ReportLoadRow[] = [];
+  try {
+    const baseline = process.env.REPORT_BASELINE_DIR;
+    for (const path of [...(baseline ? ['baseline' as const] : []), 'ordinary', 'fast'] as const) {
+      let api: { url: string; child: ChildProcess } | undefined;
+      try {
+        api = await startApiProcess(conn, { BOOTORCH_FAST_REPORTS: String(path === 'fast') }, path === 'baseline' ? baseline : undefined);
+        await fireReports(api.url, nodes, 16, 2); // warm-up: JIT, pool connections, cached tokens
+        for (const c of o.connections ?? [64, 512]) {
+          const load = os.loadavg()[0]!;
+          rows.push({ path, ...await fireReports(api.url, nodes, c, o.seconds ?? 10), load });
+        }
+      } finally {
+        api?.child.kill('SIGTERM');
+      }
+    }
+    return rows;
+  } finally {
+    await conn.close();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new Error('set DATABASE_URL');
+  const rows = await runReportLoad(url, { seconds: Number(process.env.SECONDS ?? 10) });
+  for (const r of rows) process.stdout.write(`${r.path} ${r.connections} connections: ${r.acceptedPerSecond.toFixed(0)} accepted/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.errors} not accepted, load ${r.load.toFixed(2)}\n`);
+  process.exit(0);
+}
