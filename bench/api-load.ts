@@ -8,7 +8,11 @@ import { createApiToken } from '../src/auth/api-tokens.ts';
 import type { Connection } from '../src/db/client.ts';
 import { runScale } from './scale.ts';
 
-export interface Latency { count: number; p50: number; p99: number }
+export interface Latency {
+  count: number;
+  p50: number;
+  p99: number;
+}
 export interface ApiLoadResult {
   nodes: number;
   clients: number;
@@ -27,12 +31,20 @@ export function percentiles(xs: number[]): Latency {
 }
 
 /** `bootorch api` in a child process; `cwd`: another checkout to run it from (default this one). */
-export async function startApiProcess(conn: Connection, extraEnv: Record<string, string> = {}, cwd?: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [...(process.env.API_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/apiprof'] : []), '--import', 'tsx', 'src/main.ts', 'api'], {
-    cwd,
-    env: { ...process.env, DATABASE_URL: conn.url, PORT: '0', LOG_LEVEL: 'warn', BOOTORCH_RATE_LIMIT_BURST: '0', ...extraEnv },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+export async function startApiProcess(
+  conn: Connection,
+  extraEnv: Record<string, string> = {},
+  cwd?: string,
+): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(
+    process.execPath,
+    [...(process.env.API_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/apiprof'] : []), '--import', 'tsx', 'src/main.ts', 'api'],
+    {
+      cwd,
+      env: { ...process.env, DATABASE_URL: conn.url, PORT: '0', LOG_LEVEL: 'warn', BOOTORCH_RATE_LIMIT_BURST: '0', ...extraEnv },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -60,8 +72,12 @@ export async function runApiLoad(adminUrl: string, nodes: number, clients = 4): 
   const loops: Promise<void>[] = [];
   let conn!: Connection;
   const call = async (query: string, variables: Record<string, unknown> = {}) => {
-    const r = await fetch(api!.url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ query, variables }) });
-    const body = await r.json() as { data?: any; errors?: unknown[] };
+    const r = await fetch(api!.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await r.json()) as { data?: any; errors?: unknown[] };
     if (body.errors) throw new Error(JSON.stringify(body.errors).slice(0, 300));
     return body.data;
   };
@@ -69,7 +85,13 @@ export async function runApiLoad(adminUrl: string, nodes: number, clients = 4): 
   let firstError = '';
   const timed = async (into: number[], f: () => Promise<unknown>) => {
     const t = performance.now();
-    try { await f(); into.push(performance.now() - t); } catch (e) { errors++; firstError ||= String(e); }
+    try {
+      await f();
+      into.push(performance.now() - t);
+    } catch (e) {
+      errors++;
+      firstError ||= String(e);
+    }
   };
 
   let done = 0;
@@ -80,12 +102,19 @@ export async function runApiLoad(adminUrl: string, nodes: number, clients = 4): 
     const tokenRow = (await conn.pool.query('select token from boot_artifacts limit 1')).rows[0];
     const ids: string[] = (await conn.pool.query('select id from components order by id')).rows.map((r) => r.id);
     const until = performance.now() + seconds * 1000;
-    await Promise.all(Array.from({ length: reportClients }, async (_, k) => {
-      for (let i = k; performance.now() < until; i += reportClients) {
-        await timed([], () => call('mutation($id: ID!, $t: String!) { reportBootState(id: $id, bssToken: $t) { __typename } }', { id: ids[i % ids.length], t: tokenRow?.token ?? 'x' }));
-        done++;
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: reportClients }, async (_, k) => {
+        for (let i = k; performance.now() < until; i += reportClients) {
+          await timed([], () =>
+            call('mutation($id: ID!, $t: String!) { reportBootState(id: $id, bssToken: $t) { __typename } }', {
+              id: ids[i % ids.length],
+              t: tokenRow?.token ?? 'x',
+            }),
+          );
+          done++;
+        }
+      }),
+    );
     return { done, seconds };
   };
   await runScale(adminUrl, nodes, {
@@ -96,19 +125,24 @@ export async function runApiLoad(adminUrl: string, nodes: number, clients = 4): 
         token = (await createApiToken(c.db, { role: 'admin', subject: 'bench' })).token;
         api = await startApiProcess(c);
         for (let i = 0; i < clients; i++) {
-          loops.push((async () => {
-            let after: string | null = null;
-            while (!stop) {
-              if (i % 2 === 0) {
-                await timed(comp, async () => {
-                  const d = await call('query($a: String) { components(first: 100, after: $a) { nodes { id status { status } } pageInfo { endCursor hasNextPage } } }', { a: after });
-                  after = d.components.pageInfo.hasNextPage ? d.components.pageInfo.endCursor : null;
-                });
-              } else {
-                await timed(stat, () => call('{ sessionStatus(name: "bench") { percentSuccessful phases { percentPoweringOn } } }'));
+          loops.push(
+            (async () => {
+              let after: string | null = null;
+              while (!stop) {
+                if (i % 2 === 0) {
+                  await timed(comp, async () => {
+                    const d = await call(
+                      'query($a: String) { components(first: 100, after: $a) { nodes { id status { status } } pageInfo { endCursor hasNextPage } } }',
+                      { a: after },
+                    );
+                    after = d.components.pageInfo.hasNextPage ? d.components.pageInfo.endCursor : null;
+                  });
+                } else {
+                  await timed(stat, () => call('{ sessionStatus(name: "bench") { percentSuccessful phases { percentPoweringOn } } }'));
+                }
               }
-            }
-          })());
+            })(),
+          );
         }
       },
       async finished() {
@@ -117,10 +151,22 @@ export async function runApiLoad(adminUrl: string, nodes: number, clients = 4): 
         ({ done, seconds } = await reporterThroughput());
       },
     },
-  }).catch(async (e) => { api?.child.kill('SIGKILL'); throw e; });
+  }).catch(async (e) => {
+    api?.child.kill('SIGKILL');
+    throw e;
+  });
   if (errors) process.stderr.write(`api-load: ${errors} failed requests, first: ${firstError.slice(0, 300)}\n`);
   const rss = peakRssMb(api!.child.pid!);
   void seconds;
   api!.child.kill('SIGTERM');
-  return { nodes, clients, components: percentiles(comp), status: percentiles(stat), reportClients, reportsPerSecond: done / seconds, reportSeconds: seconds, apiPeakRssMb: rss };
+  return {
+    nodes,
+    clients,
+    components: percentiles(comp),
+    status: percentiles(stat),
+    reportClients,
+    reportsPerSecond: done / seconds,
+    reportSeconds: seconds,
+    apiPeakRssMb: rss,
+  };
 }

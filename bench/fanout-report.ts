@@ -13,14 +13,35 @@ export function fanoutCases(before?: string): FanoutCase[] {
   const cases: FanoutCase[] = [
     { label: '200 × componentEvents, one session', subscribers: 200, nodes: 1000, batched: false, filter: 'session' },
     { label: '1,000 × componentEventBatches, one session', subscribers: 1000, nodes: 1000, batched: true, filter: 'session' },
-    { label: '1,000 × componentEventBatches, permessage-deflate', subscribers: 1000, nodes: 1000, batched: true, filter: 'session', deflate: true },
+    {
+      label: '1,000 × componentEventBatches, permessage-deflate',
+      subscribers: 1000,
+      nodes: 1000,
+      batched: true,
+      filter: 'session',
+      deflate: true,
+    },
     { label: '100 × componentEventBatches, one session', subscribers: 100, nodes: 10_000, batched: true, filter: 'session' },
     { label: '200 × componentEventBatches, one node each', subscribers: 200, nodes: 1000, batched: true, filter: 'one-node-each' },
   ];
   if (!before) return cases;
   return [
-    { label: '200 × componentEvents, one session (before)', subscribers: 200, nodes: 1000, batched: false, filter: 'session', apiDir: before },
-    { label: '1,000 × componentEvents, one session (before)', subscribers: 1000, nodes: 1000, batched: false, filter: 'session', apiDir: before },
+    {
+      label: '200 × componentEvents, one session (before)',
+      subscribers: 200,
+      nodes: 1000,
+      batched: false,
+      filter: 'session',
+      apiDir: before,
+    },
+    {
+      label: '1,000 × componentEvents, one session (before)',
+      subscribers: 1000,
+      nodes: 1000,
+      batched: false,
+      filter: 'session',
+      apiDir: before,
+    },
     ...cases,
   ];
 }
@@ -31,13 +52,16 @@ export async function runFanoutCases(adminUrl: string, cases: FanoutCase[], log:
     log(`fan-out: ${c.label}, ${c.nodes} nodes (load ${os.loadavg()[0]!.toFixed(1)})...`);
     const r = await runFanout(adminUrl, c);
     out.push(r);
-    log(`  p50 ${r.p50} ms p99 ${r.p99} ms, all delivered ${Number.isNaN(r.drainMs) ? 'NOT within 10 s' : `${r.drainMs} ms after completion`}, `
-      + `${r.missing} missing, ${Math.round(r.messagesPerSubscriber)} msgs and ${Math.round(r.bytesPerSubscriber / 1024)} KiB per subscriber, API RSS ${Math.round(r.apiPeakRssMb)} MB, ${r.executions} executions, ${r.fellBehind} fell behind, API write lag p50 <= ${r.writeLagP50} ms p99 <= ${r.writeLagP99} ms`);
+    log(
+      `  p50 ${r.p50} ms p99 ${r.p99} ms, all delivered ${Number.isNaN(r.drainMs) ? 'NOT within 10 s' : `${r.drainMs} ms after completion`}, ` +
+        `${r.missing} missing, ${Math.round(r.messagesPerSubscriber)} msgs and ${Math.round(r.bytesPerSubscriber / 1024)} KiB per subscriber, API RSS ${Math.round(r.apiPeakRssMb)} MB, ${r.executions} executions, ${r.fellBehind} fell behind, API write lag p50 <= ${r.writeLagP50} ms p99 <= ${r.writeLagP99} ms`,
+    );
   }
   return out;
 }
 
-const fmt = (n: number, d = 0) => (Number.isNaN(n) ? '–' : n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }));
+const fmt = (n: number, d = 0) =>
+  Number.isNaN(n) ? '–' : n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 
 export function fanoutSection(rs: FanoutResult[], loadAtStart: number[]): string {
   const ok = (r: FanoutResult) => r.missing === 0 && r.drainMs <= 2000 && r.p99 < 1000 && r.apiPeakRssMb < 400;
@@ -50,7 +74,10 @@ export function fanoutSection(rs: FanoutResult[], loadAtStart: number[]): string
     '',
     '| case | nodes | deliveries | lag p50 | lag p99 | drain | missing | messages / subscriber | bytes / subscriber | API peak RSS | API write lag p50 / p99 | goal |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
-    ...rs.map((r) => `| ${r.label} | ${fmt(r.nodes)} | ${fmt(r.deliveries)} | ${fmt(r.p50)} ms | ${fmt(r.p99)} ms | ${Number.isNaN(r.drainMs) ? '–' : `${fmt(r.drainMs)} ms`} | ${fmt(r.missing)} | ${fmt(r.messagesPerSubscriber)} | ${fmt(r.bytesPerSubscriber / 1024)} KiB | ${fmt(r.apiPeakRssMb)} MB | ${Number.isNaN(r.writeLagP99) ? '–' : `≤ ${fmt(r.writeLagP50)} / ≤ ${fmt(r.writeLagP99)} ms`} | ${r.apiDir ? '(before)' : ok(r) ? 'met' : '**not met**'} |`),
+    ...rs.map(
+      (r) =>
+        `| ${r.label} | ${fmt(r.nodes)} | ${fmt(r.deliveries)} | ${fmt(r.p50)} ms | ${fmt(r.p99)} ms | ${Number.isNaN(r.drainMs) ? '–' : `${fmt(r.drainMs)} ms`} | ${fmt(r.missing)} | ${fmt(r.messagesPerSubscriber)} | ${fmt(r.bytesPerSubscriber / 1024)} KiB | ${fmt(r.apiPeakRssMb)} MB | ${Number.isNaN(r.writeLagP99) ? '–' : `≤ ${fmt(r.writeLagP50)} / ≤ ${fmt(r.writeLagP99)} ms`} | ${r.apiDir ? '(before)' : ok(r) ? 'met' : '**not met**'} |`,
+    ),
     '',
   ].join('\n');
 }

@@ -50,7 +50,9 @@ export interface FanoutResult extends FanoutCase {
 
 /** The upper bound (ms) of the histogram bucket holding quantile p, from prom-client's text format. */
 function bucketQuantile(metrics: string, name: string, p: number): number {
-  const buckets = [...metrics.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\S+)$`, 'gm'))].map((m) => [Number(m[1]), Number(m[2])] as const);
+  const buckets = [...metrics.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\S+)$`, 'gm'))].map(
+    (m) => [Number(m[1]), Number(m[2])] as const,
+  );
   const total = buckets.at(-1)?.[1] ?? 0;
   if (!total) return NaN;
   const hit = buckets.find(([, n]) => n >= p * total);
@@ -80,7 +82,10 @@ export async function runFanout(adminUrl: string, c: FanoutCase): Promise<Fanout
   const expected = new Array<number>(c.subscribers).fill(0);
   const sockets: WebSocket[] = [];
   class Tracked extends WebSocket {
-    constructor(...a: ConstructorParameters<typeof WebSocket>) { super(...a); sockets.push(this); }
+    constructor(...a: ConstructorParameters<typeof WebSocket>) {
+      super(...a);
+      sockets.push(this);
+    }
   }
   const clients: Client[] = [];
   let api: Awaited<ReturnType<typeof startApiProcess>> | undefined;
@@ -98,8 +103,10 @@ export async function runFanout(adminUrl: string, c: FanoutCase): Promise<Fanout
         conn = x;
         const token = (await createApiToken(x.db, { role: 'viewer', subject: 'bench-fanout' })).token;
         api = await startApiProcess(x, c.deflate ? { BOOTORCH_WS_DEFLATE: 'true' } : {}, c.apiDir);
-        nodeOf = c.filter === 'one-node-each'
-          ? (await x.pool.query('select id from components order by id limit $1', [c.subscribers])).rows.map((r) => r.id as string) : [];
+        nodeOf =
+          c.filter === 'one-node-each'
+            ? (await x.pool.query('select id from components order by id limit $1', [c.subscribers])).rows.map((r) => r.id as string)
+            : [];
         const wsUrl = api.url.replace(/^http/, 'ws');
         const field = c.batched ? 'componentEventBatches' : 'componentEvents';
         const selection = c.batched ? `{ cursor events { ${FIELDS} } }` : `{ ${FIELDS} }`;
@@ -108,32 +115,45 @@ export async function runFanout(adminUrl: string, c: FanoutCase): Promise<Fanout
         const query = `subscription($f: ComponentEventFilter, $after: ID) { ${field}(filter: $f, after: $after) ${selection} }`;
         const subscribed: Promise<void>[] = [];
         for (let i = 0; i < c.subscribers; i++) {
-          const client = createClient({ url: wsUrl, webSocketImpl: Tracked, connectionParams: { authorization: `Bearer ${token}` }, lazy: false, retryAttempts: 20 });
+          const client = createClient({
+            url: wsUrl,
+            webSocketImpl: Tracked,
+            connectionParams: { authorization: `Bearer ${token}` },
+            lazy: false,
+            retryAttempts: 20,
+          });
           clients.push(client);
           const f = c.filter === 'session' ? { session: 'bench' } : { session: 'bench', ids: [nodeOf[i]] };
-          subscribed.push(new Promise<void>((resolve) => {
-            client.subscribe({ query, variables: { f, after } }, {
-              next: (m) => {
-                if (m.errors && process.env.BENCH_API_LOG) process.stderr.write(`errors: ${JSON.stringify(m.errors).slice(0, 500)}\n`);
-                const now = Date.now();
-                const d = (m.data as any)[field];
-                const evs: Array<{ at: string }> = c.batched ? d.events : [d];
-                for (const e of evs) lags.add(now - Date.parse(e.at));
-                got[i]! += evs.length;
-                messages[i]!++;
-              },
-              error: (e) => { if (process.env.BENCH_API_LOG) process.stderr.write(`subscription error: ${String(e).slice(0, 300)}\n`); },
-              complete: () => {},
-            });
-            client.on('connected', () => resolve());
-          }));
+          subscribed.push(
+            new Promise<void>((resolve) => {
+              client.subscribe(
+                { query, variables: { f, after } },
+                {
+                  next: (m) => {
+                    if (m.errors && process.env.BENCH_API_LOG) process.stderr.write(`errors: ${JSON.stringify(m.errors).slice(0, 500)}\n`);
+                    const now = Date.now();
+                    const d = (m.data as any)[field];
+                    const evs: Array<{ at: string }> = c.batched ? d.events : [d];
+                    for (const e of evs) lags.add(now - Date.parse(e.at));
+                    got[i]! += evs.length;
+                    messages[i]!++;
+                  },
+                  error: (e) => {
+                    if (process.env.BENCH_API_LOG) process.stderr.write(`subscription error: ${String(e).slice(0, 300)}\n`);
+                  },
+                  complete: () => {},
+                },
+              );
+              client.on('connected', () => resolve());
+            }),
+          );
         }
         await Promise.all(subscribed);
         // The API attaches subscriptions asynchronously (token check, tenant): start once all are live,
         // so the run measures the live path (an API without these metrics, the "before", is not waited for).
         const metricsUrl = api.url.replace(/graphql$/, 'metrics');
         const live = async () => Number(/^bootorch_live_live (\S+)$/m.exec(await (await fetch(metricsUrl)).text())?.[1] ?? NaN);
-        for (const until = Date.now() + 120_000; Date.now() < until;) {
+        for (const until = Date.now() + 120_000; Date.now() < until; ) {
           const n = await live();
           if (Number.isNaN(n) || n >= c.subscribers) break;
           await new Promise((r) => setTimeout(r, 100));
@@ -144,9 +164,13 @@ export async function runFanout(adminUrl: string, c: FanoutCase): Promise<Fanout
         if (c.filter === 'session') {
           expected.fill(Number((await conn.pool.query(`select count(*) from component_events where session = 'bench'`)).rows[0].count));
         } else {
-          const r = await conn.pool.query(`select component_id, count(*)::int as n from component_events where session = 'bench' group by 1`);
+          const r = await conn.pool.query(
+            `select component_id, count(*)::int as n from component_events where session = 'bench' group by 1`,
+          );
           const by = new Map(r.rows.map((x) => [x.component_id as string, x.n as number]));
-          nodeOf.forEach((id, i) => { expected[i] = by.get(id) ?? 0; });
+          nodeOf.forEach((id, i) => {
+            expected[i] = by.get(id) ?? 0;
+          });
         }
         const deadline = done + 10_000;
         const behind = () => got.some((n, i) => n < expected[i]!);
@@ -156,7 +180,12 @@ export async function runFanout(adminUrl: string, c: FanoutCase): Promise<Fanout
         metrics = await (await fetch(api!.url.replace(/graphql$/, 'metrics'))).text();
         if (process.env.BENCH_API_LOG) {
           const maxId = (await conn.pool.query('select max(id) from component_events')).rows[0].max;
-          process.stderr.write(`log max id ${maxId}\n${metrics.split('\n').filter((l) => l.startsWith('bootorch_live')).join('\n')}\n`);
+          process.stderr.write(
+            `log max id ${maxId}\n${metrics
+              .split('\n')
+              .filter((l) => l.startsWith('bootorch_live'))
+              .join('\n')}\n`,
+          );
         }
         bytes = sockets.reduce((n, s) => n + ((s as unknown as { _socket?: { bytesRead: number } })._socket?.bytesRead ?? 0), 0);
       },
@@ -167,9 +196,18 @@ export async function runFanout(adminUrl: string, c: FanoutCase): Promise<Fanout
   const deliveries = expected.reduce((a, n) => a + n, 0);
   const metric = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
   return {
-    ...c, deliveries, missing: got.reduce((a, n, i) => a + Math.max(0, expected[i]! - n), 0), p50: lags.at(0.5), p99: lags.at(0.99), drainMs,
-    messagesPerSubscriber: messages.reduce((a, n) => a + n, 0) / c.subscribers, bytesPerSubscriber: bytes / c.subscribers, apiPeakRssMb,
-    executions: metric('bootorch_live_executions'), fellBehind: metric('bootorch_live_fell_behind'),
-    writeLagP50: bucketQuantile(metrics, 'bootorch_live_write_lag_seconds', 0.5), writeLagP99: bucketQuantile(metrics, 'bootorch_live_write_lag_seconds', 0.99),
+    ...c,
+    deliveries,
+    missing: got.reduce((a, n, i) => a + Math.max(0, expected[i]! - n), 0),
+    p50: lags.at(0.5),
+    p99: lags.at(0.99),
+    drainMs,
+    messagesPerSubscriber: messages.reduce((a, n) => a + n, 0) / c.subscribers,
+    bytesPerSubscriber: bytes / c.subscribers,
+    apiPeakRssMb,
+    executions: metric('bootorch_live_executions'),
+    fellBehind: metric('bootorch_live_fell_behind'),
+    writeLagP50: bucketQuantile(metrics, 'bootorch_live_write_lag_seconds', 0.5),
+    writeLagP99: bucketQuantile(metrics, 'bootorch_live_write_lag_seconds', 0.99),
   };
 }

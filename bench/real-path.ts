@@ -31,9 +31,17 @@ export interface RealPathResult {
 
 /** `n` distinct ports that were free a moment ago (all held open until every one is picked). */
 async function freePorts(n: number): Promise<number[]> {
-  const held = await Promise.all(Array.from({ length: n }, () => new Promise<Server>((resolve, reject) => {
-    const s = createServer().once('error', reject).listen(0, '127.0.0.1', () => resolve(s));
-  })));
+  const held = await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<Server>((resolve, reject) => {
+          const s = createServer()
+            .once('error', reject)
+            .listen(0, '127.0.0.1', () => resolve(s));
+        }),
+    ),
+  );
   const ports = held.map((s) => (s.address() as { port: number }).port);
   await Promise.all(held.map((s) => new Promise((r) => s.close(r))));
   return ports;
@@ -50,25 +58,54 @@ async function until<T>(f: () => Promise<T | undefined | false>, what: string, t
 }
 
 /** What a caller may look at before the processes stop (the replica test). */
-export interface RealPathStack { conn: Connection; apiUrls: string[]; adminToken: string; simUrl: string }
+export interface RealPathStack {
+  conn: Connection;
+  apiUrls: string[];
+  adminToken: string;
+  simUrl: string;
+}
 
-export async function runRealPath(adminUrl: string, nodes: number, o: { replicas?: number; tag?: string; inspect?(s: RealPathStack): Promise<void> } = {}): Promise<RealPathResult> {
+export async function runRealPath(
+  adminUrl: string,
+  nodes: number,
+  o: { replicas?: number; tag?: string; inspect?(s: RealPathStack): Promise<void> } = {},
+): Promise<RealPathResult> {
   const replicas = o.replicas ?? 1;
   const conn = await freshDatabase(adminUrl, `bootorch_bench_real_${nodes}_${replicas}${o.tag ?? ''}`);
   // The in-process bench's options (scale.ts), discovery on so that the worker finds the nodes in HSM.
-  await conn.pool.query('insert into options (id, data) values (1, $1)', [JSON.stringify({ polling_frequency: 15, max_component_batch_size: 2800 })]);
+  await conn.pool.query('insert into options (id, data) values (1, $1)', [
+    JSON.stringify({ polling_frequency: 15, max_component_batch_size: 2800 }),
+  ]);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bootorch-real-path-'));
   const tokenFile = path.join(dir, 'tokens.json');
   writeFileSync(tokenFile, '{}');
   const roles: RoleProcess[] = [];
   try {
     const ports = await freePorts(replicas);
-    const sim = startRole('sim', { SIM_NODES: String(nodes) }, ['--nodes', String(nodes), '--port', '0', '--timing', 'instant', '--initial', 'booted',
-      '--bootorch-url', ports.map((p) => `http://127.0.0.1:${p}/graphql`).join(','), '--report-token-file', tokenFile]);
+    const sim = startRole('sim', { SIM_NODES: String(nodes) }, [
+      '--nodes',
+      String(nodes),
+      '--port',
+      '0',
+      '--timing',
+      'instant',
+      '--initial',
+      'booted',
+      '--bootorch-url',
+      ports.map((p) => `http://127.0.0.1:${p}/graphql`).join(','),
+      '--report-token-file',
+      tokenFile,
+    ]);
     roles.push(sim);
     const simUrl = (await sim.waitFor(/simulator: GET (\S+)\/sim\/info/, 120_000))[1]!;
     const simEnv = Object.fromEntries([...sim.output().matchAll(/^export (\w+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
-    const env = { DATABASE_URL: conn.url, BOOTORCH_ADAPTERS: 'http', BOOTORCH_AUTH_MODE: 'tokens', BOOTORCH_RATE_LIMIT_BURST: '0', ...simEnv };
+    const env = {
+      DATABASE_URL: conn.url,
+      BOOTORCH_ADAPTERS: 'http',
+      BOOTORCH_AUTH_MODE: 'tokens',
+      BOOTORCH_RATE_LIMIT_BURST: '0',
+      ...simEnv,
+    };
     const apiUrls: string[] = [];
     for (const port of ports) {
       const api = startRole('api', { ...env, PORT: String(port) });
@@ -77,36 +114,67 @@ export async function runRealPath(adminUrl: string, nodes: number, o: { replicas
     }
     const worker = startRole('worker', env);
     roles.push(worker);
-    const ids = await until(async () => {
-      const r = await conn.pool.query<{ id: string }>('select id from components order by id');
-      return r.rows.length >= nodes && r.rows.map((x) => x.id);
-    }, `${nodes} components discovered`, 300_000);
+    const ids = await until(
+      async () => {
+        const r = await conn.pool.query<{ id: string }>('select id from components order by id');
+        return r.rows.length >= nodes && r.rows.map((x) => x.id);
+      },
+      `${nodes} components discovered`,
+      300_000,
+    );
     // One node token per node, in bulk (createNodeToken is a transaction each), handed to the simulator's nodes.
     const tokens = ids.map((_, i) => `bto_${i.toString(16).padStart(16, '0')}_${'N'.repeat(43 - String(i).length)}${i}`);
-    await conn.pool.query(`insert into api_tokens (id, hash, role, subject) select * from unnest($1::text[], $2::text[], $3::text[], $4::text[])`,
-      [tokens.map((t) => t.slice(4, 20)), tokens.map(hashApiToken), ids.map(() => 'node'), ids]);
+    await conn.pool.query(
+      `insert into api_tokens (id, hash, role, subject) select * from unnest($1::text[], $2::text[], $3::text[], $4::text[])`,
+      [tokens.map((t) => t.slice(4, 20)), tokens.map(hashApiToken), ids.map(() => 'node'), ids],
+    );
     writeFileSync(tokenFile, JSON.stringify(Object.fromEntries(ids.map((id, i) => [id, tokens[i]]))));
     const admin = (await createApiToken(conn.db, { role: 'admin', subject: 'bench' })).token;
     const gql = async (query: string, variables: Record<string, unknown> = {}) => {
-      const r = await fetch(apiUrls[0]!, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` }, body: JSON.stringify({ query, variables }) });
-      const body = await r.json() as { data?: unknown; errors?: unknown[] };
+      const r = await fetch(apiUrls[0]!, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` },
+        body: JSON.stringify({ query, variables }),
+      });
+      const body = (await r.json()) as { data?: unknown; errors?: unknown[] };
       if (body.errors) throw new Error(JSON.stringify(body.errors).slice(0, 500));
       return body.data;
     };
-    await gql(`mutation($b: [BootSetInput!]!) { putSessionTemplate(name: "t", input: { cfs: { configuration: "compute-cfg" }, bootSets: $b }) { template { name } } }`,
-      { b: [{ name: 'compute', path: simEnv.SIM_IMAGE, type: 's3', arch: 'X86', nodeRolesGroups: ['Compute'] }] });
+    await gql(
+      `mutation($b: [BootSetInput!]!) { putSessionTemplate(name: "t", input: { cfs: { configuration: "compute-cfg" }, bootSets: $b }) { template { name } } }`,
+      { b: [{ name: 'compute', path: simEnv.SIM_IMAGE, type: 's3', arch: 'X86', nodeRolesGroups: ['Compute'] }] },
+    );
     const load = os.loadavg()[0]!;
     const t0 = performance.now();
     const started = new Date(Date.now() - 1000);
     await gql(`mutation { createSession(input: { operation: REBOOT, templateName: "t", name: "bench" }) { session { name } } }`);
-    await until(async () => (await conn.pool.query(`select status from sessions where name = 'bench'`)).rows[0]?.status === 'complete', 'session complete', 15 * 60_000);
+    await until(
+      async () => (await conn.pool.query(`select status from sessions where name = 'bench'`)).rows[0]?.status === 'complete',
+      'session complete',
+      15 * 60_000,
+    );
     const wallMs = performance.now() - t0;
-    const r = (await conn.pool.query(`select count(*)::int as n, count(distinct component_id)::int as nodes, extract(epoch from max(at) - min(at)) * 1000 as span
-      from component_events where kind = 'report' and at >= $1`, [started])).rows[0];
+    const r = (
+      await conn.pool.query(
+        `select count(*)::int as n, count(distinct component_id)::int as nodes, extract(epoch from max(at) - min(at)) * 1000 as span
+      from component_events where kind = 'report' and at >= $1`,
+        [started],
+      )
+    ).rows[0];
     const stable = (await conn.pool.query(`select count(*)::int as n from components where status = 'stable'`)).rows[0].n as number;
     await o.inspect?.({ conn, apiUrls, adminToken: admin, simUrl });
-    const counters = await (await fetch(`${simUrl}/sim/counters`)).json() as { reports: { refused: number } };
-    return { nodes, replicas, wallMs, reportSpanMs: Number(r.span ?? 0), reports: r.n, refused: counters.reports.refused, reported: r.nodes, stable, load };
+    const counters = (await (await fetch(`${simUrl}/sim/counters`)).json()) as { reports: { refused: number } };
+    return {
+      nodes,
+      replicas,
+      wallMs,
+      reportSpanMs: Number(r.span ?? 0),
+      reports: r.n,
+      refused: counters.reports.refused,
+      reported: r.nodes,
+      stable,
+      load,
+    };
   } finally {
     await Promise.all(roles.map((p) => p.stop()));
     rmSync(dir, { recursive: true, force: true });

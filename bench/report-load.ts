@@ -30,41 +30,74 @@ export interface ReportLoadRow {
 }
 
 /** `n` nodes, stable and with a known boot token, and one node token per node (bulk, not one transaction each). */
-export async function seedReportingNodes(conn: Connection, n: number, tag = 'bench'): Promise<{ ids: string[]; tokens: string[]; bssToken: string }> {
+export async function seedReportingNodes(
+  conn: Connection,
+  n: number,
+  tag = 'bench',
+): Promise<{ ids: string[]; tokens: string[]; bssToken: string }> {
   const ids = Array.from({ length: n }, (_, i) => `x${1000 + Math.floor(i / 512)}c0s${Math.floor((i % 512) / 8)}b0n${i % 8}`);
   await conn.pool.query(`insert into components (id, last_action) select unnest($1::text[]), 'newly_discovered'`, [ids]);
   const bssToken = `${tag}-token`;
-  await conn.pool.query(`insert into boot_artifacts (token, kernel, kernel_parameters, initrd) values ($1, 'k', 'p', 'i') on conflict do nothing`, [bssToken]);
+  await conn.pool.query(
+    `insert into boot_artifacts (token, kernel, kernel_parameters, initrd) values ($1, 'k', 'p', 'i') on conflict do nothing`,
+    [bssToken],
+  );
   const tokens = ids.map((_, i) => `bto_${i.toString(16).padStart(16, '0')}_${'A'.repeat(43 - String(i).length)}${i}`);
-  await conn.pool.query(`insert into api_tokens (id, hash, role, tenant, subject) select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])`,
-    [tokens.map((t) => t.slice(4, 20)), tokens.map(hashApiToken), ids.map(() => 'node'), ids.map(() => null), ids]);
+  await conn.pool.query(
+    `insert into api_tokens (id, hash, role, tenant, subject) select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])`,
+    [tokens.map((t) => t.slice(4, 20)), tokens.map(hashApiToken), ids.map(() => 'node'), ids.map(() => null), ids],
+  );
   return { ids, tokens, bssToken };
 }
 
 /** autocannon against `url` for `seconds`, each request a report by node i (round robin) with node i's token. */
-export async function fireReports(url: string, nodes: { ids: string[]; tokens: string[]; bssToken: string }, connections: number, seconds: number): Promise<Omit<ReportLoadRow, 'load' | 'path'>> {
+export async function fireReports(
+  url: string,
+  nodes: { ids: string[]; tokens: string[]; bssToken: string },
+  connections: number,
+  seconds: number,
+): Promise<Omit<ReportLoadRow, 'load' | 'path'>> {
   let next = 0;
   let accepted = 0;
   let refused = 0;
   const bodies = nodes.ids.map((id) => JSON.stringify({ query: REPORT_MUTATION, variables: { id, token: nodes.bssToken } }));
   const r = await autocannon({
-    url, connections, duration: seconds, method: 'POST',
-    requests: [{
-      setupRequest: (req) => {
-        const i = next++ % nodes.ids.length;
-        return { ...req, method: 'POST', body: bodies[i], headers: { 'content-type': 'application/json', authorization: `Bearer ${nodes.tokens[i]}` } };
+    url,
+    connections,
+    duration: seconds,
+    method: 'POST',
+    requests: [
+      {
+        setupRequest: (req) => {
+          const i = next++ % nodes.ids.length;
+          return {
+            ...req,
+            method: 'POST',
+            body: bodies[i],
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${nodes.tokens[i]}` },
+          };
+        },
+        onResponse: (status, body) => {
+          if (status === 200 && body.includes('BootStateReported')) accepted++;
+          else refused++;
+        },
       },
-      onResponse: (status, body) => {
-        if (status === 200 && body.includes('BootStateReported')) accepted++;
-        else refused++;
-      },
-    }],
+    ],
   });
-  return { connections, acceptedPerSecond: accepted / seconds, p50: r.latency.p50, p99: r.latency.p99, errors: refused + r.errors + r.timeouts };
+  return {
+    connections,
+    acceptedPerSecond: accepted / seconds,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: refused + r.errors + r.timeouts,
+  };
 }
 
 /** Both paths, each in its own API process, one after the other at each connection count (ratios within one run). */
-export async function runReportLoad(adminUrl: string, o: { nodes?: number; seconds?: number; connections?: number[] } = {}): Promise<ReportLoadRow[]> {
+export async function runReportLoad(
+  adminUrl: string,
+  o: { nodes?: number; seconds?: number; connections?: number[] } = {},
+): Promise<ReportLoadRow[]> {
   const conn = await freshDatabase(adminUrl, 'bootorch_bench_reports');
   const nodes = await seedReportingNodes(conn, o.nodes ?? 4096);
   const rows: ReportLoadRow[] = [];
@@ -77,7 +110,7 @@ export async function runReportLoad(adminUrl: string, o: { nodes?: number; secon
         await fireReports(api.url, nodes, 16, 2); // warm-up: JIT, pool connections, cached tokens
         for (const c of o.connections ?? [64, 512]) {
           const load = os.loadavg()[0]!;
-          rows.push({ path, ...await fireReports(api.url, nodes, c, o.seconds ?? 10), load });
+          rows.push({ path, ...(await fireReports(api.url, nodes, c, o.seconds ?? 10)), load });
         }
       } finally {
         api?.child.kill('SIGTERM');
@@ -93,6 +126,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const url = process.env.DATABASE_URL;
   if (!url) throw new Error('set DATABASE_URL');
   const rows = await runReportLoad(url, { seconds: Number(process.env.SECONDS ?? 10) });
-  for (const r of rows) process.stdout.write(`${r.path} ${r.connections} connections: ${r.acceptedPerSecond.toFixed(0)} accepted/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.errors} not accepted, load ${r.load.toFixed(2)}\n`);
+  for (const r of rows)
+    process.stdout.write(
+      `${r.path} ${r.connections} connections: ${r.acceptedPerSecond.toFixed(0)} accepted/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.errors} not accepted, load ${r.load.toFixed(2)}\n`,
+    );
   process.exit(0);
 }

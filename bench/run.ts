@@ -25,7 +25,11 @@ const partsArg = process.argv.find((a) => a.startsWith('--parts='));
 const parts = new Set(partsArg ? partsArg.slice(8).split(',') : ['reboot', 'polling', 'real', 'reports', 'api', 'fanout']);
 const before = process.argv.find((a) => a.startsWith('--before='))?.slice(9);
 /** --cases=1,3: only these fan-out cases (1-based, in the order fanoutCases lists them). */
-const casesArg = process.argv.find((a) => a.startsWith('--cases='))?.slice(8).split(',').map(Number);
+const casesArg = process.argv
+  .find((a) => a.startsWith('--cases='))
+  ?.slice(8)
+  .split(',')
+  .map(Number);
 
 const log = (m: string) => process.stdout.write(`${m}\n`);
 const loadAtStart = os.loadavg();
@@ -67,7 +71,9 @@ async function main() {
     const r = await runRealPath(adminUrl, n);
     real.push(r);
     const inProcess = rows.find((x) => x.r.nodes === n)?.r.wallMs;
-    log(`  ${fmt(r.wallMs)} ms${inProcess ? ` (x${fmt(r.wallMs / inProcess, 1)} in-process)` : ''}, reports first to last ${fmt(r.reportSpanMs)} ms`);
+    log(
+      `  ${fmt(r.wallMs)} ms${inProcess ? ` (x${fmt(r.wallMs / inProcess, 1)} in-process)` : ''}, reports first to last ${fmt(r.reportSpanMs)} ms`,
+    );
   }
   const twoAt = Math.max(...sizes.filter((s) => s <= 10_000));
   if (parts.has('real') && twoAt >= 1000) {
@@ -80,7 +86,8 @@ async function main() {
   if (parts.has('reports')) {
     log('reporter mutations at wire speed (autocannon, node tokens)...');
     reportLoad = await runReportLoad(adminUrl);
-    for (const r of reportLoad) log(`  ${r.path} ${r.connections} connections: ${fmt(r.acceptedPerSecond)} accepted/s, p99 ${fmt(r.p99)} ms`);
+    for (const r of reportLoad)
+      log(`  ${r.path} ${r.connections} connections: ${fmt(r.acceptedPerSecond)} accepted/s, p99 ${fmt(r.p99)} ms`);
   }
   let api: ApiLoadResult | undefined;
   if (parts.has('api')) {
@@ -89,7 +96,13 @@ async function main() {
     log(`  components p50 ${fmt(api.components.p50, 1)} ms p99 ${fmt(api.components.p99, 1)} ms; reports ${fmt(api.reportsPerSecond)}/s`);
   }
   const fanLoad = os.loadavg();
-  const fan: FanoutResult[] = parts.has('fanout') ? await runFanoutCases(adminUrl, fanoutCases(before).filter((_, i) => !casesArg || casesArg.includes(i + 1)), log) : [];
+  const fan: FanoutResult[] = parts.has('fanout')
+    ? await runFanoutCases(
+        adminUrl,
+        fanoutCases(before).filter((_, i) => !casesArg || casesArg.includes(i + 1)),
+        log,
+      )
+    : [];
   await embedded?.stop();
 
   if (parts.size === 1 && parts.has('fanout')) {
@@ -104,7 +117,16 @@ async function main() {
   process.exit(0);
 }
 
-function report(x: { rows: Array<{ r: ScaleResult; floorMs: number; floorRows: number }>; polling?: ScaleResult; pollingOf?: ScaleResult; api: ApiLoadResult; fan: string; pgVersion: string; real: RealPathResult[]; reportLoad: ReportLoadRow[] }): string {
+function report(x: {
+  rows: Array<{ r: ScaleResult; floorMs: number; floorRows: number }>;
+  polling?: ScaleResult;
+  pollingOf?: ScaleResult;
+  api: ApiLoadResult;
+  fan: string;
+  pgVersion: string;
+  real: RealPathResult[];
+  reportLoad: ReportLoadRow[];
+}): string {
   const cpu = os.cpus()[0]?.model ?? 'unknown';
   const goal = (ok: boolean) => (ok ? 'met' : '**not met**');
   const byN = (n: number) => x.rows.find((r) => r.r.nodes === n);
@@ -124,12 +146,15 @@ function report(x: { rows: Array<{ r: ScaleResult; floorMs: number; floorRows: n
     '',
     '| nodes | wall | nodes/s | rows written | jobs run | peak RSS (engine + sim) | DB time share | floor | bootorch / floor | failed |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...x.rows.map(({ r, floorMs, floorRows }) => `| ${fmt(r.nodes)} | ${fmt(r.wallMs)} ms | ${fmt(r.nodesPerSecond)} | ${fmt(r.rowsWritten)} | ${fmt(r.jobsRun)} | ${fmt(r.peakRssMb)} MB | ${fmt(r.dbTimeShare * 100)} % | ${fmt(floorMs)} ms (${fmt(floorRows)} rows) | ${fmt(r.wallMs / floorMs, 1)} | ${r.failed} |`),
+    ...x.rows.map(
+      ({ r, floorMs, floorRows }) =>
+        `| ${fmt(r.nodes)} | ${fmt(r.wallMs)} ms | ${fmt(r.nodesPerSecond)} | ${fmt(r.rowsWritten)} | ${fmt(r.jobsRun)} | ${fmt(r.peakRssMb)} MB | ${fmt(r.dbTimeShare * 100)} % | ${fmt(floorMs)} ms (${fmt(floorRows)} rows) | ${fmt(r.wallMs / floorMs, 1)} | ${r.failed} |`,
+    ),
     '',
     'DB time share: time the engine spent waiting on PostgreSQL queries (summed over concurrent queries, capped at 100 %) over wall time.',
     'The floor writes the same rows (one update per transition and action, one event per change) as one set-based statement per step, with no application logic and no outside calls.',
     '',
-    '## 3. Against polling (BOS\'s model)',
+    "## 3. Against polling (BOS's model)",
     '',
     x.polling && x.pollingOf
       ? `Same engine, edge-triggered kicks off, \`polling_frequency\` 15 s (BOS's default), ${fmt(x.polling.nodes)} nodes: **${fmt(x.polling.wallMs)} ms** against bootorch's ${fmt(x.pollingOf.wallMs)} ms: polling / bootorch = **${fmt(x.polling.wallMs / x.pollingOf.wallMs, 1)}**.`
@@ -148,11 +173,14 @@ function report(x: { rows: Array<{ r: ScaleResult; floorMs: number; floorRows: n
     '',
     '## 4a. Reporter mutations at wire speed',
     '',
-    'The node reporter\'s own reportBootState document over HTTP from autocannon, each request with the node token of the node it reports for (4,096 nodes, round robin), against one `bootorch api` process; every report is accepted and written. `ordinary` is the same build with BOOTORCH_FAST_REPORTS=false (every request through Apollo, no credential cache), measured in this run.',
+    "The node reporter's own reportBootState document over HTTP from autocannon, each request with the node token of the node it reports for (4,096 nodes, round robin), against one `bootorch api` process; every report is accepted and written. `ordinary` is the same build with BOOTORCH_FAST_REPORTS=false (every request through Apollo, no credential cache), measured in this run.",
     '',
     '| path | connections | accepted reports/s | p50 | p99 | not accepted | load (1 min) |',
     '|---|---:|---:|---:|---:|---:|---:|',
-    ...x.reportLoad.map((r) => `| ${r.path} | ${r.connections} | ${fmt(r.acceptedPerSecond)} | ${fmt(r.p50)} ms | ${fmt(r.p99)} ms | ${fmt(r.errors)} | ${r.load.toFixed(1)} |`),
+    ...x.reportLoad.map(
+      (r) =>
+        `| ${r.path} | ${r.connections} | ${fmt(r.acceptedPerSecond)} | ${fmt(r.p50)} ms | ${fmt(r.p99)} ms | ${fmt(r.errors)} | ${r.load.toFixed(1)} |`,
+    ),
     '',
     '## 4. The API under load',
     '',
@@ -172,7 +200,9 @@ function report(x: { rows: Array<{ r: ScaleResult; floorMs: number; floorRows: n
     '|---|---|---|',
     one ? `| 1 node under 1 s | ${fmt(one.r.wallMs)} ms | ${goal(one.r.wallMs < 1000)} |` : '',
     ten ? `| 10,000 nodes under 20 s | ${fmt(ten.r.wallMs / 1000, 1)} s | ${goal(ten.r.wallMs < 20_000)} |` : '',
-    hundred ? `| 100,000 nodes under 3 min, worker RSS under 500 MB | ${fmt(hundred.r.wallMs / 1000, 1)} s, ${fmt(hundred.r.peakRssMb)} MB | ${goal(hundred.r.wallMs < 180_000 && hundred.r.peakRssMb < 500)} |` : '| 100,000 nodes | not run (add --full) | |',
+    hundred
+      ? `| 100,000 nodes under 3 min, worker RSS under 500 MB | ${fmt(hundred.r.wallMs / 1000, 1)} s, ${fmt(hundred.r.peakRssMb)} MB | ${goal(hundred.r.wallMs < 180_000 && hundred.r.peakRssMb < 500)} |`
+      : '| 100,000 nodes | not run (add --full) | |',
     ten ? `| within 3× of the floor (10,000) | ×${fmt(ten.r.wallMs / ten.floorMs, 1)} | ${goal(ten.r.wallMs / ten.floorMs <= 3)} |` : '',
     `| API p99 under 100 ms during the run | components ${fmt(x.api.components.p99, 1)} ms, status ${fmt(x.api.status.p99, 1)} ms | ${goal(x.api.components.p99 < 100 && x.api.status.p99 < 100)} |`,
     '',

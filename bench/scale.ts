@@ -55,11 +55,17 @@ function meter(pool: pg.Pool): { dbMs(): number; rows(): number } {
       const t = performance.now();
       const p = orig(...args);
       if (!(p instanceof Promise)) return p;
-      return p.then((r: any) => {
-        ms += performance.now() - t;
-        if (r && /^(INSERT|UPDATE|DELETE)$/.test(r.command)) rows += r.rowCount ?? 0;
-        return r;
-      }, (e) => { ms += performance.now() - t; throw e; });
+      return p.then(
+        (r: any) => {
+          ms += performance.now() - t;
+          if (r && /^(INSERT|UPDATE|DELETE)$/.test(r.command)) rows += r.rowCount ?? 0;
+          return r;
+        },
+        (e) => {
+          ms += performance.now() - t;
+          throw e;
+        },
+      );
     };
   };
   pool.on('connect', (c) => wrap(c as never));
@@ -79,7 +85,11 @@ export interface ScaleHooks {
   finished?(): Promise<void>;
 }
 
-export async function runScale(adminUrl: string, nodes: number, o: { kicks?: boolean; options?: Partial<Options>; timeoutMs?: number; hooks?: ScaleHooks; tag?: string } = {}): Promise<ScaleResult> {
+export async function runScale(
+  adminUrl: string,
+  nodes: number,
+  o: { kicks?: boolean; options?: Partial<Options>; timeoutMs?: number; hooks?: ScaleHooks; tag?: string } = {},
+): Promise<ScaleResult> {
   const kicks = o.kicks !== false;
   const conn = await freshDatabase(adminUrl, `bootorch_bench_${nodes}_${kicks ? 'k' : 'p'}${o.tag ?? ''}`);
   const options = { polling_frequency: 15, max_component_batch_size: 2800, ...o.options };
@@ -87,8 +97,9 @@ export async function runScale(adminUrl: string, nodes: number, o: { kicks?: boo
   const world = new SimWorld({ nodes, seed: 7, initial: { booted: true, desiredConfig: 'compute-cfg' }, ...INSTANT });
   const adapters = createSimAdapters(world);
   await conn.pool.query(`insert into components (id, last_action) select unnest($1::text[]), 'newly_discovered'`, [world.ids()]);
-  await conn.pool.query(`insert into session_templates (name, cfs_configuration, boot_sets) values ('t', 'compute-cfg', $1)`,
-    [JSON.stringify({ compute: { path: world.defaultImage.manifest, type: 's3', arch: 'X86', node_roles_groups: ['Compute'] } })]);
+  await conn.pool.query(`insert into session_templates (name, cfs_configuration, boot_sets) values ('t', 'compute-cfg', $1)`, [
+    JSON.stringify({ compute: { path: world.defaultImage.manifest, type: 's3', arch: 'X86', node_roles_groups: ['Compute'] } }),
+  ]);
   const log = pino({ level: process.env.BENCH_LOG ?? 'silent' });
   const m = meter(conn.pool);
   const engine = await startEngine({ url: conn.url, db: conn.db, adapters, operators: ALL_OPERATORS, log, kicks });
@@ -101,7 +112,9 @@ export async function runScale(adminUrl: string, nodes: number, o: { kicks?: boo
   await new Promise((r) => setTimeout(r, 1500));
   await o.hooks?.ready?.(conn);
   let peakRss = process.memoryUsage().rss;
-  const sampler = setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage().rss); }, 100);
+  const sampler = setInterval(() => {
+    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  }, 100);
   const w0 = m.rows();
   const j0 = await jobs(conn.pool);
   const db0 = m.dbMs();
@@ -126,9 +139,15 @@ export async function runScale(adminUrl: string, nodes: number, o: { kicks?: boo
   clearInterval(sampler);
   const failed = Number((await conn.pool.query(`select count(*) from components where status = 'failed'`)).rows[0].count);
   const result: ScaleResult = {
-    nodes, mode: kicks ? 'bootorch' : 'polling', wallMs, nodesPerSecond: nodes / (wallMs / 1000),
-    rowsWritten, jobsRun: (await jobs(conn.pool)) - j0,
-    peakRssMb: peakRss / 1024 / 1024, dbTimeShare: Math.min(1, dbMs / wallMs), failed,
+    nodes,
+    mode: kicks ? 'bootorch' : 'polling',
+    wallMs,
+    nodesPerSecond: nodes / (wallMs / 1000),
+    rowsWritten,
+    jobsRun: (await jobs(conn.pool)) - j0,
+    peakRssMb: peakRss / 1024 / 1024,
+    dbTimeShare: Math.min(1, dbMs / wallMs),
+    failed,
   };
   world.close();
   await engine.stop();

@@ -5,7 +5,11 @@
  */
 import fs from 'node:fs';
 
-interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
+interface Node {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
 const [file, nArg] = process.argv.slice(2);
 const prof = JSON.parse(fs.readFileSync(file!, 'utf8')) as { nodes: Node[]; samples: number[]; timeDeltas: number[] };
 const byId = new Map(prof.nodes.map((n) => [n.id, n]));
@@ -29,10 +33,19 @@ for (const [id, us] of self) {
   const seen = new Set<string>();
   for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
     const w = where(byId.get(cur)!.callFrame.url);
-    if (!seen.has(w)) { seen.add(w); pkgIncl.set(w, (pkgIncl.get(w) ?? 0) + us); }
+    if (!seen.has(w)) {
+      seen.add(w);
+      pkgIncl.set(w, (pkgIncl.get(w) ?? 0) + us);
+    }
   }
 }
-const top = (m: Map<string, number>, n: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n)
-  .map(([k, us]) => `${((100 * us) / total).toFixed(1).padStart(5)} %  ${k}`).join('\n');
+const top = (m: Map<string, number>, n: number) =>
+  [...m]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([k, us]) => `${((100 * us) / total).toFixed(1).padStart(5)} %  ${k}`)
+    .join('\n');
 const n = Number(nArg ?? 15);
-process.stdout.write(`${(total / 1e6).toFixed(1)} s sampled\n\nself time by function:\n${top(fnSelf, n)}\n\ninclusive time by package / file:\n${top(pkgIncl, n)}\n`);
+process.stdout.write(
+  `${(total / 1e6).toFixed(1)} s sampled\n\nself time by function:\n${top(fnSelf, n)}\n\ninclusive time by package / file:\n${top(pkgIncl, n)}\n`,
+);

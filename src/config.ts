@@ -85,24 +85,36 @@ const envSchema = z.object({
    * on (express `trust proxy`): `true`, a hop count, or comma-separated addresses/CIDRs/`loopback`,
    * `uniquelocal`... Default: none (the socket's peer address).
    */
-  BOOTORCH_TRUST_PROXY: z.string().optional().transform((v) => {
-    if (v === undefined || v === '' || v === 'false') return undefined;
-    if (v === 'true') return true;
-    if (/^\d+$/.test(v)) return Number(v);
-    return v.split(',').map((x) => x.trim()).filter(Boolean);
-  }),
+  BOOTORCH_TRUST_PROXY: z
+    .string()
+    .optional()
+    .transform((v) => {
+      if (v === undefined || v === '' || v === 'false') return undefined;
+      if (v === 'true') return true;
+      if (/^\d+$/.test(v)) return Number(v);
+      return v
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
+    }),
 });
 
 export const configSchema = envSchema.superRefine((c, ctx) => {
   if (!c.BOOTORCH_TLS_CERT_FILE !== !c.BOOTORCH_TLS_KEY_FILE) {
-    ctx.addIssue({ code: 'custom', path: [c.BOOTORCH_TLS_CERT_FILE ? 'BOOTORCH_TLS_KEY_FILE' : 'BOOTORCH_TLS_CERT_FILE'], message: 'BOOTORCH_TLS_CERT_FILE and BOOTORCH_TLS_KEY_FILE go together' });
+    ctx.addIssue({
+      code: 'custom',
+      path: [c.BOOTORCH_TLS_CERT_FILE ? 'BOOTORCH_TLS_KEY_FILE' : 'BOOTORCH_TLS_CERT_FILE'],
+      message: 'BOOTORCH_TLS_CERT_FILE and BOOTORCH_TLS_KEY_FILE go together',
+    });
   }
 });
 
 export type Config = z.infer<typeof configSchema>;
 
 /** The API's certificate and key from BOOTORCH_TLS_*_FILE, read once at start; a missing file stops the process with the reason. */
-export function tlsFromConfig(c: Pick<Config, 'BOOTORCH_TLS_CERT_FILE' | 'BOOTORCH_TLS_KEY_FILE'>): { cert: Buffer; key: Buffer } | undefined {
+export function tlsFromConfig(
+  c: Pick<Config, 'BOOTORCH_TLS_CERT_FILE' | 'BOOTORCH_TLS_KEY_FILE'>,
+): { cert: Buffer; key: Buffer } | undefined {
   if (!c.BOOTORCH_TLS_CERT_FILE || !c.BOOTORCH_TLS_KEY_FILE) return undefined;
   const read = (name: string, file: string) => {
     try {

@@ -41,28 +41,36 @@ function untilSignal(s: Stoppable): void {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
-program.command('dev').description('API + workers + simulated cluster in one process (embedded PostgreSQL unless DATABASE_URL)')
+program
+  .command('dev')
+  .description('API + workers + simulated cluster in one process (embedded PostgreSQL unless DATABASE_URL)')
   .action(async () => {
     const c = config();
     const { runDev, devTokenFile } = await roles();
     const s = await runDev(c);
-    process.stdout.write([
-      '',
-      `bootorch is running: ${s.api.url}  (subscriptions: ${s.api.wsUrl})`,
-      `BOS v2 REST: ${s.api.baseUrl}/apis/bos/v2  (and ${s.api.baseUrl}/v2)`,
-      ...(s.devAdminToken ? [
-        `admin token (dev mode; also in ${devTokenFile(c)}):`,
-        `  ${s.devAdminToken}`,
-        `  send it as "Authorization: Bearer <token>"; the CLI reads BOOTORCH_TOKEN`,
-      ] : []),
-      `simulated cluster: ${c.SIM_NODES} compute nodes + River management/UAN nodes; templates: compute, uan`,
-      'try:  npx bootorch session create --template compute --operation reboot --limit compute-a --watch',
-      '',
-    ].join('\n'));
+    process.stdout.write(
+      [
+        '',
+        `bootorch is running: ${s.api.url}  (subscriptions: ${s.api.wsUrl})`,
+        `BOS v2 REST: ${s.api.baseUrl}/apis/bos/v2  (and ${s.api.baseUrl}/v2)`,
+        ...(s.devAdminToken
+          ? [
+              `admin token (dev mode; also in ${devTokenFile(c)}):`,
+              `  ${s.devAdminToken}`,
+              `  send it as "Authorization: Bearer <token>"; the CLI reads BOOTORCH_TOKEN`,
+            ]
+          : []),
+        `simulated cluster: ${c.SIM_NODES} compute nodes + River management/UAN nodes; templates: compute, uan`,
+        'try:  npx bootorch session create --template compute --operation reboot --limit compute-a --watch',
+        '',
+      ].join('\n'),
+    );
     untilSignal(s);
   });
 
-program.command('api').description('GraphQL API (HTTP + graphql-ws); enqueues work, runs no operator')
+program
+  .command('api')
+  .description('GraphQL API (HTTP + graphql-ws); enqueues work, runs no operator')
   .action(async () => {
     const { runApi } = await roles();
     const s = await runApi(config());
@@ -70,11 +78,16 @@ program.command('api').description('GraphQL API (HTTP + graphql-ws); enqueues wo
     untilSignal(s);
   });
 
-program.command('worker').description('every operator on pg-boss, against BOOTORCH_ADAPTERS (sim or http)')
+program
+  .command('worker')
+  .description('every operator on pg-boss, against BOOTORCH_ADAPTERS (sim or http)')
   .option('--health-port <port>', 'serve /healthz on this port', (v) => Number(v))
   .action(async (o: { healthPort?: number }) => {
     const { runWorker } = await roles();
-    const s = await runWorker(config(), o.healthPort ?? (process.env.WORKER_HEALTH_PORT ? Number(process.env.WORKER_HEALTH_PORT) : undefined));
+    const s = await runWorker(
+      config(),
+      o.healthPort ?? (process.env.WORKER_HEALTH_PORT ? Number(process.env.WORKER_HEALTH_PORT) : undefined),
+    );
     untilSignal(s);
   });
 

@@ -27,7 +27,9 @@ import { collectSystemState } from './observability/collectors.ts';
 import { serveMetrics } from './observability/http.ts';
 import { standaloneApi } from './api/boot/standalone.ts';
 
-export interface Stoppable { stop(): Promise<void> }
+export interface Stoppable {
+  stop(): Promise<void>;
+}
 
 type Role = 'api' | 'worker' | 'dev';
 
@@ -68,15 +70,31 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
   surviveDatabaseOutages(log);
   const { conn, embedded } = await openDatabase(config, log);
   const world = new SimWorld({
-    nodes: config.SIM_NODES, seed: config.SIM_SEED, river: true, armFraction: 0.125,
-    locked: [], disabled: [], initial: { booted: true, desiredConfig: 'compute-cfg', configured: true },
+    nodes: config.SIM_NODES,
+    seed: config.SIM_SEED,
+    river: true,
+    armFraction: 0.125,
+    locked: [],
+    disabled: [],
+    initial: { booted: true, desiredConfig: 'compute-cfg', configured: true },
     // Slow enough to watch, fast enough not to wait: hardware in seconds, not minutes.
-    powerOnDelayMs: 1500, powerOffDelayMs: 1000, forceOffDelayMs: 300, bootDelayMs: 2000,
+    powerOnDelayMs: 1500,
+    powerOffDelayMs: 1000,
+    forceOffDelayMs: 300,
+    bootDelayMs: 2000,
     batcher: { batchSize: 25, batchWindowMs: 1000, checkIntervalMs: 500, runTimeMs: 1500 },
   });
   const adapters = instrumentAdapters(createSimAdapters(world));
   const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
-  const engine = await startEngine({ url: conn.url, db: conn.db, adapters, operators: ALL_OPERATORS, log, boss, kicks: config.BOOTORCH_KICKS });
+  const engine = await startEngine({
+    url: conn.url,
+    db: conn.db,
+    adapters,
+    operators: ALL_OPERATORS,
+    log,
+    boss,
+    kicks: config.BOOTORCH_KICKS,
+  });
   const reports = observeReports(createReportBatcher(conn.db, engine.scheduler));
   const state = collectSystemState(conn.db);
   world.setReportHandler(async (id, token) => {
@@ -86,8 +104,18 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
   await seedDemo(conn, world, log);
   const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'dev', devTokenFile: devTokenFile(config), logger: log });
   const api = await startApiServer({
-    db: conn.db, scheduler: engine.scheduler, port: config.PORT, host: config.HOST, logger: log,
-    queueHealthy: engine.healthy, images: adapters.images, adapters, reports, auth, tls: tlsFromConfig(config), ...edgeOptions(config),
+    db: conn.db,
+    scheduler: engine.scheduler,
+    port: config.PORT,
+    host: config.HOST,
+    logger: log,
+    queueHealthy: engine.healthy,
+    images: adapters.images,
+    adapters,
+    reports,
+    auth,
+    tls: tlsFromConfig(config),
+    ...edgeOptions(config),
     wsDeflate: config.BOOTORCH_WS_DEFLATE,
   });
   return {
@@ -118,22 +146,39 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
   const reports = observeReports(createReportBatcher(conn.db, boss.scheduler));
   const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'tokens', devTokenFile: devTokenFile(config), logger: log });
   const api = await startApiServer({
-    db: conn.db, scheduler: boss.scheduler, port: config.PORT, host: config.HOST, logger: log,
-    queueHealthy: async () => true, images: adapters?.images, adapters, reports, auth, tls: tlsFromConfig(config), ...edgeOptions(config),
+    db: conn.db,
+    scheduler: boss.scheduler,
+    port: config.PORT,
+    host: config.HOST,
+    logger: log,
+    queueHealthy: async () => true,
+    images: adapters?.images,
+    adapters,
+    reports,
+    auth,
+    tls: tlsFromConfig(config),
+    ...edgeOptions(config),
     wsDeflate: config.BOOTORCH_WS_DEFLATE,
     fastReports: config.BOOTORCH_FAST_REPORTS,
     ...standaloneApi(config, conn.db),
   });
   return {
     api,
-    async stop() { await api.close(); await auth.limiter?.close?.(); await boss.stop(); await conn.close(); await embedded?.stop(); },
+    async stop() {
+      await api.close();
+      await auth.limiter?.close?.();
+      await boss.stop();
+      await conn.close();
+      await embedded?.stop();
+    },
   };
 }
 
 /** What is exposed and to whom (README "Exposure"): a separate /metrics listener, trusted proxies. */
 function edgeOptions(config: Config): Pick<ApiServerOptions, 'metricsListen' | 'trustProxy'> {
   return {
-    metricsListen: config.BOOTORCH_METRICS_PORT === undefined ? undefined : { port: config.BOOTORCH_METRICS_PORT, host: config.BOOTORCH_METRICS_HOST },
+    metricsListen:
+      config.BOOTORCH_METRICS_PORT === undefined ? undefined : { port: config.BOOTORCH_METRICS_PORT, host: config.BOOTORCH_METRICS_HOST },
     trustProxy: config.BOOTORCH_TRUST_PROXY,
   };
 }
@@ -145,7 +190,15 @@ export async function runWorker(config: Config, healthPort?: number): Promise<St
   const { conn, embedded } = await openDatabase(config, log);
   const adapters = createAdapters(config, undefined, { db: conn.db, log: (m) => log.warn(m) });
   const boss: BossHandle = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
-  const engine = await startEngine({ url: conn.url, db: conn.db, adapters, operators: ALL_OPERATORS, log, boss, kicks: config.BOOTORCH_KICKS });
+  const engine = await startEngine({
+    url: conn.url,
+    db: conn.db,
+    adapters,
+    operators: ALL_OPERATORS,
+    log,
+    boss,
+    kicks: config.BOOTORCH_KICKS,
+  });
   if (adapters.world) {
     const world = adapters.world;
     const reports = observeReports(createReportBatcher(conn.db, engine.scheduler));

@@ -56,19 +56,29 @@ export function httpConfigFrom(config: Config): HttpAdaptersConfig {
  * the dev role wraps it).
  */
 export function createAdapters(
-  config: Config, world?: SimWorld, deps: { db?: Db; log?: (msg: string) => void; runHooks?: boolean } = {},
+  config: Config,
+  world?: SimWorld,
+  deps: { db?: Db; log?: (msg: string) => void; runHooks?: boolean } = {},
 ): Adapters & { world?: SimWorld } {
   // Every outside call measured at its port (observability/ports.ts), whichever backend is picked here.
   if (config.BOOTORCH_ADAPTERS === 'http') return instrumentAdapters(createHttpAdapters(httpConfigFrom(config)));
   if (config.BOOTORCH_ADAPTERS === 'standalone') {
     if (!deps.db) throw new Error('BOOTORCH_ADAPTERS=standalone needs the database');
-    return instrumentAdapters(createStandaloneAdapters({
-      db: deps.db, secretKey: secretKeyFrom(config), ipmitool: config.BOOTORCH_IPMITOOL, bmcTimeoutMs: config.BOOTORCH_BMC_TIMEOUT * 1000,
-      hooksDir: config.BOOTORCH_CONFIG_HOOKS, filesDir: config.BOOTORCH_BOOT_FILES, runHooks: deps.runHooks, bmcCaFile: config.BOOTORCH_BMC_CA_FILE,
-      onTaskFailed: (id, op, error) => deps.log?.(`power ${op} of ${id} failed: ${error}`),
-      onHookDone: (name, ids, code) => deps.log?.(`configuration hook ${name} on ${ids.length} nodes exited ${code}`),
-      onError: (e) => deps.log?.(`configuration hooks: ${(e as Error).message}`),
-    }));
+    return instrumentAdapters(
+      createStandaloneAdapters({
+        db: deps.db,
+        secretKey: secretKeyFrom(config),
+        ipmitool: config.BOOTORCH_IPMITOOL,
+        bmcTimeoutMs: config.BOOTORCH_BMC_TIMEOUT * 1000,
+        hooksDir: config.BOOTORCH_CONFIG_HOOKS,
+        filesDir: config.BOOTORCH_BOOT_FILES,
+        runHooks: deps.runHooks,
+        bmcCaFile: config.BOOTORCH_BMC_CA_FILE,
+        onTaskFailed: (id, op, error) => deps.log?.(`power ${op} of ${id} failed: ${error}`),
+        onHookDone: (name, ids, code) => deps.log?.(`configuration hook ${name} on ${ids.length} nodes exited ${code}`),
+        onError: (e) => deps.log?.(`configuration hooks: ${(e as Error).message}`),
+      }),
+    );
   }
   return instrumentAdapters(createSimAdapters(world ?? new SimWorld({ nodes: config.SIM_NODES, seed: config.SIM_SEED })));
 }

@@ -26,8 +26,7 @@ export interface HttpAdaptersConfig {
 export function createHttpAdapters(cfg: HttpAdaptersConfig): Adapters & { close(): Promise<void> } {
   const settings = new SettingsRef();
   const retry = cfg.retry ?? DEFAULT_RETRY;
-  const client = (s: 'hsm' | 'pcs' | 'bss' | 'cfs' | 'ims') =>
-    new ServiceClient(s, cfg[s], () => settings.timeoutMs(s), retry, cfg.fetch);
+  const client = (s: 'hsm' | 'pcs' | 'bss' | 'cfs' | 'ims') => new ServiceClient(s, cfg[s], () => settings.timeoutMs(s), retry, cfg.fetch);
   const clients = { hsm: client('hsm'), pcs: client('pcs'), bss: client('bss'), cfs: client('cfs'), ims: client('ims') };
   return {
     inventory: new HttpInventory(clients.hsm, settings),

@@ -11,7 +11,6 @@ import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { ServiceError, type ServiceName } from './errors.ts';
 
-
 export interface ServiceEndpoint {
   /**
    * Base URL up to, not including, the service's own path prefix: HSM paths start /hsm/v2, BSS
@@ -103,7 +102,8 @@ export class ServiceClient {
   }
 
   private async once<T>(r: HttpRequest<T>): Promise<HttpResponse<T>> {
-    const fail = (detail: string, status?: number, transient = true) => new ServiceError(this.service, r.endpoint, detail, status, transient);
+    const fail = (detail: string, status?: number, transient = true) =>
+      new ServiceError(this.service, r.endpoint, detail, status, transient);
     const headers: Record<string, string> = { accept: r.text ? '*/*' : 'application/json' };
     const token = await this.token(r.endpoint);
     if (token) headers.authorization = `Bearer ${token}`;
@@ -114,7 +114,10 @@ export class ServiceClient {
     let text: string;
     try {
       res = await this.fetchImpl(this.url(r.path, r.query), {
-        method: r.method, headers, signal, dispatcher: this.dispatcher,
+        method: r.method,
+        headers,
+        signal,
+        dispatcher: this.dispatcher,
         body: r.body === undefined ? undefined : JSON.stringify(r.body),
       });
       text = await res.text();

@@ -13,9 +13,21 @@ import path from 'node:path';
 import { defaultFieldResolver, GraphQLError, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import type { Logger } from 'pino';
 import {
-  authFailure, authFailureError, authorize, authzError, createAuthenticator, isAuthFailure,
-  loadAuthConfig, POLICY, resolveTenant,
-  type AuthFailure, type Authenticator, type AuthMode, type OperationPolicy, type Principal, type RateLimiter,
+  authFailure,
+  authFailureError,
+  authorize,
+  authzError,
+  createAuthenticator,
+  isAuthFailure,
+  loadAuthConfig,
+  POLICY,
+  resolveTenant,
+  type AuthFailure,
+  type Authenticator,
+  type AuthMode,
+  type OperationPolicy,
+  type Principal,
+  type RateLimiter,
 } from '../auth/index.ts';
 import { createSharedRateLimiter, type RateLimitStore } from '../auth/shared-rate-limit.ts';
 import type { Db } from '../db/client.ts';
@@ -59,8 +71,10 @@ export function authIdentify(auth: ApiAuth): Identify {
       principal = await auth.authenticator.authenticate(header(headers, 'authorization'));
     } catch (e) {
       // API tokens are looked up in the database: when it is down, say so (503), not "bad token".
-      principal = authFailure('idp-unavailable', isDatabaseUnavailable(e)
-        ? 'the token store (database) is unavailable' : 'the credential could not be checked');
+      principal = authFailure(
+        'idp-unavailable',
+        isDatabaseUnavailable(e) ? 'the token store (database) is unavailable' : 'the credential could not be checked',
+      );
     }
     if (isAuthFailure(principal)) return { actor: 'anonymous', tenant: null, auth: { principal } };
     const actor = actorOf(principal);
@@ -71,8 +85,12 @@ export function authIdentify(auth: ApiAuth): Identify {
 }
 
 /** Throws the refusal for this root field (the rate limit was taken at the edge, once per request). */
-export function checkField(ctx: Pick<ApiContext, 'auth'>, field: string, args: Record<string, unknown>,
-  policy: Readonly<Record<string, OperationPolicy>> = POLICY): void {
+export function checkField(
+  ctx: Pick<ApiContext, 'auth'>,
+  field: string,
+  args: Record<string, unknown>,
+  policy: Readonly<Record<string, OperationPolicy>> = POLICY,
+): void {
   if (Object.hasOwn(policy, field) && policy[field]!.min === 'public') return; // no credential needed: nothing to refuse or count
   const who = ctx.auth?.principal ?? null;
   const r = authorize(who, field, args, policy);
@@ -90,7 +108,9 @@ const subscribed = new WeakSet<object>();
 
 /** A subscription field resolved without its `subscribe` (the operation sent over plain HTTP). */
 function notOverHttp(): GraphQLError {
-  return new GraphQLError('subscriptions are served over graphql-ws (a WebSocket on this same URL), not over HTTP', { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
+  return new GraphQLError('subscriptions are served over graphql-ws (a WebSocket on this same URL), not over HTTP', {
+    extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
+  });
 }
 
 /**
@@ -124,24 +144,25 @@ export function applyAuthorization(schema: GraphQLSchema, policy: Readonly<Recor
         continue;
       }
       const resolve: GraphQLFieldResolver<unknown, ApiContext> = field.resolve ?? defaultFieldResolver;
-      field.resolve = type === mutation
-        ? async (src, args, ctx: ApiContext, info) => {
-          try {
-            checkField(ctx, name, args, policy);
-            assertStorable(args);
-            const out = await resolve(src, args, ctx, info);
-            audit(ctx, name, 'ok');
-            return out;
-          } catch (e) {
-            audit(ctx, name, e instanceof GraphQLError ? String(e.extensions.code ?? 'ERROR') : 'INTERNAL');
-            throw e;
-          }
-        }
-        : (src, args, ctx: ApiContext, info) => {
-          checkField(ctx, name, args, policy);
-          assertStorable(args);
-          return resolve(src, args, ctx, info);
-        };
+      field.resolve =
+        type === mutation
+          ? async (src, args, ctx: ApiContext, info) => {
+              try {
+                checkField(ctx, name, args, policy);
+                assertStorable(args);
+                const out = await resolve(src, args, ctx, info);
+                audit(ctx, name, 'ok');
+                return out;
+              } catch (e) {
+                audit(ctx, name, e instanceof GraphQLError ? String(e.extensions.code ?? 'ERROR') : 'INTERNAL');
+                throw e;
+              }
+            }
+          : (src, args, ctx: ApiContext, info) => {
+              checkField(ctx, name, args, policy);
+              assertStorable(args);
+              return resolve(src, args, ctx, info);
+            };
     }
   }
   return schema;
@@ -149,9 +170,12 @@ export function applyAuthorization(schema: GraphQLSchema, policy: Readonly<Recor
 
 function audit(ctx: ApiContext, field: string, outcome: string): void {
   const p = ctx.auth?.principal;
-  ctx.logger?.info({
-    audit: { field, outcome, actor: ctx.actor, tenant: ctx.tenant, tokenId: p && !isAuthFailure(p) ? p.tokenId : undefined },
-  }, `mutation ${field}: ${outcome}`);
+  ctx.logger?.info(
+    {
+      audit: { field, outcome, actor: ctx.actor, tenant: ctx.tenant, tokenId: p && !isAuthFailure(p) ? p.tokenId : undefined },
+    },
+    `mutation ${field}: ${outcome}`,
+  );
 }
 
 /**
@@ -159,15 +183,24 @@ function audit(ctx: ApiContext, field: string, outcome: string): void {
  * Throws AuthConfigError listing every problem. In dev mode the admin token is kept in `devTokenFile`
  * (0600), reused across restarts, so that a CLI on the same machine can read it.
  */
-export async function apiAuthFromEnv(db: Db, o: {
-  defaultMode: AuthMode; devTokenFile?: string; env?: NodeJS.ProcessEnv;
-  /** Where the shared rate limit keeps its buckets (default: the rate_limits table through `db`). */
-  store?: RateLimitStore; logger?: Logger;
-}): Promise<ApiAuth> {
+export async function apiAuthFromEnv(
+  db: Db,
+  o: {
+    defaultMode: AuthMode;
+    devTokenFile?: string;
+    env?: NodeJS.ProcessEnv;
+    /** Where the shared rate limit keeps its buckets (default: the rate_limits table through `db`). */
+    store?: RateLimitStore;
+    logger?: Logger;
+  },
+): Promise<ApiAuth> {
   const cfg = loadAuthConfig(o.env ?? process.env, { defaultMode: o.defaultMode });
   const authenticator = await createAuthenticator({ ...cfg, devTokenFile: cfg.mode === 'dev' ? o.devTokenFile : undefined }, db);
   if (authenticator.devAdminToken && o.devTokenFile) await saveToken(o.devTokenFile, authenticator.devAdminToken);
-  return { authenticator, limiter: cfg.rateLimit ? createSharedRateLimiter({ ...cfg.rateLimit, store: o.store ?? dbStore(db), logger: o.logger }) : undefined };
+  return {
+    authenticator,
+    limiter: cfg.rateLimit ? createSharedRateLimiter({ ...cfg.rateLimit, store: o.store ?? dbStore(db), logger: o.logger }) : undefined,
+  };
 }
 
 /** The rate limit buckets in PostgreSQL (src/db/rate-limits.ts). */
@@ -177,7 +210,10 @@ export function dbStore(db: Db): RateLimitStore {
 
 /** Write `token` to `file` (0600) unless it already holds it. */
 async function saveToken(file: string, token: string): Promise<void> {
-  const held = await readFile(file, 'utf8').then((t) => t.trim(), () => '');
+  const held = await readFile(file, 'utf8').then(
+    (t) => t.trim(),
+    () => '',
+  );
   if (held === token) return;
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, `${token}\n`, { mode: 0o600 });

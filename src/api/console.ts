@@ -55,7 +55,10 @@ export function consoleRouter(o: ConsoleOptions = {}): express.Router {
     if (req.accepts(['json', 'html']) !== 'html') return next();
     const index = path.join(dist, 'index.html');
     res.set('cache-control', 'no-cache');
-    if (!existsSync(index)) { res.status(503).type('html').send(NOT_BUILT); return; }
+    if (!existsSync(index)) {
+      res.status(503).type('html').send(NOT_BUILT);
+      return;
+    }
     res.sendFile(index);
   });
   return router;

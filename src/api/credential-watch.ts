@@ -87,7 +87,10 @@ export class CredentialWatch {
   /** LISTEN (once; again after a failure). Tracking works before it, with expiry timers only. */
   ready(): Promise<void> {
     if (this.closed) return Promise.resolve();
-    this.starting ??= this.connect().catch((e) => { this.starting = undefined; throw e; });
+    this.starting ??= this.connect().catch((e) => {
+      this.starting = undefined;
+      throw e;
+    });
     return this.starting;
   }
 
@@ -111,7 +114,9 @@ export class CredentialWatch {
       this.recheckTimer = setInterval(() => void this.recheck(), this.recheckMs);
       this.recheckTimer.unref();
     }
-    void this.ready().catch((e) => this.log?.warn({ err: (e as Error).message }, 'credential watch: LISTEN failed; expiry timers still apply'));
+    void this.ready().catch((e) =>
+      this.log?.warn({ err: (e as Error).message }, 'credential watch: LISTEN failed; expiry timers still apply'),
+    );
     return () => this.untrack(t);
   }
 
@@ -134,7 +139,10 @@ export class CredentialWatch {
       set?.delete(t);
       if (set?.size === 0) this.byToken.delete(id);
     }
-    if (this.all.size === 0) { clearInterval(this.recheckTimer); this.recheckTimer = undefined; }
+    if (this.all.size === 0) {
+      clearInterval(this.recheckTimer);
+      this.recheckTimer = undefined;
+    }
   }
 
   private finish(t: Tracked, why: keyof CredentialWatch['ended'], reason: string): void {
@@ -163,7 +171,8 @@ export class CredentialWatch {
     const set = this.byToken.get(e.id);
     if (!set) return;
     const when = e.at ? ` at ${e.at.toISOString()}` : '';
-    const reason = e.why === 'deleted' ? `API token ${e.id} was deleted` : `API token ${e.id} ${e.why === 'revoked' ? 'was revoked' : 'expired'}${when}`;
+    const reason =
+      e.why === 'deleted' ? `API token ${e.id} was deleted` : `API token ${e.id} ${e.why === 'revoked' ? 'was revoked' : 'expired'}${when}`;
     for (const t of [...set]) this.finish(t, e.why, reason);
   }
 
@@ -192,7 +201,10 @@ export class CredentialWatch {
 
   private async connect(): Promise<void> {
     const listener = await startListener({
-      config: this.listenConfig, channels: [CREDENTIALS_CHANNEL], logger: this.log, name: 'credential watch',
+      config: this.listenConfig,
+      channels: [CREDENTIALS_CHANNEL],
+      logger: this.log,
+      name: 'credential watch',
       onNotification: (_channel, id) => {
         if (!id) return;
         this.cache?.invalidate(id);

@@ -26,13 +26,19 @@ export function addressKey(address: string | undefined): string {
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
   const full = [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
-  return `${full.slice(0, 4).map((h) => h.toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  return `${full
+    .slice(0, 4)
+    .map((h) => h.toLowerCase().replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 /** Credentials that were valid moments ago (by hash): their holders skip the per-address pre-check. */
 export class RecentlyValid {
   private readonly seen = new Map<string, number>();
-  constructor(private readonly ttlMs = 60_000, private readonly max = 10_000) {}
+  constructor(
+    private readonly ttlMs = 60_000,
+    private readonly max = 10_000,
+  ) {}
   private key(header: string): string {
     return createHash('sha256').update(header).digest('base64url');
   }
@@ -40,7 +46,10 @@ export class RecentlyValid {
     const k = this.key(header);
     const until = this.seen.get(k);
     if (until === undefined) return false;
-    if (until < Date.now()) { this.seen.delete(k); return false; }
+    if (until < Date.now()) {
+      this.seen.delete(k);
+      return false;
+    }
     return true;
   }
   add(header: string): void {
@@ -57,7 +66,10 @@ export class CheckCache {
   constructor(private readonly max = 1000) {}
   get(key: string): DocumentCheck | undefined {
     const v = this.entries.get(key);
-    if (v) { this.entries.delete(key); this.entries.set(key, v); }
+    if (v) {
+      this.entries.delete(key);
+      this.entries.set(key, v);
+    }
     return v;
   }
   set(key: string, v: DocumentCheck): void {
@@ -80,9 +92,13 @@ export function rateLimited(r: Extract<RateLimitResult, { ok: false }>): GraphQL
 /** WebSocket close reasons are at most 123 bytes. */
 export function closeReason(s: string): string {
   const b = Buffer.from(s, 'utf8');
-  return b.length <= 123 ? s : `${b.subarray(0, 120).toString('utf8').replace(/\uFFFD+$/, '')}...`;
+  return b.length <= 123
+    ? s
+    : `${b
+        .subarray(0, 120)
+        .toString('utf8')
+        .replace(/\uFFFD+$/, '')}...`;
 }
-
 
 /** The root fields an operation selects, through inline fragments and fragment spreads (each fragment once). */
 export function rootFields(document: DocumentNode, op: OperationDefinitionNode): string[] {
@@ -105,7 +121,6 @@ export function rootFields(document: DocumentNode, op: OperationDefinitionNode):
   return out;
 }
 
-
 /**
  * Apollo's persisted-query store: a bounded LRU in memory (entries and characters), readable by the
  * edge so that a hash-only request is checked against its caller's budget like any other.
@@ -113,10 +128,16 @@ export function rootFields(document: DocumentNode, op: OperationDefinitionNode):
 export class PersistedQueries {
   private readonly entries = new Map<string, string>();
   private chars = 0;
-  constructor(private readonly maxEntries = 1000, private readonly maxChars = 8 * 1024 * 1024) {}
+  constructor(
+    private readonly maxEntries = 1000,
+    private readonly maxChars = 8 * 1024 * 1024,
+  ) {}
   async get(key: string): Promise<string | undefined> {
     const v = this.entries.get(key);
-    if (v !== undefined) { this.entries.delete(key); this.entries.set(key, v); }
+    if (v !== undefined) {
+      this.entries.delete(key);
+      this.entries.set(key, v);
+    }
     return v;
   }
   async set(key: string, value: string): Promise<void> {

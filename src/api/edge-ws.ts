@@ -24,12 +24,20 @@ export interface WsEdgeOptions {
 /** graphql-ws's onConnect, onClose and onSubscribe. */
 export function wsEdge(edge: Edge, o: WsEdgeOptions) {
   const contextFor = o.contextFor;
-  type Extra = { request: http.IncomingMessage; socket: { close(code: number, reason: string): void }; admitted?: Admitted; untrack?: () => void };
+  type Extra = {
+    request: http.IncomingMessage;
+    socket: { close(code: number, reason: string): void };
+    admitted?: Admitted;
+    untrack?: () => void;
+  };
   type Ctx = { extra: Extra; connectionParams?: Readonly<Record<string, unknown>> };
   return {
     onConnect: async (ctx: Ctx): Promise<boolean> => {
       const req = withConnectionParams(ctx.extra.request, ctx.connectionParams);
-      const close = (code: number, reason: string) => { ctx.extra.socket.close(code, closeReason(reason)); return false; };
+      const close = (code: number, reason: string) => {
+        ctx.extra.socket.close(code, closeReason(reason));
+        return false;
+      };
       const a = await edge.admit(req);
       if (!a.ok) {
         const r = a.refusal;
@@ -42,7 +50,10 @@ export function wsEdge(edge: Edge, o: WsEdgeOptions) {
         countRefusal('ws_unauthenticated');
         const p = a.admitted.identity.auth?.principal;
         if (p && isAuthFailure(p) && p.failure === 'idp-unavailable') return close(1013, `authentication unavailable: ${p.message}`);
-        return close(4403, `Forbidden: not authenticated: ${p && isAuthFailure(p) ? p.message : 'no credential (connection_init payload { authorization: "Bearer <token>" })'}`);
+        return close(
+          4403,
+          `Forbidden: not authenticated: ${p && isAuthFailure(p) ? p.message : 'no credential (connection_init payload { authorization: "Bearer <token>" })'}`,
+        );
       }
       ctx.extra.admitted = a.admitted;
       ctx.extra.untrack = o.watch?.track(principal, (reason) => {
@@ -51,14 +62,23 @@ export function wsEdge(edge: Edge, o: WsEdgeOptions) {
       });
       return true;
     },
-    onClose: (ctx: Ctx) => { ctx.extra.untrack?.(); },
-    onSubscribe: async (ctx: Ctx, _id: string, payload: { query: string; operationName?: string | null; variables?: Record<string, unknown> | null }) => {
+    onClose: (ctx: Ctx) => {
+      ctx.extra.untrack?.();
+    },
+    onSubscribe: async (
+      ctx: Ctx,
+      _id: string,
+      payload: { query: string; operationName?: string | null; variables?: Record<string, unknown> | null },
+    ) => {
       const admitted = ctx.extra.admitted;
       if (!admitted) return [runtimeError('not authenticated', { code: 'UNAUTHENTICATED' })];
       const principal = principalOf(admitted.identity)!;
       if (o.limiter) {
         const r = await o.limiter.take(principal);
-        if (!r.ok) { countRefusal('rate_limited'); return [rateLimited(r)]; }
+        if (!r.ok) {
+          countRefusal('rate_limited');
+          return [rateLimited(r)];
+        }
       }
       if (typeof payload.query !== 'string') return [runtimeError('an operation needs a query', { code: 'BAD_REQUEST' })];
       const c = edge.checkQuery(payload.query, true);

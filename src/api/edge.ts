@@ -23,14 +23,19 @@ import proxyaddr from 'proxy-addr';
 import type { DocumentNode, GraphQLSchema, GraphQLError as GraphQLErrorType } from 'graphql';
 import type { Logger } from 'pino';
 import {
-  authFailureError, authzError, isAuthFailure, POLICY, type Principal, type RateLimiter, type RateLimitResult,
+  authFailureError,
+  authzError,
+  isAuthFailure,
+  POLICY,
+  type Principal,
+  type RateLimiter,
+  type RateLimitResult,
 } from '../auth/index.ts';
 import { checkDocument, scanDocument, usesIntrospection, type DocumentCheck, type QueryLimits } from './limits.ts';
 import type { Identify, Identity } from './context.ts';
 import type { CredentialWatch } from './credential-watch.ts';
 import { countRefusal } from './metrics.ts';
 import { addressKey, CheckCache, gql, RecentlyValid, rootFields, runtimeError, sha256 } from './edge-support.ts';
-
 
 export interface EdgeOptions {
   schema: GraphQLSchema;
@@ -51,7 +56,10 @@ export interface EdgeOptions {
 }
 
 /** What the edge decided about one request, kept for Apollo's context. */
-export interface Admitted { identity: Identity; authenticated: boolean }
+export interface Admitted {
+  identity: Identity;
+  authenticated: boolean;
+}
 
 /** A caller is authenticated when the credential was accepted (a tenant refusal still counts: it is theirs). */
 export function principalOf(identity: Identity): Principal | null {
@@ -69,9 +77,7 @@ export class Edge {
   constructor(o: EdgeOptions) {
     this.o = o;
     const t = o.trustProxy ?? false;
-    this.trust = typeof t === 'boolean' ? () => t
-      : typeof t === 'number' ? (_a, i) => i < t
-        : proxyaddr.compile(t);
+    this.trust = typeof t === 'boolean' ? () => t : typeof t === 'number' ? (_a, i) => i < t : proxyaddr.compile(t);
   }
 
   /** The client address of a request (HTTP or a WebSocket upgrade). */
@@ -97,14 +103,19 @@ export class Edge {
    * Steps 1-2: who is calling, and whether the rate limit lets them. Returns the identity, or the
    * refusal. `header` is the Authorization value (after connection params, over WebSocket).
    */
-  async admit(req: http.IncomingMessage): Promise<{ ok: true; admitted: Admitted } | { ok: false; refusal: Extract<RateLimitResult, { ok: false }> | GraphQLErrorType }> {
+  async admit(
+    req: http.IncomingMessage,
+  ): Promise<{ ok: true; admitted: Admitted } | { ok: false; refusal: Extract<RateLimitResult, { ok: false }> | GraphQLErrorType }> {
     const limiter = this.o.limiter;
     const address = this.address(req);
     const header = [req.headers.authorization].flat()[0];
     if (limiter && header && !this.recentlyValid.has(header)) {
       // An address that spent its budget on bad credentials gets no more lookups for a while.
       const c = await limiter.check({ address, failed: true });
-      if (!c.ok) { countRefusal('rate_limited'); return { ok: false, refusal: c }; }
+      if (!c.ok) {
+        countRefusal('rate_limited');
+        return { ok: false, refusal: c };
+      }
     }
     let identity: Identity;
     try {
@@ -119,10 +130,15 @@ export class Edge {
       const p = identity.auth?.principal;
       // The identity provider being down is not the caller's doing: not counted against the address.
       const failed = p && isAuthFailure(p) && p.failure !== 'missing';
-      const r = principal ? await limiter.take(principal)
-        : p && isAuthFailure(p) && p.failure === 'idp-unavailable' ? null
+      const r = principal
+        ? await limiter.take(principal)
+        : p && isAuthFailure(p) && p.failure === 'idp-unavailable'
+          ? null
           : await limiter.take({ address, failed: !!failed });
-      if (r && !r.ok) { countRefusal('rate_limited'); return { ok: false, refusal: r }; }
+      if (r && !r.ok) {
+        countRefusal('rate_limited');
+        return { ok: false, refusal: r };
+      }
     }
     return { ok: true, admitted: { identity, authenticated: principal !== null } };
   }
@@ -131,34 +147,57 @@ export class Edge {
    * Steps 1-2 for a request outside /graphql (/metrics): the identity, or the refusal as an HTTP
    * answer (429 with Retry-After, or the identify function's error).
    */
-  async authenticate(req: http.IncomingMessage): Promise<{ ok: true; identity: Identity }
-    | { ok: false; status: number; headers: Record<string, string>; error: { message: string; extensions: Record<string, unknown> } }> {
+  async authenticate(
+    req: http.IncomingMessage,
+  ): Promise<
+    | { ok: true; identity: Identity }
+    | { ok: false; status: number; headers: Record<string, string>; error: { message: string; extensions: Record<string, unknown> } }
+  > {
     const a = await this.admit(req);
     if (a.ok) return { ok: true, identity: a.admitted.identity };
     const r = a.refusal;
     if ('code' in r && r.code === 'RATE_LIMITED') {
-      return { ok: false, status: 429, headers: { 'retry-after': String(r.retryAfterSeconds) },
-        error: { message: r.reason, extensions: { code: 'RATE_LIMITED', retryAfterSeconds: r.retryAfterSeconds } } };
+      return {
+        ok: false,
+        status: 429,
+        headers: { 'retry-after': String(r.retryAfterSeconds) },
+        error: { message: r.reason, extensions: { code: 'RATE_LIMITED', retryAfterSeconds: r.retryAfterSeconds } },
+      };
     }
     const e = r as GraphQLErrorType;
     const { http: status, ...extensions } = e.extensions ?? {};
-    return { ok: false, status: (status as { status?: number } | undefined)?.status ?? 401, headers: {}, error: { message: e.message, extensions } };
+    return {
+      ok: false,
+      status: (status as { status?: number } | undefined)?.status ?? 401,
+      headers: {},
+      error: { message: e.message, extensions },
+    };
   }
 
   /**
    * Without a valid credential only public root fields (version, health) can run: a document asking
    * for any other is refused here, as the resolvers would refuse it, but before its cost is counted.
    */
-  private anonymousRefusal(identity: Identity, document: DocumentNode, operationName: string | undefined): { status: number; error: GraphQLErrorType } | null {
+  private anonymousRefusal(
+    identity: Identity,
+    document: DocumentNode,
+    operationName: string | undefined,
+  ): { status: number; error: GraphQLErrorType } | null {
     const op = gql.getOperationAST(document, operationName);
     if (!op) return null; // Apollo says which operation is missing
     const closed = rootFields(document, op).find((f) => !f.startsWith('__') && !(Object.hasOwn(POLICY, f) && POLICY[f]!.min === 'public'));
     if (closed === undefined) return null;
     const p = identity.auth?.principal;
-    const e = p && isAuthFailure(p) ? authFailureError(p) : authzError({ ok: false, code: 'UNAUTHENTICATED', reason: 'no credential (Authorization: Bearer <token>)' });
+    const e =
+      p && isAuthFailure(p)
+        ? authFailureError(p)
+        : authzError({ ok: false, code: 'UNAUTHENTICATED', reason: 'no credential (Authorization: Bearer <token>)' });
     const { http: h, ...extensions } = e.extensions;
     countRefusal('anonymous_field');
-    return { status: (h as { status?: number } | undefined)?.status ?? 401, error: runtimeError(e.message, { ...extensions, field: closed }) };
+    return {
+      status: (h as { status?: number } | undefined)?.status ?? 401,
+      error: runtimeError(e.message, { ...extensions, field: closed }),
+    };
   }
 
   /** Step 4 for one document and budget (cached). */
@@ -172,7 +211,13 @@ export class Edge {
     if (!r.ok) countRefusal(`limit_${String(r.error.extensions.limit ?? 'syntax')}`);
     if (r.ok && !authenticated && usesIntrospection(r.document)) {
       countRefusal('anonymous_introspection');
-      return { ok: false, error: runtimeError('not authenticated: introspection (__schema, __type) needs a credential', { code: 'UNAUTHENTICATED', reason: 'missing' }) };
+      return {
+        ok: false,
+        error: runtimeError('not authenticated: introspection (__schema, __type) needs a credential', {
+          code: 'UNAUTHENTICATED',
+          reason: 'missing',
+        }),
+      };
     }
     return r;
   }
@@ -211,27 +256,46 @@ export class Edge {
   private async checkHttp(req: express.Request): Promise<{ status: number; error: GraphQLErrorType } | null> {
     if (req.method !== 'GET' && req.method !== 'POST') return null;
     const authenticated = this.admitted.get(req)?.authenticated ?? false;
-    const params: Record<string, unknown> | undefined = req.method === 'POST'
-      ? (req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? req.body : undefined)
-      : (req.query as Record<string, unknown>);
+    const params: Record<string, unknown> | undefined =
+      req.method === 'POST'
+        ? req.body && typeof req.body === 'object' && !Array.isArray(req.body)
+          ? req.body
+          : undefined
+        : (req.query as Record<string, unknown>);
     if (!params) return null; // not a GraphQL request (or a batch): Apollo refuses it without parsing
     let extensions = params.extensions;
     if (typeof extensions === 'string') {
-      try { extensions = JSON.parse(extensions); } catch { return null; } // Apollo answers 400
+      try {
+        extensions = JSON.parse(extensions);
+      } catch {
+        return null;
+      } // Apollo answers 400
     }
     let query = typeof params.query === 'string' ? params.query : undefined;
     const pq = extensions && typeof extensions === 'object' ? (extensions as { persistedQuery?: unknown }).persistedQuery : undefined;
     if (pq !== undefined) {
       const { version, sha256Hash } = (pq ?? {}) as { version?: unknown; sha256Hash?: unknown };
       if (version !== 1 || typeof sha256Hash !== 'string') {
-        return { status: 400, error: runtimeError('persisted query: only version 1 with a sha256Hash is supported', { code: 'BAD_REQUEST', field: 'extensions.persistedQuery' }) };
+        return {
+          status: 400,
+          error: runtimeError('persisted query: only version 1 with a sha256Hash is supported', {
+            code: 'BAD_REQUEST',
+            field: 'extensions.persistedQuery',
+          }),
+        };
       }
       if (query !== undefined) {
         if (sha256(query) !== sha256Hash.toLowerCase()) {
-          return { status: 400, error: runtimeError('persisted query: sha256Hash does not match the query', { code: 'PERSISTED_QUERY_HASH_MISMATCH', field: 'extensions.persistedQuery.sha256Hash' }) };
+          return {
+            status: 400,
+            error: runtimeError('persisted query: sha256Hash does not match the query', {
+              code: 'PERSISTED_QUERY_HASH_MISMATCH',
+              field: 'extensions.persistedQuery.sha256Hash',
+            }),
+          };
         }
       } else {
-        query = await this.o.persisted?.get(`apq:${sha256Hash}`) ?? await this.o.persisted?.get(sha256Hash);
+        query = (await this.o.persisted?.get(`apq:${sha256Hash}`)) ?? (await this.o.persisted?.get(sha256Hash));
         if (query === undefined) return null; // Apollo answers PERSISTED_QUERY_NOT_FOUND
       }
     }
@@ -242,7 +306,11 @@ export class Edge {
       const scanned = scanDocument(query, this.o.anonymousLimits);
       if (scanned && !scanned.ok) return { status: 400, error: scanned.error };
       let doc: DocumentNode | undefined;
-      try { doc = gql.parse(query); } catch { /* a syntax error: checkQuery says so */ }
+      try {
+        doc = gql.parse(query);
+      } catch {
+        /* a syntax error: checkQuery says so */
+      }
       const closed = doc && this.anonymousRefusal(this.admitted.get(req)!.identity, doc, name);
       if (closed) return closed;
     }
@@ -252,11 +320,15 @@ export class Edge {
       return { status: code === 'UNAUTHENTICATED' ? 401 : 400, error: c.error };
     }
     if (gql.getOperationAST(c.document, name)?.operation === 'subscription') {
-      return { status: 400, error: runtimeError('subscriptions are served over graphql-ws (a WebSocket on this same URL), not over HTTP', { code: 'BAD_REQUEST' }) };
+      return {
+        status: 400,
+        error: runtimeError('subscriptions are served over graphql-ws (a WebSocket on this same URL), not over HTTP', {
+          code: 'BAD_REQUEST',
+        }),
+      };
     }
     return null;
   }
-
 }
 
 /** JSON bodies up to `max` bytes, or `anonymousMax` for callers without a valid credential. */
@@ -268,7 +340,9 @@ function bodyParsers(max: number, anonymousMax: number, authenticated: (req: exp
 
 function sendRefusal(res: express.Response, r: Extract<RateLimitResult, { ok: false }> | GraphQLErrorType): void {
   if ('code' in r && r.code === 'RATE_LIMITED') {
-    res.status(429).set('retry-after', String(r.retryAfterSeconds))
+    res
+      .status(429)
+      .set('retry-after', String(r.retryAfterSeconds))
       .json({ errors: [{ message: r.reason, extensions: { code: 'RATE_LIMITED', retryAfterSeconds: r.retryAfterSeconds } }] });
     return;
   }

@@ -20,8 +20,16 @@ import { databaseClock } from '../engine/clock.ts';
 import { effectiveWaits, evaluateSelection } from '../engine/selection.ts';
 import { classifyWait, type WaitKind } from './waits.ts';
 
-export interface ExplainCriterion { operator: string; criterion: string; met: boolean; detail: string }
-export interface Blocker { kind: string; detail: string }
+export interface ExplainCriterion {
+  operator: string;
+  criterion: string;
+  met: boolean;
+  detail: string;
+}
+export interface Blocker {
+  kind: string;
+  detail: string;
+}
 
 export interface Explanation {
   id: string;
@@ -49,7 +57,12 @@ export async function explainComponent(db: Db, adapters: Adapters, id: string): 
   const session = c.session ? await getSession(db, c.sessionTenant, c.session) : null;
   const blockers: Blocker[] = [];
   const probe = async <T>(what: string, f: () => Promise<T>): Promise<T | null> => {
-    try { return await f(); } catch (e) { blockers.push({ kind: 'service_unreachable', detail: `${what}: ${errorText(e)}` }); return null; }
+    try {
+      return await f();
+    } catch (e) {
+      blockers.push({ kind: 'service_unreachable', detail: `${what}: ${errorText(e)}` });
+      return null;
+    }
   };
   const power = (await probe('PCS', () => adapters.power.powerStatus([id])))?.get(id) ?? null;
   const cfs = (await probe('CFS', () => adapters.config.getComponents([id])))?.[0] ?? null;
@@ -57,17 +70,27 @@ export async function explainComponent(db: Db, adapters: Adapters, id: string): 
   const locked = await probe('HSM locks', () => adapters.inventory.lockedNodes());
   if (known && known.length === 0) blockers.push({ kind: 'not_in_inventory', detail: 'HSM does not know this node' });
   if (locked?.includes(id)) blockers.push({ kind: 'locked', detail: 'the node is locked in HSM (new sessions leave it out)' });
-  if (!c.enabled) blockers.push({ kind: 'disabled', detail: c.status === 'failed' ? `failed: ${c.error || c.failureReason}` : 'not enabled: no operator acts on it' });
+  if (!c.enabled)
+    blockers.push({
+      kind: 'disabled',
+      detail: c.status === 'failed' ? `failed: ${c.error || c.failureReason}` : 'not enabled: no operator acts on it',
+    });
   if (c.session && !session) blockers.push({ kind: 'session_deleted', detail: `owning session ${c.session} no longer exists` });
   if (session?.paused) blockers.push({ kind: 'session_paused', detail: `session ${c.session} is paused: ${session.pauseReason ?? ''}` });
   if (session?.aborted) blockers.push({ kind: 'session_aborted', detail: `session ${c.session} was aborted` });
   for (const counter of Object.keys(ATTEMPT_COUNTERS) as AttemptCounter[]) {
     if (c.enabled && retryLimitHit(c, counter, options)) {
-      blockers.push({ kind: 'retry_limit', detail: `${counter} reached the retry policy (${c.retryPolicy ?? options.default_retry_policy})` });
+      blockers.push({
+        kind: 'retry_limit',
+        detail: `${counter} reached the retry policy (${c.retryPolicy ?? options.default_retry_policy})`,
+      });
     }
   }
   if (cfs && !cfs.enabled && c.phase === 'configuring') {
-    blockers.push({ kind: 'cfs_disabled', detail: 'CFS component disabled: waiting for the node\'s cfs-state-reporter to re-enable it after boot' });
+    blockers.push({
+      kind: 'cfs_disabled',
+      detail: "CFS component disabled: waiting for the node's cfs-state-reporter to re-enable it after boot",
+    });
   }
   const waits = effectiveWaits(c, options);
   const decision = power && cfs !== null ? decide(c, power, cfs, waits, now) : null;
@@ -84,9 +107,20 @@ export async function explainComponent(db: Db, adapters: Adapters, id: string): 
   if (!nextOperator && c.enabled && c.status !== 'queued') nextOperator = c.status === 'configuring' ? 'configuration' : 'status';
   const wait = classifyWait(c, options, now, session);
   return {
-    id, summary: wait.description, waitingFor: wait.kind, nextOperator, phase: c.phase, status: c.status, enabled: c.enabled,
-    session, power, cfs, decision: decision ? { rule: decision.rule, phase: decision.phase, why: decision.why } : null,
-    criteria, blockers, lastEvents: await recentEvents(db, id, 10),
+    id,
+    summary: wait.description,
+    waitingFor: wait.kind,
+    nextOperator,
+    phase: c.phase,
+    status: c.status,
+    enabled: c.enabled,
+    session,
+    power,
+    cfs,
+    decision: decision ? { rule: decision.rule, phase: decision.phase, why: decision.why } : null,
+    criteria,
+    blockers,
+    lastEvents: await recentEvents(db, id, 10),
   };
 }
 
@@ -115,7 +149,11 @@ export async function explainSession(db: Db, tenantKey: string, name: string): P
     groups.set(w.kind, g);
   }
   return {
-    name, status: session.status, paused: session.paused, pauseReason: session.pauseReason, remaining: rows.length,
+    name,
+    status: session.status,
+    paused: session.paused,
+    pauseReason: session.pauseReason,
+    remaining: rows.length,
     groups: [...groups.values()].sort((a, b) => b.count - a.count),
   };
 }

@@ -15,13 +15,22 @@
  */
 import type http from 'node:http';
 import type express from 'express';
-import type { DocumentNode, GraphQLError as GraphQLErrorType, GraphQLFormattedError, GraphQLSchema, OperationDefinitionNode } from 'graphql';
+import type {
+  DocumentNode,
+  GraphQLError as GraphQLErrorType,
+  GraphQLFormattedError,
+  GraphQLSchema,
+  OperationDefinitionNode,
+} from 'graphql';
 import { checkDocument, type QueryLimits } from './limits.ts';
 import { gql } from './edge-support.ts';
 import { countOperation } from './metrics.ts';
 import type { ApiContext, Identity } from './context.ts';
 
-interface Prepared { document: DocumentNode; operation: OperationDefinitionNode }
+interface Prepared {
+  document: DocumentNode;
+  operation: OperationDefinitionNode;
+}
 
 export interface FastReportsOptions {
   schema: GraphQLSchema;
@@ -42,7 +51,11 @@ const FAST_FIELDS = new Set(['reportBootState']);
 /** Prepared documents by query text (null: not eligible); bounded, oldest dropped first. */
 class PreparedCache {
   private readonly entries = new Map<string, Prepared | null>();
-  constructor(private readonly schema: GraphQLSchema, private readonly limits: QueryLimits, private readonly max = 100) {}
+  constructor(
+    private readonly schema: GraphQLSchema,
+    private readonly limits: QueryLimits,
+    private readonly max = 100,
+  ) {}
 
   get(query: string): Prepared | null {
     let p = this.entries.get(query);
@@ -61,7 +74,13 @@ class PreparedCache {
     const op = ops[0];
     if (ops.length !== 1 || op!.operation !== 'mutation' || op!.directives?.length) return null;
     const fields = op!.selectionSet.selections;
-    if (fields.length !== 1 || fields[0]!.kind !== gql.Kind.FIELD || !FAST_FIELDS.has(fields[0]!.name.value) || fields[0]!.directives?.length) return null;
+    if (
+      fields.length !== 1 ||
+      fields[0]!.kind !== gql.Kind.FIELD ||
+      !FAST_FIELDS.has(fields[0]!.name.value) ||
+      fields[0]!.directives?.length
+    )
+      return null;
     return { document: c.document, operation: op! };
   }
 }
@@ -70,16 +89,27 @@ class PreparedCache {
 export function fastReports(o: FastReportsOptions): express.RequestHandler {
   const cache = new PreparedCache(o.schema, o.limits);
   return (req, res, next) => {
-    const body = req.method === 'POST' ? req.body as Record<string, unknown> | undefined : undefined;
+    const body = req.method === 'POST' ? (req.body as Record<string, unknown> | undefined) : undefined;
     const admitted = o.identityOf(req);
-    if (!body || typeof body !== 'object' || Array.isArray(body) || typeof body.query !== 'string' || body.extensions !== undefined
-      || !admitted?.authenticated) return next();
+    if (
+      !body ||
+      typeof body !== 'object' ||
+      Array.isArray(body) ||
+      typeof body.query !== 'string' ||
+      body.extensions !== undefined ||
+      !admitted?.authenticated
+    )
+      return next();
     const prepared = cache.get(body.query);
     if (!prepared) return next();
     const name = typeof body.operationName === 'string' ? body.operationName : undefined;
     if (name !== undefined && name !== prepared.operation.name?.value) return next();
-    const variables = body.variables === undefined || body.variables === null ? {}
-      : typeof body.variables === 'object' && !Array.isArray(body.variables) ? body.variables as Record<string, unknown> : undefined;
+    const variables =
+      body.variables === undefined || body.variables === null
+        ? {}
+        : typeof body.variables === 'object' && !Array.isArray(body.variables)
+          ? (body.variables as Record<string, unknown>)
+          : undefined;
     if (!variables) return next();
     const coerced = gql.getVariableValues(o.schema, prepared.operation.variableDefinitions ?? [], variables);
     if ('errors' in coerced && coerced.errors) return next(); // nothing ran: Apollo says what does not fit
@@ -87,18 +117,26 @@ export function fastReports(o: FastReportsOptions): express.RequestHandler {
   };
 }
 
-async function execute(o: FastReportsOptions, req: express.Request, res: express.Response, p: Prepared, variables: Record<string, unknown>): Promise<void> {
+async function execute(
+  o: FastReportsOptions,
+  req: express.Request,
+  res: express.Response,
+  p: Prepared,
+  variables: Record<string, unknown>,
+): Promise<void> {
   const start = process.hrtime.bigint();
   const contextValue = await o.contextFor(req, o.identityOf(req)!.identity);
   const result = await gql.execute({ schema: o.schema, document: p.document, contextValue, variableValues: variables });
   let status = 200;
   // As Apollo's normalizeAndFormatErrors: a default code, and `extensions.http` sets the answer's head.
-  const errors = result.errors?.length ? result.errors.map((e: GraphQLErrorType) => {
-    const { http: h, ...extensions } = e.extensions as { http?: { status?: number; headers?: Map<string, string> }; code?: unknown };
-    if (h?.status) status = h.status;
-    for (const [k, v] of h?.headers ?? []) res.setHeader(k, v);
-    return o.formatError({ ...e.toJSON(), extensions: { ...extensions, code: extensions.code ?? 'INTERNAL_SERVER_ERROR' } }, e);
-  }) : undefined;
+  const errors = result.errors?.length
+    ? result.errors.map((e: GraphQLErrorType) => {
+        const { http: h, ...extensions } = e.extensions as { http?: { status?: number; headers?: Map<string, string> }; code?: unknown };
+        if (h?.status) status = h.status;
+        for (const [k, v] of h?.headers ?? []) res.setHeader(k, v);
+        return o.formatError({ ...e.toJSON(), extensions: { ...extensions, code: extensions.code ?? 'INTERNAL_SERVER_ERROR' } }, e);
+      })
+    : undefined;
   // unavailable.ts's rule: the database down and no field answered is a 503 clients retry.
   const anyData = result.data && Object.values(result.data).some((v) => v !== null);
   if (errors?.some((e) => e.extensions?.code === 'SERVICE_UNAVAILABLE') && !anyData) {
@@ -108,6 +146,8 @@ async function execute(o: FastReportsOptions, req: express.Request, res: express
   const field = (p.operation.selectionSet.selections[0] as { name: { value: string } }).name.value;
   countOperation('mutation', field, errors ? 'error' : 'ok', start);
   fastReportCounts.served++;
-  res.status(status).type('application/json; charset=utf-8')
+  res
+    .status(status)
+    .type('application/json; charset=utf-8')
     .send(`${JSON.stringify(errors ? { errors, data: result.data } : { data: result.data })}\n`);
 }

@@ -26,8 +26,18 @@
  */
 import { createRequire } from 'node:module';
 import type {
-  DocumentNode, FieldNode, FragmentDefinitionNode, GraphQLError as GraphQLErrorType, GraphQLField, GraphQLNamedType,
-  GraphQLOutputType, GraphQLSchema, OperationDefinitionNode, SelectionSetNode, ValidationContext, ValidationRule,
+  DocumentNode,
+  FieldNode,
+  FragmentDefinitionNode,
+  GraphQLError as GraphQLErrorType,
+  GraphQLField,
+  GraphQLNamedType,
+  GraphQLOutputType,
+  GraphQLSchema,
+  OperationDefinitionNode,
+  SelectionSetNode,
+  ValidationContext,
+  ValidationRule,
 } from 'graphql';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
@@ -66,7 +76,14 @@ export interface QueryLimits {
 
 /** The budget of an authenticated caller. */
 export const DEFAULT_LIMITS: QueryLimits = {
-  maxTokens: 2000, maxNesting: 48, maxFragments: 100, maxSelections: 64, maxDepth: 12, maxAliases: 30, maxDirectives: 50, maxCost: 1_000_000,
+  maxTokens: 2000,
+  maxNesting: 48,
+  maxFragments: 100,
+  maxSelections: 64,
+  maxDepth: 12,
+  maxAliases: 30,
+  maxDirectives: 50,
+  maxCost: 1_000_000,
 };
 
 /**
@@ -74,7 +91,14 @@ export const DEFAULT_LIMITS: QueryLimits = {
  * (all it can run), nothing more.
  */
 export const ANONYMOUS_LIMITS: QueryLimits = {
-  maxTokens: 300, maxNesting: 12, maxFragments: 5, maxSelections: 10, maxDepth: 4, maxAliases: 5, maxDirectives: 5, maxCost: 100,
+  maxTokens: 300,
+  maxNesting: 12,
+  maxFragments: 5,
+  maxSelections: 10,
+  maxDepth: 4,
+  maxAliases: 5,
+  maxDirectives: 5,
+  maxCost: 100,
 };
 
 /** Each limit the smaller of the two: the anonymous budget never exceeds the authenticated one. */
@@ -108,7 +132,10 @@ export function scanDocument(source: string, limits: Pick<QueryLimits, 'maxToken
   try {
     for (let t = lexer.advance(); t.kind !== gql.TokenKind.EOF; t = lexer.advance()) {
       if (++tokens > limits.maxTokens) {
-        return refused('tokens', `query has more than ${limits.maxTokens.toLocaleString('en')} tokens; send a smaller document (values belong in variables)`);
+        return refused(
+          'tokens',
+          `query has more than ${limits.maxTokens.toLocaleString('en')} tokens; send a smaller document (values belong in variables)`,
+        );
       }
       if (OPENERS.has(t.kind)) {
         if (++open > limits.maxNesting) return refused('nesting', `query nests brackets more than ${limits.maxNesting} deep`);
@@ -148,13 +175,20 @@ export function checkParsed(schema: GraphQLSchema, document: DocumentNode, limit
     const costs = operationCosts(schema, document, fragments, limits.maxCost);
     for (const c of costs) {
       if (c > limits.maxCost) {
-        return refused('cost', `query costs more than ${limits.maxCost.toLocaleString('en')} (fields times page sizes: ${
-          Number.isFinite(c) && c < 1e15 ? c.toLocaleString('en') : c.toExponential(2)} and counting); ask for smaller pages or fewer fields`);
+        return refused(
+          'cost',
+          `query costs more than ${limits.maxCost.toLocaleString('en')} (fields times page sizes: ${
+            Number.isFinite(c) && c < 1e15 ? c.toLocaleString('en') : c.toExponential(2)
+          } and counting); ask for smaller pages or fewer fields`,
+        );
       }
     }
     const widest = widestSelection(document, fragments);
     if (widest > limits.maxSelections) {
-      return refused('selections', `query selects ${widest} fields in one selection set (fragments included); at most ${limits.maxSelections} allowed`);
+      return refused(
+        'selections',
+        `query selects ${widest} fields in one selection set (fragments included); at most ${limits.maxSelections} allowed`,
+      );
     }
     const errors = gql.validate(schema, document, armorRules(limits));
     if (errors.length) return { ok: false, error: errors[0]! };
@@ -179,9 +213,22 @@ function armorRules(limits: QueryLimits): ValidationRule[] {
   };
   const common = { exposeLimits: true, propagateOnRejection: false } as const;
   const rules = [
-    maxDepthRule({ ...common, n: limits.maxDepth, flattenFragments: true, onReject: [report('depth', (f) => `query is nested ${f} levels deep; at most ${limits.maxDepth} allowed`)] }),
-    maxAliasesRule({ ...common, n: limits.maxAliases, onReject: [report('aliases', (f) => `query uses more than ${limits.maxAliases} aliases (${f})`)] }),
-    maxDirectivesRule({ ...common, n: limits.maxDirectives, onReject: [report('directives', (f) => `query uses more than ${limits.maxDirectives} directives (${f})`)] }),
+    maxDepthRule({
+      ...common,
+      n: limits.maxDepth,
+      flattenFragments: true,
+      onReject: [report('depth', (f) => `query is nested ${f} levels deep; at most ${limits.maxDepth} allowed`)],
+    }),
+    maxAliasesRule({
+      ...common,
+      n: limits.maxAliases,
+      onReject: [report('aliases', (f) => `query uses more than ${limits.maxAliases} aliases (${f})`)],
+    }),
+    maxDirectivesRule({
+      ...common,
+      n: limits.maxDirectives,
+      onReject: [report('directives', (f) => `query uses more than ${limits.maxDirectives} directives (${f})`)],
+    }),
   ] as unknown as ValidationRule[];
   armorCache.set(limits, rules);
   return rules;
@@ -241,7 +288,7 @@ function operationCosts(schema: GraphQLSchema, document: DocumentNode, fragments
         const def = fields && Object.hasOwn(fields, s.name.value) ? fields[s.name.value] : undefined;
         total += 1 + (s.selectionSet ? pageSize(s, def) * walk(s.selectionSet, def ? unwrap(def.type) : undefined) : 0);
       } else if (s.kind === Kind.INLINE_FRAGMENT) {
-        total += walk(s.selectionSet, s.typeCondition ? schema.getType(s.typeCondition.name.value) ?? undefined : type);
+        total += walk(s.selectionSet, s.typeCondition ? (schema.getType(s.typeCondition.name.value) ?? undefined) : type);
       } else {
         total += done.get(s.name.value) ?? 0;
       }
@@ -275,7 +322,12 @@ function operationCosts(schema: GraphQLSchema, document: DocumentNode, fragments
   for (const d of document.definitions) {
     if (d.kind !== Kind.OPERATION_DEFINITION) continue;
     const op = d as OperationDefinitionNode;
-    const root = op.operation === 'query' ? schema.getQueryType() : op.operation === 'mutation' ? schema.getMutationType() : schema.getSubscriptionType();
+    const root =
+      op.operation === 'query'
+        ? schema.getQueryType()
+        : op.operation === 'mutation'
+          ? schema.getMutationType()
+          : schema.getSubscriptionType();
     costs.push(walk(op.selectionSet, root ?? undefined));
   }
   return costs;

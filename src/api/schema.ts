@@ -10,7 +10,10 @@ import { applyAuthorization } from './auth.ts';
 export const schemaDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../schema');
 
 export function loadTypeDefs(dir = schemaDir): string[] {
-  return fs.readdirSync(dir).filter((f) => f.endsWith('.graphql')).sort()
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.graphql'))
+    .sort()
     .map((f) => fs.readFileSync(path.join(dir, f), 'utf8'));
 }
 

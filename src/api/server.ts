@@ -117,38 +117,62 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const deps: ApiDeps = { ...opts, live };
   // Cached credentials only while the watch hears revocations (token-rows.ts); without it, every lookup is a query.
   const tokenRows = opts.fastReports === false ? undefined : opts.auth?.authenticator.tokenRows;
-  if (tokenRows) await watch.keepCache(tokenRows).catch((e) => opts.logger?.warn({ err: (e as Error).message }, 'credential watch: LISTEN failed; token rows are not cached'));
+  if (tokenRows)
+    await watch
+      .keepCache(tokenRows)
+      .catch((e) => opts.logger?.warn({ err: (e as Error).message }, 'credential watch: LISTEN failed; token rows are not cached'));
   const identify = opts.identify ?? (opts.auth ? authIdentify(opts.auth) : identifyFromHeaders);
   const contextFor = async (req: http.IncomingMessage, who: Identity): Promise<ApiContext> =>
     createContext({ ...deps, logger: requestLogger(deps.logger, req) }, who, opts.contextExtras ? await opts.contextExtras(req) : {});
   const persisted = new PersistedQueries();
   const maxBodyBytes = opts.maxBodyBytes ?? 16 * 1024 * 1024;
   const edge = new Edge({
-    schema, identify, limiter: opts.auth?.limiter, limits, anonymousLimits, maxBodyBytes,
-    anonymousMaxBodyBytes: opts.anonymousMaxBodyBytes ?? 256 * 1024, persisted, trustProxy: opts.trustProxy, watch, logger: opts.logger,
+    schema,
+    identify,
+    limiter: opts.auth?.limiter,
+    limits,
+    anonymousLimits,
+    maxBodyBytes,
+    anonymousMaxBodyBytes: opts.anonymousMaxBodyBytes ?? 256 * 1024,
+    persisted,
+    trustProxy: opts.trustProxy,
+    watch,
+    logger: opts.logger,
   });
 
   const app = express();
   app.disable('x-powered-by');
   app.use(requestIds());
-  const httpServer = (opts.tls ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key }, app) : http.createServer(app)) as http.Server;
-  const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql', perMessageDeflate: opts.wsDeflate
-    ? { serverNoContextTakeover: true, clientNoContextTakeover: true } : false });
+  const httpServer = (
+    opts.tls ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key }, app) : http.createServer(app)
+  ) as http.Server;
+  const wsServer = new WebSocketServer({
+    server: httpServer,
+    path: '/graphql',
+    perMessageDeflate: opts.wsDeflate ? { serverNoContextTakeover: true, clientNoContextTakeover: true } : false,
+  });
   const mux = new Multiplexer(opts.liveOptions);
   const hideLiveMetrics = exposeLiveMetrics(mux, live);
   const hooks = wsEdge(edge, { schema, limiter: opts.auth?.limiter, watch, contextFor: (who, req) => contextFor(req, who) });
-  const ws = useLiveServer({
-    schema,
-    onConnect: hooks.onConnect as never,
-    onClose: hooks.onClose as never,
-    // Returns the execution arguments itself (parsed and validated there), or the refusal.
-    onSubscribe: hooks.onSubscribe as never,
-    // The same error shapes as over HTTP: every error typed, internal ones masked.
-    onNext: ((_ctx: unknown, _id: string, _p: unknown, _args: unknown, result: ExecutionResult) => (result.errors?.length
-      ? { ...result, errors: formatWsErrors(result.errors, result.data === undefined, opts.logger) } : undefined)) as never,
-    onError: ((_ctx: unknown, _id: string, _p: unknown, errors: readonly GraphQLErrorType[]) => formatWsErrors(errors, false, opts.logger)) as never,
-    validate: ((s, doc) => graphqlRuntime.validate(s, doc)) as typeof graphqlRuntime.validate,
-  }, wsServer, mux);
+  const ws = useLiveServer(
+    {
+      schema,
+      onConnect: hooks.onConnect as never,
+      onClose: hooks.onClose as never,
+      // Returns the execution arguments itself (parsed and validated there), or the refusal.
+      onSubscribe: hooks.onSubscribe as never,
+      // The same error shapes as over HTTP: every error typed, internal ones masked.
+      onNext: ((_ctx: unknown, _id: string, _p: unknown, _args: unknown, result: ExecutionResult) =>
+        result.errors?.length
+          ? { ...result, errors: formatWsErrors(result.errors, result.data === undefined, opts.logger) }
+          : undefined) as never,
+      onError: ((_ctx: unknown, _id: string, _p: unknown, errors: readonly GraphQLErrorType[]) =>
+        formatWsErrors(errors, false, opts.logger)) as never,
+      validate: ((s, doc) => graphqlRuntime.validate(s, doc)) as typeof graphqlRuntime.validate,
+    },
+    wsServer,
+    mux,
+  );
 
   const formatError = (formatted: GraphQLFormattedError, error: unknown) => maskInternal(withVariableField(formatted), error, opts.logger);
   const apollo = new ApolloServer<ApiContext>({
@@ -160,7 +184,15 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     formatError,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
-      { async serverWillStart() { return { async drainServer() { await ws.dispose(); } }; } },
+      {
+        async serverWillStart() {
+          return {
+            async drainServer() {
+              await ws.dispose();
+            },
+          };
+        },
+      },
       metricsPlugin<ApiContext>(),
       unavailableStatusPlugin<ApiContext>(),
       noSuggestionsForAnonymous(),
@@ -181,12 +213,26 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   app.get('/metrics', async (req, res, next) => {
     try {
       const a = await edge.authenticate(req);
-      if (!a.ok) return void res.status(a.status).set(a.headers).json({ errors: [a.error] });
+      if (!a.ok)
+        return void res
+          .status(a.status)
+          .set(a.headers)
+          .json({ errors: [a.error] });
       const p = principalOf(a.identity);
       if (!p || !roleAtLeast(p.role, 'viewer')) {
-        return void res.status(p ? 403 : 401).set(p ? {} : { 'www-authenticate': 'Bearer realm="bootorch"' }).json({ errors: [{
-          message: p ? `forbidden: /metrics needs role viewer or higher; caller is ${p.role}` : 'not authenticated: /metrics needs a credential (Authorization: Bearer <token>) of role viewer or higher, or BOOTORCH_METRICS_PORT',
-          extensions: { code: p ? 'FORBIDDEN' : 'UNAUTHENTICATED' } }] });
+        return void res
+          .status(p ? 403 : 401)
+          .set(p ? {} : { 'www-authenticate': 'Bearer realm="bootorch"' })
+          .json({
+            errors: [
+              {
+                message: p
+                  ? `forbidden: /metrics needs role viewer or higher; caller is ${p.role}`
+                  : 'not authenticated: /metrics needs a credential (Authorization: Bearer <token>) of role viewer or higher, or BOOTORCH_METRICS_PORT',
+                extensions: { code: p ? 'FORBIDDEN' : 'UNAUTHENTICATED' },
+              },
+            ],
+          });
       }
       await sendMetrics(res);
     } catch (e) {
@@ -195,11 +241,23 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   });
   // Network boot (iPXE, the node's reporter) carries no credential: outside the edge, by design.
   if (opts.bootRoutes) app.use('/boot/v1', opts.bootRoutes);
-  const fast = opts.fastReports === false ? [] : [fastReports({
-    schema, limits, identityOf: (req) => edge.admittedOf(req), contextFor, formatError,
-  })];
-  app.use('/graphql', ...edge.http(fast),
-    expressMiddleware(apollo, { context: async ({ req }) => contextFor(req, edge.identityOf(req) ?? await identify(req)) }));
+  const fast =
+    opts.fastReports === false
+      ? []
+      : [
+          fastReports({
+            schema,
+            limits,
+            identityOf: (req) => edge.admittedOf(req),
+            contextFor,
+            formatError,
+          }),
+        ];
+  app.use(
+    '/graphql',
+    ...edge.http(fast),
+    expressMiddleware(apollo, { context: async ({ req }) => contextFor(req, edge.identityOf(req) ?? (await identify(req))) }),
+  );
   // The REST door admits each request through the same edge (who, rate limit) before its body is read.
   const restContext = async (req: http.IncomingMessage): Promise<ApiContext> => {
     const a = await edge.authenticate(req);
@@ -215,13 +273,22 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     if (res.headersSent) return next(err);
     const status = err.status ?? 500;
     if (status >= 500) opts.logger?.error({ err }, 'internal error at the edge');
-    res.status(status).json({ errors: [{ message: status === 413 ? 'request body too large' : status >= 500 ? 'internal server error' : err.message,
-      extensions: { code: status === 413 ? 'PAYLOAD_TOO_LARGE' : status >= 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_REQUEST' } }] });
+    res.status(status).json({
+      errors: [
+        {
+          message: status === 413 ? 'request body too large' : status >= 500 ? 'internal server error' : err.message,
+          extensions: { code: status === 413 ? 'PAYLOAD_TOO_LARGE' : status >= 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_REQUEST' },
+        },
+      ],
+    });
   });
 
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);
-    httpServer.listen(opts.port, opts.host, () => { httpServer.off('error', reject); resolve(); });
+    httpServer.listen(opts.port, opts.host, () => {
+      httpServer.off('error', reject);
+      resolve();
+    });
   });
   let metricsServer: http.Server | undefined;
   let metricsUrl: string | undefined;
@@ -233,7 +300,10 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     const s = metricsServer;
     await new Promise<void>((resolve, reject) => {
       s.once('error', reject);
-      s.listen(opts.metricsListen!.port, opts.metricsListen!.host, () => { s.off('error', reject); resolve(); });
+      s.listen(opts.metricsListen!.port, opts.metricsListen!.host, () => {
+        s.off('error', reject);
+        resolve();
+      });
     });
     metricsUrl = `http://${hostOf(opts.metricsListen.host)}:${(s.address() as AddressInfo).port}/metrics`;
   }
@@ -278,7 +348,11 @@ function noSuggestionsForAnonymous(): ApolloServerPlugin<ApiContext> {
       const strip = (m: string) => m.replace(/ ?Did you mean(.+?)\?$/, '');
       return {
         async validationDidStart() {
-          return async (errors) => { errors?.forEach((e) => { e.message = strip(e.message); }); };
+          return async (errors) => {
+            errors?.forEach((e) => {
+              e.message = strip(e.message);
+            });
+          };
         },
         async willSendResponse({ response }) {
           if (response.body.kind !== 'single') return;
@@ -306,8 +380,18 @@ function formatWsErrors(errors: readonly GraphQLErrorType[], requestError: boole
 function maskInternal(formatted: GraphQLFormattedError, error: unknown, logger?: Logger): GraphQLFormattedError {
   if (formatted.extensions?.code !== 'INTERNAL_SERVER_ERROR') return formatted;
   if (isDatabaseUnavailable(unwrapResolverError(error))) {
-    return { message: UNAVAILABLE_MESSAGE, path: formatted.path, locations: formatted.locations, extensions: { code: 'SERVICE_UNAVAILABLE' } };
+    return {
+      message: UNAVAILABLE_MESSAGE,
+      path: formatted.path,
+      locations: formatted.locations,
+      extensions: { code: 'SERVICE_UNAVAILABLE' },
+    };
   }
   logger?.error({ err: unwrapResolverError(error), path: formatted.path }, 'internal error in a resolver');
-  return { message: 'internal server error', path: formatted.path, locations: formatted.locations, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+  return {
+    message: 'internal server error',
+    path: formatted.path,
+    locations: formatted.locations,
+    extensions: { code: 'INTERNAL_SERVER_ERROR' },
+  };
 }

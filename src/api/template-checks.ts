@@ -15,23 +15,27 @@ export async function checkArtifacts(images: ImagesPort | undefined, t: Pick<Tem
   const warnings: Issue[] = [];
   if (!images || operation === 'shutdown') return { errors, warnings };
   const cache = new Map<string, Promise<ImageArtifacts>>();
-  await Promise.all(Object.entries(t.bootSets).filter(([, b]) => b.type === 's3').map(async ([name, b]) => {
-    const at = `bootSets.${name}`;
-    const key = `${b.path}\u0000${b.etag ?? ''}`;
-    if (!cache.has(key)) cache.set(key, images.resolve(b.path, b.etag));
-    let a: ImageArtifacts;
-    try {
-      a = await cache.get(key)!;
-    } catch (e) {
-      errors.push({ field: `${at}.path`, message: `cannot read the image manifest: ${(e as Error).message}` });
-      return;
-    }
-    if (!a.kernel) errors.push({ field: `${at}.path`, message: 'the image manifest names no kernel' });
-    if (!a.initrd) warnings.push({ field: `${at}.path`, message: 'the image manifest names no initrd' });
-    const want = IMAGE_ARCH[b.arch];
-    if (want && a.arch && a.arch !== want) {
-      errors.push({ field: `${at}.arch`, message: `boot set arch ${b.arch} needs an ${want} image; this image is ${a.arch}` });
-    }
-  }));
+  await Promise.all(
+    Object.entries(t.bootSets)
+      .filter(([, b]) => b.type === 's3')
+      .map(async ([name, b]) => {
+        const at = `bootSets.${name}`;
+        const key = `${b.path}\u0000${b.etag ?? ''}`;
+        if (!cache.has(key)) cache.set(key, images.resolve(b.path, b.etag));
+        let a: ImageArtifacts;
+        try {
+          a = await cache.get(key)!;
+        } catch (e) {
+          errors.push({ field: `${at}.path`, message: `cannot read the image manifest: ${(e as Error).message}` });
+          return;
+        }
+        if (!a.kernel) errors.push({ field: `${at}.path`, message: 'the image manifest names no kernel' });
+        if (!a.initrd) warnings.push({ field: `${at}.path`, message: 'the image manifest names no initrd' });
+        const want = IMAGE_ARCH[b.arch];
+        if (want && a.arch && a.arch !== want) {
+          errors.push({ field: `${at}.arch`, message: `boot set arch ${b.arch} needs an ${want} image; this image is ${a.arch}` });
+        }
+      }),
+  );
   return { errors, warnings };
 }

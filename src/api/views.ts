@@ -11,14 +11,25 @@ import type { Options as DomainOptions } from '../domain/options.ts';
 import { parseStoredRollout } from '../domain/rollout-policy.ts';
 import type { Issue } from '../domain/validation.ts';
 import type {
-  Component, ComponentStatus, Options, Session, SessionOperation, SessionState, SessionTemplate, ValidationMessage,
+  Component,
+  ComponentStatus,
+  Options,
+  Session,
+  SessionOperation,
+  SessionState,
+  SessionTemplate,
+  ValidationMessage,
 } from './generated/types.ts';
 
 export function componentView(r: ComponentRow): Component {
   return {
     id: r.id,
     enabled: r.enabled,
-    status: { phase: r.phase as Component['status']['phase'], status: r.status as ComponentStatus, statusOverride: r.statusOverride as Component['status']['statusOverride'] },
+    status: {
+      phase: r.phase as Component['status']['phase'],
+      status: r.status as ComponentStatus,
+      statusOverride: r.statusOverride as Component['status']['statusOverride'],
+    },
     actualState: {
       bootArtifacts: { kernel: r.actualKernel, kernelParameters: r.actualKernelParameters, initrd: r.actualInitrd },
       bssToken: r.actualBssToken,
@@ -77,20 +88,22 @@ export function templateView(t: TemplateRecord & Partial<Pick<StoredTemplate, 'c
     createdAt: t.createdAt ?? epoch,
     updatedAt: t.updatedAt ?? epoch,
     // jsonb keeps keys in its own order (by length), so show boot sets by name, predictably.
-    bootSets: Object.entries(t.bootSets).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, b]) => ({
-      name,
-      path: b.path,
-      type: b.type,
-      etag: b.etag ?? null,
-      kernelParameters: b.kernel_parameters ?? null,
-      nodeList: b.node_list ?? null,
-      nodeRolesGroups: b.node_roles_groups ?? null,
-      nodeGroups: b.node_groups ?? null,
-      arch: b.arch ?? 'X86',
-      rootfsProvider: b.rootfs_provider ?? null,
-      rootfsProviderPassthrough: b.rootfs_provider_passthrough ?? null,
-      cfs: b.cfs ?? null,
-    })),
+    bootSets: Object.entries(t.bootSets)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([name, b]) => ({
+        name,
+        path: b.path,
+        type: b.type,
+        etag: b.etag ?? null,
+        kernelParameters: b.kernel_parameters ?? null,
+        nodeList: b.node_list ?? null,
+        nodeRolesGroups: b.node_roles_groups ?? null,
+        nodeGroups: b.node_groups ?? null,
+        arch: b.arch ?? 'X86',
+        rootfsProvider: b.rootfs_provider ?? null,
+        rootfsProviderPassthrough: b.rootfs_provider_passthrough ?? null,
+        cfs: b.cfs ?? null,
+      })),
   };
 }
 

@@ -12,7 +12,12 @@ import { transaction } from '../db/tx.ts';
 import { parseComponentId } from '../domain/xname.ts';
 import { authFailure, type AuthFailure, type Principal, type Role } from './principal.ts';
 import {
-  findApiToken, insertApiToken, insertApiTokenIfAbsent, listApiTokenRows, revokeApiTokenRow, revokeApiTokensOf,
+  findApiToken,
+  insertApiToken,
+  insertApiTokenIfAbsent,
+  listApiTokenRows,
+  revokeApiTokenRow,
+  revokeApiTokensOf,
   type ApiTokenRow,
 } from '../db/tokens.ts';
 import { forgetTokens, type TokenRows } from './token-rows.ts';
@@ -80,8 +85,13 @@ function expiry(now: Date, ttlSeconds: number | undefined): Date | null {
 
 function info(row: ApiTokenRow): ApiTokenInfo {
   return {
-    id: row.id, role: row.role as Role, tenant: row.tenant, subject: row.subject,
-    expiresAt: row.expiresAt, revokedAt: row.revokedAt, createdAt: row.createdAt,
+    id: row.id,
+    role: row.role as Role,
+    tenant: row.tenant,
+    subject: row.subject,
+    expiresAt: row.expiresAt,
+    revokedAt: row.revokedAt,
+    createdAt: row.createdAt,
   };
 }
 
@@ -91,8 +101,13 @@ export async function createApiToken(db: Db, opts: CreateApiTokenOptions): Promi
   const now = (opts.now ?? systemNow)();
   const { id, token } = mint();
   const row = await insertApiToken(db, {
-    id, hash: hashApiToken(token), role: opts.role, tenant: opts.tenant ?? null, subject: opts.subject,
-    expiresAt: expiry(now, opts.ttlSeconds), createdAt: now,
+    id,
+    hash: hashApiToken(token),
+    role: opts.role,
+    tenant: opts.tenant ?? null,
+    subject: opts.subject,
+    expiresAt: expiry(now, opts.ttlSeconds),
+    createdAt: now,
   });
   return { token, info: info(row) };
 }
@@ -106,8 +121,13 @@ export async function createNodeToken(db: Db, xname: string, opts: CreateNodeTok
   const row = await transaction(db, async (tx) => {
     if (opts.revokeExisting ?? true) forgetTokens(await revokeApiTokensOf(tx, 'node', parsed.id, now));
     return insertApiToken(tx, {
-      id, hash: hashApiToken(token), role: 'node', tenant: null, subject: parsed.id,
-      expiresAt: expiry(now, opts.ttlSeconds), createdAt: now,
+      id,
+      hash: hashApiToken(token),
+      role: 'node',
+      tenant: null,
+      subject: parsed.id,
+      expiresAt: expiry(now, opts.ttlSeconds),
+      createdAt: now,
     });
   });
   return { token, info: info(row) };
@@ -118,14 +138,16 @@ export async function createNodeToken(db: Db, xname: string, opts: CreateNodeTok
  * restarts). A repeated call with the same plaintext finds the stored row and changes nothing;
  * a different token under the same id, or a revoked one, is refused.
  */
-export async function adoptApiToken(
-  db: Db, plaintext: string, opts: Omit<CreateApiTokenOptions, 'ttlSeconds'>,
-): Promise<ApiTokenInfo> {
+export async function adoptApiToken(db: Db, plaintext: string, opts: Omit<CreateApiTokenOptions, 'ttlSeconds'>): Promise<ApiTokenInfo> {
   const m = API_TOKEN_RE.exec(plaintext);
   if (!m) throw new TypeError('not a bootorch API token (bto_<id>_<secret>)');
   const hash = hashApiToken(plaintext);
   const row = await insertApiTokenIfAbsent(db, {
-    id: m[1]!, hash, role: opts.role, tenant: opts.tenant ?? null, subject: opts.subject,
+    id: m[1]!,
+    hash,
+    role: opts.role,
+    tenant: opts.tenant ?? null,
+    subject: opts.subject,
     createdAt: (opts.now ?? systemNow)(),
   });
   if (!sameHash(row.hash, hash)) throw new Error(`API token id ${row.id} already exists with another secret`);
@@ -141,7 +163,9 @@ function sameHash(a: string, b: string): boolean {
 
 /** Check a presented token; the failure says why (unknown, revoked, expired) without echoing it. */
 export async function verifyApiToken(
-  db: Db, plaintext: string, opts: { now?: () => Date; rows?: TokenRows } = {},
+  db: Db,
+  plaintext: string,
+  opts: { now?: () => Date; rows?: TokenRows } = {},
 ): Promise<Principal | AuthFailure> {
   const m = API_TOKEN_RE.exec(plaintext);
   if (!m) return authFailure('malformed', 'not a bootorch API token (expected bto_<id>_<secret>)');
@@ -160,7 +184,11 @@ export async function verifyApiToken(
   }
   const role = row.role as Role;
   return {
-    subject: row.subject, role, tenant: row.tenant, via: 'api-token', tokenId: id,
+    subject: row.subject,
+    role,
+    tenant: row.tenant,
+    via: 'api-token',
+    tokenId: id,
     ...(role === 'node' ? { node: row.subject } : {}),
     ...(row.expiresAt ? { expiresAt: row.expiresAt } : {}),
   };

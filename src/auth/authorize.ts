@@ -160,7 +160,10 @@ export function nodeMayReport(principal: Principal, xname: string): AuthzResult 
 
 /** Thrown by the assert helpers; src/auth/errors.ts turns it into a GraphQLError. */
 export class AuthzError extends Error {
-  constructor(readonly code: AuthzCode, readonly reason: string) {
+  constructor(
+    readonly code: AuthzCode,
+    readonly reason: string,
+  ) {
     super(reason);
     this.name = 'AuthzError';
   }
@@ -178,8 +181,10 @@ export function assertNodeMayReport(principal: Principal, xname: string): void {
  * a tenant credential is pinned to its tenant, with or without the header, and a different header
  * is refused (what OPA enforces in front of BOS).
  */
-export function resolveTenant(principal: Principal, header: string | undefined | null):
-  { ok: true; tenant: string | null } | { ok: false; code: 'FORBIDDEN'; reason: string } {
+export function resolveTenant(
+  principal: Principal,
+  header: string | undefined | null,
+): { ok: true; tenant: string | null } | { ok: false; code: 'FORBIDDEN'; reason: string } {
   const asked = header?.trim() || null;
   if (principal.tenant === null) return { ok: true, tenant: asked };
   if (asked === null || asked === principal.tenant) return { ok: true, tenant: principal.tenant };

@@ -9,22 +9,36 @@ import { API_TOKEN_RE } from './api-tokens.ts';
 export const AUTH_MODES = ['dev', 'tokens', 'oidc', 'both'] as const;
 export type AuthMode = (typeof AUTH_MODES)[number];
 
-const list = (def: string) => z.string().default(def)
-  .transform((s) => s.split(',').map((p) => p.trim()).filter(Boolean));
+const list = (def: string) =>
+  z
+    .string()
+    .default(def)
+    .transform((s) =>
+      s
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean),
+    );
 
 /** `idpRole=bootorchRole,...`; an IdP role not listed grants nothing. */
-const roleMap = z.string().default('admin=admin,operator=operator,viewer=viewer,node=node').transform((s, ctx) => {
-  const out: Record<string, Role> = {};
-  for (const pair of s.split(',').map((p) => p.trim()).filter(Boolean)) {
-    const [from, to] = pair.split('=').map((p) => p.trim());
-    if (!from || !(ROLES as readonly string[]).includes(to ?? '')) {
-      ctx.addIssue({ code: 'custom', message: `"${pair}" is not idpRole=${ROLES.join('|')}` });
-      continue;
+const roleMap = z
+  .string()
+  .default('admin=admin,operator=operator,viewer=viewer,node=node')
+  .transform((s, ctx) => {
+    const out: Record<string, Role> = {};
+    for (const pair of s
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean)) {
+      const [from, to] = pair.split('=').map((p) => p.trim());
+      if (!from || !(ROLES as readonly string[]).includes(to ?? '')) {
+        ctx.addIssue({ code: 'custom', message: `"${pair}" is not idpRole=${ROLES.join('|')}` });
+        continue;
+      }
+      out[from] = to as Role;
     }
-    out[from] = to as Role;
-  }
-  return out;
-});
+    return out;
+  });
 
 export const authEnvSchema = z.object({
   /**
@@ -110,12 +124,15 @@ export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env, opts: { def
         subjectClaim: e.OIDC_SUBJECT_CLAIM,
         roleMap: e.OIDC_ROLE_MAP,
         devAdminToken: e.BOOTORCH_DEV_ADMIN_TOKEN,
-        rateLimit: e.BOOTORCH_RATE_LIMIT_BURST === 0 ? null
-          : {
-            burst: e.BOOTORCH_RATE_LIMIT_BURST, perSecond: e.BOOTORCH_RATE_LIMIT_PER_SECOND,
-            anonymous: { burst: e.BOOTORCH_RATE_LIMIT_ANON_BURST, perSecond: e.BOOTORCH_RATE_LIMIT_ANON_PER_SECOND },
-            syncMs: e.BOOTORCH_RATE_LIMIT_SYNC_MS,
-          },
+        rateLimit:
+          e.BOOTORCH_RATE_LIMIT_BURST === 0
+            ? null
+            : {
+                burst: e.BOOTORCH_RATE_LIMIT_BURST,
+                perSecond: e.BOOTORCH_RATE_LIMIT_PER_SECOND,
+                anonymous: { burst: e.BOOTORCH_RATE_LIMIT_ANON_BURST, perSecond: e.BOOTORCH_RATE_LIMIT_ANON_PER_SECOND },
+                syncMs: e.BOOTORCH_RATE_LIMIT_SYNC_MS,
+              },
       };
     }
   }

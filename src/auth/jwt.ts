@@ -4,8 +4,14 @@
  * the claim mapping below is ours and pure, so it is table-tested without keys.
  */
 import {
-  createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify,
-  type JSONWebKeySet, type JWSAlgorithm, type JWTPayload, type JWTVerifyGetKey,
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  errors,
+  jwtVerify,
+  type JSONWebKeySet,
+  type JWSAlgorithm,
+  type JWTPayload,
+  type JWTVerifyGetKey,
 } from 'jose';
 import { z } from 'zod';
 import { canonicalXname, isXname } from '../domain/xname.ts';
@@ -87,7 +93,7 @@ export function claimsToPrincipal(payload: JWTPayload, m: ClaimMapping = {}): Pr
   if (typeof subject !== 'string' || !subject) return authFailure('invalid-claims', `token has no ${m.subjectClaim ?? 'sub'} claim`);
 
   const roleMap = m.roleMap ?? DEFAULT_ROLE_MAP;
-  const paths = typeof m.roleClaim === 'string' ? [m.roleClaim] : m.roleClaim ?? ['realm_access.roles', 'roles'];
+  const paths = typeof m.roleClaim === 'string' ? [m.roleClaim] : (m.roleClaim ?? ['realm_access.roles', 'roles']);
   const granted: Role[] = [];
   for (const p of paths) {
     for (const name of roleNames(claimAt(payload, p))) {
@@ -176,7 +182,10 @@ function keySet(opts: JwtVerifierOptions): () => Promise<JWTVerifyGetKey> {
   return () => {
     pending ??= discoverJwksUrl(opts.issuer, opts.fetch ?? fetch)
       .then((url) => createRemoteJWKSet(new URL(url)))
-      .catch((e) => { pending = undefined; throw e; });
+      .catch((e) => {
+        pending = undefined;
+        throw e;
+      });
     return pending;
   };
 }

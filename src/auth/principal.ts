@@ -27,20 +27,20 @@ export interface Principal {
  * `extensions.reason` say what to fix; none of them echoes the credential itself.
  */
 export type AuthFailureReason =
-  | 'missing'           // no Authorization header
-  | 'malformed'         // not "Bearer <token>", or a token of neither known shape
-  | 'not-accepted'      // a JWT where only API tokens are accepted, or the other way round
-  | 'unknown-token'     // API token id not found, or its secret does not match
+  | 'missing' // no Authorization header
+  | 'malformed' // not "Bearer <token>", or a token of neither known shape
+  | 'not-accepted' // a JWT where only API tokens are accepted, or the other way round
+  | 'unknown-token' // API token id not found, or its secret does not match
   | 'revoked'
   | 'expired'
-  | 'not-yet-valid'     // JWT nbf in the future
+  | 'not-yet-valid' // JWT nbf in the future
   | 'bad-signature'
-  | 'unknown-key'       // JWT kid not in the issuer's key set
+  | 'unknown-key' // JWT kid not in the issuer's key set
   | 'wrong-issuer'
   | 'wrong-audience'
-  | 'invalid-claims'    // claims present but unusable (no subject, node role without xname, ...)
-  | 'no-role'           // valid token that maps to no bootorch role
-  | 'idp-unavailable';  // the issuer's JWKS could not be fetched: not the caller's fault
+  | 'invalid-claims' // claims present but unusable (no subject, node role without xname, ...)
+  | 'no-role' // valid token that maps to no bootorch role
+  | 'idp-unavailable'; // the issuer's JWKS could not be fetched: not the caller's fault
 
 export interface AuthFailure {
   failure: AuthFailureReason;
@@ -67,7 +67,10 @@ export function roleAtLeast(role: Role, min: Exclude<Role, 'node'>): boolean {
 export function highestRole(roles: Iterable<Role>): Role | null {
   let best: Role | null = null;
   for (const r of roles) {
-    if (r === 'node') { if (best === null) best = 'node'; continue; }
+    if (r === 'node') {
+      if (best === null) best = 'node';
+      continue;
+    }
     if (best === null || best === 'node' || RANK[r] > RANK[best]) best = r;
   }
   return best;

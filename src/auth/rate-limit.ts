@@ -56,12 +56,16 @@ export interface RateLimiter {
 
 export const isAddress = (who: RateSubject): who is { address: string; failed?: boolean } => 'address' in who;
 export const rateKey = (who: RateSubject): string =>
-  (isAddress(who) ? `${who.failed ? 'fail' : 'addr'}:${who.address}` : `sub:${who.subject}`);
+  isAddress(who) ? `${who.failed ? 'fail' : 'addr'}:${who.address}` : `sub:${who.subject}`;
 const label = (who: RateSubject): string =>
-  (isAddress(who) ? `${who.failed ? 'failed authentications from' : ''} address ${who.address}`.trim() : who.subject);
+  isAddress(who) ? `${who.failed ? 'failed authentications from' : ''} address ${who.address}`.trim() : who.subject;
 
 /** A bucket: `tokens` as of time `at` (ms). May be negative (a debt, see shared-rate-limit.ts). */
-export interface Bucket { tokens: number; at: number; shape: BucketShape }
+export interface Bucket {
+  tokens: number;
+  at: number;
+  shape: BucketShape;
+}
 
 /**
  * Buckets by key, least recently used first, with the token bucket arithmetic. Shared by the in-memory
@@ -88,7 +92,7 @@ export class BucketTable {
   }
 
   shapeOf(who: RateSubject): BucketShape {
-    return isAddress(who) ? this.anonymous : this.roles[who.role] ?? this.base;
+    return isAddress(who) ? this.anonymous : (this.roles[who.role] ?? this.base);
   }
 
   get size(): number {
@@ -104,7 +108,11 @@ export class BucketTable {
     const t = this.now();
     const prev = this.buckets.get(key);
     const b: Bucket = prev
-      ? { tokens: Math.min(shape.burst, prev.tokens + (Math.max(0, t - prev.at) / 1000) * shape.perSecond), at: Math.max(prev.at, t), shape }
+      ? {
+          tokens: Math.min(shape.burst, prev.tokens + (Math.max(0, t - prev.at) / 1000) * shape.perSecond),
+          at: Math.max(prev.at, t),
+          shape,
+        }
       : { tokens: shape.burst, at: t, shape };
     // Re-insert so Map order is least recently used first.
     this.buckets.delete(key);
@@ -133,12 +141,20 @@ export class BucketTable {
 
 function refusal(who: RateSubject, shape: BucketShape, tokens: number, cost: number): RateLimitResult {
   if (cost > shape.burst) {
-    return { ok: false, code: 'RATE_LIMITED', retryAfterSeconds: Math.ceil(shape.burst / shape.perSecond),
-      reason: `request costs ${cost}, more than the burst of ${shape.burst}; it can never pass` };
+    return {
+      ok: false,
+      code: 'RATE_LIMITED',
+      retryAfterSeconds: Math.ceil(shape.burst / shape.perSecond),
+      reason: `request costs ${cost}, more than the burst of ${shape.burst}; it can never pass`,
+    };
   }
   const retryAfterSeconds = Math.max(1, Math.ceil((cost - tokens) / shape.perSecond));
-  return { ok: false, code: 'RATE_LIMITED', retryAfterSeconds,
-    reason: `rate limit of ${shape.perSecond}/s (burst ${shape.burst}) exceeded for ${label(who)}; retry in ${retryAfterSeconds}s` };
+  return {
+    ok: false,
+    code: 'RATE_LIMITED',
+    retryAfterSeconds,
+    reason: `rate limit of ${shape.perSecond}/s (burst ${shape.burst}) exceeded for ${label(who)}; retry in ${retryAfterSeconds}s`,
+  };
 }
 
 /** The in-memory limiter answers at once. */

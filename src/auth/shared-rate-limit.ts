@@ -25,7 +25,12 @@
 import type { Logger } from 'pino';
 import { BucketTable, rateKey, type BucketShape, type RateLimiter, type RateLimiterOptions, type RateSubject } from './rate-limit.ts';
 
-export interface BucketUse { key: string; used: number; burst: number; perSecond: number }
+export interface BucketUse {
+  key: string;
+  used: number;
+  burst: number;
+  perSecond: number;
+}
 
 /** Where the buckets are kept (src/db/rate-limits.ts over a pool). */
 export interface RateLimitStore {
@@ -86,12 +91,18 @@ export function createSharedRateLimiter(opts: SharedRateLimiterOptions): SharedR
   const trim = () => {
     for (const [key, s] of syncs) if (!table.peek(key) && s.used === 0 && s.sending === 0) syncs.delete(key);
   };
-  const pruner = setInterval(() => { trim(); opts.store.prune?.().catch(() => {}); }, opts.pruneMs ?? 60_000);
+  const pruner = setInterval(() => {
+    trim();
+    opts.store.prune?.().catch(() => {});
+  }, opts.pruneMs ?? 60_000);
   pruner.unref();
 
   const schedule = () => {
     if (timer || closed) return;
-    timer = setTimeout(() => { timer = undefined; void flush(); }, syncMs);
+    timer = setTimeout(() => {
+      timer = undefined;
+      void flush();
+    }, syncMs);
     timer.unref();
   };
 
@@ -145,10 +156,16 @@ export function createSharedRateLimiter(opts: SharedRateLimiterOptions): SharedR
 
   /** Run syncs until nothing is wanted; one at a time. */
   function flush(): Promise<void> {
-    if (running) { again = true; return running; }
+    if (running) {
+      again = true;
+      return running;
+    }
     running = (async () => {
       try {
-        do { again = false; await flushOnce(); } while ((again || wanted.size > 0) && !closed);
+        do {
+          again = false;
+          await flushOnce();
+        } while ((again || wanted.size > 0) && !closed);
       } finally {
         running = undefined;
         if (dirty.size) schedule();
@@ -177,7 +194,12 @@ export function createSharedRateLimiter(opts: SharedRateLimiterOptions): SharedR
     void flush();
     let timeout: NodeJS.Timeout | undefined;
     const wait = Math.max(0, deadline - table.now());
-    const late = await Promise.race([done.then(() => false), new Promise<boolean>((resolve) => { timeout = setTimeout(() => resolve(true), wait); })]);
+    const late = await Promise.race([
+      done.then(() => false),
+      new Promise<boolean>((resolve) => {
+        timeout = setTimeout(() => resolve(true), wait);
+      }),
+    ]);
     clearTimeout(timeout);
     return !late;
   }
@@ -208,11 +230,16 @@ export function createSharedRateLimiter(opts: SharedRateLimiterOptions): SharedR
   }
 
   return {
-    take: (who, cost = 1) => decide(who, (key, s) => {
-      const r = table.take(who, cost);
-      if (r.ok) { s.used += cost; dirty.add(key); schedule(); }
-      return r;
-    }),
+    take: (who, cost = 1) =>
+      decide(who, (key, s) => {
+        const r = table.take(who, cost);
+        if (r.ok) {
+          s.used += cost;
+          dirty.add(key);
+          schedule();
+        }
+        return r;
+      }),
     check: (who) => decide(who, () => table.check(who)),
     size: () => table.size,
     flush,

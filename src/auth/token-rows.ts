@@ -40,12 +40,19 @@ const live = new Set<WeakRef<TokenRowCache>>();
 export function forgetTokens(ids: readonly string[]): void {
   for (const ref of live) {
     const c = ref.deref();
-    if (!c) { live.delete(ref); continue; }
+    if (!c) {
+      live.delete(ref);
+      continue;
+    }
     for (const id of ids) c.invalidate(id);
   }
 }
 
-interface Waiting { id: string; resolve(r: ApiTokenRow | undefined): void; reject(e: unknown): void }
+interface Waiting {
+  id: string;
+  resolve(r: ApiTokenRow | undefined): void;
+  reject(e: unknown): void;
+}
 
 export class TokenRowCache implements TokenRows {
   private readonly rows = new Map<string, { row: ApiTokenRow; at: number }>();
@@ -60,7 +67,10 @@ export class TokenRowCache implements TokenRows {
   /** Lookups answered from memory, and statements run (for the bench and tests). */
   readonly counts = { hits: 0, statements: 0 };
 
-  constructor(private readonly db: Db, o: TokenRowCacheOptions = {}) {
+  constructor(
+    private readonly db: Db,
+    o: TokenRowCacheOptions = {},
+  ) {
     this.trustMs = o.trustMs ?? 1500;
     this.maxAgeMs = o.maxAgeMs ?? 30_000;
     this.maxBatch = o.maxBatch ?? 1000;

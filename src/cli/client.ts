@@ -14,7 +14,10 @@ export const EXIT_FAILED = 1;
 export const EXIT_UNREACHABLE = 3;
 
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode = EXIT_FAILED) {
+  constructor(
+    message: string,
+    readonly exitCode = EXIT_FAILED,
+  ) {
     super(message);
   }
 }
@@ -66,7 +69,10 @@ function devToken(env: NodeJS.ProcessEnv): { token: string; file: string } | und
   }
 }
 
-interface GraphQLErrorShape { message: string; extensions?: { code?: string; field?: string | null; issues?: { field: string; message: string }[] } }
+interface GraphQLErrorShape {
+  message: string;
+  extensions?: { code?: string; field?: string | null; issues?: { field: string; message: string }[] };
+}
 
 const AUTH_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN']);
 
@@ -98,7 +104,7 @@ export class ApiClient {
     if (res.status === 401 || res.status === 403) throw this.refused(`${res.status} ${res.statusText}`);
     let body: { data?: T; errors?: GraphQLErrorShape[] };
     try {
-      body = await res.json() as typeof body;
+      body = (await res.json()) as typeof body;
     } catch {
       throw new CliError(`${this.endpoint.url} answered ${res.status} without GraphQL: is this a bootorch API?`, EXIT_UNREACHABLE);
     }
@@ -122,14 +128,17 @@ export class ApiClient {
     });
     let stop = () => {};
     const done = new Promise<void>((resolve, reject) => {
-      stop = this.ws!.subscribe<T>({ query, variables }, {
-        next: (r) => {
-          if (r.errors?.length) reject(this.graphqlError(r.errors as GraphQLErrorShape[]));
-          else if (r.data) onNext(r.data as T);
+      stop = this.ws!.subscribe<T>(
+        { query, variables },
+        {
+          next: (r) => {
+            if (r.errors?.length) reject(this.graphqlError(r.errors as GraphQLErrorShape[]));
+            else if (r.data) onNext(r.data as T);
+          },
+          error: (e) => reject(Array.isArray(e) ? this.graphqlError(e as GraphQLErrorShape[]) : this.lost(e)),
+          complete: () => resolve(),
         },
-        error: (e) => reject(Array.isArray(e) ? this.graphqlError(e as GraphQLErrorShape[]) : this.lost(e)),
-        complete: () => resolve(),
-      });
+      );
     });
     return { done, stop: () => stop() };
   }
@@ -147,15 +156,23 @@ export class ApiClient {
 
   private unreachable(e: unknown): CliError {
     const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-    const why = cause?.code === 'ECONNREFUSED' ? 'connection refused'
-      : cause?.code === 'ENOTFOUND' ? 'unknown host'
-      : (e as Error).name === 'TimeoutError' ? 'no answer within 60 s'
-      : cause?.message ?? (e as Error).message;
-    return new CliError(`cannot reach the bootorch API at ${this.endpoint.url} (${why}). Is it running? Set --url or BOOTORCH_URL.`, EXIT_UNREACHABLE);
+    const why =
+      cause?.code === 'ECONNREFUSED'
+        ? 'connection refused'
+        : cause?.code === 'ENOTFOUND'
+          ? 'unknown host'
+          : (e as Error).name === 'TimeoutError'
+            ? 'no answer within 60 s'
+            : (cause?.message ?? (e as Error).message);
+    return new CliError(
+      `cannot reach the bootorch API at ${this.endpoint.url} (${why}). Is it running? Set --url or BOOTORCH_URL.`,
+      EXIT_UNREACHABLE,
+    );
   }
 
   private refused(detail: string): CliError {
-    const hint = !this.endpoint.token ? 'the API wants a token: give --token or set BOOTORCH_TOKEN'
+    const hint = !this.endpoint.token
+      ? 'the API wants a token: give --token or set BOOTORCH_TOKEN'
       : this.endpoint.tokenSource?.startsWith('--') || this.endpoint.tokenSource === 'BOOTORCH_TOKEN'
         ? 'the token was refused: check --token or BOOTORCH_TOKEN'
         : `the token in ${this.endpoint.tokenSource} was refused (stale from an earlier run?): give --token or set BOOTORCH_TOKEN`;
@@ -165,7 +182,11 @@ export class ApiClient {
   private lost(e: unknown): CliError {
     const ev = e as { code?: number; reason?: string; message?: string };
     if (ev?.code === 4401 || ev?.code === 4403) return this.refused(`WebSocket closed ${ev.code} ${ev.reason ?? ''}`.trim());
-    if (typeof ev?.code === 'number') return new CliError(`the live connection to ${this.endpoint.url} closed (${ev.code}${ev.reason ? ` ${ev.reason}` : ''})`, EXIT_UNREACHABLE);
+    if (typeof ev?.code === 'number')
+      return new CliError(
+        `the live connection to ${this.endpoint.url} closed (${ev.code}${ev.reason ? ` ${ev.reason}` : ''})`,
+        EXIT_UNREACHABLE,
+      );
     return this.unreachable(e);
   }
 
@@ -173,7 +194,10 @@ export class ApiClient {
     const first = errors[0]!;
     const code = first.extensions?.code;
     if (code && AUTH_CODES.has(code)) return this.refused(`${code}: ${first.message}`);
-    const more = (first.extensions?.issues ?? []).slice(1).map((i) => `\n  ${i.field ? `${i.field}: ` : ''}${i.message}`).join('');
+    const more = (first.extensions?.issues ?? [])
+      .slice(1)
+      .map((i) => `\n  ${i.field ? `${i.field}: ` : ''}${i.message}`)
+      .join('');
     return new CliError(`${first.message}${code && code !== 'INTERNAL_SERVER_ERROR' ? ` [${code}]` : ''}${more}`);
   }
 }

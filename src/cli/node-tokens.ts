@@ -30,9 +30,13 @@ export async function hsmNodeIds(url: string, c: Pick<Config, 'CSM_TOKEN' | 'CSM
 }
 
 export function registerNodeTokensCommand(
-  token: Command, config: () => Config, withDatabase: <T>(fn: (conn: Connection) => Promise<T>) => Promise<T>,
+  token: Command,
+  config: () => Config,
+  withDatabase: <T>(fn: (conn: Connection) => Promise<T>) => Promise<T>,
 ): void {
-  token.command('nodes').description("issue a reporter credential for every node in HSM (revokes each node's earlier ones)")
+  token
+    .command('nodes')
+    .description("issue a reporter credential for every node in HSM (revokes each node's earlier ones)")
     .option('--from-hsm <url>', 'HSM base URL (default HSM_URL; CSM_TOKEN[_FILE] and CSM_CA_FILE apply)')
     .option('--out <dir>', 'write each token to <dir>/<xname> (mode 0600)')
     .option('--json <file>', 'write all tokens to one JSON object xname -> token (mode 0600)')
@@ -71,6 +75,8 @@ export function registerNodeTokensCommand(
         await writeFile(o.json, `${JSON.stringify(sorted, null, 1)}\n`, { mode: 0o600 });
         await chmod(o.json, 0o600);
       }
-      process.stderr.write(`issued ${ids.length} node tokens${o.out ? ` in ${o.out}/<xname>` : ''}${o.json ? `${o.out ? ' and' : ''} in ${o.json}` : ''}\n`);
+      process.stderr.write(
+        `issued ${ids.length} node tokens${o.out ? ` in ${o.out}/<xname>` : ''}${o.json ? `${o.out ? ' and' : ''} in ${o.json}` : ''}\n`,
+      );
     });
 }

@@ -13,7 +13,8 @@ import { readTemplateFile } from './templates.ts';
 
 type Obj = Record<string, any>;
 
-const NODE_FIELDS = 'xname hostname mac arch role subRole groups enabled locked bmc { driver address username hasPassword } bootParameters { kernel initrd params setAt }';
+const NODE_FIELDS =
+  'xname hostname mac arch role subRole groups enabled locked bmc { driver address username hasPassword } bootParameters { kernel initrd params setAt }';
 const REGISTER = `mutation($n: [NodeInput!]!) { registerNodes(nodes: $n) { xname } }`;
 const camel = (k: string) => k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
@@ -43,7 +44,12 @@ export function nodeInput(n: Obj, where: string): Obj {
   if (typeof out.arch === 'string') out.arch = out.arch.toUpperCase();
   if (n.bmc) {
     const b = n.bmc as Obj;
-    out.bmc = { driver: String(b.driver ?? '').toUpperCase(), address: b.address, username: b.username ?? b.user, password: password(b, where) };
+    out.bmc = {
+      driver: String(b.driver ?? '').toUpperCase(),
+      address: b.address,
+      username: b.username ?? b.user,
+      password: password(b, where),
+    };
     for (const k of Object.keys(out.bmc)) if (out.bmc[k] === undefined) delete out.bmc[k];
   }
   return out;
@@ -52,19 +58,26 @@ export function nodeInput(n: Obj, where: string): Obj {
 export function registerNodeCommands(program: Command): void {
   const n = program.command('node').description('the node inventory of a site without CSM (BOOTORCH_ADAPTERS=standalone)');
 
-  n.command('apply').description('register or replace nodes from a YAML or JSON file')
+  n.command('apply')
+    .description('register or replace nodes from a YAML or JSON file')
     .requiredOption('-f, --file <file>', 'the file (- for stdin)')
-    .action(action(async ({ api, opts, out }) => {
-      const docs = readTemplateFile(opts.file).flatMap((d) => (Array.isArray(d.nodes) ? d.nodes : [d])) as Obj[];
-      if (docs.length === 0) throw new CliError(`${opts.file} holds no node`);
-      const r = await api.request(REGISTER, { n: docs.map((d, i) => nodeInput(d, `nodes[${i}]`)) });
-      if (opts.json) json(out, r.registerNodes);
-      else out.write(`${r.registerNodes.length} node${r.registerNodes.length === 1 ? '' : 's'} registered\n`);
-    }));
+    .action(
+      action(async ({ api, opts, out }) => {
+        const docs = readTemplateFile(opts.file).flatMap((d) => (Array.isArray(d.nodes) ? d.nodes : [d])) as Obj[];
+        if (docs.length === 0) throw new CliError(`${opts.file} holds no node`);
+        const r = await api.request(REGISTER, { n: docs.map((d, i) => nodeInput(d, `nodes[${i}]`)) });
+        if (opts.json) json(out, r.registerNodes);
+        else out.write(`${r.registerNodes.length} node${r.registerNodes.length === 1 ? '' : 's'} registered\n`);
+      }),
+    );
 
-  n.command('register').description('register or replace one node').argument('<xname>')
+  n.command('register')
+    .description('register or replace one node')
+    .argument('<xname>')
     .requiredOption('--mac <mac>', 'MAC of the NIC it network-boots from')
-    .option('--hostname <name>').option('--arch <arch>', 'X86, ARM, OTHER or UNKNOWN').option('--role <role>')
+    .option('--hostname <name>')
+    .option('--arch <arch>', 'X86, ARM, OTHER or UNKNOWN')
+    .option('--role <role>')
     .option('--group <group...>', 'groups it belongs to')
     .option('--disabled', 'registered disabled')
     .option('--bmc-driver <driver>', 'ipmi, redfish or none', 'none')
@@ -72,31 +85,58 @@ export function registerNodeCommands(program: Command): void {
     .option('--bmc-user <user>')
     .option('--bmc-password-env <var>', 'environment variable holding the BMC password')
     .option('--bmc-password-file <file>', 'file holding the BMC password')
-    .action(action(async ({ api, opts, out }, xname: string) => {
-      const input = nodeInput({
-        xname, mac: opts.mac, hostname: opts.hostname, arch: opts.arch, role: opts.role, groups: opts.group,
-        enabled: opts.disabled ? false : undefined,
-        bmc: { driver: opts.bmcDriver, address: opts.bmcAddress, username: opts.bmcUser, password_env: opts.bmcPasswordEnv, password_file: opts.bmcPasswordFile },
-      }, 'nodes[0]');
-      await api.request(REGISTER, { n: [input] });
-      out.write(`node ${xname} registered\n`);
-    }));
+    .action(
+      action(async ({ api, opts, out }, xname: string) => {
+        const input = nodeInput(
+          {
+            xname,
+            mac: opts.mac,
+            hostname: opts.hostname,
+            arch: opts.arch,
+            role: opts.role,
+            groups: opts.group,
+            enabled: opts.disabled ? false : undefined,
+            bmc: {
+              driver: opts.bmcDriver,
+              address: opts.bmcAddress,
+              username: opts.bmcUser,
+              password_env: opts.bmcPasswordEnv,
+              password_file: opts.bmcPasswordFile,
+            },
+          },
+          'nodes[0]',
+        );
+        await api.request(REGISTER, { n: [input] });
+        out.write(`node ${xname} registered\n`);
+      }),
+    );
 
-  n.command('list').description('registered nodes (BMC passwords are never shown)')
-    .action(action(async ({ api, opts, out }) => {
-      const r = await api.request(`{ nodes { ${NODE_FIELDS} } }`);
-      if (opts.json) return json(out, r.nodes);
-      table(out, r.nodes as Obj[], [
-        ['XNAME', (x) => x.xname], ['MAC', (x) => x.mac], ['ARCH', (x) => x.arch], ['GROUPS', (x) => x.groups],
-        ['ENABLED', (x) => x.enabled], ['BMC', (x) => `${x.bmc.driver.toLowerCase()} ${x.bmc.address}`.trim()],
-        ['KERNEL', (x) => x.bootParameters?.kernel],
-      ]);
-    }));
+  n.command('list')
+    .description('registered nodes (BMC passwords are never shown)')
+    .action(
+      action(async ({ api, opts, out }) => {
+        const r = await api.request(`{ nodes { ${NODE_FIELDS} } }`);
+        if (opts.json) return json(out, r.nodes);
+        table(out, r.nodes as Obj[], [
+          ['XNAME', (x) => x.xname],
+          ['MAC', (x) => x.mac],
+          ['ARCH', (x) => x.arch],
+          ['GROUPS', (x) => x.groups],
+          ['ENABLED', (x) => x.enabled],
+          ['BMC', (x) => `${x.bmc.driver.toLowerCase()} ${x.bmc.address}`.trim()],
+          ['KERNEL', (x) => x.bootParameters?.kernel],
+        ]);
+      }),
+    );
 
-  n.command('delete').description('forget a node').argument('<xname>')
-    .action(action(async ({ api, out }, xname: string) => {
-      const r = await api.request('mutation($x: ID!) { deleteNode(xname: $x) }', { x: xname });
-      if (!r.deleteNode) throw new CliError(`no node "${xname}"`);
-      out.write(`node ${xname} deleted\n`);
-    }));
+  n.command('delete')
+    .description('forget a node')
+    .argument('<xname>')
+    .action(
+      action(async ({ api, out }, xname: string) => {
+        const r = await api.request('mutation($x: ID!) { deleteNode(xname: $x) }', { x: xname });
+        if (!r.deleteNode) throw new CliError(`no node "${xname}"`);
+        out.write(`node ${xname} deleted\n`);
+      }),
+    );
 }

@@ -9,7 +9,13 @@ export interface Out {
 export function table<T>(out: Out, rows: T[], cols: Array<[string, (r: T) => unknown]>): void {
   const cells = [cols.map(([h]) => h), ...rows.map((r) => cols.map(([, f]) => text(f(r))))];
   const widths = cols.map((_, i) => Math.max(...cells.map((c) => c[i]!.length)));
-  for (const c of cells) out.write(`${c.map((v, i) => (i === c.length - 1 ? v : v.padEnd(widths[i]!))).join('  ').trimEnd()}\n`);
+  for (const c of cells)
+    out.write(
+      `${c
+        .map((v, i) => (i === c.length - 1 ? v : v.padEnd(widths[i]!)))
+        .join('  ')
+        .trimEnd()}\n`,
+    );
 }
 
 export function yaml(out: Out, value: unknown): void {

@@ -23,7 +23,10 @@ export interface RunContext {
 export function addGlobalOptions(program: Command): void {
   program
     .option('--url <url>', 'bootorch API (env BOOTORCH_URL; default http://127.0.0.1:4000/graphql)')
-    .option('--token <token>', 'API token, sent as Authorization: Bearer (env BOOTORCH_TOKEN; for a local API, default: the token `bootorch dev` keeps in .data/dev-admin-token)')
+    .option(
+      '--token <token>',
+      'API token, sent as Authorization: Bearer (env BOOTORCH_TOKEN; for a local API, default: the token `bootorch dev` keeps in .data/dev-admin-token)',
+    )
     .option('--tenant <name>', 'act as this tenant (Cray-Tenant-Name; env BOOTORCH_TENANT)')
     .option('--json', 'machine-readable output (watch: newline-delimited JSON)');
 }

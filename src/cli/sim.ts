@@ -17,7 +17,9 @@ import { NODE_FAULTS, SIM_SERVICES, type NodeFault, type SimService } from '../s
 import type { WorldOptions } from '../sim/world.ts';
 import { startProcessMetrics } from '../observability/metrics.ts';
 
-interface Stoppable { stop(): Promise<void> }
+interface Stoppable {
+  stop(): Promise<void>;
+}
 
 const TIMINGS: Record<string, WorldOptions> = { interactive: INTERACTIVE_TIMING, fast: FAST_TIMING, instant: INSTANT_TIMING };
 const INITIAL: Record<string, WorldOptions['initial']> = {
@@ -50,7 +52,8 @@ export function parseFault(spec: string, prev: SimFaultsChange = {}): SimFaultsC
   const svc = /^(\w+):(down|timeout|failRate|slowMs)(?:=(.+))?$/.exec(spec);
   if (svc) {
     const [, s, knob, value] = svc;
-    if (!(SIM_SERVICES as readonly string[]).includes(s!)) throw new InvalidArgumentError(`unknown service "${s}" (${SIM_SERVICES.join(', ')})`);
+    if (!(SIM_SERVICES as readonly string[]).includes(s!))
+      throw new InvalidArgumentError(`unknown service "${s}" (${SIM_SERVICES.join(', ')})`);
     const cur = { ...out.services![s as SimService] };
     if (knob === 'down' || knob === 'timeout') cur[knob] = value === undefined ? true : value === 'true';
     else if (knob === 'failRate') cur.failRate = fraction(value ?? '');
@@ -60,35 +63,67 @@ export function parseFault(spec: string, prev: SimFaultsChange = {}): SimFaultsC
   }
   const node = /^(\w+)=(.+)$/.exec(spec);
   if (!node || !(NODE_FAULTS as readonly string[]).includes(node[1]!)) {
-    throw new InvalidArgumentError(`"${spec}": want <nodeFault>=<rate|xname,...> (${NODE_FAULTS.join(', ')}) or <service>:<down|timeout|failRate=F|slowMs=N>`);
+    throw new InvalidArgumentError(
+      `"${spec}": want <nodeFault>=<rate|xname,...> (${NODE_FAULTS.join(', ')}) or <service>:<down|timeout|failRate=F|slowMs=N>`,
+    );
   }
   const [, f, value] = node;
   if (/^[\d.]+$/.test(value!)) out.rates![f as NodeFault] = fraction(value!);
-  else out.nodes![f as NodeFault] = [...(out.nodes![f as NodeFault] ?? []), ...value!.split(',').map((x) => x.trim()).filter(Boolean)];
+  else
+    out.nodes![f as NodeFault] = [
+      ...(out.nodes![f as NodeFault] ?? []),
+      ...value!
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    ];
   return out;
 }
 
 interface SimOpts {
-  nodes?: number; seed?: number; port: number; host: string; bootorchUrl?: string;
-  reportToken?: string; reportTokenFile?: string; reportTokensDir?: string;
-  armFraction?: number; river?: boolean; timing: string; initial: string; fault?: SimFaultsChange;
+  nodes?: number;
+  seed?: number;
+  port: number;
+  host: string;
+  bootorchUrl?: string;
+  reportToken?: string;
+  reportTokenFile?: string;
+  reportTokensDir?: string;
+  armFraction?: number;
+  river?: boolean;
+  timing: string;
+  initial: string;
+  fault?: SimFaultsChange;
 }
 
 export function registerSimCommands(program: Command, config: () => Config, untilSignal: (s: Stoppable) => void): void {
-  program.command('sim').description('the simulated cluster over HTTP (HSM, PCS, BSS, CFS v3, S3), its nodes reporting to bootorch')
+  program
+    .command('sim')
+    .description('the simulated cluster over HTTP (HSM, PCS, BSS, CFS v3, S3), its nodes reporting to bootorch')
     .option('--nodes <n>', 'compute nodes (default SIM_NODES, 256)', int('--nodes', 1))
     .option('--seed <n>', 'layout and fault seed (default SIM_SEED, 1)', int('--seed', 0))
     .option('--port <port>', 'listen port, 0 = any free one', int('--port', 0), 8400)
     .option('--host <host>', 'listen address', '127.0.0.1')
-    .option('--bootorch-url <url>', 'bootorch API the nodes report to, or several comma-separated (nodes spread over them by xname; default env BOOTORCH_URL; unset: nodes do not report)')
+    .option(
+      '--bootorch-url <url>',
+      'bootorch API the nodes report to, or several comma-separated (nodes spread over them by xname; default env BOOTORCH_URL; unset: nodes do not report)',
+    )
     .option('--report-token <token>', 'one credential for every node (development: an operator token)')
     .option('--report-token-file <file>', 'a file with one token, or a JSON object xname -> token (re-read when it changes)')
     .option('--report-tokens-dir <dir>', 'one file per node named by its xname (what `bootorch token nodes --out` writes)')
     .option('--arm-fraction <f>', 'fraction of compute blades that are ARM (default 0)', fraction)
     .option('--river', 'add River cabinet x3000: 3 masters, 3 workers, 3 storage nodes and 2 UANs')
-    .option('--timing <preset>', 'interactive (seconds: power-on 2 s, boot 5 s), fast (tenths of a second) or instant (benchmarks)', 'interactive')
+    .option(
+      '--timing <preset>',
+      'interactive (seconds: power-on 2 s, boot 5 s), fast (tenths of a second) or instant (benchmarks)',
+      'interactive',
+    )
     .option('--initial <state>', 'booted (image and configuration applied), on or off', 'booted')
-    .option('--fault <spec>', 'repeatable: neverPowersOn=0.02, ignoresSoftOff=<xname,...>, pcs:down, cfs:failRate=0.2, hsm:slowMs=500 (change later with POST /sim/faults)', parseFault)
+    .option(
+      '--fault <spec>',
+      'repeatable: neverPowersOn=0.02, ignoresSoftOff=<xname,...>, pcs:down, cfs:failRate=0.2, hsm:slowMs=500 (change later with POST /sim/faults)',
+      parseFault,
+    )
     .action(async (o: SimOpts) => {
       if (!TIMINGS[o.timing]) throw new Error(`--timing must be one of ${Object.keys(TIMINGS).join(', ')}`);
       if (!INITIAL[o.initial]) throw new Error(`--initial must be one of ${Object.keys(INITIAL).join(', ')}`);
@@ -98,43 +133,71 @@ export function registerSimCommands(program: Command, config: () => Config, unti
       const reportToken = reportTokenSource({ token: o.reportToken, file: o.reportTokenFile, dir: o.reportTokensDir });
       const nodes = o.nodes ?? c.SIM_NODES;
       const sim = await startSimRole({
-        nodes, seed: o.seed ?? c.SIM_SEED, port: o.port, host: o.host, bootorchUrl, reportToken,
+        nodes,
+        seed: o.seed ?? c.SIM_SEED,
+        port: o.port,
+        host: o.host,
+        bootorchUrl,
+        reportToken,
         world: { ...TIMINGS[o.timing], river: !!o.river, armFraction: o.armFraction, initial: INITIAL[o.initial] },
       });
       if (o.fault) applyFaults(sim.world, o.fault);
       const u = sim.server.urls;
-      const credential = !bootorchUrl ? '' : o.reportTokensDir ? `tokens in ${o.reportTokensDir}/<xname>`
-        : o.reportTokenFile ? `tokens from ${o.reportTokenFile}` : o.reportToken ? 'one shared token' : 'no credential (reports will be refused)';
-      process.stdout.write([
-        `bootorch sim: ${sim.world.nodes.size} nodes (seed ${sim.world.seed}, ${o.timing} timing, ${o.initial}) on ${sim.server.url}`,
-        `export HSM_URL=${u.hsm}`,
-        `export PCS_URL=${u.pcs}`,
-        `export BSS_URL=${u.bss}`,
-        `export CFS_URL=${u.cfs}`,
-        `export S3_URL=${u.s3}`,
-        `export SIM_IMAGE=${sim.world.defaultImage.manifest}`,
-        bootorchUrl ? `nodes report to ${bootorchUrl.split(',').map((u) => graphqlUrl(u.trim())).join(", ")} with ${credential}` : 'nodes do not report (no --bootorch-url / BOOTORCH_URL)',
-        `simulator: GET ${sim.server.url}/sim/info, /sim/counters, GET|POST /sim/faults`,
-        '',
-      ].join('\n'));
+      const credential = !bootorchUrl
+        ? ''
+        : o.reportTokensDir
+          ? `tokens in ${o.reportTokensDir}/<xname>`
+          : o.reportTokenFile
+            ? `tokens from ${o.reportTokenFile}`
+            : o.reportToken
+              ? 'one shared token'
+              : 'no credential (reports will be refused)';
+      process.stdout.write(
+        [
+          `bootorch sim: ${sim.world.nodes.size} nodes (seed ${sim.world.seed}, ${o.timing} timing, ${o.initial}) on ${sim.server.url}`,
+          `export HSM_URL=${u.hsm}`,
+          `export PCS_URL=${u.pcs}`,
+          `export BSS_URL=${u.bss}`,
+          `export CFS_URL=${u.cfs}`,
+          `export S3_URL=${u.s3}`,
+          `export SIM_IMAGE=${sim.world.defaultImage.manifest}`,
+          bootorchUrl
+            ? `nodes report to ${bootorchUrl
+                .split(',')
+                .map((u) => graphqlUrl(u.trim()))
+                .join(', ')} with ${credential}`
+            : 'nodes do not report (no --bootorch-url / BOOTORCH_URL)',
+          `simulator: GET ${sim.server.url}/sim/info, /sim/counters, GET|POST /sim/faults`,
+          '',
+        ].join('\n'),
+      );
       untilSignal({ stop: () => sim.close() });
     });
 
-  program.command('reporter').description("the node reporter agent: tells bootorch what this node booted (run on the node)")
-    .option('--cmdline <file>', 'kernel command line to read xname=, bss_referral_token=, bos_update_frequency= from (env CMDLINE_FILE, default /proc/cmdline)')
+  program
+    .command('reporter')
+    .description('the node reporter agent: tells bootorch what this node booted (run on the node)')
+    .option(
+      '--cmdline <file>',
+      'kernel command line to read xname=, bss_referral_token=, bos_update_frequency= from (env CMDLINE_FILE, default /proc/cmdline)',
+    )
     .option('--once', 'exit after the first accepted report (retrying until then)')
-    .addHelpText('after', [
-      '',
-      'Environment: BOOTORCH_URL (or --url), BOOTORCH_TOKEN (or --token) or BOOTORCH_TOKEN_FILE (re-read before every',
-      'report: the node credential from `bootorch token node <xname> --out FILE`), NODE_IDENTITY (overrides xname=).',
-    ].join('\n'))
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Environment: BOOTORCH_URL (or --url), BOOTORCH_TOKEN (or --token) or BOOTORCH_TOKEN_FILE (re-read before every',
+        'report: the node credential from `bootorch token node <xname> --out FILE`), NODE_IDENTITY (overrides xname=).',
+      ].join('\n'),
+    )
     .action(async (o: { cmdline?: string; once?: boolean }, cmd: Command) => {
       const g = cmd.optsWithGlobals() as { url?: string; token?: string };
       const env = { ...process.env };
       if (g.url) env.BOOTORCH_URL = g.url;
       if (g.token) env.BOOTORCH_TOKEN = g.token;
       const cfg = agentConfigFromEnv(env, o.cmdline ?? env.CMDLINE_FILE ?? '/proc/cmdline');
-      if (!cfg.authToken && !cfg.authTokenFile) process.stderr.write('bootorch reporter: no BOOTORCH_TOKEN or BOOTORCH_TOKEN_FILE: bootorch will refuse the reports\n');
+      if (!cfg.authToken && !cfg.authTokenFile)
+        process.stderr.write('bootorch reporter: no BOOTORCH_TOKEN or BOOTORCH_TOKEN_FILE: bootorch will refuse the reports\n');
       const log = (m: string) => process.stderr.write(`${new Date().toISOString()} ${m}\n`);
       log(`reporting ${cfg.xname} (referral token ${cfg.bssToken}) to ${graphqlUrl(cfg.url)} every ${0.75 * cfg.updateFrequencySeconds} s`);
       const agent = startReporterAgent(cfg, {

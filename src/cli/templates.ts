@@ -20,8 +20,19 @@ const camel = (k: string) => k.replace(/_([a-z])/g, (_, c: string) => c.toUpperC
 /** The value under the snake_case or the camelCase spelling. */
 const pick = (o: Obj, snake: string) => o[snake] ?? o[camel(snake)];
 
-const BOOT_SET_KEYS = ['path', 'type', 'etag', 'kernel_parameters', 'node_list', 'node_roles_groups', 'node_groups', 'arch',
-  'rootfs_provider', 'rootfs_provider_passthrough', 'cfs'];
+const BOOT_SET_KEYS = [
+  'path',
+  'type',
+  'etag',
+  'kernel_parameters',
+  'node_list',
+  'node_roles_groups',
+  'node_groups',
+  'arch',
+  'rootfs_provider',
+  'rootfs_provider_passthrough',
+  'cfs',
+];
 const ARCH: Record<string, string> = { X86: 'X86', ARM: 'ARM', OTHER: 'OTHER', UNKNOWN: 'UNKNOWN' };
 
 function bootSet(name: string, b: Obj, warn: (m: string) => void): Obj {
@@ -32,7 +43,9 @@ function bootSet(name: string, b: Obj, warn: (m: string) => void): Obj {
   }
   if (typeof out.arch === 'string') out.arch = ARCH[out.arch.toUpperCase()] ?? out.arch;
   if (out.cfs) out.cfs = { configuration: out.cfs.configuration };
-  for (const k of Object.keys(b)) if (k !== 'name' && !BOOT_SET_KEYS.includes(k) && !BOOT_SET_KEYS.map(camel).includes(k)) warn(`boot set ${name}: ignoring unknown field "${k}"`);
+  for (const k of Object.keys(b))
+    if (k !== 'name' && !BOOT_SET_KEYS.includes(k) && !BOOT_SET_KEYS.map(camel).includes(k))
+      warn(`boot set ${name}: ignoring unknown field "${k}"`);
   return out;
 }
 
@@ -51,7 +64,20 @@ export function templateInput(doc: Obj, fallbackName: string | undefined, warn: 
   if (enableCfs !== undefined) input.enableCfs = enableCfs;
   if (doc.cfs) input.cfs = { configuration: doc.cfs.configuration };
   if (doc.rollout) input.rollout = Object.fromEntries(Object.entries(doc.rollout as Obj).map(([k, v]) => [camel(k), v]));
-  const known = new Set(['name', 'tenant', 'description', 'enable_cfs', 'enableCfs', 'cfs', 'boot_sets', 'bootSets', 'rollout', 'links', 'createdAt', 'updatedAt']);
+  const known = new Set([
+    'name',
+    'tenant',
+    'description',
+    'enable_cfs',
+    'enableCfs',
+    'cfs',
+    'boot_sets',
+    'bootSets',
+    'rollout',
+    'links',
+    'createdAt',
+    'updatedAt',
+  ]);
   for (const k of Object.keys(doc)) if (!known.has(k)) warn(`template ${name}: ignoring unknown field "${k}"`);
   return { name, input };
 }
@@ -75,55 +101,84 @@ export function readTemplateFile(file: string): Obj[] {
 export function registerTemplateCommands(program: Command): void {
   const t = program.command('template').description('session templates');
 
-  t.command('apply').description('create or replace templates from a YAML or JSON file')
+  t.command('apply')
+    .description('create or replace templates from a YAML or JSON file')
     .requiredOption('-f, --file <file>', 'the file (- for stdin)')
     .option('--name <name>', 'name of the template when the file does not give one')
-    .action(action(async ({ api, opts, out }) => {
-      const docs = readTemplateFile(opts.file);
-      if (docs.length === 0) throw new CliError(`${opts.file} holds no template`);
-      const warn = (m: string) => process.stderr.write(`warning: ${m}\n`);
-      for (const doc of docs) {
-        const { name, input } = templateInput(doc, docs.length === 1 ? opts.name : undefined, warn);
-        const r = await api.request(`mutation($n: String!, $i: SessionTemplateInput!) { putSessionTemplate(name: $n, input: $i) {
-          template { name } warnings { field message } } }`, { n: name, i: input });
-        if (opts.json) json(out, r.putSessionTemplate);
-        else out.write(`template ${name} applied\n`);
-        for (const w of r.putSessionTemplate.warnings) warn(`${name}: ${w.field ? `${w.field}: ` : ''}${w.message}`);
-      }
-    }));
+    .action(
+      action(async ({ api, opts, out }) => {
+        const docs = readTemplateFile(opts.file);
+        if (docs.length === 0) throw new CliError(`${opts.file} holds no template`);
+        const warn = (m: string) => process.stderr.write(`warning: ${m}\n`);
+        for (const doc of docs) {
+          const { name, input } = templateInput(doc, docs.length === 1 ? opts.name : undefined, warn);
+          const r = await api.request(
+            `mutation($n: String!, $i: SessionTemplateInput!) { putSessionTemplate(name: $n, input: $i) {
+          template { name } warnings { field message } } }`,
+            { n: name, i: input },
+          );
+          if (opts.json) json(out, r.putSessionTemplate);
+          else out.write(`template ${name} applied\n`);
+          for (const w of r.putSessionTemplate.warnings) warn(`${name}: ${w.field ? `${w.field}: ` : ''}${w.message}`);
+        }
+      }),
+    );
 
-  t.command('list').description('templates visible to you')
-    .action(action(async ({ api, opts, out }) => {
-      const r = await api.request(`{ sessionTemplates { ${TEMPLATE_FIELDS} } }`);
-      if (opts.json) return json(out, r.sessionTemplates);
-      table(out, r.sessionTemplates as Obj[], [
-        ['NAME', (x) => x.name], ['TENANT', (x) => x.tenant], ['BOOT SETS', (x) => x.bootSets.map((b: Obj) => b.name)],
-        ['CONFIGURATION', (x) => x.cfs?.configuration], ['DESCRIPTION', (x) => x.description],
-      ]);
-    }));
+  t.command('list')
+    .description('templates visible to you')
+    .action(
+      action(async ({ api, opts, out }) => {
+        const r = await api.request(`{ sessionTemplates { ${TEMPLATE_FIELDS} } }`);
+        if (opts.json) return json(out, r.sessionTemplates);
+        table(out, r.sessionTemplates as Obj[], [
+          ['NAME', (x) => x.name],
+          ['TENANT', (x) => x.tenant],
+          ['BOOT SETS', (x) => x.bootSets.map((b: Obj) => b.name)],
+          ['CONFIGURATION', (x) => x.cfs?.configuration],
+          ['DESCRIPTION', (x) => x.description],
+        ]);
+      }),
+    );
 
-  t.command('get').description('one template').argument('<name>')
-    .action(action(async ({ api, opts, out }, name: string) => {
-      const r = await api.request(`query($n: String!) { sessionTemplate(name: $n) { ${TEMPLATE_FIELDS} } }`, { n: name });
-      if (!r.sessionTemplate) throw new CliError(`no template "${name}"`);
-      (opts.json ? json : yaml)(out, r.sessionTemplate);
-    }));
+  t.command('get')
+    .description('one template')
+    .argument('<name>')
+    .action(
+      action(async ({ api, opts, out }, name: string) => {
+        const r = await api.request(`query($n: String!) { sessionTemplate(name: $n) { ${TEMPLATE_FIELDS} } }`, { n: name });
+        if (!r.sessionTemplate) throw new CliError(`no template "${name}"`);
+        (opts.json ? json : yaml)(out, r.sessionTemplate);
+      }),
+    );
 
-  t.command('validate').description('the checks a boot session would run (exit 1 when invalid)').argument('<name>')
-    .action(action(async ({ api, opts, out }, name: string) => {
-      const r = (await api.request(`query($n: String!) { validateSessionTemplate(name: $n) { valid errors { field message } warnings { field message } } }`, { n: name })).validateSessionTemplate;
-      if (opts.json) json(out, r);
-      else {
-        out.write(`template ${name} is ${r.valid ? 'valid' : 'NOT valid'}\n`);
-        for (const e of r.errors) out.write(`  error: ${e.field ? `${e.field}: ` : ''}${e.message}\n`);
-        for (const w of r.warnings) out.write(`  warning: ${w.field ? `${w.field}: ` : ''}${w.message}\n`);
-      }
-      return r.valid ? 0 : EXIT_FAILED;
-    }));
+  t.command('validate')
+    .description('the checks a boot session would run (exit 1 when invalid)')
+    .argument('<name>')
+    .action(
+      action(async ({ api, opts, out }, name: string) => {
+        const r = (
+          await api.request(
+            `query($n: String!) { validateSessionTemplate(name: $n) { valid errors { field message } warnings { field message } } }`,
+            { n: name },
+          )
+        ).validateSessionTemplate;
+        if (opts.json) json(out, r);
+        else {
+          out.write(`template ${name} is ${r.valid ? 'valid' : 'NOT valid'}\n`);
+          for (const e of r.errors) out.write(`  error: ${e.field ? `${e.field}: ` : ''}${e.message}\n`);
+          for (const w of r.warnings) out.write(`  warning: ${w.field ? `${w.field}: ` : ''}${w.message}\n`);
+        }
+        return r.valid ? 0 : EXIT_FAILED;
+      }),
+    );
 
-  t.command('delete').description('delete a template').argument('<name>')
-    .action(action(async ({ api, out }, name: string) => {
-      await api.request('mutation($n: String!) { deleteSessionTemplate(name: $n) }', { n: name });
-      out.write(`template ${name} deleted\n`);
-    }));
+  t.command('delete')
+    .description('delete a template')
+    .argument('<name>')
+    .action(
+      action(async ({ api, out }, name: string) => {
+        await api.request('mutation($n: String!) { deleteSessionTemplate(name: $n) }', { n: name });
+        out.write(`template ${name} deleted\n`);
+      }),
+    );
 }

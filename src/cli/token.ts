@@ -52,24 +52,36 @@ function seconds(v: string): number {
 }
 
 export function registerTokenCommands(program: Command, config: () => Config): void {
-  const token = program.command('token').description('API and node tokens, straight on the database (bootstrap without an identity provider)');
+  const token = program
+    .command('token')
+    .description('API and node tokens, straight on the database (bootstrap without an identity provider)');
 
-  token.command('create').description('issue an API token; prints it once (only its hash is stored)')
+  token
+    .command('create')
+    .description('issue an API token; prints it once (only its hash is stored)')
     .requiredOption('--role <role>', `one of ${HUMAN_ROLES.join(', ')}`)
     .requiredOption('--subject <name>', 'who holds it (recorded as the actor of their writes)')
     .option('--tenant <tenant>', 'pin the token to a tenant (it must own xnames)')
     .option('--ttl <seconds>', 'lifetime in seconds (default: no expiry)', seconds)
     .action(async (o: { role: string; subject: string; tenant?: string; ttl?: number }) => {
-      if (!(HUMAN_ROLES as readonly string[]).includes(o.role)) throw new Error(`--role must be one of ${HUMAN_ROLES.join(', ')} (node tokens: bootorch token node <xname>)`);
+      if (!(HUMAN_ROLES as readonly string[]).includes(o.role))
+        throw new Error(`--role must be one of ${HUMAN_ROLES.join(', ')} (node tokens: bootorch token node <xname>)`);
       await withDatabase(config(), async ({ db }) => {
         if (o.tenant && !(await tenantExists(db, o.tenant))) throw new Error(`unknown tenant "${o.tenant}" (it owns no xnames)`);
-        const issued = await createApiToken(db, { role: o.role as (typeof HUMAN_ROLES)[number], subject: o.subject, tenant: o.tenant ?? null, ttlSeconds: o.ttl });
+        const issued = await createApiToken(db, {
+          role: o.role as (typeof HUMAN_ROLES)[number],
+          subject: o.subject,
+          tenant: o.tenant ?? null,
+          ttlSeconds: o.ttl,
+        });
         process.stderr.write(`issued ${describe(issued.info)}\n`);
         process.stdout.write(`${issued.token}\n`);
       });
     });
 
-  token.command('node <xname>').description("issue a node reporter's credential (revokes the node's earlier ones)")
+  token
+    .command('node <xname>')
+    .description("issue a node reporter's credential (revokes the node's earlier ones)")
     .option('--ttl <seconds>', 'lifetime in seconds (default: no expiry)', seconds)
     .option('--out <file>', 'write the token to this file (mode 0600) instead of stdout')
     .action(async (xname: string, o: { ttl?: number; out?: string }) => {
@@ -87,7 +99,9 @@ export function registerTokenCommands(program: Command, config: () => Config): v
 
   registerNodeTokensCommand(token, config, (fn) => withDatabase(config(), fn));
 
-  token.command('list').description('tokens (never their secrets), oldest first')
+  token
+    .command('list')
+    .description('tokens (never their secrets), oldest first')
     .option('--all', 'include revoked tokens')
     .action(async (o: { all?: boolean }) => {
       await withDatabase(config(), async ({ db }) => {
@@ -95,7 +109,9 @@ export function registerTokenCommands(program: Command, config: () => Config): v
       });
     });
 
-  token.command('revoke <id>').description('revoke a token by its id (the 16 hex digits after bto_)')
+  token
+    .command('revoke <id>')
+    .description('revoke a token by its id (the 16 hex digits after bto_)')
     .action(async (id: string) => {
       await withDatabase(config(), async ({ db }) => {
         const done = await revokeApiToken(db, id);

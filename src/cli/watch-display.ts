@@ -20,7 +20,12 @@ export interface WatchEvent {
   reason: string | null;
 }
 
-export interface Group { key: string; count: number; ids: string[]; list: string }
+export interface Group {
+  key: string;
+  count: number;
+  ids: string[];
+  list: string;
+}
 
 export interface Progress {
   name: string;
@@ -62,8 +67,13 @@ export function counts(p: Progress) {
   const n = p.managedComponentsCount;
   const of = (pct: number) => Math.round((pct * n) / 100);
   return {
-    total: n, done: of(p.phases.percentComplete), succeeded: of(p.percentSuccessful), failed: of(p.percentFailed),
-    staged: of(p.percentStaged), poweringOff: of(p.phases.percentPoweringOff), poweringOn: of(p.phases.percentPoweringOn),
+    total: n,
+    done: of(p.phases.percentComplete),
+    succeeded: of(p.percentSuccessful),
+    failed: of(p.percentFailed),
+    staged: of(p.percentStaged),
+    poweringOff: of(p.phases.percentPoweringOff),
+    poweringOn: of(p.phases.percentPoweringOn),
     configuring: of(p.phases.percentConfiguring),
   };
 }
@@ -76,7 +86,9 @@ function phasesText(p: Progress): string {
 }
 
 export function summaryText(s: Summary): string {
-  const lines = [`Session ${s.session} complete in ${s.duration}: ${s.total} node${s.total === 1 ? '' : 's'}, ${s.succeeded} succeeded, ${s.failed} failed${s.staged ? `, ${s.staged} staged` : ''}`];
+  const lines = [
+    `Session ${s.session} complete in ${s.duration}: ${s.total} node${s.total === 1 ? '' : 's'}, ${s.succeeded} succeeded, ${s.failed} failed${s.staged ? `, ${s.staged} staged` : ''}`,
+  ];
   if (s.error) lines.push(`  session error: ${s.error}`);
   if (s.failureReasons.length) {
     lines.push('  failed, by reason:');
@@ -89,16 +101,25 @@ export function summaryText(s: Summary): string {
   return `${lines.join('\n')}\n`;
 }
 
-const failureLine = (e: WatchEvent) =>
-  `✗ ${e.componentId} failed${e.reason ? `: ${e.reason}` : ''}${e.error ? ` — ${e.error}` : ''}`;
+const failureLine = (e: WatchEvent) => `✗ ${e.componentId} failed${e.reason ? `: ${e.reason}` : ''}${e.error ? ` — ${e.error}` : ''}`;
 
 export class JsonDisplay implements Display {
   constructor(private readonly out: NodeJS.WritableStream) {}
-  private line(o: object) { this.out.write(`${JSON.stringify(o)}\n`); }
-  event(e: WatchEvent) { this.line({ type: 'event', ...e }); }
-  progress(p: Progress) { this.line({ type: 'progress', ...p }); }
-  note(text: string) { this.line({ type: 'note', text }); }
-  summary(s: Summary) { this.line({ type: 'summary', ...s }); }
+  private line(o: object) {
+    this.out.write(`${JSON.stringify(o)}\n`);
+  }
+  event(e: WatchEvent) {
+    this.line({ type: 'event', ...e });
+  }
+  progress(p: Progress) {
+    this.line({ type: 'progress', ...p });
+  }
+  note(text: string) {
+    this.line({ type: 'note', text });
+  }
+  summary(s: Summary) {
+    this.line({ type: 'summary', ...s });
+  }
 }
 
 /** Human output; `tty` picks the live bar, else one plain line per update. */
@@ -108,13 +129,23 @@ export class HumanDisplay implements Display {
   private readonly failed = new Set<string>();
   private lastLine = '';
 
-  constructor(private readonly name: string, private readonly out: NodeJS.WritableStream & { isTTY?: boolean }, tty: boolean) {
+  constructor(
+    private readonly name: string,
+    private readonly out: NodeJS.WritableStream & { isTTY?: boolean },
+    tty: boolean,
+  ) {
     if (tty) {
-      this.multi = new cliProgress.MultiBar({
-        stream: out as NodeJS.WritableStream as never,
-        format: `${name} {bar} {percentage}% | {value}/{total} done | {phases} | {duration_formatted}`,
-        hideCursor: true, clearOnComplete: false, stopOnComplete: false, forceRedraw: true,
-      }, cliProgress.Presets.shades_classic);
+      this.multi = new cliProgress.MultiBar(
+        {
+          stream: out as NodeJS.WritableStream as never,
+          format: `${name} {bar} {percentage}% | {value}/{total} done | {phases} | {duration_formatted}`,
+          hideCursor: true,
+          clearOnComplete: false,
+          stopOnComplete: false,
+          forceRedraw: true,
+        },
+        cliProgress.Presets.shades_classic,
+      );
     }
   }
 
@@ -138,9 +169,10 @@ export class HumanDisplay implements Display {
       this.bar.update(c.done, { phases: p.status === 'PENDING' ? 'waiting for setup' : phasesText(p) });
       return;
     }
-    const line = p.status === 'PENDING'
-      ? `${this.name}: pending (waiting for setup)`
-      : `${this.name}: ${p.phases.percentComplete}% complete (${c.done}/${c.total}) | ${phasesText(p)} | ${p.timing.duration}`;
+    const line =
+      p.status === 'PENDING'
+        ? `${this.name}: pending (waiting for setup)`
+        : `${this.name}: ${p.phases.percentComplete}% complete (${c.done}/${c.total}) | ${phasesText(p)} | ${p.timing.duration}`;
     if (line !== this.lastLine) this.out.write(`${line}\n`);
     this.lastLine = line;
   }

@@ -48,8 +48,9 @@ export async function watchSession(api: ApiClient, name: string, io: WatchIO): P
   const retries = io.retries ?? 5;
   for (let attempt = 0; !final; attempt++) {
     try {
-      const events = api.subscribe<{ componentEventBatches: { events: WatchEvent[] } }>(EVENTS, { f: filter, after: cursor },
-        (d) => { for (const e of d.componentEventBatches.events) onEvent(e); });
+      const events = api.subscribe<{ componentEventBatches: { events: WatchEvent[] } }>(EVENTS, { f: filter, after: cursor }, (d) => {
+        for (const e of d.componentEventBatches.events) onEvent(e);
+      });
       const progress = api.subscribe<{ sessionProgress: Progress }>(PROGRESS, { n: name }, (d) => {
         attempt = 0;
         display.progress(d.sessionProgress);
@@ -80,8 +81,15 @@ export async function watchSession(api: ApiClient, name: string, io: WatchIO): P
   const s = (await api.request<{ session: { status: { error: string | null } } | null }>(SESSION, { n: name })).session;
   const c = counts(final);
   const summary: Summary = {
-    session: name, error: s?.status.error ?? null, succeeded: c.succeeded, failed: c.failed, staged: c.staged, total: c.total,
-    duration: final.timing.duration, failureReasons: final.failureReasons, errorSummary: final.errorSummary,
+    session: name,
+    error: s?.status.error ?? null,
+    succeeded: c.succeeded,
+    failed: c.failed,
+    staged: c.staged,
+    total: c.total,
+    duration: final.timing.duration,
+    failureReasons: final.failureReasons,
+    errorSummary: final.errorSummary,
   };
   display.summary(summary);
   return summary.failed > 0 || summary.error ? EXIT_FAILED : 0;

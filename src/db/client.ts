@@ -68,9 +68,17 @@ export async function runMigrations(db: Db): Promise<void> {
 /** Db liveness for health checks: true when a trivial query answers within `timeoutMs`. Never throws. */
 export async function databaseHealthy(db: Db, timeoutMs = 2000): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); });
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
+  });
   try {
-    return await Promise.race([db.execute(sql`select 1`).then(() => true, () => false), timeout]);
+    return await Promise.race([
+      db.execute(sql`select 1`).then(
+        () => true,
+        () => false,
+      ),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }

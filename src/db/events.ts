@@ -44,12 +44,24 @@ export async function appendEvents(db: Db, events: NewEvent[]): Promise<void> {
   if (events.length === 0) return;
   const col = (f: (e: NewEvent) => unknown) => events.map(f);
   const columns = [
-    col((e) => e.componentId), col((e) => e.session ?? ''), col((e) => e.sessionTenant ?? ''), col((e) => e.kind),
-    col((e) => e.actor), col((e) => e.fromPhase ?? null), col((e) => e.toPhase ?? null), col((e) => e.fromStatus ?? null),
-    col((e) => e.toStatus ?? null), col((e) => e.action ?? null), col((e) => e.error ?? null), col((e) => e.reason ?? null),
+    col((e) => e.componentId),
+    col((e) => e.session ?? ''),
+    col((e) => e.sessionTenant ?? ''),
+    col((e) => e.kind),
+    col((e) => e.actor),
+    col((e) => e.fromPhase ?? null),
+    col((e) => e.toPhase ?? null),
+    col((e) => e.fromStatus ?? null),
+    col((e) => e.toStatus ?? null),
+    col((e) => e.action ?? null),
+    col((e) => e.error ?? null),
+    col((e) => e.reason ?? null),
     col((e) => (e.data ? JSON.stringify(e.data) : null)),
   ];
-  const args = sql.join(columns.map((v, i) => sql`${sql.param(v)}::${sql.raw(TYPES[i]!)}[]`), sql`, `);
+  const args = sql.join(
+    columns.map((v, i) => sql`${sql.param(v)}::${sql.raw(TYPES[i]!)}[]`),
+    sql`, `,
+  );
   await db.execute(sql`insert into component_events (component_id, session, session_tenant, kind, actor, from_phase,
     to_phase, from_status, to_status, action, error, reason, data) select * from unnest(${args})
     where pg_current_xact_id() is not null`);
@@ -59,7 +71,11 @@ export async function appendEvents(db: Db, events: NewEvent[]): Promise<void> {
 
 /** A component's last `limit` events, oldest first (explain). */
 export async function recentEvents(db: Db, componentId: string, limit: number): Promise<EventRow[]> {
-  const rows = await db.select().from(componentEvents).where(eq(componentEvents.componentId, componentId))
-    .orderBy(desc(componentEvents.id)).limit(limit);
+  const rows = await db
+    .select()
+    .from(componentEvents)
+    .where(eq(componentEvents.componentId, componentId))
+    .orderBy(desc(componentEvents.id))
+    .limit(limit);
   return rows.reverse();
 }

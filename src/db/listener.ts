@@ -39,13 +39,21 @@ export async function startListener(o: ListenerOptions): Promise<Listener> {
   let heartbeat: NodeJS.Timeout | undefined;
   const connect = async () => {
     const c = await listenConnection(o.config, o.channels);
-    if (closed) { await c.end().catch(() => {}); return; }
+    if (closed) {
+      await c.end().catch(() => {});
+      return;
+    }
     client = c;
     c.on('notification', (n) => o.onNotification(n.channel, n.payload ?? ''));
     o.onAlive?.();
     if (o.heartbeatMs) {
       heartbeat = setInterval(() => {
-        c.query('select 1').then(() => { if (client === c) o.onAlive?.(); }, (e: Error) => lost(e));
+        c.query('select 1').then(
+          () => {
+            if (client === c) o.onAlive?.();
+          },
+          (e: Error) => lost(e),
+        );
       }, o.heartbeatMs);
       heartbeat.unref();
     }

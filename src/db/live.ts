@@ -37,16 +37,38 @@ const COLUMNS = `id, at, component_id, session, session_tenant, kind, actor, fro
 
 /** A component_events row as pg returns it (the id is a bigint, so text). */
 type EventDbRow = {
-  id: string; at: Date | string; component_id: string; session: string; session_tenant: string; kind: string; actor: string;
-  from_phase: string | null; to_phase: string | null; from_status: string | null; to_status: string | null;
-  action: string | null; error: string | null; reason: string | null;
+  id: string;
+  at: Date | string;
+  component_id: string;
+  session: string;
+  session_tenant: string;
+  kind: string;
+  actor: string;
+  from_phase: string | null;
+  to_phase: string | null;
+  from_status: string | null;
+  to_status: string | null;
+  action: string | null;
+  error: string | null;
+  reason: string | null;
 };
 
 const toEvent = (x: EventDbRow): LiveEvent => ({
   // pg parses timestamptz into a Date; drizzle's execute leaves it text.
-  id: Number(x.id), at: new Date(x.at), componentId: x.component_id, session: x.session, sessionTenant: x.session_tenant,
-  kind: x.kind, actor: x.actor, fromPhase: x.from_phase, toPhase: x.to_phase, fromStatus: x.from_status,
-  toStatus: x.to_status, action: x.action, error: x.error, reason: x.reason,
+  id: Number(x.id),
+  at: new Date(x.at),
+  componentId: x.component_id,
+  session: x.session,
+  sessionTenant: x.session_tenant,
+  kind: x.kind,
+  actor: x.actor,
+  fromPhase: x.from_phase,
+  toPhase: x.to_phase,
+  fromStatus: x.from_status,
+  toStatus: x.to_status,
+  action: x.action,
+  error: x.error,
+  reason: x.reason,
 });
 
 /**
@@ -69,8 +91,11 @@ export interface FeedRead {
  * statement, one snapshot: if they have, whatever they committed is among the rows).
  */
 export async function readFeed(q: Queryable, after: number, limit: number, waitingOn: string[] = []): Promise<FeedRead> {
-  const r = await q.query(`select s.ended, e.* from (select ${ALL_ENDED('$3')} as ended) s
-    left join lateral (select ${COLUMNS} from component_events where id > $1 order by id limit $2) e on true`, [after, limit, waitingOn]);
+  const r = await q.query(
+    `select s.ended, e.* from (select ${ALL_ENDED('$3')} as ended) s
+    left join lateral (select ${COLUMNS} from component_events where id > $1 order by id limit $2) e on true`,
+    [after, limit, waitingOn],
+  );
   const rows = r.rows as Array<EventDbRow & { ended: boolean }>;
   return { events: rows.filter((x) => x.id !== null).map(toEvent), ended: rows[0]?.ended ?? true };
 }
@@ -92,9 +117,12 @@ export async function maxEventId(q: Queryable): Promise<number> {
  */
 export async function inFlightBefore(q: Queryable): Promise<string[]> {
   const b = (await q.query('select pg_current_xact_id()::text as b')).rows[0].b as string;
-  const r = await q.query(`select array(select x::text from pg_snapshot_xip(pg_current_snapshot()) x
+  const r = await q.query(
+    `select array(select x::text from pg_snapshot_xip(pg_current_snapshot()) x
     where x < $1::xid8 and x::xid not in (select a.backend_xid from pg_stat_activity a
-      where a.backend_xid is not null and a.datname <> current_database())) as xids`, [b]);
+      where a.backend_xid is not null and a.datname <> current_database())) as xids`,
+    [b],
+  );
   return r.rows[0].xids;
 }
 

@@ -14,53 +14,71 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
 export const BMC_DRIVERS = ['ipmi', 'redfish', 'none'] as const;
 export type BmcDriver = (typeof BMC_DRIVERS)[number];
 
-export const nodeInventory = pgTable('node_inventory', {
-  /** Canonical node xname: the component id. */
-  id: text('id').primaryKey(),
-  /** Host name, free text ('' = none). */
-  hostname: text('hostname').notNull().default(''),
-  /** Lowercase, colon-separated; the boot-script endpoint finds the node by it. */
-  mac: text('mac').notNull(),
-  arch: text('arch').notNull().default('X86'),
-  role: text('role').notNull().default('Compute'),
-  subRole: text('sub_role').notNull().default(''),
-  groups: jsonb('groups').notNull().$type<string[]>().default([]),
-  enabled: boolean('enabled').notNull().default(true),
-  locked: boolean('locked').notNull().default(false),
-  bmcDriver: text('bmc_driver').notNull().default('none'),
-  /** ipmi: host[:port]; redfish: the ComputerSystem URL (https://bmc/redfish/v1/Systems/1). */
-  bmcAddress: text('bmc_address').notNull().default(''),
-  bmcUsername: text('bmc_username').notNull().default(''),
-  /** AES-256-GCM sealed password (v1:iv:tag:ciphertext, base64url); never leaves the server. */
-  bmcSecret: text('bmc_secret').notNull().default(''),
-  bootKernel: text('boot_kernel').notNull().default(''),
-  bootInitrd: text('boot_initrd').notNull().default(''),
-  bootParams: text('boot_params').notNull().default(''),
-  bootToken: text('boot_token').notNull().default(''),
-  bootSetAt: ts('boot_set_at'),
-  /** Configuration (standalone CFS): the desired hook name ('' = none), enabled, failures, run state. */
-  configDesired: text('config_desired').notNull().default(''),
-  configEnabled: boolean('config_enabled').notNull().default(true),
-  configErrorCount: integer('config_error_count').notNull().default(0),
-  /** '' = not run for the current desired configuration (or failed and to be retried), running, applied. */
-  configState: text('config_state').notNull().default(''),
-  configStartedAt: ts('config_started_at'),
-  configTags: jsonb('config_tags').notNull().$type<Record<string, string>>().default({}),
-  createdAt: ts('created_at').notNull().defaultNow(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-}, (t) => [
-  uniqueIndex('node_inventory_mac_idx').on(t.mac),
-  check('node_inventory_bmc_driver_ck', sql`${t.bmcDriver} in ('ipmi','redfish','none')`),
-  check('node_inventory_arch_ck', sql`${t.arch} in ('X86','ARM','Other','Unknown')`),
-  check('node_inventory_config_state_ck', sql`${t.configState} in ('','running','applied')`),
-]);
+export const nodeInventory = pgTable(
+  'node_inventory',
+  {
+    /** Canonical node xname: the component id. */
+    id: text('id').primaryKey(),
+    /** Host name, free text ('' = none). */
+    hostname: text('hostname').notNull().default(''),
+    /** Lowercase, colon-separated; the boot-script endpoint finds the node by it. */
+    mac: text('mac').notNull(),
+    arch: text('arch').notNull().default('X86'),
+    role: text('role').notNull().default('Compute'),
+    subRole: text('sub_role').notNull().default(''),
+    groups: jsonb('groups').notNull().$type<string[]>().default([]),
+    enabled: boolean('enabled').notNull().default(true),
+    locked: boolean('locked').notNull().default(false),
+    bmcDriver: text('bmc_driver').notNull().default('none'),
+    /** ipmi: host[:port]; redfish: the ComputerSystem URL (https://bmc/redfish/v1/Systems/1). */
+    bmcAddress: text('bmc_address').notNull().default(''),
+    bmcUsername: text('bmc_username').notNull().default(''),
+    /** AES-256-GCM sealed password (v1:iv:tag:ciphertext, base64url); never leaves the server. */
+    bmcSecret: text('bmc_secret').notNull().default(''),
+    bootKernel: text('boot_kernel').notNull().default(''),
+    bootInitrd: text('boot_initrd').notNull().default(''),
+    bootParams: text('boot_params').notNull().default(''),
+    bootToken: text('boot_token').notNull().default(''),
+    bootSetAt: ts('boot_set_at'),
+    /** Configuration (standalone CFS): the desired hook name ('' = none), enabled, failures, run state. */
+    configDesired: text('config_desired').notNull().default(''),
+    configEnabled: boolean('config_enabled').notNull().default(true),
+    configErrorCount: integer('config_error_count').notNull().default(0),
+    /** '' = not run for the current desired configuration (or failed and to be retried), running, applied. */
+    configState: text('config_state').notNull().default(''),
+    configStartedAt: ts('config_started_at'),
+    configTags: jsonb('config_tags').notNull().$type<Record<string, string>>().default({}),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('node_inventory_mac_idx').on(t.mac),
+    check('node_inventory_bmc_driver_ck', sql`${t.bmcDriver} in ('ipmi','redfish','none')`),
+    check('node_inventory_arch_ck', sql`${t.arch} in ('X86','ARM','Other','Unknown')`),
+    check('node_inventory_config_state_ck', sql`${t.configState} in ('','running','applied')`),
+  ],
+);
 
 export type NodeInventoryRow = typeof nodeInventory.$inferSelect;
 export type NodeInventoryInsert = typeof nodeInventory.$inferInsert;
 
 /** Fields a registration writes (everything but the boot parameters and timestamps). */
-export type NodeRegistration = Pick<NodeInventoryInsert, 'id' | 'hostname' | 'mac' | 'arch' | 'role' | 'subRole' | 'groups' | 'enabled'
-  | 'locked' | 'bmcDriver' | 'bmcAddress' | 'bmcUsername' | 'bmcSecret'>;
+export type NodeRegistration = Pick<
+  NodeInventoryInsert,
+  | 'id'
+  | 'hostname'
+  | 'mac'
+  | 'arch'
+  | 'role'
+  | 'subRole'
+  | 'groups'
+  | 'enabled'
+  | 'locked'
+  | 'bmcDriver'
+  | 'bmcAddress'
+  | 'bmcUsername'
+  | 'bmcSecret'
+>;
 
 /**
  * Insert or replace nodes by id; a repeated call with the same input changes nothing but updated_at.
@@ -68,21 +86,37 @@ export type NodeRegistration = Pick<NodeInventoryInsert, 'id' | 'hostname' | 'ma
  */
 export async function upsertNodes(db: Db, nodes: NodeRegistration[]): Promise<NodeInventoryRow[]> {
   if (nodes.length === 0) return [];
-  return db.insert(nodeInventory).values(nodes).onConflictDoUpdate({
-    target: nodeInventory.id,
-    set: {
-      hostname: sql`excluded.hostname`, mac: sql`excluded.mac`, arch: sql`excluded.arch`, role: sql`excluded.role`,
-      subRole: sql`excluded.sub_role`, groups: sql`excluded.groups`, enabled: sql`excluded.enabled`, locked: sql`excluded.locked`,
-      bmcDriver: sql`excluded.bmc_driver`, bmcAddress: sql`excluded.bmc_address`, bmcUsername: sql`excluded.bmc_username`,
-      bmcSecret: sql`case when excluded.bmc_secret = '' then ${nodeInventory.bmcSecret} else excluded.bmc_secret end`,
-      updatedAt: sql`now()`,
-    },
-  }).returning();
+  return db
+    .insert(nodeInventory)
+    .values(nodes)
+    .onConflictDoUpdate({
+      target: nodeInventory.id,
+      set: {
+        hostname: sql`excluded.hostname`,
+        mac: sql`excluded.mac`,
+        arch: sql`excluded.arch`,
+        role: sql`excluded.role`,
+        subRole: sql`excluded.sub_role`,
+        groups: sql`excluded.groups`,
+        enabled: sql`excluded.enabled`,
+        locked: sql`excluded.locked`,
+        bmcDriver: sql`excluded.bmc_driver`,
+        bmcAddress: sql`excluded.bmc_address`,
+        bmcUsername: sql`excluded.bmc_username`,
+        bmcSecret: sql`case when excluded.bmc_secret = '' then ${nodeInventory.bmcSecret} else excluded.bmc_secret end`,
+        updatedAt: sql`now()`,
+      },
+    })
+    .returning();
 }
 
 export async function listNodes(db: Db, ids?: string[]): Promise<NodeInventoryRow[]> {
   if (ids && ids.length === 0) return [];
-  return db.select().from(nodeInventory).where(ids ? inArray(nodeInventory.id, ids) : undefined).orderBy(asc(nodeInventory.id));
+  return db
+    .select()
+    .from(nodeInventory)
+    .where(ids ? inArray(nodeInventory.id, ids) : undefined)
+    .orderBy(asc(nodeInventory.id));
 }
 
 export async function nodeByMac(db: Db, mac: string): Promise<NodeInventoryRow | undefined> {
@@ -97,20 +131,31 @@ export async function deleteNode(db: Db, id: string): Promise<boolean> {
 
 /** BSS's PUT bootparameters for known hosts: the same kernel, initrd, params and token for each. Returns the ids written. */
 export async function setBootParameters(
-  db: Db, ids: string[], p: { kernel: string; initrd: string; params: string; token: string },
+  db: Db,
+  ids: string[],
+  p: { kernel: string; initrd: string; params: string; token: string },
 ): Promise<string[]> {
   if (ids.length === 0) return [];
-  const rows = await db.update(nodeInventory)
+  const rows = await db
+    .update(nodeInventory)
     .set({ bootKernel: p.kernel, bootInitrd: p.initrd, bootParams: p.params, bootToken: p.token, bootSetAt: sql`now()` })
-    .where(inArray(nodeInventory.id, ids)).returning({ id: nodeInventory.id });
+    .where(inArray(nodeInventory.id, ids))
+    .returning({ id: nodeInventory.id });
   return rows.map((r) => r.id);
 }
 
 /** Nodes with boot parameters among `ids`. */
 export async function bootParametersOf(db: Db, ids: string[]): Promise<NodeInventoryRow[]> {
   if (ids.length === 0) return [];
-  return db.select().from(nodeInventory)
-    .where(and(inArray(nodeInventory.id, ids), sql`(${nodeInventory.bootKernel} <> '' or ${nodeInventory.bootInitrd} <> '' or ${nodeInventory.bootParams} <> '')`))
+  return db
+    .select()
+    .from(nodeInventory)
+    .where(
+      and(
+        inArray(nodeInventory.id, ids),
+        sql`(${nodeInventory.bootKernel} <> '' or ${nodeInventory.bootInitrd} <> '' or ${nodeInventory.bootParams} <> '')`,
+      ),
+    )
     .orderBy(asc(nodeInventory.id));
 }
 
@@ -121,7 +166,10 @@ export async function nodesByMacs(db: Db, macs: string[]): Promise<NodeInventory
 
 /** The session a node's component belongs to now ('' when none), for events about the node. */
 export async function componentSessionOf(db: Db, id: string): Promise<{ session: string; sessionTenant: string }> {
-  const [row] = await db.select({ session: components.session, sessionTenant: components.sessionTenant }).from(components).where(eq(components.id, id));
+  const [row] = await db
+    .select({ session: components.session, sessionTenant: components.sessionTenant })
+    .from(components)
+    .where(eq(components.id, id));
   return row ?? { session: '', sessionTenant: '' };
 }
 
@@ -141,13 +189,17 @@ export async function patchConfig(db: Db, ids: string[], p: ConfigPatchRow): Pro
   if (ids.length === 0) return [];
   const desired = p.desired === undefined ? nodeInventory.configDesired : sql`${p.desired}`;
   const reset = sql`(${p.restart ?? false} or ${nodeInventory.configDesired} <> ${desired})`;
-  const rows = await db.update(nodeInventory).set({
-    configDesired: sql`${desired}`,
-    configEnabled: p.enabled === undefined ? sql`${nodeInventory.configEnabled}` : p.enabled,
-    configTags: sql`${nodeInventory.configTags} || ${JSON.stringify(p.tags ?? {})}::jsonb`,
-    configErrorCount: sql`case when ${reset} then 0 else ${nodeInventory.configErrorCount} end`,
-    configState: sql`case when ${reset} then '' else ${nodeInventory.configState} end`,
-  }).where(inArray(nodeInventory.id, ids)).returning({ id: nodeInventory.id });
+  const rows = await db
+    .update(nodeInventory)
+    .set({
+      configDesired: sql`${desired}`,
+      configEnabled: p.enabled === undefined ? sql`${nodeInventory.configEnabled}` : p.enabled,
+      configTags: sql`${nodeInventory.configTags} || ${JSON.stringify(p.tags ?? {})}::jsonb`,
+      configErrorCount: sql`case when ${reset} then 0 else ${nodeInventory.configErrorCount} end`,
+      configState: sql`case when ${reset} then '' else ${nodeInventory.configState} end`,
+    })
+    .where(inArray(nodeInventory.id, ids))
+    .returning({ id: nodeInventory.id });
   return rows.map((r) => r.id);
 }
 
@@ -158,10 +210,19 @@ export async function patchConfig(db: Db, ids: string[], p: ConfigPatchRow): Pro
  */
 export async function enableBootedConfig(db: Db, ids: string[]): Promise<string[]> {
   if (ids.length === 0) return [];
-  const rows = await db.update(nodeInventory).set({ configEnabled: true })
+  const rows = await db
+    .update(nodeInventory)
+    .set({ configEnabled: true })
     .from(components)
-    .where(and(eq(components.id, nodeInventory.id), inArray(nodeInventory.id, ids), eq(nodeInventory.configEnabled, false),
-      sql`${nodeInventory.configDesired} <> '' and ${nodeInventory.bootToken} <> ''`, eq(components.actualBssToken, nodeInventory.bootToken)))
+    .where(
+      and(
+        eq(components.id, nodeInventory.id),
+        inArray(nodeInventory.id, ids),
+        eq(nodeInventory.configEnabled, false),
+        sql`${nodeInventory.configDesired} <> '' and ${nodeInventory.bootToken} <> ''`,
+        eq(components.actualBssToken, nodeInventory.bootToken),
+      ),
+    )
     .returning({ id: nodeInventory.id });
   return rows.map((r) => r.id);
 }
@@ -172,19 +233,29 @@ export async function enableBootedConfig(db: Db, ids: string[]): Promise<string[
  * UPDATE, so two workers never claim the same node. Returns (id, configuration) pairs.
  */
 export async function claimConfigRuns(db: Db, retryPolicy: number, staleSeconds: number): Promise<{ id: string; desired: string }[]> {
-  return db.update(nodeInventory).set({ configState: 'running', configStartedAt: sql`now()` })
-    .where(and(eq(nodeInventory.configEnabled, true), sql`${nodeInventory.configDesired} <> ''`,
-      sql`${nodeInventory.configErrorCount} < ${retryPolicy}`,
-      sql`(${nodeInventory.configState} = '' or (${nodeInventory.configState} = 'running'
-        and ${nodeInventory.configStartedAt} < now() - make_interval(secs => ${staleSeconds})))`))
+  return db
+    .update(nodeInventory)
+    .set({ configState: 'running', configStartedAt: sql`now()` })
+    .where(
+      and(
+        eq(nodeInventory.configEnabled, true),
+        sql`${nodeInventory.configDesired} <> ''`,
+        sql`${nodeInventory.configErrorCount} < ${retryPolicy}`,
+        sql`(${nodeInventory.configState} = '' or (${nodeInventory.configState} = 'running'
+        and ${nodeInventory.configStartedAt} < now() - make_interval(secs => ${staleSeconds})))`,
+      ),
+    )
     .returning({ id: nodeInventory.id, desired: nodeInventory.configDesired });
 }
 
 /** Record a run's outcome for the nodes still running that configuration. */
 export async function finishConfigRun(db: Db, ids: string[], desired: string, ok: boolean): Promise<void> {
   if (ids.length === 0) return;
-  await db.update(nodeInventory).set({
-    configState: ok ? 'applied' : '',
-    configErrorCount: ok ? sql`${nodeInventory.configErrorCount}` : sql`${nodeInventory.configErrorCount} + 1`,
-  }).where(and(inArray(nodeInventory.id, ids), eq(nodeInventory.configDesired, desired), eq(nodeInventory.configState, 'running')));
+  await db
+    .update(nodeInventory)
+    .set({
+      configState: ok ? 'applied' : '',
+      configErrorCount: ok ? sql`${nodeInventory.configErrorCount}` : sql`${nodeInventory.configErrorCount} + 1`,
+    })
+    .where(and(inArray(nodeInventory.id, ids), eq(nodeInventory.configDesired, desired), eq(nodeInventory.configState, 'running')));
 }

@@ -18,6 +18,9 @@ export async function patchOptions(db: Db, patch: Partial<Options>): Promise<Opt
   await db.insert(optionsTable).values({ id: 1, data: {} }).onConflictDoNothing();
   const current = await getOptions(db, { forUpdate: true });
   const next = { ...current, ...patch } as Options;
-  await db.update(optionsTable).set({ data: next as Record<string, unknown>, updatedAt: sql`now()` }).where(eq(optionsTable.id, 1));
+  await db
+    .update(optionsTable)
+    .set({ data: next as Record<string, unknown>, updatedAt: sql`now()` })
+    .where(eq(optionsTable.id, 1));
   return next;
 }

@@ -10,7 +10,8 @@ import type { Logger } from 'pino';
 /** Node socket errors and PostgreSQL SQLSTATEs that mean "no usable connection right now". */
 const NET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 const PG_CODES = /^(08...|57P01|57P02|57P03|53300|3D000)$/; // connection exceptions, shutdown, starting up, too many connections
-const MESSAGES = /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|the database system is (starting up|shutting down|in recovery mode)|Cannot use a pool after calling end|terminating connection due to administrator command/i;
+const MESSAGES =
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|the database system is (starting up|shutting down|in recovery mode)|Cannot use a pool after calling end|terminating connection due to administrator command/i;
 
 /** True when `e` (or anything in its cause chain, or an AggregateError's parts) is a lost or refused database connection. */
 export function isDatabaseUnavailable(e: unknown, depth = 0): boolean {

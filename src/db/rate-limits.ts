@@ -24,8 +24,20 @@ export async function syncBuckets(db: Db, uses: readonly BucketUse[]): Promise<M
   const sorted = [...uses].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const r = await db.execute<{ key: string; tokens: number }>(sql`insert into rate_limits as b (key, tokens, burst, per_second, at)
     select k, greatest(-u.burst, u.burst - u.used), u.burst, u.per_second, now()
-      from unnest(${arrayParam(sorted.map((u) => u.key), 'text')}, ${arrayParam(sorted.map((u) => u.used), 'float8')},
-        ${arrayParam(sorted.map((u) => u.burst), 'float8')}, ${arrayParam(sorted.map((u) => u.perSecond), 'float8')})
+      from unnest(${arrayParam(
+        sorted.map((u) => u.key),
+        'text',
+      )}, ${arrayParam(
+        sorted.map((u) => u.used),
+        'float8',
+      )},
+        ${arrayParam(
+          sorted.map((u) => u.burst),
+          'float8',
+        )}, ${arrayParam(
+          sorted.map((u) => u.perSecond),
+          'float8',
+        )})
         with ordinality as u(k, used, burst, per_second, n)
       order by u.n
     on conflict (key) do update set

@@ -10,66 +10,90 @@
  */
 import { sql } from 'drizzle-orm';
 import {
-  pgTable, text, boolean, integer, timestamp, jsonb, bigserial, primaryKey, index, uniqueIndex, check, bigint, doublePrecision,
+  pgTable,
+  text,
+  boolean,
+  integer,
+  timestamp,
+  jsonb,
+  bigserial,
+  primaryKey,
+  index,
+  uniqueIndex,
+  check,
+  bigint,
+  doublePrecision,
 } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
-export const sessionTemplates = pgTable('session_templates', {
-  /** '' when the template has no tenant; the API shows it as null. */
-  tenantKey: text('tenant_key').notNull().default(''),
-  name: text('name').notNull(),
-  tenant: text('tenant'),
-  description: text('description'),
-  enableCfs: boolean('enable_cfs').notNull().default(true),
-  cfsConfiguration: text('cfs_configuration'),
-  /** Map of boot set name to boot set, as BOS stores it (validated at the edge). */
-  bootSets: jsonb('boot_sets').notNull().$type<Record<string, unknown>>(),
-  /** Rollout policy defaults for sessions of this template (Beyond BOS). */
-  rollout: jsonb('rollout').$type<Record<string, unknown>>(),
-  createdAt: ts('created_at').notNull().defaultNow(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-}, (t) => [primaryKey({ columns: [t.tenantKey, t.name] })]);
+export const sessionTemplates = pgTable(
+  'session_templates',
+  {
+    /** '' when the template has no tenant; the API shows it as null. */
+    tenantKey: text('tenant_key').notNull().default(''),
+    name: text('name').notNull(),
+    tenant: text('tenant'),
+    description: text('description'),
+    enableCfs: boolean('enable_cfs').notNull().default(true),
+    cfsConfiguration: text('cfs_configuration'),
+    /** Map of boot set name to boot set, as BOS stores it (validated at the edge). */
+    bootSets: jsonb('boot_sets').notNull().$type<Record<string, unknown>>(),
+    /** Rollout policy defaults for sessions of this template (Beyond BOS). */
+    rollout: jsonb('rollout').$type<Record<string, unknown>>(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantKey, t.name] })],
+);
 
-export const sessions = pgTable('sessions', {
-  tenantKey: text('tenant_key').notNull().default(''),
-  name: text('name').notNull(),
-  tenant: text('tenant'),
-  operation: text('operation').notNull(),
-  templateName: text('template_name').notNull(),
-  limit: text('limit').notNull().default(''),
-  stage: boolean('stage').notNull().default(false),
-  includeDisabled: boolean('include_disabled').notNull().default(false),
-  /** Comma-joined xnames, written once when setup finishes, as BOS does. */
-  components: text('components').notNull().default(''),
-  status: text('status').notNull().default('pending'),
-  startTime: ts('start_time').notNull().defaultNow(),
-  endTime: ts('end_time'),
-  error: text('error'),
-  /** Effective rollout policy (template's, overridden by the session's). */
-  rollout: jsonb('rollout').$type<Record<string, unknown>>(),
-  paused: boolean('paused').notNull().default(false),
-  pauseReason: text('pause_reason'),
-  aborted: boolean('aborted').notNull().default(false),
-  /** Rollout progress: a resume accepted the canary (its failures no longer pause the session). */
-  canaryAccepted: boolean('canary_accepted').notNull().default(false),
-  /** Rollout progress: failed nodes when the session was last resumed (the budget counts failures since). */
-  failedAtResume: integer('failed_at_resume').notNull().default(0),
-  createdBy: text('created_by'),
-}, (t) => [
-  primaryKey({ columns: [t.tenantKey, t.name] }),
-  index('sessions_status_idx').on(t.status, t.startTime),
-  check('sessions_operation_ck', sql`${t.operation} in ('boot','reboot','shutdown')`),
-  check('sessions_status_ck', sql`${t.status} in ('pending','running','complete')`),
-]);
+export const sessions = pgTable(
+  'sessions',
+  {
+    tenantKey: text('tenant_key').notNull().default(''),
+    name: text('name').notNull(),
+    tenant: text('tenant'),
+    operation: text('operation').notNull(),
+    templateName: text('template_name').notNull(),
+    limit: text('limit').notNull().default(''),
+    stage: boolean('stage').notNull().default(false),
+    includeDisabled: boolean('include_disabled').notNull().default(false),
+    /** Comma-joined xnames, written once when setup finishes, as BOS does. */
+    components: text('components').notNull().default(''),
+    status: text('status').notNull().default('pending'),
+    startTime: ts('start_time').notNull().defaultNow(),
+    endTime: ts('end_time'),
+    error: text('error'),
+    /** Effective rollout policy (template's, overridden by the session's). */
+    rollout: jsonb('rollout').$type<Record<string, unknown>>(),
+    paused: boolean('paused').notNull().default(false),
+    pauseReason: text('pause_reason'),
+    aborted: boolean('aborted').notNull().default(false),
+    /** Rollout progress: a resume accepted the canary (its failures no longer pause the session). */
+    canaryAccepted: boolean('canary_accepted').notNull().default(false),
+    /** Rollout progress: failed nodes when the session was last resumed (the budget counts failures since). */
+    failedAtResume: integer('failed_at_resume').notNull().default(0),
+    createdBy: text('created_by'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantKey, t.name] }),
+    index('sessions_status_idx').on(t.status, t.startTime),
+    check('sessions_operation_ck', sql`${t.operation} in ('boot','reboot','shutdown')`),
+    check('sessions_status_ck', sql`${t.status} in ('pending','running','complete')`),
+  ],
+);
 
-export const components = pgTable('components', {
-  id: text('id').primaryKey(),
-  enabled: boolean('enabled').notNull().default(false),
-  phase: text('phase').notNull().default(''),
-  statusOverride: text('status_override').notNull().default(''),
-  /** BOS's computed status (reference §1.4), kept by Postgres. */
-  status: text('status').notNull().generatedAlwaysAs(sql`CASE
+export const components = pgTable(
+  'components',
+  {
+    id: text('id').primaryKey(),
+    enabled: boolean('enabled').notNull().default(false),
+    phase: text('phase').notNull().default(''),
+    statusOverride: text('status_override').notNull().default(''),
+    /** BOS's computed status (reference §1.4), kept by Postgres. */
+    status: text('status')
+      .notNull()
+      .generatedAlwaysAs(sql`CASE
     WHEN status_override <> '' THEN status_override
     WHEN phase = 'powering_on' THEN CASE WHEN last_action = 'powering_on' AND NOT last_action_failed
       THEN 'power_on_called' ELSE 'power_on_pending' END
@@ -79,121 +103,148 @@ export const components = pgTable('components', {
       ELSE 'power_off_pending' END
     WHEN phase = 'configuring' THEN 'configuring'
     ELSE 'stable' END`),
-  lastAction: text('last_action').notNull().default(''),
-  lastActionFailed: boolean('last_action_failed').notNull().default(false),
-  lastActionAt: ts('last_action_at'),
+    lastAction: text('last_action').notNull().default(''),
+    lastActionFailed: boolean('last_action_failed').notNull().default(false),
+    lastActionAt: ts('last_action_at'),
 
-  desiredKernel: text('desired_kernel').notNull().default(''),
-  desiredKernelParameters: text('desired_kernel_parameters').notNull().default(''),
-  desiredInitrd: text('desired_initrd').notNull().default(''),
-  desiredConfiguration: text('desired_configuration').notNull().default(''),
-  desiredBssToken: text('desired_bss_token').notNull().default(''),
-  desiredUpdatedAt: ts('desired_updated_at'),
+    desiredKernel: text('desired_kernel').notNull().default(''),
+    desiredKernelParameters: text('desired_kernel_parameters').notNull().default(''),
+    desiredInitrd: text('desired_initrd').notNull().default(''),
+    desiredConfiguration: text('desired_configuration').notNull().default(''),
+    desiredBssToken: text('desired_bss_token').notNull().default(''),
+    desiredUpdatedAt: ts('desired_updated_at'),
 
-  actualKernel: text('actual_kernel').notNull().default(''),
-  actualKernelParameters: text('actual_kernel_parameters').notNull().default(''),
-  actualInitrd: text('actual_initrd').notNull().default(''),
-  actualBssToken: text('actual_bss_token').notNull().default(''),
-  actualUpdatedAt: ts('actual_updated_at'),
+    actualKernel: text('actual_kernel').notNull().default(''),
+    actualKernelParameters: text('actual_kernel_parameters').notNull().default(''),
+    actualInitrd: text('actual_initrd').notNull().default(''),
+    actualBssToken: text('actual_bss_token').notNull().default(''),
+    actualUpdatedAt: ts('actual_updated_at'),
 
-  stagedKernel: text('staged_kernel').notNull().default(''),
-  stagedKernelParameters: text('staged_kernel_parameters').notNull().default(''),
-  stagedInitrd: text('staged_initrd').notNull().default(''),
-  stagedConfiguration: text('staged_configuration').notNull().default(''),
-  stagedSession: text('staged_session').notNull().default(''),
-  stagedUpdatedAt: ts('staged_updated_at'),
+    stagedKernel: text('staged_kernel').notNull().default(''),
+    stagedKernelParameters: text('staged_kernel_parameters').notNull().default(''),
+    stagedInitrd: text('staged_initrd').notNull().default(''),
+    stagedConfiguration: text('staged_configuration').notNull().default(''),
+    stagedSession: text('staged_session').notNull().default(''),
+    stagedUpdatedAt: ts('staged_updated_at'),
 
-  powerOnAttempts: integer('power_on_attempts').notNull().default(0),
-  powerOffGracefulAttempts: integer('power_off_graceful_attempts').notNull().default(0),
-  powerOffForcefulAttempts: integer('power_off_forceful_attempts').notNull().default(0),
+    powerOnAttempts: integer('power_on_attempts').notNull().default(0),
+    powerOffGracefulAttempts: integer('power_off_graceful_attempts').notNull().default(0),
+    powerOffForcefulAttempts: integer('power_off_forceful_attempts').notNull().default(0),
 
-  error: text('error').notNull().default(''),
-  /** Closed failure reason (domain/failures.ts) when the component failed; '' otherwise. */
-  failureReason: text('failure_reason').notNull().default(''),
-  session: text('session').notNull().default(''),
-  /** Tenant of the owning session ('' = none); sessions are namespaced by tenant. */
-  sessionTenant: text('session_tenant').notNull().default(''),
-  retryPolicy: integer('retry_policy'),
-  /** FIFO position in a rollout queue; null when the component is not waiting to be admitted. */
-  queuedSeq: bigint('queued_seq', { mode: 'number' }),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-}, (t) => [
-  index('components_enabled_status_idx').on(t.status, t.id).where(sql`enabled`),
-  index('components_session_idx').on(t.session, t.enabled),
-  index('components_staged_session_idx').on(t.stagedSession).where(sql`staged_session <> ''`),
-  index('components_actual_updated_idx').on(t.actualUpdatedAt).where(sql`actual_kernel <> '' OR actual_initrd <> '' OR actual_kernel_parameters <> ''`),
-  check('components_phase_ck', sql`${t.phase} in ('', 'powering_on', 'powering_off', 'configuring')`),
-  check('components_override_ck', sql`${t.statusOverride} in ('', 'on_hold', 'failed', 'queued')`),
-]);
+    error: text('error').notNull().default(''),
+    /** Closed failure reason (domain/failures.ts) when the component failed; '' otherwise. */
+    failureReason: text('failure_reason').notNull().default(''),
+    session: text('session').notNull().default(''),
+    /** Tenant of the owning session ('' = none); sessions are namespaced by tenant. */
+    sessionTenant: text('session_tenant').notNull().default(''),
+    retryPolicy: integer('retry_policy'),
+    /** FIFO position in a rollout queue; null when the component is not waiting to be admitted. */
+    queuedSeq: bigint('queued_seq', { mode: 'number' }),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    index('components_enabled_status_idx').on(t.status, t.id).where(sql`enabled`),
+    index('components_session_idx').on(t.session, t.enabled),
+    index('components_staged_session_idx').on(t.stagedSession).where(sql`staged_session <> ''`),
+    index('components_actual_updated_idx')
+      .on(t.actualUpdatedAt)
+      .where(sql`actual_kernel <> '' OR actual_initrd <> '' OR actual_kernel_parameters <> ''`),
+    check('components_phase_ck', sql`${t.phase} in ('', 'powering_on', 'powering_off', 'configuring')`),
+    check('components_override_ck', sql`${t.statusOverride} in ('', 'on_hold', 'failed', 'queued')`),
+  ],
+);
 
 /** BSS referral token -> the boot artifacts bootorch set with it (BOS's Redis DB 4). */
-export const bootArtifacts = pgTable('boot_artifacts', {
-  token: text('token').primaryKey(),
-  kernel: text('kernel').notNull(),
-  kernelParameters: text('kernel_parameters').notNull(),
-  initrd: text('initrd').notNull(),
-  createdAt: ts('created_at').notNull().defaultNow(),
-}, (t) => [index('boot_artifacts_created_idx').on(t.createdAt)]);
+export const bootArtifacts = pgTable(
+  'boot_artifacts',
+  {
+    token: text('token').primaryKey(),
+    kernel: text('kernel').notNull(),
+    kernelParameters: text('kernel_parameters').notNull(),
+    initrd: text('initrd').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [index('boot_artifacts_created_idx').on(t.createdAt)],
+);
 
 /** The single options row; its JSON is validated by domain/options.ts on read and write. */
-export const options = pgTable('options', {
-  id: integer('id').primaryKey().default(1),
-  data: jsonb('data').notNull().$type<Record<string, unknown>>(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-}, (t) => [check('options_single_row_ck', sql`${t.id} = 1`)]);
+export const options = pgTable(
+  'options',
+  {
+    id: integer('id').primaryKey().default(1),
+    data: jsonb('data').notNull().$type<Record<string, unknown>>(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [check('options_single_row_ck', sql`${t.id} = 1`)],
+);
 
 /** Extended status snapshot saved when a session completes (BOS's DB 5). */
-export const sessionStatusSnapshots = pgTable('session_status_snapshots', {
-  tenantKey: text('tenant_key').notNull().default(''),
-  name: text('name').notNull(),
-  data: jsonb('data').notNull().$type<Record<string, unknown>>(),
-  savedAt: ts('saved_at').notNull().defaultNow(),
-}, (t) => [primaryKey({ columns: [t.tenantKey, t.name] })]);
+export const sessionStatusSnapshots = pgTable(
+  'session_status_snapshots',
+  {
+    tenantKey: text('tenant_key').notNull().default(''),
+    name: text('name').notNull(),
+    data: jsonb('data').notNull().$type<Record<string, unknown>>(),
+    savedAt: ts('saved_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantKey, t.name] })],
+);
 
 /**
  * Append-only timeline of every component: transitions, actions, errors, reports.
  * `id` is the cursor subscribers resume from.
  */
-export const componentEvents = pgTable('component_events', {
-  id: bigserial('id', { mode: 'number' }).primaryKey(),
-  at: ts('at').notNull().defaultNow(),
-  componentId: text('component_id').notNull(),
-  session: text('session').notNull().default(''),
-  sessionTenant: text('session_tenant').notNull().default(''),
-  /** transition | action | error | report | setup | manual | failed | rollout */
-  kind: text('kind').notNull(),
-  actor: text('actor').notNull(),
-  fromPhase: text('from_phase'),
-  toPhase: text('to_phase'),
-  fromStatus: text('from_status'),
-  toStatus: text('to_status'),
-  action: text('action'),
-  error: text('error'),
-  reason: text('reason'),
-  data: jsonb('data').$type<Record<string, unknown>>(),
-}, (t) => [
-  index('component_events_component_idx').on(t.componentId, t.id),
-  index('component_events_session_idx').on(t.session, t.id),
-]);
+export const componentEvents = pgTable(
+  'component_events',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    at: ts('at').notNull().defaultNow(),
+    componentId: text('component_id').notNull(),
+    session: text('session').notNull().default(''),
+    sessionTenant: text('session_tenant').notNull().default(''),
+    /** transition | action | error | report | setup | manual | failed | rollout */
+    kind: text('kind').notNull(),
+    actor: text('actor').notNull(),
+    fromPhase: text('from_phase'),
+    toPhase: text('to_phase'),
+    fromStatus: text('from_status'),
+    toStatus: text('to_status'),
+    action: text('action'),
+    error: text('error'),
+    reason: text('reason'),
+    data: jsonb('data').$type<Record<string, unknown>>(),
+  },
+  (t) => [index('component_events_component_idx').on(t.componentId, t.id), index('component_events_session_idx').on(t.session, t.id)],
+);
 
 /** Tenants own sets of xnames (BOS reads them from TAPMS; bootorch keeps them here). */
-export const tenantXnames = pgTable('tenant_xnames', {
-  tenant: text('tenant').notNull(),
-  xname: text('xname').notNull(),
-}, (t) => [primaryKey({ columns: [t.tenant, t.xname] }), uniqueIndex('tenant_xnames_xname_idx').on(t.xname)]);
+export const tenantXnames = pgTable(
+  'tenant_xnames',
+  {
+    tenant: text('tenant').notNull(),
+    xname: text('xname').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenant, t.xname] }), uniqueIndex('tenant_xnames_xname_idx').on(t.xname)],
+);
 
 /** Locally issued API tokens (stored hashed). */
-export const apiTokens = pgTable('api_tokens', {
-  id: text('id').primaryKey(),
-  hash: text('hash').notNull(),
-  role: text('role').notNull(),
-  tenant: text('tenant'),
-  subject: text('subject').notNull(),
-  expiresAt: ts('expires_at'),
-  revokedAt: ts('revoked_at'),
-  createdAt: ts('created_at').notNull().defaultNow(),
-}, (t) => [uniqueIndex('api_tokens_hash_idx').on(t.hash),
-  check('api_tokens_role_ck', sql`${t.role} in ('admin','operator','viewer','node')`)]);
+export const apiTokens = pgTable(
+  'api_tokens',
+  {
+    id: text('id').primaryKey(),
+    hash: text('hash').notNull(),
+    role: text('role').notNull(),
+    tenant: text('tenant'),
+    subject: text('subject').notNull(),
+    expiresAt: ts('expires_at'),
+    revokedAt: ts('revoked_at'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('api_tokens_hash_idx').on(t.hash),
+    check('api_tokens_role_ck', sql`${t.role} in ('admin','operator','viewer','node')`),
+  ],
+);
 
 /**
  * Rate limit buckets shared by every API replica (src/auth/shared-rate-limit.ts, queries in

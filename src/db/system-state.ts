@@ -28,15 +28,24 @@ export async function readSystemState(db: Db): Promise<SystemState> {
   const [c, total, s, j, options] = await Promise.all([
     // Enabled rows only, found through the partial index components_enabled_status_idx: as cheap as the
     // work in flight (a few rows between sessions, every row during a full-machine reboot).
-    db.execute<{ status: string; phase: string; reason: string; count: number; age: number | null }>(sql`select status, phase, case when status = 'failed' then failure_reason else '' end as reason,
+    db.execute<{
+      status: string;
+      phase: string;
+      reason: string;
+      count: number;
+      age: number | null;
+    }>(sql`select status, phase, case when status = 'failed' then failure_reason else '' end as reason,
         count(*)::int as count,
         extract(epoch from now() - min(coalesce(desired_updated_at, last_action_at, updated_at))
           filter (where status not in ('stable', 'failed')))::float8 as age
       from components where enabled group by 1, 2, 3`),
     // Every row, as an index-only scan of the primary key (the disabled count is the difference).
     db.execute<{ n: number }>(sql`select count(*)::int as n from components`),
-    db.execute<{ status: string; paused: boolean; count: number }>(sql`select status, paused, count(*)::int as count from sessions group by 1, 2`),
-    db.execute<{ queue: string; due: number; deferred: number; oldest: number }>(sql`select name as queue,
+    db.execute<{ status: string; paused: boolean; count: number }>(
+      sql`select status, paused, count(*)::int as count from sessions group by 1, 2`,
+    ),
+    db
+      .execute<{ queue: string; due: number; deferred: number; oldest: number }>(sql`select name as queue,
         count(*) filter (where start_after <= now())::int as due,
         count(*) filter (where start_after > now())::int as deferred,
         coalesce(extract(epoch from now() - min(start_after) filter (where start_after <= now())), 0)::float8 as oldest

@@ -26,14 +26,23 @@ export function toTemplate(row: TemplateRow): StoredTemplate {
 
 /** Without a tenant: every tenant's templates (BOS). With one: only that tenant's. */
 export async function listTemplates(db: Db, tenant: string | null): Promise<StoredTemplate[]> {
-  const rows = await db.select().from(sessionTemplates)
+  const rows = await db
+    .select()
+    .from(sessionTemplates)
     .where(tenant === null ? undefined : eq(sessionTemplates.tenantKey, tenant))
     .orderBy(asc(sessionTemplates.tenantKey), asc(sessionTemplates.name));
   return rows.map(toTemplate);
 }
 
-export async function getTemplate(db: Db, tenantKey: string, name: string, opts: { forUpdate?: boolean } = {}): Promise<StoredTemplate | null> {
-  const q = db.select().from(sessionTemplates)
+export async function getTemplate(
+  db: Db,
+  tenantKey: string,
+  name: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<StoredTemplate | null> {
+  const q = db
+    .select()
+    .from(sessionTemplates)
     .where(and(eq(sessionTemplates.tenantKey, tenantKey), eq(sessionTemplates.name, name)));
   const rows = opts.forUpdate ? await q.for('update') : await q;
   return rows[0] ? toTemplate(rows[0]) : null;
@@ -53,14 +62,17 @@ export async function upsertTemplate(db: Db, tenantKey: string, t: TemplateRecor
     updatedAt: sql`now()`,
   };
   const { tenantKey: _k, name: _n, ...update } = values;
-  const [row] = await db.insert(sessionTemplates).values(values)
+  const [row] = await db
+    .insert(sessionTemplates)
+    .values(values)
     .onConflictDoUpdate({ target: [sessionTemplates.tenantKey, sessionTemplates.name], set: update })
     .returning();
   return toTemplate(row!);
 }
 
 export async function deleteTemplate(db: Db, tenantKey: string, name: string): Promise<boolean> {
-  const rows = await db.delete(sessionTemplates)
+  const rows = await db
+    .delete(sessionTemplates)
     .where(and(eq(sessionTemplates.tenantKey, tenantKey), eq(sessionTemplates.name, name)))
     .returning({ name: sessionTemplates.name });
   return rows.length > 0;

@@ -9,8 +9,11 @@ import { tenantXnames as tenantXnamesTable } from './schema.ts';
 
 /** A tenant is known when it owns at least one xname (BOS: TAPMS answers 404 otherwise). */
 export async function tenantExists(db: Db, tenant: string): Promise<boolean> {
-  const rows = await db.select({ xname: tenantXnamesTable.xname }).from(tenantXnamesTable)
-    .where(eq(tenantXnamesTable.tenant, tenant)).limit(1);
+  const rows = await db
+    .select({ xname: tenantXnamesTable.xname })
+    .from(tenantXnamesTable)
+    .where(eq(tenantXnamesTable.tenant, tenant))
+    .limit(1);
   return rows.length > 0;
 }
 
@@ -23,15 +26,16 @@ export function visibleTo(tenant: string | null, idColumn: SQL | SQL.Aliased | u
 /** The subset of `ids` the tenant may see (all of them without a tenant). */
 export async function visibleIds(db: Db, tenant: string | null, ids: readonly string[]): Promise<Set<string>> {
   if (tenant === null || ids.length === 0) return new Set(ids);
-  const rows = await db.select({ xname: tenantXnamesTable.xname }).from(tenantXnamesTable)
+  const rows = await db
+    .select({ xname: tenantXnamesTable.xname })
+    .from(tenantXnamesTable)
     .where(and(eq(tenantXnamesTable.tenant, tenant), anyOf(tenantXnamesTable.xname, ids)));
   return new Set(rows.map((x) => x.xname));
 }
 
 /** The xnames a tenant owns (bootorch's stand-in for TAPMS `status.tenantresources[].xnames`). */
 export async function tenantXnames(db: Db, tenant: string): Promise<Set<string>> {
-  const rows = await db.select({ xname: tenantXnamesTable.xname }).from(tenantXnamesTable)
-    .where(eq(tenantXnamesTable.tenant, tenant));
+  const rows = await db.select({ xname: tenantXnamesTable.xname }).from(tenantXnamesTable).where(eq(tenantXnamesTable.tenant, tenant));
   return new Set(rows.map((r) => r.xname));
 }
 
@@ -42,7 +46,9 @@ export interface TenantRow {
 
 /** Every tenant with its xnames (sorted), by name. */
 export async function listTenants(db: Db): Promise<TenantRow[]> {
-  const rows = await db.select({ tenant: tenantXnamesTable.tenant, xname: tenantXnamesTable.xname }).from(tenantXnamesTable)
+  const rows = await db
+    .select({ tenant: tenantXnamesTable.tenant, xname: tenantXnamesTable.xname })
+    .from(tenantXnamesTable)
     .orderBy(asc(tenantXnamesTable.tenant), asc(tenantXnamesTable.xname));
   const out = new Map<string, string[]>();
   for (const r of rows) (out.get(r.tenant) ?? out.set(r.tenant, []).get(r.tenant)!).push(r.xname);
@@ -56,12 +62,19 @@ export async function listTenants(db: Db): Promise<TenantRow[]> {
  * A repeated call with the same set changes nothing.
  */
 export async function replaceTenantXnames(
-  db: Db, tenant: string, xnames: readonly string[],
+  db: Db,
+  tenant: string,
+  xnames: readonly string[],
 ): Promise<{ ok: true } | { ok: false; taken: { xname: string; tenant: string }[] }> {
   await db.execute(sql`lock table tenant_xnames in share row exclusive mode`);
-  const taken = xnames.length === 0 ? [] : await db.select({ xname: tenantXnamesTable.xname, tenant: tenantXnamesTable.tenant })
-    .from(tenantXnamesTable).where(and(inArray(tenantXnamesTable.xname, [...xnames]), ne(tenantXnamesTable.tenant, tenant)))
-    .orderBy(asc(tenantXnamesTable.xname));
+  const taken =
+    xnames.length === 0
+      ? []
+      : await db
+          .select({ xname: tenantXnamesTable.xname, tenant: tenantXnamesTable.tenant })
+          .from(tenantXnamesTable)
+          .where(and(inArray(tenantXnamesTable.xname, [...xnames]), ne(tenantXnamesTable.tenant, tenant)))
+          .orderBy(asc(tenantXnamesTable.xname));
   if (taken.length) return { ok: false, taken };
   await db.delete(tenantXnamesTable).where(eq(tenantXnamesTable.tenant, tenant));
   if (xnames.length) await db.insert(tenantXnamesTable).values(xnames.map((xname) => ({ tenant, xname })));

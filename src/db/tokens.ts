@@ -24,21 +24,28 @@ export async function findApiToken(db: Db, id: string): Promise<ApiTokenRow | un
 
 /** Sets revoked_at on a live token; a token already revoked keeps its first revocation time. */
 export async function revokeApiTokenRow(db: Db, id: string, at: Date): Promise<boolean> {
-  const rows = await db.update(apiTokens).set({ revokedAt: at })
-    .where(and(eq(apiTokens.id, id), isNull(apiTokens.revokedAt))).returning({ id: apiTokens.id });
+  const rows = await db
+    .update(apiTokens)
+    .set({ revokedAt: at })
+    .where(and(eq(apiTokens.id, id), isNull(apiTokens.revokedAt)))
+    .returning({ id: apiTokens.id });
   return rows.length > 0;
 }
 
 /** Revokes every live token of one role and subject (a node's earlier credentials); returns their ids. */
 export async function revokeApiTokensOf(db: Db, role: string, subject: string, at: Date): Promise<string[]> {
-  const rows = await db.update(apiTokens).set({ revokedAt: at })
+  const rows = await db
+    .update(apiTokens)
+    .set({ revokedAt: at })
     .where(and(eq(apiTokens.role, role), eq(apiTokens.subject, subject), isNull(apiTokens.revokedAt)))
     .returning({ id: apiTokens.id });
   return rows.map((r) => r.id);
 }
 
 export async function listApiTokenRows(db: Db, opts: { includeRevoked: boolean }): Promise<ApiTokenRow[]> {
-  return db.select().from(apiTokens)
+  return db
+    .select()
+    .from(apiTokens)
     .where(opts.includeRevoked ? undefined : isNull(apiTokens.revokedAt))
     .orderBy(asc(apiTokens.createdAt), asc(apiTokens.id));
 }
@@ -46,5 +53,8 @@ export async function listApiTokenRows(db: Db, opts: { includeRevoked: boolean }
 /** The rows of these ids (any order; unknown ids are absent): one statement for a batch of lookups. */
 export async function findApiTokens(db: Db, ids: readonly string[]): Promise<ApiTokenRow[]> {
   if (ids.length === 0) return [];
-  return db.select().from(apiTokens).where(inArray(apiTokens.id, [...ids]));
+  return db
+    .select()
+    .from(apiTokens)
+    .where(inArray(apiTokens.id, [...ids]));
 }

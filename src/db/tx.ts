@@ -31,9 +31,14 @@ export async function transaction<T>(db: Db, fn: (tx: Db) => Promise<T>): Promis
   // queries of this transaction (PostgreSQL restarted) would be an unhandled 'error' event, which ends
   // the process. With this one the next query fails instead, and the catch below discards the client.
   let lost: Error | undefined;
-  const onError = (e: Error) => { lost = e; };
+  const onError = (e: Error) => {
+    lost = e;
+  };
   client.on('error', onError);
-  const release = (err?: Error) => { client.removeListener('error', onError); client.release(err); };
+  const release = (err?: Error) => {
+    client.removeListener('error', onError);
+    client.release(err);
+  };
   const after: Array<() => void> = [];
   const tx = drizzleOver(client);
   afterCommitHooks.set(tx, after);
@@ -45,11 +50,19 @@ export async function transaction<T>(db: Db, fn: (tx: Db) => Promise<T>): Promis
     release();
     released = true;
     for (const f of after) {
-      try { f(); } catch { /* after-commit hooks are best effort */ }
+      try {
+        f();
+      } catch {
+        /* after-commit hooks are best effort */
+      }
     }
     return result;
   } catch (e) {
-    try { await client.query('ROLLBACK'); } catch { /* connection may be gone */ }
+    try {
+      await client.query('ROLLBACK');
+    } catch {
+      /* connection may be gone */
+    }
     if (!released) release(lost ?? (e instanceof Error && /terminat|ECONNRESET|Connection/.test(e.message) ? e : undefined));
     released = true;
     throw e;

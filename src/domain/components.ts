@@ -32,7 +32,11 @@ export interface ComponentFields extends Omit<DecisionInput, 'status'> {
   retryPolicy: number | null;
 }
 
-export interface Artifacts { kernel: string; kernelParameters: string; initrd: string }
+export interface Artifacts {
+  kernel: string;
+  kernelParameters: string;
+  initrd: string;
+}
 type ArtifactsPatch = Partial<Artifacts>;
 
 /** A V2Component body: every field optional; nested objects merge key by key. */
@@ -58,17 +62,50 @@ export interface WriteContext {
   artifactsForToken(token: string): Artifacts | undefined;
 }
 
-export const ACTIONS = ['actual_state_cleanup', 'apply_staged', 'newly_discovered', 'powering_off_forcefully',
-  'powering_off_gracefully', 'powering_on', 'session_setup'] as const;
+export const ACTIONS = [
+  'actual_state_cleanup',
+  'apply_staged',
+  'newly_discovered',
+  'powering_off_forcefully',
+  'powering_off_gracefully',
+  'powering_on',
+  'session_setup',
+] as const;
 
 export function blankComponent(id: string): ComponentFields {
   return {
-    id, enabled: false, phase: '', statusOverride: '', lastAction: '', lastActionFailed: false, lastActionAt: null,
-    desiredKernel: '', desiredKernelParameters: '', desiredInitrd: '', desiredConfiguration: '', desiredBssToken: '', desiredUpdatedAt: null,
-    actualKernel: '', actualKernelParameters: '', actualInitrd: '', actualBssToken: '', actualUpdatedAt: null,
-    stagedKernel: '', stagedKernelParameters: '', stagedInitrd: '', stagedConfiguration: '', stagedSession: '', stagedUpdatedAt: null,
-    powerOnAttempts: 0, powerOffGracefulAttempts: 0, powerOffForcefulAttempts: 0,
-    error: '', failureReason: '', session: '', sessionTenant: '', retryPolicy: null,
+    id,
+    enabled: false,
+    phase: '',
+    statusOverride: '',
+    lastAction: '',
+    lastActionFailed: false,
+    lastActionAt: null,
+    desiredKernel: '',
+    desiredKernelParameters: '',
+    desiredInitrd: '',
+    desiredConfiguration: '',
+    desiredBssToken: '',
+    desiredUpdatedAt: null,
+    actualKernel: '',
+    actualKernelParameters: '',
+    actualInitrd: '',
+    actualBssToken: '',
+    actualUpdatedAt: null,
+    stagedKernel: '',
+    stagedKernelParameters: '',
+    stagedInitrd: '',
+    stagedConfiguration: '',
+    stagedSession: '',
+    stagedUpdatedAt: null,
+    powerOnAttempts: 0,
+    powerOffGracefulAttempts: 0,
+    powerOffForcefulAttempts: 0,
+    error: '',
+    failureReason: '',
+    session: '',
+    sessionTenant: '',
+    retryPolicy: null,
   };
 }
 
@@ -92,7 +129,9 @@ export function withAutoFields(body: ComponentPatch, ctx: Pick<WriteContext, 'ar
 export function applyComponentWrite(current: ComponentFields, body: ComponentPatch, ctx: WriteContext): ComponentFields {
   const p = withAutoFields(body, ctx);
   const n: ComponentFields = { ...current };
-  const set = <K extends keyof ComponentFields>(k: K, v: ComponentFields[K] | undefined) => { if (v !== undefined) n[k] = v; };
+  const set = <K extends keyof ComponentFields>(k: K, v: ComponentFields[K] | undefined) => {
+    if (v !== undefined) n[k] = v;
+  };
   set('enabled', p.enabled);
   if (p.actualState) {
     const a = p.actualState;
@@ -145,7 +184,9 @@ export function applyComponentWrite(current: ComponentFields, body: ComponentPat
 }
 
 function onlyToken(o: object): boolean {
-  const keys = Object.entries(o).filter(([, v]) => v !== undefined).map(([k]) => k);
+  const keys = Object.entries(o)
+    .filter(([, v]) => v !== undefined)
+    .map(([k]) => k);
   return keys.length === 1 && keys[0] === 'bssToken';
 }
 
@@ -178,25 +219,46 @@ export function needsStatusKick(body: ComponentPatch, changed: readonly (keyof C
 
 const count = z.number().int('must be a whole number').min(0, 'must be at least 0').max(1_048_576, 'must be at most 1048576');
 const sessionName = z.string().refine((v) => v === '' || NAME_RE.test(v), 'must be empty or a session name');
-const artifacts = z.object({ kernel: text(0, 4095), kernelParameters: text(0, 4096), initrd: text(0, 4095) }).partial().strict();
-const patchSchema = z.object({
-  enabled: z.boolean(),
-  actualState: z.object({ bootArtifacts: artifacts, bssToken: text(0, 65535) }).partial().strict(),
-  desiredState: z.object({ bootArtifacts: artifacts, configuration: text(0, 127), bssToken: text(0, 65535) }).partial().strict(),
-  stagedState: z.object({ bootArtifacts: artifacts, configuration: text(0, 127), session: sessionName }).partial().strict(),
-  lastAction: z.object({
-    action: z.enum(ACTIONS, { error: `must be one of ${ACTIONS.join(', ')}` }),
-    failed: z.boolean(),
-  }).partial().strict(),
-  eventStats: z.object({ powerOnAttempts: count, powerOffGracefulAttempts: count, powerOffForcefulAttempts: count }).partial().strict(),
-  status: z.object({
-    phase: z.enum(['', 'powering_on', 'powering_off', 'configuring']),
-    statusOverride: z.enum(['', 'on_hold', 'failed', 'queued']),
-  }).partial().strict(),
-  error: text(0, 65536),
-  session: sessionName,
-  retryPolicy: count.nullable(),
-}).partial().strict();
+const artifacts = z
+  .object({ kernel: text(0, 4095), kernelParameters: text(0, 4096), initrd: text(0, 4095) })
+  .partial()
+  .strict();
+const patchSchema = z
+  .object({
+    enabled: z.boolean(),
+    actualState: z
+      .object({ bootArtifacts: artifacts, bssToken: text(0, 65535) })
+      .partial()
+      .strict(),
+    desiredState: z
+      .object({ bootArtifacts: artifacts, configuration: text(0, 127), bssToken: text(0, 65535) })
+      .partial()
+      .strict(),
+    stagedState: z
+      .object({ bootArtifacts: artifacts, configuration: text(0, 127), session: sessionName })
+      .partial()
+      .strict(),
+    lastAction: z
+      .object({
+        action: z.enum(ACTIONS, { error: `must be one of ${ACTIONS.join(', ')}` }),
+        failed: z.boolean(),
+      })
+      .partial()
+      .strict(),
+    eventStats: z.object({ powerOnAttempts: count, powerOffGracefulAttempts: count, powerOffForcefulAttempts: count }).partial().strict(),
+    status: z
+      .object({
+        phase: z.enum(['', 'powering_on', 'powering_off', 'configuring']),
+        statusOverride: z.enum(['', 'on_hold', 'failed', 'queued']),
+      })
+      .partial()
+      .strict(),
+    error: text(0, 65536),
+    session: sessionName,
+    retryPolicy: count.nullable(),
+  })
+  .partial()
+  .strict();
 
 /** GraphQL input (nulls = not given, except retryPolicy) -> a checked patch. */
 export function checkComponentInput(input: Record<string, unknown>, prefix = ''): Checked<ComponentPatch> {
@@ -210,7 +272,11 @@ export function checkComponentInput(input: Record<string, unknown>, prefix = '')
 function stripNulls(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(stripNulls);
   if (v && typeof v === 'object' && !(v instanceof Date)) {
-    return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null && x !== undefined).map(([k, x]) => [k, stripNulls(x)]));
+    return Object.fromEntries(
+      Object.entries(v)
+        .filter(([, x]) => x !== null && x !== undefined)
+        .map(([k, x]) => [k, stripNulls(x)]),
+    );
   }
   return v;
 }

@@ -12,7 +12,10 @@ export interface LimitInventory {
 }
 
 export class LimitSyntaxError extends Error {
-  constructor(message: string, readonly token: number) {
+  constructor(
+    message: string,
+    readonly token: number,
+  ) {
     super(message);
   }
 }

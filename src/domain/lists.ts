@@ -15,7 +15,8 @@ export function groupBy<T>(items: readonly T[], key: (t: T) => string): T[][] {
   for (const i of items) {
     const k = key(i);
     const g = m.get(k);
-    if (g) g.push(i); else m.set(k, [i]);
+    if (g) g.push(i);
+    else m.set(k, [i]);
   }
   return [...m.values()];
 }

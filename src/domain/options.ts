@@ -20,11 +20,19 @@ export const optionsShape = {
   /** Read timeout for PCS calls, seconds (default 20). */
   pcs_read_timeout: timeout.default(20),
   /** Complete sessions older than this (by start time) are deleted; `0` disables (default 7d). */
-  cleanup_completed_session_ttl: z.string().regex(AGE_RE, 'must be an age like 0, 30m, 12h, 7d or 2w').refine(isAge, MAX_AGE_MESSAGE).default('7d'),
+  cleanup_completed_session_ttl: z
+    .string()
+    .regex(AGE_RE, 'must be an age like 0, 30m, 12h, 7d or 2w')
+    .refine(isAge, MAX_AGE_MESSAGE)
+    .default('7d'),
   /** applyStaged empties staged state after applying it (default false). */
   clear_stage: z.boolean().default(false),
   /** Actual state older than this is cleared; also sent to nodes as bos_update_frequency (default 4h, at least 1h). */
-  component_actual_state_ttl: z.string().regex(TTL_RE, 'must be at least one hour, like 4h, 1d or 1w').refine(isTtl, MAX_AGE_MESSAGE).default('4h'),
+  component_actual_state_ttl: z
+    .string()
+    .regex(TTL_RE, 'must be at least one hour, like 4h, 1d or 1w')
+    .refine(isTtl, MAX_AGE_MESSAGE)
+    .default('4h'),
   /** Max attempts per power action (default 3; 0 fails before the first attempt). */
   default_retry_policy: seconds.default(3),
   /** Period of the discovery operator, seconds (default 300). */
@@ -34,7 +42,10 @@ export const optionsShape = {
   /** Image must exist (default false). */
   ims_images_must_exist: z.boolean().default(false),
   /** Log level applied live (default INFO). */
-  logging_level: z.string().regex(/^(debug|info|warning|error|critical)$/i, 'must be DEBUG, INFO, WARNING, ERROR or CRITICAL').default('INFO'),
+  logging_level: z
+    .string()
+    .regex(/^(debug|info|warning|error|critical)$/i, 'must be DEBUG, INFO, WARNING, ERROR or CRITICAL')
+    .default('INFO'),
   /** On but not reporting the desired artifacts this long after power-on: reboot, seconds (default 1200). */
   max_boot_wait_time: seconds.default(1200),
   /** Operator chunk size and one outside call per chunk (default 2800; 0 = no limit). */
@@ -59,9 +70,11 @@ export const optionsShape = {
 export const optionsSchema = z.object(optionsShape);
 export type Options = z.infer<typeof optionsSchema>;
 /** A patch: every field optional, unknown fields rejected. */
-export const optionsPatchSchema = z.object(
-  Object.fromEntries(Object.entries(optionsShape).map(([k, v]) => [k, (v as z.ZodDefault<z.ZodTypeAny>).removeDefault().optional()])),
-).strict();
+export const optionsPatchSchema = z
+  .object(
+    Object.fromEntries(Object.entries(optionsShape).map(([k, v]) => [k, (v as z.ZodDefault<z.ZodTypeAny>).removeDefault().optional()])),
+  )
+  .strict();
 
 export const DEFAULT_OPTIONS: Options = optionsSchema.parse({});
 

@@ -11,23 +11,37 @@ const PERCENT_RE = /^(?:[1-9][0-9]?|100)%$/;
 const BUDGET_RE = /^(?:0|[1-9][0-9]{0,6}|(?:0|[1-9][0-9]?|100)%)$/;
 const seconds = z.number().int('must be a whole number').min(0, 'must be at least 0').max(1_048_576, 'must be at most 1048576');
 
-export const rolloutPolicySchema = z.object({
-  /** Most nodes in flight at once: a count (`50`) or a percentage of the session's nodes (`10%`). */
-  maxInFlight: z.string().refine((v) => COUNT_RE.test(v) || PERCENT_RE.test(v),
-    'must be a count like "50" or a percentage from 1% to 100% like "10%"').optional(),
-  /** Nodes powered on per wave. */
-  powerOnWaveSize: z.number().int('must be a whole number').min(1, 'must be at least 1').max(1_048_576, 'must be at most 1048576').optional(),
-  /** Seconds between power-on waves. */
-  powerOnWaveIntervalSeconds: z.number().int('must be a whole number').min(0, 'must be at least 0').max(86_400, 'must be at most 86400').optional(),
-  /** Nodes taken through first, alone. */
-  canary: z.number().int('must be a whole number').min(0, 'must be at least 0').max(1_048_576, 'must be at most 1048576').optional(),
-  /** Failures tolerated before the session pauses: a count or a percentage (`0` tolerates none). */
-  failureBudget: z.string().regex(BUDGET_RE, 'must be a count like "5" or a percentage from 0% to 100% like "2%"').optional(),
-  maxPowerOffWaitTime: seconds.optional(),
-  maxPowerOnWaitTime: seconds.optional(),
-  maxBootWaitTime: seconds.optional(),
-  retryPolicy: seconds.optional(),
-}).strict();
+export const rolloutPolicySchema = z
+  .object({
+    /** Most nodes in flight at once: a count (`50`) or a percentage of the session's nodes (`10%`). */
+    maxInFlight: z
+      .string()
+      .refine((v) => COUNT_RE.test(v) || PERCENT_RE.test(v), 'must be a count like "50" or a percentage from 1% to 100% like "10%"')
+      .optional(),
+    /** Nodes powered on per wave. */
+    powerOnWaveSize: z
+      .number()
+      .int('must be a whole number')
+      .min(1, 'must be at least 1')
+      .max(1_048_576, 'must be at most 1048576')
+      .optional(),
+    /** Seconds between power-on waves. */
+    powerOnWaveIntervalSeconds: z
+      .number()
+      .int('must be a whole number')
+      .min(0, 'must be at least 0')
+      .max(86_400, 'must be at most 86400')
+      .optional(),
+    /** Nodes taken through first, alone. */
+    canary: z.number().int('must be a whole number').min(0, 'must be at least 0').max(1_048_576, 'must be at most 1048576').optional(),
+    /** Failures tolerated before the session pauses: a count or a percentage (`0` tolerates none). */
+    failureBudget: z.string().regex(BUDGET_RE, 'must be a count like "5" or a percentage from 0% to 100% like "2%"').optional(),
+    maxPowerOffWaitTime: seconds.optional(),
+    maxPowerOnWaitTime: seconds.optional(),
+    maxBootWaitTime: seconds.optional(),
+    retryPolicy: seconds.optional(),
+  })
+  .strict();
 
 export type RolloutPolicy = z.infer<typeof rolloutPolicySchema>;
 

@@ -70,7 +70,11 @@ export function componentGroup(key: string, count: number, ids: readonly string[
 }
 
 export function buildExtendedStatus(
-  s: SessionFacts, c: StatusCounts, errors: ComponentGroup[], reasons: ComponentGroup[], now: Date,
+  s: SessionFacts,
+  c: StatusCounts,
+  errors: ComponentGroup[],
+  reasons: ComponentGroup[],
+  now: Date,
 ): SessionExtendedStatus {
   const n = c.owned + c.staged;
   // A live session's duration runs to now (BOS); a complete one's to its end.

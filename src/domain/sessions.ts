@@ -70,22 +70,28 @@ export function checkCreateSession(d: CreateSessionDraft, rules: SessionRules, n
     if (problem) errors.push({ field: 'limit', message: `invalid limit: ${problem}` });
     limit.split(',').forEach((t, i) => {
       if (!looksLikeNid(t)) return;
-      const issue = { field: 'limit', message: `token ${i + 1} ("${t.trim().slice(0, 40)}") looks like a NID; limits take xnames, groups and roles` };
+      const issue = {
+        field: 'limit',
+        message: `token ${i + 1} ("${t.trim().slice(0, 40)}") looks like a NID; limits take xnames, groups and roles`,
+      };
       (rules.rejectNids ? errors : warnings).push(issue);
     });
   }
   const rollout = checkRolloutPolicy(d.rollout ?? null);
   if (!rollout.ok) errors.push(...rollout.errors);
   if (errors.length || !rollout.ok) return fail(errors, warnings);
-  return ok({
-    name: d.name ?? newName(),
-    operation: d.operation,
-    templateName: d.templateName,
-    limit,
-    stage: d.stage ?? false,
-    includeDisabled: d.includeDisabled ?? false,
-    rollout: rollout.value,
-  }, warnings);
+  return ok(
+    {
+      name: d.name ?? newName(),
+      operation: d.operation,
+      templateName: d.templateName,
+      limit,
+      stage: d.stage ?? false,
+      includeDisabled: d.includeDisabled ?? false,
+      rollout: rollout.value,
+    },
+    warnings,
+  );
 }
 
 export interface SessionAgeFilter {
@@ -99,7 +105,8 @@ export function checkAgeFilter(f: SessionAgeFilter): Issue[] {
   const errors: Issue[] = [];
   for (const k of ['minAge', 'maxAge'] as const) {
     const v = f[k];
-    if (v != null && !AGE_RE.test(v)) errors.push({ field: k, message: `must be an age like 0, 30m, 12h, 7d or 2w (got "${v.slice(0, 20)}")` });
+    if (v != null && !AGE_RE.test(v))
+      errors.push({ field: k, message: `must be an age like 0, 30m, 12h, 7d or 2w (got "${v.slice(0, 20)}")` });
     else if (v != null && !isAge(v)) errors.push({ field: k, message: `${MAX_AGE_MESSAGE} (got "${v.slice(0, 20)}")` });
   }
   return errors;

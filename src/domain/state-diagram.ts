@@ -27,17 +27,40 @@ function* inputs(): Generator<[DecisionInput, PowerState | undefined, ConfigComp
     for (const power of [undefined, 'on', 'off'] as const) {
       for (const desired of ['', 'k'] as const) {
         for (const actual of ['', 'k', 'other'] as const) {
-          for (const [cfsConfig, wanted] of [[undefined, 'cfg'], ['cfg', 'cfg'], ['stale', 'cfg'], ['', '']] as const) {
+          for (const [cfsConfig, wanted] of [
+            [undefined, 'cfg'],
+            ['cfg', 'cfg'],
+            ['stale', 'cfg'],
+            ['', ''],
+          ] as const) {
             for (const status of STATUSES) {
-              for (const [lastAction, at] of [['', null], ['powering_on', ago(1)], ['powering_on', ago(100_000)], ['powering_off_gracefully', ago(1)]] as const) {
+              for (const [lastAction, at] of [
+                ['', null],
+                ['powering_on', ago(1)],
+                ['powering_on', ago(100_000)],
+                ['powering_off_gracefully', ago(1)],
+              ] as const) {
                 const c: DecisionInput = {
-                  phase, status: 'stable', lastAction, lastActionFailed: false, lastActionAt: at,
-                  desiredKernel: desired, desiredKernelParameters: desired, desiredInitrd: desired, desiredConfiguration: wanted,
-                  actualKernel: actual, actualKernelParameters: actual, actualInitrd: actual, error: '', failureReason: '',
+                  phase,
+                  status: 'stable',
+                  lastAction,
+                  lastActionFailed: false,
+                  lastActionAt: at,
+                  desiredKernel: desired,
+                  desiredKernelParameters: desired,
+                  desiredInitrd: desired,
+                  desiredConfiguration: wanted,
+                  actualKernel: actual,
+                  actualKernelParameters: actual,
+                  actualInitrd: actual,
+                  error: '',
+                  failureReason: '',
                 };
                 const p = power && { state: power, error: '' };
-                const cfs = cfsConfig === undefined ? undefined
-                  : { id: 'x', enabled: true, desiredConfig: cfsConfig, configurationStatus: status, errorCount: 0, tags: {} };
+                const cfs =
+                  cfsConfig === undefined
+                    ? undefined
+                    : { id: 'x', enabled: true, desiredConfig: cfsConfig, configurationStatus: status, errorCount: 0, tags: {} };
                 yield [c, p, cfs];
               }
             }
@@ -63,7 +86,9 @@ export function decisionEdges(): DecisionEdge[] {
     const e = { to: target(d), rule: d.rule, why: d.why.replace(/"[^"]*"/g, '…').replace(/\|/g, '/') };
     if (!edges.has(`${e.to} ${e.rule} ${e.why}`)) edges.set(`${e.to} ${e.rule} ${e.why}`, e);
   }
-  return [...edges.values()].sort((a, b) => a.rule.localeCompare(b.rule, 'en', { numeric: true }) || a.to.localeCompare(b.to) || a.why.localeCompare(b.why));
+  return [...edges.values()].sort(
+    (a, b) => a.rule.localeCompare(b.rule, 'en', { numeric: true }) || a.to.localeCompare(b.to) || a.why.localeCompare(b.why),
+  );
 }
 
 /** Mermaid lines: every phase goes to the status tick, the tick to each target with its rules. */

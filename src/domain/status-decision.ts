@@ -48,46 +48,72 @@ export interface Decision {
 }
 
 export function artifactsMatch(c: DecisionInput): boolean {
-  return c.desiredKernel === c.actualKernel && c.desiredInitrd === c.actualInitrd
-    && c.desiredKernelParameters === c.actualKernelParameters;
+  return c.desiredKernel === c.actualKernel && c.desiredInitrd === c.actualInitrd && c.desiredKernelParameters === c.actualKernelParameters;
 }
 
 const secondsSince = (d: Date | null, now: Date) => (d ? (now.getTime() - d.getTime()) / 1000 : Infinity);
 
 export function decide(
-  c: DecisionInput, power: PowerState | undefined, cfs: ConfigComponent | undefined, o: DecisionOptions, now: Date,
+  c: DecisionInput,
+  power: PowerState | undefined,
+  cfs: ConfigComponent | undefined,
+  o: DecisionOptions,
+  now: Date,
 ): Decision {
   const base = { clearActual: false, resetCounters: false } as const;
   const finish = (d: Omit<Decision, 'clearActual' | 'resetCounters'>): Decision => ({
-    ...base, ...d,
+    ...base,
+    ...d,
     resetCounters: d.phase === '',
     clearActual: c.phase === 'powering_off' && d.phase !== 'powering_off',
   });
   // BOS leaves such a node on_hold and disabled, so it silently drops out of the session's failure
   // count; bootorch fails it (same error text) so the session status shows it.
   if (!power) {
-    return finish({ rule: '0-pcs', phase: '', override: 'failed', disable: true, reason: 'not_in_inventory',
-      error: 'Component information was not returned by pcs', why: 'PCS returned no power state for the node' });
+    return finish({
+      rule: '0-pcs',
+      phase: '',
+      override: 'failed',
+      disable: true,
+      reason: 'not_in_inventory',
+      error: 'Component information was not returned by pcs',
+      why: 'PCS returned no power state for the node',
+    });
   }
   if (!cfs) {
-    return finish({ rule: '0-cfs', phase: '', override: 'failed', disable: true, reason: 'not_in_inventory',
-      error: 'Component information was not returned by cfs', why: 'CFS has no component record for the node' });
+    return finish({
+      rule: '0-cfs',
+      phase: '',
+      override: 'failed',
+      disable: true,
+      reason: 'not_in_inventory',
+      error: 'Component information was not returned by cfs',
+      why: 'CFS has no component record for the node',
+    });
   }
   // A component already failed keeps its override and is disabled; its phase is still computed.
   const failed = c.status === 'failed';
   const keep = failed ? ({ override: 'failed', disable: true } as const) : ({ override: '', disable: false } as const);
   const off = power.state === 'off';
   if (off && c.desiredKernel === '') {
-    return finish({ rule: '1', phase: '', override: keep.override, disable: true, ...(failed ? {} : { reason: '' as const, error: '' }),
-      why: 'off, and the desired state is off' });
+    return finish({
+      rule: '1',
+      phase: '',
+      override: keep.override,
+      disable: true,
+      ...(failed ? {} : { reason: '' as const, error: '' }),
+      why: 'off, and the desired state is off',
+    });
   }
   if (off) {
-    const timedOut = c.lastAction === 'powering_on' && !c.lastActionFailed
-      && secondsSince(c.lastActionAt, now) > o.maxPowerOnWaitTime;
+    const timedOut = c.lastAction === 'powering_on' && !c.lastActionFailed && secondsSince(c.lastActionAt, now) > o.maxPowerOnWaitTime;
     return finish({
-      rule: '2', phase: 'powering_on', ...keep,
-      ...(timedOut ? { lastActionFailed: true, reason: 'power_on_timeout' as const,
-        error: `Node still off ${o.maxPowerOnWaitTime} s after power-on` } : {}),
+      rule: '2',
+      phase: 'powering_on',
+      ...keep,
+      ...(timedOut
+        ? { lastActionFailed: true, reason: 'power_on_timeout' as const, error: `Node still off ${o.maxPowerOnWaitTime} s after power-on` }
+        : {}),
       why: timedOut ? 'still off after max_power_on_wait_time: power-on will be retried' : 'off, and it should be booted',
     });
   }
@@ -96,25 +122,55 @@ export function decide(
   }
   if (artifactsMatch(c)) {
     if (cfs.desiredConfig !== c.desiredConfiguration) {
-      return finish({ rule: '4a', phase: 'configuring', ...keep, why: 'booted the desired artifacts; CFS must be given the desired configuration' });
+      return finish({
+        rule: '4a',
+        phase: 'configuring',
+        ...keep,
+        why: 'booted the desired artifacts; CFS must be given the desired configuration',
+      });
     }
     if (c.desiredConfiguration === '') {
-      return finish({ rule: '4b', phase: '', override: keep.override, disable: true, ...(failed ? {} : { reason: '' as const, error: '' }),
-        why: 'booted the desired artifacts; no configuration wanted' });
+      return finish({
+        rule: '4b',
+        phase: '',
+        override: keep.override,
+        disable: true,
+        ...(failed ? {} : { reason: '' as const, error: '' }),
+        why: 'booted the desired artifacts; no configuration wanted',
+      });
     }
     switch (cfs.configurationStatus) {
       case 'configured':
-        return finish({ rule: '4c', phase: '', override: keep.override, disable: true, ...(failed ? {} : { reason: '' as const, error: '' }),
-          why: 'booted the desired artifacts and configured' });
+        return finish({
+          rule: '4c',
+          phase: '',
+          override: keep.override,
+          disable: true,
+          ...(failed ? {} : { reason: '' as const, error: '' }),
+          why: 'booted the desired artifacts and configured',
+        });
       case 'failed':
-        return finish({ rule: '4d', phase: 'configuring', override: 'failed', disable: true, reason: 'configuration_failed',
-          error: 'cfs configuration failed', why: 'CFS reports the configuration failed' });
+        return finish({
+          rule: '4d',
+          phase: 'configuring',
+          override: 'failed',
+          disable: true,
+          reason: 'configuration_failed',
+          error: 'cfs configuration failed',
+          why: 'CFS reports the configuration failed',
+        });
       case 'pending':
         return finish({ rule: '4e', phase: 'configuring', ...keep, why: 'waiting for CFS to configure the node' });
       default:
-        return finish({ rule: '4f', phase: 'configuring', override: 'failed', disable: true, reason: 'configuration_unknown',
+        return finish({
+          rule: '4f',
+          phase: 'configuring',
+          override: 'failed',
+          disable: true,
+          reason: 'configuration_unknown',
           error: `cfs is not reporting a valid configuration status for this component: ${cfs.configurationStatus}`,
-          why: `CFS reports configuration status "${cfs.configurationStatus}"` });
+          why: `CFS reports configuration status "${cfs.configurationStatus}"`,
+        });
     }
   }
   if (c.lastAction === 'powering_on' && secondsSince(c.lastActionAt, now) <= o.maxBootWaitTime) {
@@ -125,10 +181,18 @@ export function decide(
   const afterBoot = c.lastAction === 'powering_on';
   const reason: FailureReason | undefined = afterBoot ? (reported ? 'booted_wrong_artifacts' : 'boot_never_reported') : undefined;
   return finish({
-    rule: '6', phase: 'powering_off', ...keep,
-    ...(reason ? { reason, error: reason === 'booted_wrong_artifacts'
-      ? 'Node booted artifacts other than the desired ones; rebooting'
-      : `Node did not report booting within ${o.maxBootWaitTime} s of power-on; rebooting` } : {}),
+    rule: '6',
+    phase: 'powering_off',
+    ...keep,
+    ...(reason
+      ? {
+          reason,
+          error:
+            reason === 'booted_wrong_artifacts'
+              ? 'Node booted artifacts other than the desired ones; rebooting'
+              : `Node did not report booting within ${o.maxBootWaitTime} s of power-on; rebooting`,
+        }
+      : {}),
     why: afterBoot ? 'the boot did not produce the desired artifacts in time: reboot' : 'on with other artifacts: power off to reboot',
   });
 }

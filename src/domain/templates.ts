@@ -11,7 +11,9 @@ import { fail, joinField, nameSchema, ok, text, zodIssues, type Checked, type Is
 export type Arch = 'X86' | 'ARM' | 'Other' | 'Unknown';
 export const ARCHES: readonly Arch[] = ['X86', 'ARM', 'Other', 'Unknown'];
 
-export interface CfsRecord { configuration: string }
+export interface CfsRecord {
+  configuration: string;
+}
 
 /** One boot set as stored in session_templates.boot_sets (keyed by name), BOS's JSON. */
 export interface BootSetRecord {
@@ -40,7 +42,9 @@ export interface TemplateRecord {
 }
 
 type Maybe<T> = T | null | undefined;
-export interface CfsDraft { configuration?: Maybe<string> }
+export interface CfsDraft {
+  configuration?: Maybe<string>;
+}
 export interface BootSetDraft {
   name: string;
   path?: Maybe<string>;
@@ -70,8 +74,8 @@ export interface TemplateRules {
 }
 
 const cfsSchema = z.object({ configuration: text(0, 127).nullish() }).nullish();
-const list = (max: number) => z.array(text(1, 127)).min(1, 'must have at least 1 entry (or be left out)')
-  .max(max, `must have at most ${max} entries`).nullish();
+const list = (max: number) =>
+  z.array(text(1, 127)).min(1, 'must have at least 1 entry (or be left out)').max(max, `must have at most ${max} entries`).nullish();
 
 const bootSetSchema = z.object({
   name: nameSchema,
@@ -131,13 +135,16 @@ export function validateTemplate(draft: TemplateDraft, rules: TemplateRules): Ch
   if (!rollout.ok) errors.push(...rollout.errors);
   if (errors.length) return fail(dedupe(errors), warnings);
   const cfs = draft.cfs?.configuration ? { configuration: draft.cfs.configuration } : null;
-  return ok({
-    description: draft.description ?? null,
-    enableCfs: draft.enableCfs ?? true,
-    cfs,
-    bootSets,
-    rollout: rollout.ok ? rollout.value : null,
-  }, warnings);
+  return ok(
+    {
+      description: draft.description ?? null,
+      enableCfs: draft.enableCfs ?? true,
+      cfs,
+      bootSets,
+      rollout: rollout.ok ? rollout.value : null,
+    },
+    warnings,
+  );
 }
 
 function hasHardware(b: BootSetDraft): boolean {
@@ -190,9 +197,17 @@ export function recordToDraft(r: TemplateRecord): TemplateDraft {
     cfs: r.cfs ? { ...r.cfs } : null,
     rollout: r.rollout ? { ...r.rollout } : null,
     bootSets: Object.entries(r.bootSets).map(([name, b]) => ({
-      name, path: b.path, type: b.type, etag: b.etag, kernelParameters: b.kernel_parameters,
-      nodeList: b.node_list, nodeRolesGroups: b.node_roles_groups, nodeGroups: b.node_groups, arch: b.arch,
-      rootfsProvider: b.rootfs_provider, rootfsProviderPassthrough: b.rootfs_provider_passthrough,
+      name,
+      path: b.path,
+      type: b.type,
+      etag: b.etag,
+      kernelParameters: b.kernel_parameters,
+      nodeList: b.node_list,
+      nodeRolesGroups: b.node_roles_groups,
+      nodeGroups: b.node_groups,
+      arch: b.arch,
+      rootfsProvider: b.rootfs_provider,
+      rootfsProviderPassthrough: b.rootfs_provider_passthrough,
       cfs: b.cfs ? { ...b.cfs } : null,
     })),
   };
@@ -260,7 +275,10 @@ export function checkBootSets(r: Pick<TemplateRecord, 'bootSets'>, operation: Se
       (rules.rejectNids ? errors : warnings).push(issue);
     });
     if (b.rootfs_provider !== undefined && b.rootfs_provider !== 'sbps') {
-      warnings.push({ field: joinField(at, 'rootfsProvider'), message: `rootfs provider "${b.rootfs_provider}" is not supported (only sbps); a session with it fails at setup` });
+      warnings.push({
+        field: joinField(at, 'rootfsProvider'),
+        message: `rootfs provider "${b.rootfs_provider}" is not supported (only sbps); a session with it fails at setup`,
+      });
     }
     if (operation !== 'shutdown' && b.type !== 's3') {
       errors.push({ field: joinField(at, 'type'), message: `boot set type "${b.type}" is not supported (only s3)` });
@@ -281,7 +299,8 @@ export const EXAMPLE_TEMPLATE: TemplateRecord = {
       path: 's3://boot-images/<ims-image-id>/manifest.json',
       etag: 'your-boot-image-etag',
       type: 's3',
-      kernel_parameters: 'console=ttyS0,115200 bad_page=panic crashkernel=360M hugepagelist=2m-2g intel_iommu=off iommu.passthrough=on numa_interleave_omit=headless oops=panic pageblock_order=14 rd.neednet=1 rd.retry=10 rd.shell split_lock_detect=off systemd.unified_cgroup_hierarchy=1 ip=nmn0:dhcp quiet spire_join_token=${SPIRE_JOIN_TOKEN}',
+      kernel_parameters:
+        'console=ttyS0,115200 bad_page=panic crashkernel=360M hugepagelist=2m-2g intel_iommu=off iommu.passthrough=on numa_interleave_omit=headless oops=panic pageblock_order=14 rd.neednet=1 rd.retry=10 rd.shell split_lock_detect=off systemd.unified_cgroup_hierarchy=1 ip=nmn0:dhcp quiet spire_join_token=${SPIRE_JOIN_TOKEN}',
       node_list: ['x3000c0s19b1n0', 'x3000c0s19b2n0'],
       arch: 'X86',
       rootfs_provider: 'sbps',

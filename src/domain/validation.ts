@@ -11,9 +11,7 @@ export interface Issue {
   message: string;
 }
 
-export type Checked<T> =
-  | { ok: true; value: T; warnings: Issue[] }
-  | { ok: false; errors: Issue[]; warnings: Issue[] };
+export type Checked<T> = { ok: true; value: T; warnings: Issue[] } | { ok: false; errors: Issue[]; warnings: Issue[] };
 
 export const ok = <T>(value: T, warnings: Issue[] = []): Checked<T> => ({ ok: true, value, warnings });
 export const fail = <T = never>(errors: Issue[], warnings: Issue[] = []): Checked<T> => ({ ok: false, errors, warnings });
@@ -35,9 +33,7 @@ export function joinField(prefix: string, field: string): string {
 }
 
 /** zod issues as Issues under `prefix`; `rename` may rewrite a path (e.g. a boot set index to its name). */
-export function zodIssues(
-  error: z.ZodError, prefix = '', rename?: (path: PropertyKey[]) => PropertyKey[],
-): Issue[] {
+export function zodIssues(error: z.ZodError, prefix = '', rename?: (path: PropertyKey[]) => PropertyKey[]): Issue[] {
   return error.issues.map((i) => {
     const path = rename ? rename([...i.path]) : [...i.path];
     return { field: joinField(prefix, fieldPath(path)), message: i.message };
@@ -52,15 +48,15 @@ export function check<S extends z.ZodTypeAny>(schema: S, input: unknown, prefix 
 
 /** BOS resource names (templates, sessions, boot sets): 1-127 characters. */
 export const NAME_RE = /^[a-zA-Z0-9](?:[-._a-zA-Z0-9]{0,125}[a-zA-Z0-9])?$/;
-export const nameSchema = z.string()
+export const nameSchema = z
+  .string()
   .min(1, 'must not be empty')
   .max(127, 'must be at most 127 characters')
   .regex(NAME_RE, 'must start and end with a letter or digit and contain only letters, digits, "-", "." and "_"');
 
 /** A bounded string: `text(1, 4095)`; missing or null reads "is required". */
 export function text(min: number, max: number): z.ZodString {
-  let s = z.string({ error: (i) => (i.input == null ? 'is required' : 'must be a string') })
-    .max(max, `must be at most ${max} characters`);
+  let s = z.string({ error: (i) => (i.input == null ? 'is required' : 'must be a string') }).max(max, `must be at most ${max} characters`);
   if (min > 0) s = s.min(min, min === 1 ? 'must not be empty' : `must be at least ${min} characters`);
   return s;
 }

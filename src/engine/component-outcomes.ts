@@ -10,11 +10,10 @@ import type { Outcome } from './outcome.ts';
 
 export async function recordComponentOutcomes(tx: Db, ctx: EngineContext, outcomes: Array<[EngineComponent, Outcome]>): Promise<void> {
   const rows = outcomes.map(([c]) => c);
-  const problems = (kind: Outcome['kind']) => outcomes.flatMap(([c, o]) =>
-    (o.kind === kind && o.kind !== 'done' && o.problem ? [{ id: c.id, ...o.problem }] : []));
+  const problems = (kind: Outcome['kind']) =>
+    outcomes.flatMap(([c, o]) => (o.kind === kind && o.kind !== 'done' && o.problem ? [{ id: c.id, ...o.problem }] : []));
   await recordProblems(tx, rows, problems('continue'), ctx.actor);
   const failures = problems('failed');
   await failComponents(tx, rows, failures, ctx.actor);
   if (failures.length) await ctx.scheduler.kick(tx, ['status']);
 }
-

@@ -111,13 +111,15 @@ export class TickLeases {
     if (this.reaping || this.stopped || !this.client) return;
     this.reaping = true;
     try {
-      const r = await this.run(`
+      const r = await this.run(
+        `
         select j.name, j.id::text as id from pgboss.job j
         where j.state = 'active' and j.name like $1 and j.started_on < now() - make_interval(secs => $2)
           and not exists (select 1 from pg_locks l where l.locktype = 'advisory' and l.granted
             and l.database = (select oid from pg_database where datname = current_database())
             and l.classid = $3 and l.objsubid = 2 and l.objid::bigint = (hashtext(j.id::text)::bigint & 4294967295))`,
-      [`${this.o.queuePrefix}%`, this.o.graceSeconds ?? 5, LEASE_SPACE]);
+        [`${this.o.queuePrefix}%`, this.o.graceSeconds ?? 5, LEASE_SPACE],
+      );
       const orphans = r.rows.filter((x: { id: string }) => !this.held.has(x.id));
       const confirmed = orphans.filter((x: { id: string }) => this.suspects.has(x.id));
       this.suspects = new Set(orphans.map((x: { id: string }) => x.id));

@@ -17,10 +17,7 @@ export interface Problem {
   reason: FailureReason;
 }
 
-export type Outcome =
-  | { kind: 'done' }
-  | { kind: 'continue'; problem?: Problem }
-  | { kind: 'failed'; problem: Problem };
+export type Outcome = { kind: 'done' } | { kind: 'continue'; problem?: Problem } | { kind: 'failed'; problem: Problem };
 
 export const done: Outcome = { kind: 'done' };
 export const again = (problem?: Problem): Outcome => ({ kind: 'continue', problem });

@@ -21,33 +21,56 @@ export interface PlannedNode {
 }
 
 export async function describePlan(
-  db: Db, adapters: Adapters, plan: SessionPlan, operation: 'boot' | 'reboot' | 'shutdown',
+  db: Db,
+  adapters: Adapters,
+  plan: SessionPlan,
+  operation: 'boot' | 'reboot' | 'shutdown',
 ): Promise<{ nodes: PlannedNode[]; warnings: string[] }> {
   const ids = [...plan.managed.keys()].sort();
   const warnings: string[] = [];
   let power = new Map<string, PowerState>();
   let cfs = new Map<string, ConfigComponent>();
-  try { power = await adapters.power.powerStatus(ids); } catch (e) { warnings.push(`PCS: ${errorText(e)}`); }
-  try { cfs = new Map((await adapters.config.getComponents(ids)).map((c) => [c.id, c])); } catch (e) { warnings.push(`CFS: ${errorText(e)}`); }
-  const actual = new Map((await readComponents(db, ids)).map((x) => [x.id, { k: x.actualKernel, p: x.actualKernelParameters, i: x.actualInitrd }]));
+  try {
+    power = await adapters.power.powerStatus(ids);
+  } catch (e) {
+    warnings.push(`PCS: ${errorText(e)}`);
+  }
+  try {
+    cfs = new Map((await adapters.config.getComponents(ids)).map((c) => [c.id, c]));
+  } catch (e) {
+    warnings.push(`CFS: ${errorText(e)}`);
+  }
+  const actual = new Map(
+    (await readComponents(db, ids)).map((x) => [x.id, { k: x.actualKernel, p: x.actualKernelParameters, i: x.actualInitrd }]),
+  );
   const nodes: PlannedNode[] = ids.map((id) => {
     const m = plan.managed.get(id)!;
     const p = power.get(id);
     const base = { id, bootSet: m.bootSet, skipReason: null, desired: m.desired };
     if (!p) return { ...base, action: 'unknown' as const, detail: 'power state unknown (PCS did not answer for it)' };
     const on = p.state !== 'off';
-    if (operation === 'shutdown') return { ...base, action: on ? 'power_off' as const : 'nothing' as const, detail: `power ${p.state || p.error}` };
+    if (operation === 'shutdown')
+      return { ...base, action: on ? ('power_off' as const) : ('nothing' as const), detail: `power ${p.state || p.error}` };
     if (!on) return { ...base, action: 'power_on' as const, detail: 'off' };
     if (operation === 'reboot') return { ...base, action: 'power_cycle' as const, detail: 'on; a reboot always power cycles' };
     const a = actual.get(id);
     const match = !!a && a.k === m.desired.kernel && a.p === m.desired.kernelParameters && a.i === m.desired.initrd;
-    if (!match) return { ...base, action: 'power_cycle' as const, detail: a?.k ? 'on with other boot artifacts' : 'on; has not reported booting the desired artifacts' };
+    if (!match)
+      return {
+        ...base,
+        action: 'power_cycle' as const,
+        detail: a?.k ? 'on with other boot artifacts' : 'on; has not reported booting the desired artifacts',
+      };
     const c = cfs.get(id);
-    const configured = m.desired.configuration === ''
-      || (c?.desiredConfig === m.desired.configuration && c.configurationStatus === 'configured');
+    const configured =
+      m.desired.configuration === '' || (c?.desiredConfig === m.desired.configuration && c.configurationStatus === 'configured');
     return configured
       ? { ...base, action: 'nothing' as const, detail: 'already booted and configured as desired' }
-      : { ...base, action: 'configure_only' as const, detail: `booted as desired; CFS ${c ? `${c.desiredConfig || '(none)'} ${c.configurationStatus}` : 'has no record'}` };
+      : {
+          ...base,
+          action: 'configure_only' as const,
+          detail: `booted as desired; CFS ${c ? `${c.desiredConfig || '(none)'} ${c.configurationStatus}` : 'has no record'}`,
+        };
   });
   for (const [id, reason] of [...plan.skipped.entries()].sort()) {
     nodes.push({ id, bootSet: null, action: 'skip', skipReason: reason, desired: null, detail: reason.replace(/_/g, ' ') });

@@ -10,8 +10,13 @@ import { canonicalXname } from '../domain/xname.ts';
 import type { DesiredState } from '../domain/sessions.ts';
 
 export type SkipReason =
-  | 'excluded_by_limit' | 'locked' | 'another_tenant' | 'wrong_arch' | 'disabled_in_inventory'
-  | 'not_in_inventory' | 'not_a_component';
+  | 'excluded_by_limit'
+  | 'locked'
+  | 'another_tenant'
+  | 'wrong_arch'
+  | 'disabled_in_inventory'
+  | 'not_in_inventory'
+  | 'not_a_component';
 
 export type { DesiredState };
 
@@ -92,7 +97,9 @@ class Inventory implements LimitInventory {
 
   static async load(adapters: Adapters): Promise<Inventory> {
     const [nodes, groups, partitions] = await Promise.all([
-      adapters.inventory.listNodes(), adapters.inventory.groups(), adapters.inventory.partitions(),
+      adapters.inventory.listNodes(),
+      adapters.inventory.groups(),
+      adapters.inventory.partitions(),
     ]);
     const inv = new Inventory(new Map(nodes.map((n) => [n.id, n])));
     const add = (name: string, id: string) => {
@@ -117,7 +124,9 @@ const ARCH_OK: Record<string, string[]> = { X86: ['X86', 'UNKNOWN'], ARM: ['ARM'
 
 export async function planSession(s: PlanSession, t: PlanTemplate, d: PlanDeps): Promise<SessionPlan> {
   const plan: SessionPlan = { bootSets: [], managed: new Map(), skipped: new Map(), warnings: [], error: null };
-  const skip = (id: string, r: SkipReason) => { if (!plan.managed.has(id) && !plan.skipped.has(id)) plan.skipped.set(id, r); };
+  const skip = (id: string, r: SkipReason) => {
+    if (!plan.managed.has(id) && !plan.skipped.has(id)) plan.skipped.set(id, r);
+  };
   const inv = await Inventory.load(d.adapters);
   const locked = new Set(await d.adapters.inventory.lockedNodes());
   for (const [name, raw] of Object.entries(t.bootSets)) {
@@ -132,39 +141,68 @@ export async function planSession(s: PlanSession, t: PlanTemplate, d: PlanDeps):
     let nodes = new Set(bs.nodeList);
     for (const g of bs.nodeGroups) {
       const m = inv.members(g);
-      if (m) for (const x of m) nodes.add(x); else plan.warnings.push(`boot set ${name}: unknown group ${g}`);
+      if (m) for (const x of m) nodes.add(x);
+      else plan.warnings.push(`boot set ${name}: unknown group ${g}`);
     }
     for (const r of bs.nodeRolesGroups) {
       const m = inv.members(r);
-      if (m) for (const x of m) nodes.add(x); else plan.warnings.push(`boot set ${name}: unknown role ${r}`);
+      if (m) for (const x of m) nodes.add(x);
+      else plan.warnings.push(`boot set ${name}: unknown role ${r}`);
     }
     const limited = applyLimit(nodes, s.limit, inv);
     for (const x of nodes) if (!limited.has(x)) skip(x, 'excluded_by_limit');
     nodes = limited;
-    for (const x of [...nodes]) if (locked.has(x)) { nodes.delete(x); skip(x, 'locked'); }
-    if (s.tenant && d.tenantXnames) for (const x of [...nodes]) if (!d.tenantXnames.has(x)) { nodes.delete(x); skip(x, 'another_tenant'); }
+    for (const x of [...nodes])
+      if (locked.has(x)) {
+        nodes.delete(x);
+        skip(x, 'locked');
+      }
+    if (s.tenant && d.tenantXnames)
+      for (const x of [...nodes])
+        if (!d.tenantXnames.has(x)) {
+          nodes.delete(x);
+          skip(x, 'another_tenant');
+        }
     if (nodes.size > 0) {
       const found = new Map((await d.adapters.inventory.queryNodes([...nodes])).map((n) => [n.id, n]));
       const ok = ARCH_OK[bs.arch] ?? [bs.arch];
       for (const x of [...nodes]) {
         const n = found.get(x);
-        if (!n) { nodes.delete(x); skip(x, 'not_in_inventory'); continue; }
-        if (!ok.includes((n.arch || 'Unknown').toUpperCase())) { nodes.delete(x); skip(x, 'wrong_arch'); continue; }
-        if (!s.includeDisabled && !n.enabled) { nodes.delete(x); skip(x, 'disabled_in_inventory'); }
+        if (!n) {
+          nodes.delete(x);
+          skip(x, 'not_in_inventory');
+          continue;
+        }
+        if (!ok.includes((n.arch || 'Unknown').toUpperCase())) {
+          nodes.delete(x);
+          skip(x, 'wrong_arch');
+          continue;
+        }
+        if (!s.includeDisabled && !n.enabled) {
+          nodes.delete(x);
+          skip(x, 'disabled_in_inventory');
+        }
       }
     }
     if (nodes.size === 0) continue;
     const desired = await desiredState(s, t, bs, d);
     const sorted = [...nodes].sort();
     plan.bootSets.push({ name, nodes: sorted, desired });
-    for (const x of sorted) { plan.skipped.delete(x); plan.managed.set(x, { bootSet: name, desired }); }
+    for (const x of sorted) {
+      plan.skipped.delete(x);
+      plan.managed.set(x, { bootSet: name, desired });
+    }
   }
   if (plan.managed.size === 0) {
     plan.error = 'No nodes were found to act upon.';
     return plan;
   }
   const existing = await d.existingComponents([...plan.managed.keys()]);
-  for (const x of [...plan.managed.keys()]) if (!existing.has(x)) { plan.managed.delete(x); plan.skipped.set(x, 'not_a_component'); }
+  for (const x of [...plan.managed.keys()])
+    if (!existing.has(x)) {
+      plan.managed.delete(x);
+      plan.skipped.set(x, 'not_a_component');
+    }
   for (const b of plan.bootSets) b.nodes = b.nodes.filter((x) => plan.managed.get(x)?.bootSet === b.name);
   if (plan.managed.size === 0) plan.error = 'All nodes found to act upon do not exist as BOS components';
   return plan;
@@ -172,7 +210,7 @@ export async function planSession(s: PlanSession, t: PlanTemplate, d: PlanDeps):
 
 async function desiredState(s: PlanSession, t: PlanTemplate, bs: BootSetSpec, d: PlanDeps): Promise<DesiredState> {
   if (s.operation === 'shutdown') return { kernel: '', kernelParameters: '', initrd: '', configuration: '' };
-  const configuration = t.enableCfs ? (bs.cfsConfiguration || t.cfs?.configuration || '') : '';
+  const configuration = t.enableCfs ? bs.cfsConfiguration || t.cfs?.configuration || '' : '';
   const img = await d.adapters.images.resolve(bs.path, bs.etag);
   const params: string[] = [];
   if (img.bootParameters.trim()) params.push(img.bootParameters.trim());

@@ -13,7 +13,11 @@ import type { Scheduler } from './scheduler.ts';
 
 export type { ReportInput, ReportResult };
 
-interface Pending { input: ReportInput; resolve(r: ReportResult): void; reject(e: unknown): void }
+interface Pending {
+  input: ReportInput;
+  resolve(r: ReportResult): void;
+  reject(e: unknown): void;
+}
 
 export interface ReportBatcher {
   report(input: ReportInput): Promise<ReportResult>;
@@ -57,7 +61,11 @@ export function createReportBatcher(db: Db, scheduler: Scheduler, o: { maxBatch?
 
   const write = async (batch: Pending[]) => {
     try {
-      const results = await writeBatch(db, scheduler, batch.map((p) => p.input));
+      const results = await writeBatch(
+        db,
+        scheduler,
+        batch.map((p) => p.input),
+      );
       batch.forEach((p, i) => p.resolve(results[i]!));
       batches++;
       reports += batch.length;
@@ -76,7 +84,10 @@ export function createReportBatcher(db: Db, scheduler: Scheduler, o: { maxBatch?
       for (const p of queue) {
         const id = p.input.id;
         if (batch.length < maxBatch && !inFlight.has(id) && !held.has(id)) batch.push(p);
-        else { rest.push(p); held.add(id); }
+        else {
+          rest.push(p);
+          held.add(id);
+        }
       }
       if (!batch.length) return;
       queue = rest;

@@ -43,11 +43,12 @@ export interface BossHandle {
 /** pg-boss's `db` option: its SQL runs on this handle (inside the handle's transaction, if any). */
 const on = (db: Db) => ({ db: { executeSql: (text: string, values?: unknown[]) => db.$client.query(text, values as unknown[]) } });
 
-
 /** Start pg-boss and create the queues. Used by API processes too (they only enqueue). */
 export async function startBoss(url: string, log: Logger, opts: { kicks?: boolean; max?: number } = {}): Promise<BossHandle> {
   const boss = new PgBoss({
-    connectionString: url, max: opts.max ?? 4, application_name: 'bootorch-boss',
+    connectionString: url,
+    max: opts.max ?? 4,
+    application_name: 'bootorch-boss',
     maintenanceIntervalSeconds: 120,
   });
   observeJobs(boss);
@@ -84,7 +85,11 @@ export async function startBoss(url: string, log: Logger, opts: { kicks?: boolea
     async wakeAt(db, op, at) {
       // The key names the second it is due, so many wakes for one moment are one timer job.
       const due = Math.ceil(at.getTime() / 1000);
-      await boss.send(TIMER_QUEUE, { op }, { ...on(db), startAfter: new Date(due * 1000), singletonKey: `wake:${op}@${due}` } as PgBoss.SendOptions);
+      await boss.send(TIMER_QUEUE, { op }, {
+        ...on(db),
+        startAfter: new Date(due * 1000),
+        singletonKey: `wake:${op}@${due}`,
+      } as PgBoss.SendOptions);
     },
     async poll(op, seconds) {
       // Relative: pg-boss adds it to the database's now(); one pending poll per operator.
@@ -119,7 +124,6 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
   // A killed process's ticks must not hold their stately queues until expiry (leases.ts).
   const leases = new TickLeases({ url: deps.url, log: deps.log, queuePrefix: ENGINE_QUEUES });
 
-
   for (const def of deps.operators) {
     const log = deps.log.child({ operator: def.name });
     const id = await boss.work(queueOf(def.name), { pollingIntervalSeconds: 0.5, batchSize: 1 }, async (jobs) => {
@@ -132,8 +136,13 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
         const now = await databaseClock(deps.db);
         period = def.period(options);
         deps.adapters.configure({
-          timeouts: { hsm: options.hsm_read_timeout, pcs: options.pcs_read_timeout, bss: options.bss_read_timeout,
-            cfs: options.cfs_read_timeout, ims: options.ims_read_timeout },
+          timeouts: {
+            hsm: options.hsm_read_timeout,
+            pcs: options.pcs_read_timeout,
+            bss: options.bss_read_timeout,
+            cfs: options.cfs_read_timeout,
+            ims: options.ims_read_timeout,
+          },
           maxBatchSize: options.max_component_batch_size,
         });
         const ctx: EngineContext = { db: deps.db, adapters: deps.adapters, options, now, log, scheduler, actor: `operator:${def.name}` };
@@ -155,7 +164,10 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
       // A wake or poll that came due runs its operator's tick; this process's worker fetches it at once.
       const ops = [...new Set(jobs.map((j) => (j.data as { op: OperatorName }).op))];
       await enqueue(deps.db, ops);
-      for (const op of ops) { const w = workerIds.get(op); if (w) boss.notifyWorker(w); }
+      for (const op of ops) {
+        const w = workerIds.get(op);
+        if (w) boss.notifyWorker(w);
+      }
     } finally {
       for (const j of jobs) await leases.release(j.id);
     }
@@ -176,7 +188,9 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
         const period = def.period(options);
         if (period > 0 && !stopped) await scheduler.poll(def.name, period);
       }
-    } catch { /* database unavailable: next round */ }
+    } catch {
+      /* database unavailable: next round */
+    }
   }, POLL_KEEPER_MS);
 
   // Kicks from any process: this process's worker for that operator fetches at once. The connection is
@@ -200,7 +214,15 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
         relisten = undefined;
         listenBackoffMs = Math.min(listenBackoffMs * 2, 5000);
         // Kicks sent while it was down went unheard: tick every operator once.
-        void listen().then(() => { if (listener) return scheduler.kick(deps.db, deps.operators.map((d) => d.name)); }).catch(() => {});
+        void listen()
+          .then(() => {
+            if (listener)
+              return scheduler.kick(
+                deps.db,
+                deps.operators.map((d) => d.name),
+              );
+          })
+          .catch(() => {});
       }, listenBackoffMs);
     });
     try {
@@ -216,7 +238,10 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
   if (deps.kicks !== false) await listen();
 
   // Start every loop now: one tick each (stately: a no-op for operators already queued).
-  await enqueue(deps.db, deps.operators.map((d) => d.name));
+  await enqueue(
+    deps.db,
+    deps.operators.map((d) => d.name),
+  );
 
   return {
     scheduler,

@@ -44,17 +44,28 @@ export function evaluateSelection(c: EngineComponent, s: ComponentSelection, f: 
     out.push({ criterion: `status in ${s.statuses.join('|')}`, met: s.statuses.includes(c.status), detail: `status is ${c.status}` });
   }
   if (s.excludeStatuses) {
-    out.push({ criterion: `status not ${s.excludeStatuses.join('|')}`, met: !s.excludeStatuses.includes(c.status), detail: `status is ${c.status}` });
+    out.push({
+      criterion: `status not ${s.excludeStatuses.join('|')}`,
+      met: !s.excludeStatuses.includes(c.status),
+      detail: `status is ${c.status}`,
+    });
   }
   if (s.ids) out.push({ criterion: 'among the selected ids', met: s.ids.includes(c.id), detail: '' });
   if (s.excludePausedSessions) {
-    out.push({ criterion: 'session not paused or aborted', met: !f.sessionHeld, detail: f.sessionHeld ? `session ${c.session} is paused or aborted` : 'session is active' });
+    out.push({
+      criterion: 'session not paused or aborted',
+      met: !f.sessionHeld,
+      detail: f.sessionHeld ? `session ${c.session} is paused or aborted` : 'session is active',
+    });
   }
   if (s.actualOlderThan) {
     const set = c.actualKernel !== '' || c.actualInitrd !== '' || c.actualKernelParameters !== '';
     const old = !c.actualUpdatedAt || c.actualUpdatedAt < s.actualOlderThan;
-    out.push({ criterion: 'actual state set and older than component_actual_state_ttl', met: set && old,
-      detail: set ? `actual state last updated ${c.actualUpdatedAt?.toISOString() ?? 'never'}` : 'no actual state' });
+    out.push({
+      criterion: 'actual state set and older than component_actual_state_ttl',
+      met: set && old,
+      detail: set ? `actual state last updated ${c.actualUpdatedAt?.toISOString() ?? 'never'}` : 'no actual state',
+    });
   }
   return out;
 }

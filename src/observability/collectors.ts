@@ -11,32 +11,42 @@ import { gauge } from './metrics.ts';
 import { readSystemState, type SystemState } from '../db/system-state.ts';
 import type { Db } from '../db/client.ts';
 
-const components = gauge('bootorch_components',
+const components = gauge(
+  'bootorch_components',
   'Components by status and phase: enabled ones (in a session\'s walk) by BOS\'s computed status and their phase, disabled ones as status="disabled"',
-  ['status', 'phase']);
-const failed = gauge('bootorch_components_failed',
-  'Enabled components in status failed, by failure reason',
-  ['reason']);
-const sessions = gauge('bootorch_sessions',
-  'Sessions by status (pending / running / complete) and whether paused',
-  ['status', 'paused']);
-const pendingAge = gauge('bootorch_work_oldest_pending_seconds',
+  ['status', 'phase'],
+);
+const failed = gauge('bootorch_components_failed', 'Enabled components in status failed, by failure reason', ['reason']);
+const sessions = gauge('bootorch_sessions', 'Sessions by status (pending / running / complete) and whether paused', ['status', 'paused']);
+const pendingAge = gauge(
+  'bootorch_work_oldest_pending_seconds',
   'Age of the oldest unfinished work, by status: seconds since the desired state of the longest-waiting enabled, non-stable component was set (0 when none)',
-  ['status']);
-const pendingBudget = gauge('bootorch_work_timeout_seconds',
-  'How long a node\'s walk may take before it is stuck: max_power_off_wait_time + max_power_on_wait_time + max_boot_wait_time (options)',
-  []);
-const queueDepth = gauge('bootorch_queue_jobs',
+  ['status'],
+);
+const pendingBudget = gauge(
+  'bootorch_work_timeout_seconds',
+  "How long a node's walk may take before it is stuck: max_power_off_wait_time + max_power_on_wait_time + max_boot_wait_time (options)",
+  [],
+);
+const queueDepth = gauge(
+  'bootorch_queue_jobs',
   'pg-boss jobs waiting (created or retry), by queue and state: due (may start now) or deferred (start_after in the future)',
-  ['queue', 'state']);
-const queueWait = gauge('bootorch_queue_oldest_due_seconds',
+  ['queue', 'state'],
+);
+const queueWait = gauge(
+  'bootorch_queue_oldest_due_seconds',
   'How long the oldest due pg-boss job of each queue has waited to be started, in seconds (0 when none)',
-  ['queue']);
-const scrapeSeconds = gauge('bootorch_state_scrape_duration_seconds',
+  ['queue'],
+);
+const scrapeSeconds = gauge(
+  'bootorch_state_scrape_duration_seconds',
   'Time the last read of the database-wide gauges took, in seconds',
-  []);
+  [],
+);
 
-export interface StateCollector { stop(): void }
+export interface StateCollector {
+  stop(): void;
+}
 
 /** Register the database-wide gauges, read from `db` on scrape. */
 export function collectSystemState(db: Db, o: { minIntervalMs?: number } = {}): StateCollector {
@@ -48,10 +58,13 @@ export function collectSystemState(db: Db, o: { minIntervalMs?: number } = {}): 
     if (last && Date.now() - last.at < minIntervalMs) return last.state;
     const start = process.hrtime.bigint();
     // A scrape while the database is down reports what it can (nothing here), never an error page.
-    const state = readSystemState(db).then((s) => {
-      scrapeSeconds.set(Number(process.hrtime.bigint() - start) / 1e9);
-      return s;
-    }, () => undefined);
+    const state = readSystemState(db).then(
+      (s) => {
+        scrapeSeconds.set(Number(process.hrtime.bigint() - start) / 1e9);
+        return s;
+      },
+      () => undefined,
+    );
     last = { at: Date.now(), state };
     return state;
   };
@@ -80,5 +93,9 @@ export function collectSystemState(db: Db, o: { minIntervalMs?: number } = {}): 
   for (const g of [components, failed, sessions, pendingAge, pendingBudget, queueDepth, queueWait]) {
     (g as unknown as { collect: () => Promise<void> }).collect = setAll;
   }
-  return { stop: () => { stopped = true; } };
+  return {
+    stop: () => {
+      stopped = true;
+    },
+  };
 }

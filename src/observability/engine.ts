@@ -7,8 +7,19 @@
 import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import {
-  actionsExhausted, actionsFailed, actionsRetried, actionsStarted, actionsSucceeded, jobsActive, jobsCompleted, jobsFailed, jobsRetried,
-  jobsStarted, jobWaitSeconds, operatorTickSeconds, operatorTicks,
+  actionsExhausted,
+  actionsFailed,
+  actionsRetried,
+  actionsStarted,
+  actionsSucceeded,
+  jobsActive,
+  jobsCompleted,
+  jobsFailed,
+  jobsRetried,
+  jobsStarted,
+  jobWaitSeconds,
+  operatorTickSeconds,
+  operatorTicks,
 } from './metrics.ts';
 import { inSpan } from './tracing.ts';
 
@@ -32,8 +43,14 @@ export async function observeTick<T>(operator: string, tick: () => Promise<T>): 
  * `run` does the side effect and returns the per-component problems (a component with several counts
  * once); a throw fails the whole batch with the reason `reasonOfThrow` gives, and propagates.
  */
-export async function observeBatch<P extends { id: string; reason: string }>(log: Logger, action: string, count: number, retries: number,
-  run: () => Promise<P[]>, reasonOfThrow: (e: unknown) => string): Promise<P[]> {
+export async function observeBatch<P extends { id: string; reason: string }>(
+  log: Logger,
+  action: string,
+  count: number,
+  retries: number,
+  run: () => Promise<P[]>,
+  reasonOfThrow: (e: unknown) => string,
+): Promise<P[]> {
   actionsStarted.inc({ action }, count);
   if (retries) actionsRetried.inc({ action }, retries);
   return inSpan(`action ${action}`, { 'bootorch.action': action, 'bootorch.components': count }, async (span) => {
@@ -73,7 +90,11 @@ export function observeJobs(boss: PgBoss): void {
   if (b[OBSERVED]) return;
   b[OBSERVED] = true;
   const work = boss.work.bind(boss) as (name: string, options: object, handler: (jobs: any[]) => Promise<unknown>) => Promise<string>;
-  (boss as { work: unknown }).work = (name: string, optionsOrHandler: object | ((jobs: any[]) => Promise<unknown>), maybe?: (jobs: any[]) => Promise<unknown>) => {
+  (boss as { work: unknown }).work = (
+    name: string,
+    optionsOrHandler: object | ((jobs: any[]) => Promise<unknown>),
+    maybe?: (jobs: any[]) => Promise<unknown>,
+  ) => {
     const options = typeof optionsOrHandler === 'function' ? {} : optionsOrHandler;
     const handler = (typeof optionsOrHandler === 'function' ? optionsOrHandler : maybe)!;
     return work(name, { ...options, includeMetadata: true }, async (jobs) => {

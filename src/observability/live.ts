@@ -7,14 +7,17 @@ import { gauge, liveDeliveries, liveSubscribers } from './metrics.ts';
 
 const open = new Set<{ stream: string; queued?: () => number }>();
 
-gauge('bootorch_live_queued_messages',
-  'Messages waiting in subscribers\' in-memory queues on this API process, by stream',
-  ['stream'], function () {
+gauge(
+  'bootorch_live_queued_messages',
+  "Messages waiting in subscribers' in-memory queues on this API process, by stream",
+  ['stream'],
+  function () {
     this.reset();
     const sums = new Map<string, number>();
     for (const s of open) if (s.queued) sums.set(s.stream, (sums.get(s.stream) ?? 0) + s.queued());
     for (const [stream, n] of sums) this.set({ stream }, n);
-  });
+  },
+);
 
 export interface LiveTracker {
   delivered(n?: number): void;
@@ -45,7 +48,8 @@ export function observeStream<T>(stream: string, it: AsyncIterableIterator<T> & 
     async next() {
       try {
         const r = await it.next();
-        if (r.done) t.close(); else t.delivered();
+        if (r.done) t.close();
+        else t.delivered();
         return r;
       } catch (e) {
         t.close();
@@ -61,7 +65,9 @@ export function observeStream<T>(stream: string, it: AsyncIterableIterator<T> & 
       if (it.throw) return it.throw(e);
       throw e;
     },
-    [Symbol.asyncIterator]() { return wrapped; },
+    [Symbol.asyncIterator]() {
+      return wrapped;
+    },
   };
   return wrapped;
 }

@@ -23,9 +23,17 @@ export function createLogger(o: LoggerOptions): Logger {
   const base = { pid: process.pid, role: o.role };
   const readable = o.pretty ?? (o.role === 'dev' && process.stdout.isTTY === true);
   if (!readable) return o.destination ? pino({ level: o.level, base }, o.destination) : pino({ level: o.level, base });
-  return pino({ level: o.level, base }, pretty({
-    colorize: !o.destination, sync: true, singleLine: true, ignore: 'pid,hostname,role', translateTime: 'HH:MM:ss.l', destination: o.destination ?? 1,
-  }));
+  return pino(
+    { level: o.level, base },
+    pretty({
+      colorize: !o.destination,
+      sync: true,
+      singleLine: true,
+      ignore: 'pid,hostname,role',
+      translateTime: 'HH:MM:ss.l',
+      destination: o.destination ?? 1,
+    }),
+  );
 }
 
 const ids = new WeakMap<IncomingMessage, string>();

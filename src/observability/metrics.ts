@@ -20,8 +20,12 @@ export function metric<T extends Metric>(name: string, make: () => T): T {
 /** A counter, gauge or histogram registered once per process (names and help are the contract). */
 export const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
   metric(name, () => new Counter<L>({ name, help, labelNames }));
-export const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[] = [], collect?: (this: Gauge<L>) => void | Promise<void>) =>
-  metric(name, () => new Gauge<L>({ name, help, labelNames, ...(collect ? { collect } : {}) }));
+export const gauge = <L extends string>(
+  name: string,
+  help: string,
+  labelNames: readonly L[] = [],
+  collect?: (this: Gauge<L>) => void | Promise<void>,
+) => metric(name, () => new Gauge<L>({ name, help, labelNames, ...(collect ? { collect } : {}) }));
 export const histogram = <L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]) =>
   metric(name, () => new Histogram<L>({ name, help, labelNames, buckets }));
 
@@ -42,82 +46,108 @@ export function startProcessMetrics(role: 'api' | 'worker' | 'sim' | 'dev'): voi
 const CALL_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const TICK_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
-export const outsideCalls = counter('bootorch_outside_calls_total',
-  'Calls to outside services through their ports (one per port method call, the HTTP client\'s retries included), by service, operation and outcome (ok / error)',
-  ['service', 'operation', 'outcome']);
+export const outsideCalls = counter(
+  'bootorch_outside_calls_total',
+  "Calls to outside services through their ports (one per port method call, the HTTP client's retries included), by service, operation and outcome (ok / error)",
+  ['service', 'operation', 'outcome'],
+);
 
-export const outsideCallSeconds = histogram('bootorch_outside_call_duration_seconds',
+export const outsideCallSeconds = histogram(
+  'bootorch_outside_call_duration_seconds',
   'Duration of calls to outside services in seconds, by service, operation and outcome',
-  ['service', 'operation', 'outcome'], CALL_BUCKETS);
+  ['service', 'operation', 'outcome'],
+  CALL_BUCKETS,
+);
 
-export const operatorTicks = counter('bootorch_operator_ticks_total',
+export const operatorTicks = counter(
+  'bootorch_operator_ticks_total',
   'Operator ticks run by this process, by operator and outcome (ok / error)',
-  ['operator', 'outcome']);
+  ['operator', 'outcome'],
+);
 
-export const operatorTickSeconds = histogram('bootorch_operator_tick_duration_seconds',
+export const operatorTickSeconds = histogram(
+  'bootorch_operator_tick_duration_seconds',
   'Duration of operator ticks in seconds, by operator',
-  ['operator'], TICK_BUCKETS);
+  ['operator'],
+  TICK_BUCKETS,
+);
 
-export const actionsStarted = counter('bootorch_actions_started_total',
+export const actionsStarted = counter(
+  'bootorch_actions_started_total',
   'Component actions recorded and attempted (one per component), by action',
-  ['action']);
+  ['action'],
+);
 
-export const actionsRetried = counter('bootorch_actions_retried_total',
+export const actionsRetried = counter(
+  'bootorch_actions_retried_total',
   'Component actions attempted again after an earlier attempt (a subset of started), by action',
-  ['action']);
+  ['action'],
+);
 
-export const actionsSucceeded = counter('bootorch_actions_succeeded_total',
-  'Component actions whose outside calls succeeded, by action',
-  ['action']);
+export const actionsSucceeded = counter('bootorch_actions_succeeded_total', 'Component actions whose outside calls succeeded, by action', [
+  'action',
+]);
 
-export const actionsFailed = counter('bootorch_actions_failed_total',
+export const actionsFailed = counter(
+  'bootorch_actions_failed_total',
   'Component action attempts that failed (the error is recorded on the component and retried), by action and failure reason',
-  ['action', 'reason']);
+  ['action', 'reason'],
+);
 
-export const actionsExhausted = counter('bootorch_actions_exhausted_total',
+export const actionsExhausted = counter(
+  'bootorch_actions_exhausted_total',
   'Components failed because an action ran out of attempts (the retry policy), by action and failure reason',
-  ['action', 'reason']);
+  ['action', 'reason'],
+);
 
-export const jobsStarted = counter('bootorch_queue_jobs_started_total',
-  'pg-boss jobs this process started, by queue',
-  ['queue']);
+export const jobsStarted = counter('bootorch_queue_jobs_started_total', 'pg-boss jobs this process started, by queue', ['queue']);
 
-export const jobsRetried = counter('bootorch_queue_jobs_retried_total',
+export const jobsRetried = counter(
+  'bootorch_queue_jobs_retried_total',
   'pg-boss jobs this process started that had failed before (retry_count > 0), by queue',
-  ['queue']);
+  ['queue'],
+);
 
-export const jobsCompleted = counter('bootorch_queue_jobs_completed_total',
-  'pg-boss jobs this process completed, by queue',
-  ['queue']);
+export const jobsCompleted = counter('bootorch_queue_jobs_completed_total', 'pg-boss jobs this process completed, by queue', ['queue']);
 
-export const jobsFailed = counter('bootorch_queue_jobs_failed_total',
+export const jobsFailed = counter(
+  'bootorch_queue_jobs_failed_total',
   'pg-boss jobs whose handler threw in this process (pg-boss retries or fails them), by queue',
-  ['queue']);
+  ['queue'],
+);
 
-export const jobsActive = gauge('bootorch_queue_jobs_active',
-  'pg-boss jobs this process is running now, by queue',
-  ['queue']);
+export const jobsActive = gauge('bootorch_queue_jobs_active', 'pg-boss jobs this process is running now, by queue', ['queue']);
 
-export const jobWaitSeconds = histogram('bootorch_queue_job_wait_seconds',
+export const jobWaitSeconds = histogram(
+  'bootorch_queue_job_wait_seconds',
   'Time a pg-boss job waited between becoming due (created or start_after) and being started, in seconds, by queue',
-  ['queue'], [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300]);
+  ['queue'],
+  [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+);
 
-export const reports = counter('bootorch_reports_total',
+export const reports = counter(
+  'bootorch_reports_total',
   'Node boot reports (reportBootState) received by this process, by outcome (accepted / refused) and code',
-  ['outcome', 'code']);
+  ['outcome', 'code'],
+);
 
-export const reportSeconds = histogram('bootorch_report_duration_seconds',
-  'Time from a node report\'s arrival to its batched transaction\'s commit, in seconds',
-  [], [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]);
+export const reportSeconds = histogram(
+  'bootorch_report_duration_seconds',
+  "Time from a node report's arrival to its batched transaction's commit, in seconds",
+  [],
+  [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+);
 
-export const liveSubscribers = gauge('bootorch_live_subscribers',
-  'Open GraphQL subscriptions on this API process, by stream',
-  ['stream']);
+export const liveSubscribers = gauge('bootorch_live_subscribers', 'Open GraphQL subscriptions on this API process, by stream', ['stream']);
 
-export const liveDeliveries = counter('bootorch_live_deliveries_total',
+export const liveDeliveries = counter(
+  'bootorch_live_deliveries_total',
   'Messages delivered to subscribers by this API process, by stream',
-  ['stream']);
+  ['stream'],
+);
 
-export const simRequests = counter('bootorch_sim_requests_total',
+export const simRequests = counter(
+  'bootorch_sim_requests_total',
   'Requests the simulator answered on its service routes, by service, endpoint (route template) and HTTP code',
-  ['service', 'endpoint', 'code']);
+  ['service', 'endpoint', 'code'],
+);

@@ -15,7 +15,11 @@ type PortKey = 'inventory' | 'power' | 'bootParams' | 'config' | 'images';
 
 /** The service behind each port by default (the CSM names used everywhere else: ServiceError, options). */
 export const DEFAULT_SERVICES: Record<PortKey, string> = {
-  inventory: 'hsm', power: 'pcs', bootParams: 'bss', config: 'cfs', images: 'ims',
+  inventory: 'hsm',
+  power: 'pcs',
+  bootParams: 'bss',
+  config: 'cfs',
+  images: 'ims',
 };
 
 const INSTRUMENTED = Symbol('bootorch.instrumented');
@@ -43,21 +47,26 @@ export function instrumentPort<T extends object>(port: T, service: string): T {
 }
 
 async function timed(service: string, operation: string, call: () => unknown): Promise<unknown> {
-  return inSpan(`${service} ${operation}`, { 'bootorch.service': service, 'bootorch.operation': operation }, async (span) => {
-    const start = process.hrtime.bigint();
-    let outcome = 'ok';
-    try {
-      return await call();
-    } catch (e) {
-      outcome = 'error';
-      throw e;
-    } finally {
-      const labels = { service, operation, outcome };
-      outsideCalls.inc(labels);
-      outsideCallSeconds.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
-      span.setAttribute('bootorch.outcome', outcome);
-    }
-  }, SpanKind.CLIENT);
+  return inSpan(
+    `${service} ${operation}`,
+    { 'bootorch.service': service, 'bootorch.operation': operation },
+    async (span) => {
+      const start = process.hrtime.bigint();
+      let outcome = 'ok';
+      try {
+        return await call();
+      } catch (e) {
+        outcome = 'error';
+        throw e;
+      } finally {
+        const labels = { service, operation, outcome };
+        outsideCalls.inc(labels);
+        outsideCallSeconds.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
+        span.setAttribute('bootorch.outcome', outcome);
+      }
+    },
+    SpanKind.CLIENT,
+  );
 }
 
 /**

@@ -10,19 +10,20 @@ import { inSpan } from './tracing.ts';
 export function observeReports(batcher: ReportBatcher): ReportBatcher {
   return {
     stats: () => batcher.stats(),
-    report: (input) => inSpan('report', {}, async (span) => {
-      const end = reportSeconds.startTimer();
-      try {
-        const r = await batcher.report(input);
-        reports.inc(r.ok ? { outcome: 'accepted', code: 'OK' } : { outcome: 'refused', code: r.code });
-        span.setAttribute('bootorch.outcome', r.ok ? 'accepted' : r.code);
-        return r;
-      } catch (e) {
-        reports.inc({ outcome: 'refused', code: 'ERROR' });
-        throw e;
-      } finally {
-        end();
-      }
-    }),
+    report: (input) =>
+      inSpan('report', {}, async (span) => {
+        const end = reportSeconds.startTimer();
+        try {
+          const r = await batcher.report(input);
+          reports.inc(r.ok ? { outcome: 'accepted', code: 'OK' } : { outcome: 'refused', code: r.code });
+          span.setAttribute('bootorch.outcome', r.ok ? 'accepted' : r.code);
+          return r;
+        } catch (e) {
+          reports.inc({ outcome: 'refused', code: 'ERROR' });
+          throw e;
+        } finally {
+          end();
+        }
+      }),
   };
 }

@@ -16,7 +16,9 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 
 const tracer = () => trace.getTracer('bootorch');
 
-export interface Tracing { shutdown(): Promise<void> }
+export interface Tracing {
+  shutdown(): Promise<void>;
+}
 
 let registered: Tracing | undefined;
 
@@ -30,9 +32,11 @@ export function startTracing(role: string, o: { env?: NodeJS.ProcessEnv; exporte
   if ((!o.exporter && !endpoint) || registered) return undefined;
   // OTLP/HTTP: the traces endpoint as given, or the base endpoint's /v1/traces (the specification's
   // rule). The exporter reads the other OTEL_EXPORTER_OTLP_* variables (headers, timeout) itself.
-  const exporter = o.exporter ?? new OTLPTraceExporter({
-    url: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || `${endpoint!.replace(/\/+$/, '')}/v1/traces`,
-  });
+  const exporter =
+    o.exporter ??
+    new OTLPTraceExporter({
+      url: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || `${endpoint!.replace(/\/+$/, '')}/v1/traces`,
+    });
   const processor: SpanProcessor = o.exporter ? new SimpleSpanProcessor(exporter) : new BatchSpanProcessor(exporter);
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME || 'bootorch', 'bootorch.role': role }),
@@ -53,8 +57,12 @@ export async function flushTracing(): Promise<void> {
  * Run `fn` inside a span (a child of the current one); an exception marks the span as an error and
  * propagates. Attributes are counts and closed names, never a node list.
  */
-export async function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>,
-  kind: SpanKind = SpanKind.INTERNAL): Promise<T> {
+export async function inSpan<T>(
+  name: string,
+  attributes: Attributes,
+  fn: (span: Span) => Promise<T>,
+  kind: SpanKind = SpanKind.INTERNAL,
+): Promise<T> {
   return tracer().startActiveSpan(name, { kind, attributes }, async (span) => {
     try {
       return await fn(span);

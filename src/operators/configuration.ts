@@ -21,9 +21,14 @@ export const configuration = defineOperator<EngineComponent>({
     const cfs = new Map((await ctx.adapters.config.getComponents(page.map((c) => c.id))).map((c) => [c.id, c]));
     const todo = page.filter((c) => cfs.get(c.id)?.desiredConfig !== c.desiredConfiguration);
     for (const group of groupBy(todo, (c) => JSON.stringify([c.desiredConfiguration, c.session]))) {
-      await ctx.adapters.config.patchComponents(group.map((c) => c.id), {
-        enabled: true, desiredConfig: group[0]!.desiredConfiguration, tags: { bos_session: group[0]!.session },
-      });
+      await ctx.adapters.config.patchComponents(
+        group.map((c) => c.id),
+        {
+          enabled: true,
+          desiredConfig: group[0]!.desiredConfiguration,
+          tags: { bos_session: group[0]!.session },
+        },
+      );
     }
     return { outcomes: page.map((c) => [c, done]), kick: todo.length ? ['status'] : [] };
   },

@@ -13,8 +13,11 @@ import { canonicalXname } from '../domain/xname.ts';
 export const discovery = defineOperator<string>({
   name: 'discovery',
   period: (o) => o.discovery_frequency,
-  select: (ctx) => inChunks(ctx.adapters.inventory.listNodes()
-    .then((nodes) => [...new Set(nodes.map((n) => canonicalXname(n.id)))].sort()), ctx.options.max_component_batch_size),
+  select: (ctx) =>
+    inChunks(
+      ctx.adapters.inventory.listNodes().then((nodes) => [...new Set(nodes.map((n) => canonicalXname(n.id)))].sort()),
+      ctx.options.max_component_batch_size,
+    ),
   // Nothing is written about a node HSM lists; a failed step is logged by the base and retried next tick.
   record: async () => {},
   async act(ctx, ids) {

@@ -14,9 +14,13 @@ export const afterPowerOff: ActionOperatorSpec['next'] = (ctx, acted) => ({
 
 /** After a power-on call: status now, and when the node should be on, and when it should have reported. */
 export const afterPowerOn: ActionOperatorSpec['next'] = (ctx, acted) => ({
-  wake: [...new Set(acted.flatMap((c) => {
-    const w = effectiveWaits(c, ctx.options);
-    return [w.maxPowerOnWaitTime, w.maxBootWaitTime];
-  }))].map((w) => ['status', w + 0.5]),
+  wake: [
+    ...new Set(
+      acted.flatMap((c) => {
+        const w = effectiveWaits(c, ctx.options);
+        return [w.maxPowerOnWaitTime, w.maxBootWaitTime];
+      }),
+    ),
+  ].map((w) => ['status', w + 0.5]),
   kick: ['status'],
 });

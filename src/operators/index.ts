@@ -12,6 +12,14 @@ import { actualStateCleanup } from './actual-state-cleanup.ts';
 
 /** Every operator, in the order a session meets them. */
 export const ALL_OPERATORS: OperatorDef[] = [
-  sessionSetup, status, powerOffGraceful, powerOffForceful, powerOn, configuration, sessionCompletion,
-  sessionCleanup, discovery, actualStateCleanup,
+  sessionSetup,
+  status,
+  powerOffGraceful,
+  powerOffForceful,
+  powerOn,
+  configuration,
+  sessionCompletion,
+  sessionCleanup,
+  discovery,
+  actualStateCleanup,
 ];

@@ -24,26 +24,38 @@ export const powerOffForceful = actionOperator({
   counter: 'power_off_forceful_attempts',
   exhaustedReason: 'power_off_timeout',
   selection: () => ({
-    enabled: true, statuses: ['power_off_gracefully_called', 'power_off_forcefully_called'], excludePausedSessions: true,
+    enabled: true,
+    statuses: ['power_off_gracefully_called', 'power_off_forcefully_called'],
+    excludePausedSessions: true,
   }),
   ready(ctx, c) {
     const wait = effectiveWaits(c, ctx.options).maxPowerOffWaitTime;
     const since = c.lastActionAt ? (ctx.now().getTime() - c.lastActionAt.getTime()) / 1000 : Infinity;
     const met = since >= wait;
     return {
-      criterion: 'max_power_off_wait_time passed since the last power-off call', met,
+      criterion: 'max_power_off_wait_time passed since the last power-off call',
+      met,
       detail: `${c.lastAction.replace(/_/g, ' ')} sent ${Math.round(since)} s ago; forceful after ${wait} s${met ? '' : `, in ${Math.ceil(wait - since)} s`}`,
     };
   },
   async act(ctx, chunk) {
-    await ctx.adapters.power.transition('Force-Off', chunk.map((c) => c.id), 1);
+    await ctx.adapters.power.transition(
+      'Force-Off',
+      chunk.map((c) => c.id),
+      1,
+    );
     // The node is still on after the graceful wait: that is this component's problem until it is off.
     // A node being powered off because its boot failed keeps that reason: firmware ignores a soft-off
     // (real-nodes §6), so forcing it off is the normal way out of a failed boot, not a new failure.
-    return new Map(chunk.map((c) => [c.id, again({
-      error: `Node did not power off within ${effectiveWaits(c, ctx.options).maxPowerOffWaitTime} s; forcing it off`,
-      reason: BOOT_REASONS.has(c.failureReason) ? (c.failureReason as FailureReason) : 'power_off_timeout',
-    })]));
+    return new Map(
+      chunk.map((c) => [
+        c.id,
+        again({
+          error: `Node did not power off within ${effectiveWaits(c, ctx.options).maxPowerOffWaitTime} s; forcing it off`,
+          reason: BOOT_REASONS.has(c.failureReason) ? (c.failureReason as FailureReason) : 'power_off_timeout',
+        }),
+      ]),
+    );
   },
   next: afterPowerOff,
 });

@@ -18,7 +18,11 @@ export const powerOffGraceful = actionOperator({
   exhaustedReason: 'power_off_timeout',
   selection: () => ({ enabled: true, statuses: ['power_off_pending'], excludePausedSessions: true }),
   async act(ctx, chunk) {
-    await ctx.adapters.power.transition('Soft-Off', chunk.map((c) => c.id), 1);
+    await ctx.adapters.power.transition(
+      'Soft-Off',
+      chunk.map((c) => c.id),
+      1,
+    );
     return new Map();
   },
   next: afterPowerOff,

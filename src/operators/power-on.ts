@@ -36,13 +36,22 @@ export const powerOn = actionOperator({
       if (!first.desiredKernel && !first.desiredKernelParameters && !first.desiredInitrd) continue;
       try {
         const { token } = await ctx.adapters.bootParams.setBootParameters({
-          hosts: group.map((c) => c.id), kernel: first.desiredKernel, initrd: first.desiredInitrd, params: first.desiredKernelParameters,
+          hosts: group.map((c) => c.id),
+          kernel: first.desiredKernel,
+          initrd: first.desiredInitrd,
+          params: first.desiredKernelParameters,
         });
         await transaction(ctx.db, async (tx) => {
           await recordBootArtifacts(tx, token, {
-            kernel: first.desiredKernel, kernelParameters: first.desiredKernelParameters, initrd: first.desiredInitrd,
+            kernel: first.desiredKernel,
+            kernelParameters: first.desiredKernelParameters,
+            initrd: first.desiredInitrd,
           });
-          await setDesiredBssToken(tx, group.map((c) => c.id), token);
+          await setDesiredBssToken(
+            tx,
+            group.map((c) => c.id),
+            token,
+          );
         });
         bootable.push(...group);
       } catch (e) {
@@ -53,15 +62,26 @@ export const powerOn = actionOperator({
     for (const group of groupBy(bootable, (c) => JSON.stringify([c.desiredConfiguration, c.session]))) {
       const first = group[0]!;
       try {
-        await ctx.adapters.config.patchComponents(group.map((c) => c.id), {
-          enabled: false, desiredConfig: first.desiredConfiguration, tags: { bos_session: first.session }, clearState: true,
-        });
+        await ctx.adapters.config.patchComponents(
+          group.map((c) => c.id),
+          {
+            enabled: false,
+            desiredConfig: first.desiredConfiguration,
+            tags: { bos_session: first.session },
+            clearState: true,
+          },
+        );
       } catch (e) {
         // Not fatal: the configuration operator sets CFS again once the node is up.
         for (const c of group) outcomes.set(c.id, again({ error: errorText(e), reason: 'service_unavailable' }));
       }
     }
-    if (bootable.length > 0) await ctx.adapters.power.transition('On', bootable.map((c) => c.id), 1);
+    if (bootable.length > 0)
+      await ctx.adapters.power.transition(
+        'On',
+        bootable.map((c) => c.id),
+        1,
+      );
     return outcomes;
   },
   next: afterPowerOn,

@@ -35,7 +35,11 @@ export const sessionSetup = defineOperator<SessionRow>({
       if (isTransient(e) && age < SETUP_RETRY_SECONDS) {
         return { outcomes: [[s!, again({ error: errorText(e), reason: 'service_unavailable' })]], wake: [['session-setup', 2]] };
       }
-      return { outcomes: [[s!, failed({ error: `${e instanceof Error ? e.constructor.name : 'Error'}: ${errorText(e)}`, reason: 'service_unavailable' })]] };
+      return {
+        outcomes: [
+          [s!, failed({ error: `${e instanceof Error ? e.constructor.name : 'Error'}: ${errorText(e)}`, reason: 'service_unavailable' })],
+        ],
+      };
     }
   },
 });
@@ -48,7 +52,8 @@ export async function planStoredSession(ctx: Pick<EngineContext, 'db' | 'adapter
     { operation: s.operation as SessionOperation, limit: s.limit, includeDisabled: s.includeDisabled, tenant: s.tenant },
     template,
     {
-      adapters: ctx.adapters, options: ctx.options,
+      adapters: ctx.adapters,
+      options: ctx.options,
       tenantXnames: s.tenant ? await tenantXnames(ctx.db, s.tenant) : null,
       existingComponents: (ids) => existingComponents(ctx.db, ids),
     },
@@ -68,9 +73,15 @@ async function setUp(ctx: EngineContext, s: SessionRow): Promise<Step<SessionRow
   return {
     outcomes: [[s, done]],
     async write(tx) {
-      await applySetup(tx, s, rows(plan, ids, queue), {
-        retryPolicy: typeof rollout.retryPolicy === 'number' ? rollout.retryPolicy : null,
-      }, ctx.actor);
+      await applySetup(
+        tx,
+        s,
+        rows(plan, ids, queue),
+        {
+          retryPolicy: typeof rollout.retryPolicy === 'number' ? rollout.retryPolicy : null,
+        },
+        ctx.actor,
+      );
       await markRunning(tx, s, ids, hasPolicy ? rollout : null);
       ctx.log.info({ session: s.name, nodes: ids.length, skipped: plan.skipped.size, warnings: plan.warnings.length }, 'session set up');
       return s.stage ? ['session-completion'] : ['status'];

@@ -46,18 +46,25 @@ export const status = defineOperator<EngineComponent>({
       // Only components whose error text changes get a write and an event (the same outage, tick after tick, is one).
       const error = errorText(e);
       return {
-        outcomes: page.map((c): [EngineComponent, Outcome] => [c, c.error === error ? again() : again({ error, reason: 'service_unavailable' })]),
+        outcomes: page.map((c): [EngineComponent, Outcome] => [
+          c,
+          c.error === error ? again() : again({ error, reason: 'service_unavailable' }),
+        ]),
         wake: transit,
       };
     }
     const cfsById = new Map(cfs.map((c) => [c.id, c]));
     const now = ctx.now();
     const decisions = page.map((row) => ({
-      row, decision: decide(row, power.get(row.id), cfsById.get(row.id), effectiveWaits(row, ctx.options), now),
+      row,
+      decision: decide(row, power.get(row.id), cfsById.get(row.id), effectiveWaits(row, ctx.options), now),
     }));
     const inTransit = decisions.some(({ decision }) => !decision.disable && decision.phase !== '');
     return {
-      outcomes: decisions.map(({ row, decision }): [EngineComponent, Outcome] => [row, decision.disable || decision.phase === '' ? done : again()]),
+      outcomes: decisions.map(({ row, decision }): [EngineComponent, Outcome] => [
+        row,
+        decision.disable || decision.phase === '' ? done : again(),
+      ]),
       async write(tx) {
         const kicks = new Set<OperatorName>();
         for (const a of await applyStatusChanges(tx, decisions, ctx.actor)) {

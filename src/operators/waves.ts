@@ -10,7 +10,10 @@ import type { EngineComponent } from '../db/components/select.ts';
 import { recentPowerOns } from '../db/sessions/rollout.ts';
 import { groupBy } from '../domain/lists.ts';
 
-export async function powerOnWaves(ctx: EngineContext, rows: EngineComponent[]): Promise<{ rows: EngineComponent[]; wake: Array<[OperatorName, number]> }> {
+export async function powerOnWaves(
+  ctx: EngineContext,
+  rows: EngineComponent[],
+): Promise<{ rows: EngineComponent[]; wake: Array<[OperatorName, number]> }> {
   const out: EngineComponent[] = [];
   const wake: Array<[OperatorName, number]> = [];
   const inWaves = (r: EngineComponent) => !!(r.policy as { powerOnWaveSize?: number } | null)?.powerOnWaveSize;

@@ -15,7 +15,11 @@ export const REPORT_MUTATION =
   'mutation($id: ID!, $token: String!) { reportBootState(id: $id, bssToken: $token) { __typename ... on ReportRefused { code message } } }';
 
 export class ReportError extends Error {
-  constructor(message: string, readonly status?: number, readonly code?: string) {
+  constructor(
+    message: string,
+    readonly status?: number,
+    readonly code?: string,
+  ) {
     super(message);
     this.name = 'ReportError';
   }
@@ -47,7 +51,9 @@ export async function reportOnce(o: ReportOptions): Promise<void> {
   let text: string;
   try {
     res = await (o.fetch ?? fetch)(graphqlUrl(o.url), {
-      method: 'POST', headers, signal: AbortSignal.timeout(o.timeoutMs ?? 10_000),
+      method: 'POST',
+      headers,
+      signal: AbortSignal.timeout(o.timeoutMs ?? 10_000),
       body: JSON.stringify({ query: REPORT_MUTATION, variables: { id: o.xname, token: o.bssToken } }),
     });
     text = await res.text();
@@ -55,7 +61,10 @@ export async function reportOnce(o: ReportOptions): Promise<void> {
     const cause = (e as { cause?: { code?: string } }).cause?.code;
     throw new ReportError(`bootorch unreachable: ${cause ?? (e as Error).message}`);
   }
-  let body: { data?: { reportBootState?: { __typename?: string; code?: string; message?: string } }; errors?: { message: string; extensions?: { code?: string } }[] };
+  let body: {
+    data?: { reportBootState?: { __typename?: string; code?: string; message?: string } };
+    errors?: { message: string; extensions?: { code?: string } }[];
+  };
   try {
     body = JSON.parse(text);
   } catch {
@@ -110,8 +119,12 @@ export function agentConfigFromEnv(env: NodeJS.ProcessEnv = process.env, cmdline
   if (!cmd.bss_referral_token) problems.push(`no bss_referral_token= in ${cmdlinePath}`);
   if (problems.length) throw new Error(`bootorch reporter: ${problems.join('; ')}`);
   return {
-    url: env.BOOTORCH_URL!, xname: xname!, bssToken: cmd.bss_referral_token!, authToken: env.BOOTORCH_TOKEN,
-    authTokenFile: env.BOOTORCH_TOKEN_FILE, updateFrequencySeconds: durationSeconds(cmd.bos_update_frequency) ?? 4 * 3600,
+    url: env.BOOTORCH_URL!,
+    xname: xname!,
+    bssToken: cmd.bss_referral_token!,
+    authToken: env.BOOTORCH_TOKEN,
+    authTokenFile: env.BOOTORCH_TOKEN_FILE,
+    updateFrequencySeconds: durationSeconds(cmd.bos_update_frequency) ?? 4 * 3600,
   };
 }
 
@@ -140,12 +153,20 @@ export function startReporterAgent(cfg: AgentConfig, deps: AgentDeps = {}): Agen
   const log = deps.log ?? (() => {});
   const ac = new AbortController();
   let reports = 0;
-  const wait = (seconds: number) => new Promise<void>((resolve) => {
-    // Stopped already (e.g. from onReport): an abort listener added now would never fire.
-    if (ac.signal.aborted) return resolve();
-    const t = setTimeout(resolve, seconds * unit);
-    ac.signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
-  });
+  const wait = (seconds: number) =>
+    new Promise<void>((resolve) => {
+      // Stopped already (e.g. from onReport): an abort listener added now would never fire.
+      if (ac.signal.aborted) return resolve();
+      const t = setTimeout(resolve, seconds * unit);
+      ac.signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(t);
+          resolve();
+        },
+        { once: true },
+      );
+    });
   const loop = async () => {
     const interval = 0.75 * cfg.updateFrequencySeconds;
     for (let first = true; !ac.signal.aborted; first = false) {
@@ -166,5 +187,11 @@ export function startReporterAgent(cfg: AgentConfig, deps: AgentDeps = {}): Agen
     }
   };
   const done = loop();
-  return { stop: () => ac.abort(), done, get reports() { return reports; } };
+  return {
+    stop: () => ac.abort(),
+    done,
+    get reports() {
+      return reports;
+    },
+  };
 }

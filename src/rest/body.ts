@@ -25,14 +25,16 @@ export function onlyKeys(o: Json, allowed: readonly string[], at = ''): void {
 /** Booleans, where given, must be booleans (GraphQL would refuse anything else before the resolver). */
 export function booleans(o: Json, keys: readonly string[], at = ''): void {
   for (const k of keys) {
-    if (o[k] !== undefined && o[k] !== null && typeof o[k] !== 'boolean') throw new Problem(400, `${at ? `${at}.` : ''}${k}: must be a boolean`);
+    if (o[k] !== undefined && o[k] !== null && typeof o[k] !== 'boolean')
+      throw new Problem(400, `${at ? `${at}.` : ''}${k}: must be a boolean`);
   }
 }
 
 /** Strings, where given, must be strings (null stays "not given"). */
 export function strings(o: Json, keys: readonly string[], at = ''): void {
   for (const k of keys) {
-    if (o[k] !== undefined && o[k] !== null && typeof o[k] !== 'string') throw new Problem(400, `${at ? `${at}.` : ''}${k}: must be a string`);
+    if (o[k] !== undefined && o[k] !== null && typeof o[k] !== 'string')
+      throw new Problem(400, `${at ? `${at}.` : ''}${k}: must be a string`);
   }
 }
 

@@ -12,29 +12,56 @@ import { camel, convertKeys } from './names.ts';
 import { notFound, Problem } from './problem.ts';
 import { getOne, noContent, ok, type RestRequest, type Route } from './route.ts';
 
-const FIELDS = ['id', 'actual_state', 'desired_state', 'staged_state', 'last_action', 'event_stats', 'status', 'enabled',
-  'error', 'session', 'retry_policy'];
+const FIELDS = [
+  'id',
+  'actual_state',
+  'desired_state',
+  'staged_state',
+  'last_action',
+  'event_stats',
+  'status',
+  'enabled',
+  'error',
+  'session',
+  'retry_policy',
+];
 const PHASES = Object.values(enumValues.ComponentPhase);
 const STATUSES = Object.values(enumValues.ComponentStatus);
 /** The GraphQL door's largest page; page_size 0 (everything) reads page after page. */
 const PAGE = 10_000;
 
-const artifacts = (a: Component['actualState']['bootArtifacts']) => ({ kernel: a.kernel, kernel_parameters: a.kernelParameters, initrd: a.initrd });
+const artifacts = (a: Component['actualState']['bootArtifacts']) => ({
+  kernel: a.kernel,
+  kernel_parameters: a.kernelParameters,
+  initrd: a.initrd,
+});
 
 /** A component as BOS answers it (V2Component): unset timestamps, actions and retry policies left out. */
 export function componentToBos(c: Component): Json {
   return defined({
     id: c.id,
-    actual_state: defined({ boot_artifacts: artifacts(c.actualState.bootArtifacts), bss_token: c.actualState.bssToken, last_updated: bosTime(c.actualState.lastUpdated) }),
+    actual_state: defined({
+      boot_artifacts: artifacts(c.actualState.bootArtifacts),
+      bss_token: c.actualState.bssToken,
+      last_updated: bosTime(c.actualState.lastUpdated),
+    }),
     desired_state: defined({
-      boot_artifacts: artifacts(c.desiredState.bootArtifacts), configuration: c.desiredState.configuration,
-      bss_token: c.desiredState.bssToken, last_updated: bosTime(c.desiredState.lastUpdated),
+      boot_artifacts: artifacts(c.desiredState.bootArtifacts),
+      configuration: c.desiredState.configuration,
+      bss_token: c.desiredState.bssToken,
+      last_updated: bosTime(c.desiredState.lastUpdated),
     }),
     staged_state: defined({
-      boot_artifacts: artifacts(c.stagedState.bootArtifacts), configuration: c.stagedState.configuration,
-      session: c.stagedState.session, last_updated: bosTime(c.stagedState.lastUpdated),
+      boot_artifacts: artifacts(c.stagedState.bootArtifacts),
+      configuration: c.stagedState.configuration,
+      session: c.stagedState.session,
+      last_updated: bosTime(c.stagedState.lastUpdated),
     }),
-    last_action: defined({ action: c.lastAction.action || undefined, failed: c.lastAction.failed, last_updated: bosTime(c.lastAction.lastUpdated) }),
+    last_action: defined({
+      action: c.lastAction.action || undefined,
+      failed: c.lastAction.failed,
+      last_updated: bosTime(c.lastAction.lastUpdated),
+    }),
     event_stats: {
       power_on_attempts: c.eventStats.powerOnAttempts,
       power_off_graceful_attempts: c.eventStats.powerOffGracefulAttempts,
@@ -74,7 +101,13 @@ function reportedToken(body: unknown): string | null {
   return Object.keys(a).length === 1 && typeof a.bss_token === 'string' ? a.bss_token : null;
 }
 
-const list = (v: string | undefined) => (v === undefined ? undefined : v.split(',').map((s) => s.trim()).filter(Boolean));
+const list = (v: string | undefined) =>
+  v === undefined
+    ? undefined
+    : v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
 
 function listFilter(q: RestRequest['query']): Json {
   let enabled: boolean | undefined;
@@ -118,7 +151,9 @@ async function listComponents({ call, query }: RestRequest): Promise<Json[]> {
 async function patchOne({ call, params, body }: RestRequest) {
   const token = reportedToken(body);
   if (token === null) return ok(componentToBos(await call<Component>('patchComponent', { id: params.id, patch: componentInput(body) })));
-  type Reported = { __typename: 'BootStateReported'; component: Component } | { __typename: 'ReportRefused'; code: string; message: string };
+  type Reported =
+    | { __typename: 'BootStateReported'; component: Component }
+    | { __typename: 'ReportRefused'; code: string; message: string };
   const r = await call<Reported>('reportBootState', { id: params.id, bssToken: token });
   if (r.__typename === 'BootStateReported') return ok(componentToBos(r.component));
   throw new Problem(r.code === 'CONFLICT' ? 409 : 404, r.message);
@@ -155,7 +190,14 @@ async function patchEach(call: RestRequest['call'], body: unknown[], skipBadIds:
     for (const r of page.rows) known.add(r.id);
   }
   const missing = items.filter((x) => !known.has(canonicalXname(x.id)));
-  if (missing.length && !skipBadIds) throw notFound('component', missing.slice(0, 10).map((x) => x.id).join(','));
+  if (missing.length && !skipBadIds)
+    throw notFound(
+      'component',
+      missing
+        .slice(0, 10)
+        .map((x) => x.id)
+        .join(','),
+    );
   const out: Json[] = [];
   for (const x of items) if (known.has(canonicalXname(x.id))) out.push(componentToBos(await call<Component>('patchComponent', x)));
   return out;
@@ -164,7 +206,8 @@ async function patchEach(call: RestRequest['call'], body: unknown[], skipBadIds:
 export const componentRoutes: Route[] = [
   { method: 'get', path: '/v2/components', handler: async (r) => ok(await listComponents(r)) },
   {
-    method: 'put', path: '/v2/components',
+    method: 'put',
+    path: '/v2/components',
     handler: async ({ call, body }) => {
       if (!Array.isArray(body)) throw new Problem(400, 'must be a JSON list of components');
       const components = body.map((x, i) => {
@@ -177,23 +220,28 @@ export const componentRoutes: Route[] = [
   { method: 'patch', path: '/v2/components', handler: patchMany },
   getOne<Component>('/v2/components/:id', 'component', 'id', 'component', componentToBos),
   {
-    method: 'put', path: '/v2/components/:id',
-    handler: async ({ call, params, body }) => ok(componentToBos(await call<Component>('putComponent', { id: params.id, input: componentInput(body) }))),
+    method: 'put',
+    path: '/v2/components/:id',
+    handler: async ({ call, params, body }) =>
+      ok(componentToBos(await call<Component>('putComponent', { id: params.id, input: componentInput(body) }))),
   },
   { method: 'patch', path: '/v2/components/:id', handler: patchOne },
   {
-    method: 'delete', path: '/v2/components/:id',
+    method: 'delete',
+    path: '/v2/components/:id',
     handler: async ({ call, params }) => {
       await call('deleteComponent', { id: params.id });
       return noContent;
     },
   },
   {
-    method: 'post', path: '/v2/applystaged',
+    method: 'post',
+    path: '/v2/applystaged',
     handler: async ({ call, body }) => {
       const b = object(body);
       onlyKeys(b, ['xnames']);
-      if (!Array.isArray(b.xnames) || !b.xnames.every((x) => typeof x === 'string')) throw new Problem(400, 'xnames: must be a list of xnames');
+      if (!Array.isArray(b.xnames) || !b.xnames.every((x) => typeof x === 'string'))
+        throw new Problem(400, 'xnames: must be a list of xnames');
       const r = await call<{ succeeded: string[]; failed: string[]; ignored: string[] }>('applyStaged', { xnames: b.xnames });
       return ok({ succeeded: r.succeeded, failed: r.failed, ignored: r.ignored });
     },

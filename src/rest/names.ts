@@ -9,7 +9,12 @@ export const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase
 
 /** GraphQL argument names whose REST counterparts are not simply their snake_case. */
 const ARGUMENTS: Record<string, string> = {
-  input: '', patch: '', filter: 'filters', bssToken: 'actual_state.bss_token', first: 'page_size', after: 'start_after_id',
+  input: '',
+  patch: '',
+  filter: 'filters',
+  bssToken: 'actual_state.bss_token',
+  first: 'page_size',
+  after: 'start_after_id',
 };
 
 /** `input.bootSets.computeA.nodeList[3]` -> `boot_sets.computeA.node_list[3]` (boot set names kept as given). */
@@ -34,10 +39,33 @@ export function bosField(path: string): string {
 
 /** bootorch's own field names that appear inside messages, in BOS's spelling. */
 const WORDS = [
-  'bootSets', 'nodeList', 'nodeRolesGroups', 'nodeGroups', 'kernelParameters', 'rootfsProvider', 'rootfsProviderPassthrough',
-  'enableCfs', 'templateName', 'includeDisabled', 'actualState', 'desiredState', 'stagedState', 'lastAction', 'eventStats',
-  'retryPolicy', 'statusOverride', 'bssToken', 'bootArtifacts', 'minAge', 'maxAge', 'skipBadIds', 'stagedSession',
-  'powerOnAttempts', 'powerOffGracefulAttempts', 'powerOffForcefulAttempts', 'lastUpdated',
+  'bootSets',
+  'nodeList',
+  'nodeRolesGroups',
+  'nodeGroups',
+  'kernelParameters',
+  'rootfsProvider',
+  'rootfsProviderPassthrough',
+  'enableCfs',
+  'templateName',
+  'includeDisabled',
+  'actualState',
+  'desiredState',
+  'stagedState',
+  'lastAction',
+  'eventStats',
+  'retryPolicy',
+  'statusOverride',
+  'bssToken',
+  'bootArtifacts',
+  'minAge',
+  'maxAge',
+  'skipBadIds',
+  'stagedSession',
+  'powerOnAttempts',
+  'powerOffGracefulAttempts',
+  'powerOffForcefulAttempts',
+  'lastUpdated',
 ];
 const WORD_RE = new RegExp(`\\b(${WORDS.join('|')})\\b`, 'g');
 
@@ -47,13 +75,15 @@ export const bosWords = (message: string) => message.replace(WORD_RE, (w) => sna
 export function convertKeys(v: unknown, f: (k: string) => string, keep: ReadonlySet<string> = new Set()): unknown {
   if (Array.isArray(v)) return v.map((x) => convertKeys(x, f, keep));
   if (v && typeof v === 'object' && !(v instanceof Date)) {
-    return Object.fromEntries(Object.entries(v).map(([k, x]) => {
-      const key = f(k);
-      if (keep.has(key) && x && typeof x === 'object' && !Array.isArray(x)) {
-        return [key, Object.fromEntries(Object.entries(x).map(([kk, xx]) => [kk, convertKeys(xx, f, keep)]))];
-      }
-      return [key, convertKeys(x, f, keep)];
-    }));
+    return Object.fromEntries(
+      Object.entries(v).map(([k, x]) => {
+        const key = f(k);
+        if (keep.has(key) && x && typeof x === 'object' && !Array.isArray(x)) {
+          return [key, Object.fromEntries(Object.entries(x).map(([kk, xx]) => [kk, convertKeys(xx, f, keep)]))];
+        }
+        return [key, convertKeys(x, f, keep)];
+      }),
+    );
   }
   return v;
 }

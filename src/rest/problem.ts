@@ -28,7 +28,12 @@ export const ALREADY_EXISTS = 'The resource to be created already exists';
 
 /** An error a handler throws on purpose: becomes a problem document with this status. */
 export class Problem extends Error {
-  constructor(readonly status: number, readonly detail: string, readonly title?: string, readonly headers: Record<string, string> = {}) {
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+    readonly title?: string,
+    readonly headers: Record<string, string> = {},
+  ) {
     super(detail);
   }
 }
@@ -36,11 +41,20 @@ export class Problem extends Error {
 export const notFound = (what: string, name: string) => new Problem(404, `no ${what} "${name.slice(0, 127)}"`);
 
 const STATUS_OF_CODE: Record<string, number> = {
-  BAD_USER_INPUT: 400, NOT_FOUND: 404, CONFLICT: 409, UNAUTHENTICATED: 401, FORBIDDEN: 403,
-  RATE_LIMITED: 429, SERVICE_UNAVAILABLE: 503, PAYLOAD_TOO_LARGE: 413,
+  BAD_USER_INPUT: 400,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  RATE_LIMITED: 429,
+  SERVICE_UNAVAILABLE: 503,
+  PAYLOAD_TOO_LARGE: 413,
 };
 
-interface IssueLike { field: string; message: string }
+interface IssueLike {
+  field: string;
+  message: string;
+}
 
 /** A resolver's error as a Problem (unknown errors: null, the caller answers 500 and logs it). */
 export function problemOf(e: unknown, o: { conflictTitle?: string } = {}): Problem | null {
@@ -66,12 +80,17 @@ export function problemOf(e: unknown, o: { conflictTitle?: string } = {}): Probl
 /** Send a problem document. */
 export function sendProblem(res: Response, p: Problem): void {
   for (const [k, v] of Object.entries(p.headers)) res.setHeader(k, v);
-  res.status(p.status).type('application/problem+json').send(JSON.stringify({
-    type: 'about:blank',
-    title: p.title ?? TITLES[p.status] ?? 'Error',
-    status: p.status,
-    detail: p.detail,
-  }));
+  res
+    .status(p.status)
+    .type('application/problem+json')
+    .send(
+      JSON.stringify({
+        type: 'about:blank',
+        title: p.title ?? TITLES[p.status] ?? 'Error',
+        status: p.status,
+        detail: p.detail,
+      }),
+    );
 }
 
 /** Any thrown value as a problem; what we did not mean to show is a bare 500, its detail logged. */

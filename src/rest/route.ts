@@ -33,7 +33,8 @@ export const noContent: Reply = { status: 204 };
 /** GET of one resource: the root field's answer (by the path parameter `param`) translated, or 404 when it is null. */
 export function getOne<T>(path: string, field: string, param: 'name' | 'id', what: string, toBos: (v: T) => unknown): Route {
   return {
-    method: 'get', path,
+    method: 'get',
+    path,
     async handler({ call, params }) {
       const v = await call<T | null>(field, { [param]: params[param] });
       if (v === null || v === undefined) throw notFound(what, params[param]!);

@@ -52,25 +52,27 @@ export function bosRestRouter(o: BosRestOptions): express.Router {
   const parse = express.json({ limit: o.maxBodyBytes, type: () => true, strict: false });
 
   // Who is calling (and their rate limit) first, then the body: nothing is read for a refused caller.
-  const serve = (route: Route): express.RequestHandler => async (req, res) => {
-    let ctx: ApiContext;
-    try {
-      ctx = await o.contextFor(req);
-    } catch (e) {
-      return sendError(res, e, o.logger, { conflictTitle: route.conflictTitle });
-    }
-    parse(req, res, async (err?: unknown) => {
-      if (err) return sendProblem(res, bodyProblem(err as Error));
+  const serve =
+    (route: Route): express.RequestHandler =>
+    async (req, res) => {
+      let ctx: ApiContext;
       try {
-        const params = Object.fromEntries(Object.entries(req.params as Record<string, string>));
-        const reply = await route.handler({ params, query: firstValues(req.query), body: req.body, call: caller(fields, ctx) });
-        if (reply.body === undefined) res.status(reply.status).end();
-        else res.status(reply.status).json(reply.body);
+        ctx = await o.contextFor(req);
       } catch (e) {
-        sendError(res, e, o.logger, { conflictTitle: route.conflictTitle });
+        return sendError(res, e, o.logger, { conflictTitle: route.conflictTitle });
       }
-    });
-  };
+      parse(req, res, async (err?: unknown) => {
+        if (err) return sendProblem(res, bodyProblem(err as Error));
+        try {
+          const params = Object.fromEntries(Object.entries(req.params as Record<string, string>));
+          const reply = await route.handler({ params, query: firstValues(req.query), body: req.body, call: caller(fields, ctx) });
+          if (reply.body === undefined) res.status(reply.status).end();
+          else res.status(reply.status).json(reply.body);
+        } catch (e) {
+          sendError(res, e, o.logger, { conflictTitle: route.conflictTitle });
+        }
+      });
+    };
 
   for (const route of ROUTES) router[route.method](route.path, serve(route));
   // A known path with another method: 405 with the methods it takes, as connexion answers.

@@ -81,15 +81,22 @@ async function session(r: RestRequest): Promise<SessionParent> {
 
 export const sessionRoutes: Route[] = [
   {
-    method: 'post', path: '/v2/sessions', conflictTitle: ALREADY_EXISTS,
+    method: 'post',
+    path: '/v2/sessions',
+    conflictTitle: ALREADY_EXISTS,
     handler: async ({ call, body }) => {
       const r = await call<{ session: SessionParent }>('createSession', { input: createInput(body) });
       return ok(sessionToBos(r.session), 201);
     },
   },
-  { method: 'get', path: '/v2/sessions', handler: async ({ call, query }) => ok((await call<SessionParent[]>('sessions', filters(query))).map(sessionToBos)) },
   {
-    method: 'delete', path: '/v2/sessions',
+    method: 'get',
+    path: '/v2/sessions',
+    handler: async ({ call, query }) => ok((await call<SessionParent[]>('sessions', filters(query))).map(sessionToBos)),
+  },
+  {
+    method: 'delete',
+    path: '/v2/sessions',
     handler: async ({ call, query }) => {
       await call('deleteSessions', filters(query));
       return noContent;
@@ -98,14 +105,19 @@ export const sessionRoutes: Route[] = [
   getOne<SessionParent>('/v2/sessions/:name', 'session', 'name', 'session', sessionToBos),
   {
     // BOS's own operators PATCH a session's status; bootorch's engine owns it, so nobody else may.
-    method: 'patch', path: '/v2/sessions/:name',
+    method: 'patch',
+    path: '/v2/sessions/:name',
     handler: async (r) => {
       await session(r);
-      throw new Problem(400, 'bootorch\'s engine keeps session status itself; PATCH /v2/sessions/{id} is a BOS-internal call it does not take');
+      throw new Problem(
+        400,
+        "bootorch's engine keeps session status itself; PATCH /v2/sessions/{id} is a BOS-internal call it does not take",
+      );
     },
   },
   {
-    method: 'delete', path: '/v2/sessions/:name',
+    method: 'delete',
+    path: '/v2/sessions/:name',
     handler: async ({ call, params }) => {
       await call('deleteSession', { name: params.name });
       return noContent;
@@ -115,7 +127,8 @@ export const sessionRoutes: Route[] = [
   {
     // BOS's completion operator asks the API to save the status; bootorch's saves it when the session
     // completes. Answered as the contract says (the session), without a write.
-    method: 'post', path: '/v2/sessions/:name/status',
+    method: 'post',
+    path: '/v2/sessions/:name/status',
     handler: async (r) => ok(sessionToBos(await session(r))),
   },
 ];

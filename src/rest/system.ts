@@ -4,12 +4,21 @@ import { object } from './body.ts';
 import { camel, convertKeys, snake } from './names.ts';
 import { ok, type Route } from './route.ts';
 
-interface VersionInfo { major: number; minor: number; patch: number }
+interface VersionInfo {
+  major: number;
+  minor: number;
+  patch: number;
+}
 
 /** BOS's Version: the parts as strings, with links to itself and the versions document. */
 const version = (v: VersionInfo, self: string) => ({
-  major: String(v.major), minor: String(v.minor), patch: String(v.patch),
-  links: [{ href: self, rel: 'self' }, { href: '/', rel: 'versions' }],
+  major: String(v.major),
+  minor: String(v.minor),
+  patch: String(v.patch),
+  links: [
+    { href: self, rel: 'self' },
+    { href: '/', rel: 'versions' },
+  ],
 });
 
 export const systemRoutes: Route[] = [
@@ -18,7 +27,8 @@ export const systemRoutes: Route[] = [
   { method: 'get', path: '/v2/version', handler: async ({ call }) => ok(version(await call<VersionInfo>('version'), '/v2/version')) },
   {
     // Always 200, as BOS's: the body says what is down.
-    method: 'get', path: '/v2/healthz',
+    method: 'get',
+    path: '/v2/healthz',
     handler: async ({ call }) => {
       const h = await call<{ api: HealthState; database: HealthState }>('health');
       return ok({ dbStatus: h.database, apiStatus: h.api });
@@ -26,7 +36,9 @@ export const systemRoutes: Route[] = [
   },
   { method: 'get', path: '/v2/options', handler: async ({ call }) => ok(convertKeys(await call<Options>('options'), snake)) },
   {
-    method: 'patch', path: '/v2/options',
-    handler: async ({ call, body }) => ok(convertKeys(await call<Options>('patchOptions', { patch: convertKeys(object(body), camel) }), snake)),
+    method: 'patch',
+    path: '/v2/options',
+    handler: async ({ call, body }) =>
+      ok(convertKeys(await call<Options>('patchOptions', { patch: convertKeys(object(body), camel) }), snake)),
   },
 ];

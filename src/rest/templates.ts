@@ -9,8 +9,20 @@ import { bosField, bosWords, camel } from './names.ts';
 import { Problem } from './problem.ts';
 import { getOne, noContent, ok, type Route } from './route.ts';
 
-const BOOT_SET_FIELDS = ['name', 'path', 'type', 'etag', 'kernel_parameters', 'node_list', 'node_roles_groups', 'node_groups',
-  'arch', 'rootfs_provider', 'rootfs_provider_passthrough', 'cfs'] as const;
+const BOOT_SET_FIELDS = [
+  'name',
+  'path',
+  'type',
+  'etag',
+  'kernel_parameters',
+  'node_list',
+  'node_roles_groups',
+  'node_groups',
+  'arch',
+  'rootfs_provider',
+  'rootfs_provider_passthrough',
+  'cfs',
+] as const;
 const LISTS = ['node_list', 'node_roles_groups', 'node_groups'];
 /** Read-only fields a client may send back as it got them (GET, edit, PUT); they are not input. */
 const READ_ONLY = ['name', 'tenant', 'links'];
@@ -26,7 +38,8 @@ function bootSetInput(key: string, v: unknown) {
   const at = `boot_sets.${key}`;
   const b = object(v, at);
   onlyKeys(b, BOOT_SET_FIELDS, at);
-  if (b.name !== undefined && b.name !== key) throw new Problem(400, `${at}.name: must be the boot set's key ("${key.slice(0, 127)}") when given`);
+  if (b.name !== undefined && b.name !== key)
+    throw new Problem(400, `${at}.name: must be the boot set's key ("${key.slice(0, 127)}") when given`);
   for (const l of LISTS) {
     const list = b[l];
     if (list !== undefined && list !== null && !(Array.isArray(list) && list.every((x) => typeof x === 'string'))) {
@@ -44,7 +57,8 @@ function bootSetInput(key: string, v: unknown) {
 function templateInput(body: unknown, o: { patch: boolean; name: string }): Json {
   const t = object(body);
   onlyKeys(t, ['description', 'enable_cfs', 'cfs', 'boot_sets', ...(o.patch ? [] : READ_ONLY)]);
-  if (!o.patch && t.name !== undefined && t.name !== o.name) throw new Problem(400, `name: must be the template's name in the path ("${o.name.slice(0, 127)}") when given`);
+  if (!o.patch && t.name !== undefined && t.name !== o.name)
+    throw new Problem(400, `name: must be the template's name in the path ("${o.name.slice(0, 127)}") when given`);
   booleans(t, ['enable_cfs']);
   const input: Json = {};
   if (t.description !== undefined) input.description = t.description;
@@ -58,9 +72,17 @@ function templateInput(body: unknown, o: { patch: boolean; name: string }): Json
 
 function bootSetToBos(b: BootSet): Json {
   return defined({
-    path: b.path, type: b.type, etag: b.etag, kernel_parameters: b.kernelParameters, node_list: b.nodeList,
-    node_roles_groups: b.nodeRolesGroups, node_groups: b.nodeGroups, arch: b.arch, rootfs_provider: b.rootfsProvider,
-    rootfs_provider_passthrough: b.rootfsProviderPassthrough, cfs: b.cfs ?? undefined,
+    path: b.path,
+    type: b.type,
+    etag: b.etag,
+    kernel_parameters: b.kernelParameters,
+    node_list: b.nodeList,
+    node_roles_groups: b.nodeRolesGroups,
+    node_groups: b.nodeGroups,
+    arch: b.arch,
+    rootfs_provider: b.rootfsProvider,
+    rootfs_provider_passthrough: b.rootfsProviderPassthrough,
+    cfs: b.cfs ?? undefined,
   });
 }
 
@@ -77,16 +99,22 @@ export function templateToBos(t: SessionTemplate): Json {
 
 /** BOS's validation answer: one JSON string, "Valid", or the errors (else the warnings) joined by "; ". */
 function validationText(v: TemplateValidation): string {
-  const join = (l: TemplateValidation['errors']) => l.map((m) => (m.field ? `${bosField(m.field)}: ${bosWords(m.message)}` : bosWords(m.message))).join('; ');
+  const join = (l: TemplateValidation['errors']) =>
+    l.map((m) => (m.field ? `${bosField(m.field)}: ${bosWords(m.message)}` : bosWords(m.message))).join('; ');
   if (!v.valid) return join(v.errors);
   return v.warnings.length ? join(v.warnings) : 'Valid';
 }
 
 export const templateRoutes: Route[] = [
-  { method: 'get', path: '/v2/sessiontemplates', handler: async ({ call }) => ok((await call<SessionTemplate[]>('sessionTemplates')).map(templateToBos)) },
+  {
+    method: 'get',
+    path: '/v2/sessiontemplates',
+    handler: async ({ call }) => ok((await call<SessionTemplate[]>('sessionTemplates')).map(templateToBos)),
+  },
   getOne<SessionTemplate>('/v2/sessiontemplates/:name', 'sessionTemplate', 'name', 'session template', templateToBos),
   {
-    method: 'put', path: '/v2/sessiontemplates/:name',
+    method: 'put',
+    path: '/v2/sessiontemplates/:name',
     handler: async ({ call, params, body }) => {
       const input = templateInput(body, { patch: false, name: params.name! });
       const r = await call<{ template: SessionTemplate }>('putSessionTemplate', { name: params.name, input });
@@ -94,7 +122,8 @@ export const templateRoutes: Route[] = [
     },
   },
   {
-    method: 'patch', path: '/v2/sessiontemplates/:name',
+    method: 'patch',
+    path: '/v2/sessiontemplates/:name',
     handler: async ({ call, params, body }) => {
       const patch = templateInput(body, { patch: true, name: params.name! });
       const r = await call<{ template: SessionTemplate }>('patchSessionTemplate', { name: params.name, patch });
@@ -102,15 +131,22 @@ export const templateRoutes: Route[] = [
     },
   },
   {
-    method: 'delete', path: '/v2/sessiontemplates/:name',
+    method: 'delete',
+    path: '/v2/sessiontemplates/:name',
     handler: async ({ call, params }) => {
       await call('deleteSessionTemplate', { name: params.name });
       return noContent;
     },
   },
   {
-    method: 'get', path: '/v2/sessiontemplatesvalid/:name',
-    handler: async ({ call, params }) => ok(validationText(await call<TemplateValidation>('validateSessionTemplate', { name: params.name }))),
+    method: 'get',
+    path: '/v2/sessiontemplatesvalid/:name',
+    handler: async ({ call, params }) =>
+      ok(validationText(await call<TemplateValidation>('validateSessionTemplate', { name: params.name }))),
   },
-  { method: 'get', path: '/v2/sessiontemplatetemplate', handler: async ({ call }) => ok(templateToBos(await call<SessionTemplate>('sessionTemplateExample'))) },
+  {
+    method: 'get',
+    path: '/v2/sessiontemplatetemplate',
+    handler: async ({ call }) => ok(templateToBos(await call<SessionTemplate>('sessionTemplateExample'))),
+  },
 ];

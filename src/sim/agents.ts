@@ -87,15 +87,12 @@ export class NodeAgents {
     } catch (e) {
       return retry(e);
     }
-    Promise.resolve(result).then(
-      () => {
-        if (!this.alive(node, gen)) return;
-        this.host.onReport(node.id, token);
-        const every = this.host.timing.reportIntervalMs;
-        if (every > 0) this.host.timers.after(every, () => this.report(node, gen, 1));
-      },
-      retry,
-    );
+    Promise.resolve(result).then(() => {
+      if (!this.alive(node, gen)) return;
+      this.host.onReport(node.id, token);
+      const every = this.host.timing.reportIntervalMs;
+      if (every > 0) this.host.timers.after(every, () => this.report(node, gen, 1));
+    }, retry);
   }
 
   private cfsReport(node: SimNode, gen: number, attempt: number): void {

@@ -76,10 +76,16 @@ export class Batcher {
   private readonly attempts = new Map<string, number>();
   readonly o: Required<BatcherOptions>;
 
-  constructor(private readonly host: BatcherHost, o: BatcherOptions = {}) {
+  constructor(
+    private readonly host: BatcherHost,
+    o: BatcherOptions = {},
+  ) {
     this.o = {
-      batchSize: o.batchSize ?? 25, batchWindowMs: o.batchWindowMs ?? 20, checkIntervalMs: o.checkIntervalMs ?? 10,
-      runTimeMs: o.runTimeMs ?? 20, disabled: o.disabled ?? false,
+      batchSize: o.batchSize ?? 25,
+      batchWindowMs: o.batchWindowMs ?? 20,
+      checkIntervalMs: o.checkIntervalMs ?? 10,
+      runTimeMs: o.runTimeMs ?? 20,
+      disabled: o.disabled ?? false,
     };
   }
 
@@ -118,7 +124,10 @@ export class Batcher {
     try {
       this.scan();
     } finally {
-      this.host.onCheck(this.open.reduce((n, b) => n + b.members.length, 0), this.inFlight.size);
+      this.host.onCheck(
+        this.open.reduce((n, b) => n + b.members.length, 0),
+        this.inFlight.size,
+      );
     }
   }
 
@@ -154,8 +163,13 @@ export class Batcher {
   private send(b: Batch): void {
     const name = this.host.newSessionName();
     const session: CfsSessionRecord = {
-      name, configuration_name: b.config.name, configuration_limit: b.pending.join(','),
-      ansible_limit: b.members.join(','), tags: this.commonTags(b.members), status: 'running', succeeded: 'none',
+      name,
+      configuration_name: b.config.name,
+      configuration_limit: b.pending.join(','),
+      ansible_limit: b.members.join(','),
+      tags: this.commonTags(b.members),
+      status: 'running',
+      succeeded: 'none',
       start_time: cfsTime(),
     };
     this.sessions.set(name, session);
@@ -179,7 +193,9 @@ export class Batcher {
         const l = b.config.layers[i]!;
         this.host.patch(id, {
           state_append: {
-            session_name: session.name, clone_url: l.clone_url, playbook: l.playbook || this.host.options.default_playbook,
+            session_name: session.name,
+            clone_url: l.clone_url,
+            playbook: l.playbook || this.host.options.default_playbook,
             commit: `${l.commit}${fails ? '_failed' : ''}`,
           },
           // The aggregator sends GET error_count + 1 for a failed host, 0 for a good one.

@@ -3,8 +3,16 @@
  * calls `changed()` so the batcher looks again; reads compute configuration_status on the fly.
  */
 import {
-  DEFAULT_CFS_OPTIONS, cfsTime, configurationStatus, matcher, newComponent, patchComponent,
-  type CfsOptions, type ComponentFilter, type ComponentPatch, type ListQuery,
+  DEFAULT_CFS_OPTIONS,
+  cfsTime,
+  configurationStatus,
+  matcher,
+  newComponent,
+  patchComponent,
+  type CfsOptions,
+  type ComponentFilter,
+  type ComponentPatch,
+  type ListQuery,
 } from './cfs.ts';
 import type { ConfigurationStatus } from '../adapters/ports.ts';
 import type { CfsComponent, CfsConfiguration, CfsLayer } from './types.ts';
@@ -22,7 +30,10 @@ export class CfsStore {
   private sorted?: string[];
 
   /** `changed(id)` after a component write, `changed()` when anything may have changed (configurations). */
-  constructor(o: Partial<CfsOptions> = {}, private readonly changed: (id?: string) => void = () => {}) {
+  constructor(
+    o: Partial<CfsOptions> = {},
+    private readonly changed: (id?: string) => void = () => {},
+  ) {
     this.options = { ...DEFAULT_CFS_OPTIONS, ...o };
   }
 
@@ -95,9 +106,15 @@ export class CfsStore {
     if (out.length === limit) for (let j = i; j < ids.length && !more; j++) more = match(this.components.get(ids[j]!)!);
     const next = more
       ? {
-          ids: q.ids ?? '', status: q.status ?? '', enabled: q.enabled ?? null, config_name: q.config_name ?? '',
-          state_details: q.state_details ?? false, config_details: q.config_details ?? false, tags: q.tags ?? '',
-          limit, after_id: out.at(-1)!.id,
+          ids: q.ids ?? '',
+          status: q.status ?? '',
+          enabled: q.enabled ?? null,
+          config_name: q.config_name ?? '',
+          state_details: q.state_details ?? false,
+          config_details: q.config_details ?? false,
+          tags: q.tags ?? '',
+          limit,
+          after_id: out.at(-1)!.id,
         }
       : null;
     return { components: out, next };

@@ -48,7 +48,9 @@ export function layerStatuses(c: CfsComponent, config: CfsConfiguration, o: CfsO
 
 /** `controllers/components.py _get_status`, exactly (csm-services §1.2). */
 export function configurationStatus(
-  c: CfsComponent, configs: ReadonlyMap<string, CfsConfiguration>, o: CfsOptions = DEFAULT_CFS_OPTIONS,
+  c: CfsComponent,
+  configs: ReadonlyMap<string, CfsConfiguration>,
+  o: CfsOptions = DEFAULT_CFS_OPTIONS,
 ): ConfigurationStatus {
   const desired = c.desired_config ? configs.get(c.desired_config) : undefined;
   if (!desired) return c.state.length > 0 ? 'configured' : 'unconfigured';
@@ -80,12 +82,22 @@ function toStateLayer(l: Partial<CfsStateLayer>, now: string, prev?: CfsStateLay
     commit = commit.slice(0, -m[0].length);
   }
   const layer: CfsStateLayer = {
-    clone_url: l.clone_url ?? '', playbook: l.playbook ?? '', commit, status,
-    last_updated: l.last_updated ?? now, session_name: l.session_name ?? '',
+    clone_url: l.clone_url ?? '',
+    playbook: l.playbook ?? '',
+    commit,
+    status,
+    last_updated: l.last_updated ?? now,
+    session_name: l.session_name ?? '',
   };
   // CASMCMS-9632: re-sent unchanged layers keep their time.
-  const same = prev?.find((p) => p.clone_url === layer.clone_url && p.playbook === layer.playbook
-    && p.commit === layer.commit && p.status === layer.status && p.session_name === layer.session_name);
+  const same = prev?.find(
+    (p) =>
+      p.clone_url === layer.clone_url &&
+      p.playbook === layer.playbook &&
+      p.commit === layer.commit &&
+      p.status === layer.status &&
+      p.session_name === layer.session_name,
+  );
   if (same && !l.last_updated) layer.last_updated = same.last_updated;
   return layer;
 }
@@ -131,24 +143,25 @@ export interface ComponentFilter {
 
 export function parseTags(s: string | undefined): [string, string][] {
   if (!s) return [];
-  return s.split(',').filter(Boolean).map((kv) => {
-    const i = kv.indexOf('=');
-    return i < 0 ? [kv, ''] : [kv.slice(0, i), kv.slice(i + 1)];
-  });
+  return s
+    .split(',')
+    .filter(Boolean)
+    .map((kv) => {
+      const i = kv.indexOf('=');
+      return i < 0 ? [kv, ''] : [kv.slice(0, i), kv.slice(i + 1)];
+    });
 }
 
-export function matcher(
-  f: ComponentFilter, configs: ReadonlyMap<string, CfsConfiguration>, o: CfsOptions,
-): (c: CfsComponent) => boolean {
+export function matcher(f: ComponentFilter, configs: ReadonlyMap<string, CfsConfiguration>, o: CfsOptions): (c: CfsComponent) => boolean {
   const ids = f.ids ? new Set(f.ids.split(',').filter(Boolean)) : undefined;
   const statuses = f.status ? new Set(f.status.split(',').filter(Boolean)) : undefined;
   const tags = parseTags(f.tags);
   return (c) =>
-    (!ids || ids.has(c.id))
-    && (f.enabled === undefined || c.enabled === f.enabled)
-    && (!f.config_name || c.desired_config === f.config_name)
-    && tags.every(([k, v]) => c.tags[k] === v)
-    && (!statuses || statuses.has(configurationStatus(c, configs, o)));
+    (!ids || ids.has(c.id)) &&
+    (f.enabled === undefined || c.enabled === f.enabled) &&
+    (!f.config_name || c.desired_config === f.config_name) &&
+    tags.every(([k, v]) => c.tags[k] === v) &&
+    (!statuses || statuses.has(configurationStatus(c, configs, o)));
 }
 
 export interface ListQuery extends ComponentFilter {
@@ -160,11 +173,17 @@ export interface ListQuery extends ComponentFilter {
 
 /** The wire view of a component for GET (configuration_status computed, state only on request). */
 export function componentView(
-  c: CfsComponent, configs: ReadonlyMap<string, CfsConfiguration>, o: CfsOptions,
+  c: CfsComponent,
+  configs: ReadonlyMap<string, CfsConfiguration>,
+  o: CfsOptions,
   q: { state_details?: boolean; config_details?: boolean } = {},
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {
-    id: c.id, desired_config: c.desired_config, enabled: c.enabled, error_count: c.error_count, tags: c.tags,
+    id: c.id,
+    desired_config: c.desired_config,
+    enabled: c.enabled,
+    error_count: c.error_count,
+    tags: c.tags,
   };
   if (c.retry_policy !== undefined) out.retry_policy = c.retry_policy;
   if (q.state_details) out.state = c.state.map(wireLayer);
@@ -177,8 +196,12 @@ export function componentView(
 /** The stored record as PATCH/PUT answer it (no computed status, state included). */
 export function componentRecord(c: CfsComponent): Record<string, unknown> {
   const out: Record<string, unknown> = {
-    id: c.id, desired_config: c.desired_config, state: c.state.map(wireLayer), error_count: c.error_count,
-    enabled: c.enabled, tags: c.tags,
+    id: c.id,
+    desired_config: c.desired_config,
+    state: c.state.map(wireLayer),
+    error_count: c.error_count,
+    enabled: c.enabled,
+    tags: c.tags,
   };
   if (c.retry_policy !== undefined) out.retry_policy = c.retry_policy;
   return out;
@@ -193,7 +216,11 @@ function desiredState(c: CfsComponent, configs: ReadonlyMap<string, CfsConfigura
   if (!cfg) return [];
   const statuses = layerStatuses(c, cfg, o);
   return cfg.layers.map((l: CfsLayer, i) => ({
-    clone_url: l.clone_url ?? '', playbook: l.playbook || o.default_playbook, commit: l.commit ?? '',
-    status: statuses[i], last_updated: cfg.last_updated, session_name: '',
+    clone_url: l.clone_url ?? '',
+    playbook: l.playbook || o.default_playbook,
+    commit: l.commit ?? '',
+    status: statuses[i],
+    last_updated: cfg.last_updated,
+    session_name: '',
   }));
 }

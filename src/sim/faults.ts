@@ -13,11 +13,7 @@ export interface FaultOptions {
 }
 
 /** What a service call should do, decided once per call. */
-export type ServiceDecision =
-  | { kind: 'ok'; delayMs: number }
-  | { kind: 'down' }
-  | { kind: 'fail'; delayMs: number }
-  | { kind: 'hang' };
+export type ServiceDecision = { kind: 'ok'; delayMs: number } | { kind: 'down' } | { kind: 'fail'; delayMs: number } | { kind: 'hang' };
 
 export class Faults {
   private readonly nodes = new Map<NodeFault, Set<string>>();
@@ -25,7 +21,10 @@ export class Faults {
   private readonly services = new Map<SimService, ServiceFault>();
   private readonly calls = new Map<SimService, number>();
 
-  constructor(private readonly seed: number, o: FaultOptions = {}) {
+  constructor(
+    private readonly seed: number,
+    o: FaultOptions = {},
+  ) {
     for (const f of NODE_FAULTS) this.nodes.set(f, new Set(o.nodes?.[f] ?? []));
     for (const [f, r] of Object.entries(o.rates ?? {})) this.rates.set(f as NodeFault, r ?? 0);
     for (const s of SIM_SERVICES) this.services.set(s, { ...(o.services?.[s] ?? {}) });

@@ -74,8 +74,14 @@ export class ImageStore {
     const manifest = { version: '1.0', created: '2026-01-01 00:00:00', arch, artifacts };
     this.put(`${base}/manifest.json`, JSON.stringify(manifest), 'application/json');
     const img: SimImage = {
-      id, manifest: `${base}/manifest.json`, kernel: `${base}/kernel`, initrd: initrd ? `${base}/initrd` : '',
-      rootfs: `${base}/rootfs`, rootfsEtag: rootfs.etag, bootParameters: params.body, arch,
+      id,
+      manifest: `${base}/manifest.json`,
+      kernel: `${base}/kernel`,
+      initrd: initrd ? `${base}/initrd` : '',
+      rootfs: `${base}/rootfs`,
+      rootfsEtag: rootfs.etag,
+      bootParameters: params.body,
+      arch,
     };
     this.images.set(img.manifest, img);
     return img;

@@ -97,7 +97,17 @@ export function buildLayout(seed: number, o: LayoutOptions = {}): Layout {
 
 function node(id: string, nid: number, role: string, subRole: string, arch: 'X86' | 'ARM', cls: 'Mountain' | 'River'): SimNode {
   return {
-    id, nid, role, subRole, arch, class: cls, enabled: true, locked: false,
-    power: 'off', hsmState: 'Off', powerUpdated: EPOCH, generation: 0,
+    id,
+    nid,
+    role,
+    subRole,
+    arch,
+    class: cls,
+    enabled: true,
+    locked: false,
+    power: 'off',
+    hsmState: 'Off',
+    powerUpdated: EPOCH,
+    generation: 0,
   };
 }

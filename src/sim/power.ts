@@ -66,9 +66,12 @@ export class PowerControl {
   start(operation: PcsOperation, xnames: string[]): PcsTransition {
     const now = new Date();
     const t: PcsTransition = {
-      transitionID: this.host.newId(), operation, createTime: now.toISOString(),
+      transitionID: this.host.newId(),
+      operation,
+      createTime: now.toISOString(),
       automaticExpirationTime: new Date(now.getTime() + 86_400_000).toISOString(),
-      transitionStatus: xnames.length ? 'in-progress' : 'completed', tasks: [],
+      transitionStatus: xnames.length ? 'in-progress' : 'completed',
+      tasks: [],
     };
     this.transitions.set(t.transitionID, t);
     this.trim();

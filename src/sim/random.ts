@@ -35,7 +35,12 @@ export function hashDraw(...parts: (string | number)[]): number {
 /** A version-4-shaped UUID from a PRNG (deterministic per seed and call order). */
 export function uuidFrom(next: () => number): string {
   const hex: string[] = [];
-  for (let i = 0; i < 16; i++) hex.push(Math.floor(next() * 256).toString(16).padStart(2, '0'));
+  for (let i = 0; i < 16; i++)
+    hex.push(
+      Math.floor(next() * 256)
+        .toString(16)
+        .padStart(2, '0'),
+    );
   hex[6] = '4' + hex[6]!.slice(1);
   hex[8] = ((parseInt(hex[8]!, 16) & 0x3f) | 0x80).toString(16);
   const h = hex.join('');

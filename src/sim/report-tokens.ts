@@ -41,7 +41,11 @@ function fileSource(file: string): (xname: string) => string | undefined {
     const text = readFileSync(file, 'utf8').trim();
     if (text.startsWith('{')) {
       const map = JSON.parse(text) as Record<string, unknown>;
-      current = new Map(Object.entries(map).filter((e): e is [string, string] => typeof e[1] === 'string').map(([k, v]) => [k, v.trim()]));
+      current = new Map(
+        Object.entries(map)
+          .filter((e): e is [string, string] => typeof e[1] === 'string')
+          .map(([k, v]) => [k, v.trim()]),
+      );
     } else {
       current = text || undefined;
     }

@@ -21,8 +21,12 @@ export interface SimRoleOptions {
 
 /** Realistic-but-quick timings for a hand-driven simulator (seconds, not the unit tests' milliseconds). */
 export const INTERACTIVE_TIMING: WorldOptions = {
-  powerOnDelayMs: 2000, powerOffDelayMs: 3000, forceOffDelayMs: 1000, bootDelayMs: 5000,
-  reportRetryBaseMs: 2000, reportRetryMaxMs: 30_000,
+  powerOnDelayMs: 2000,
+  powerOffDelayMs: 3000,
+  forceOffDelayMs: 1000,
+  bootDelayMs: 5000,
+  reportRetryBaseMs: 2000,
+  reportRetryMaxMs: 30_000,
   batcher: { batchSize: 25, batchWindowMs: 2000, checkIntervalMs: 1000, runTimeMs: 5000 },
 };
 
@@ -31,8 +35,12 @@ export const INTERACTIVE_TIMING: WorldOptions = {
  * engine's waits (FAST_OPTIONS) are a second or two. Reporters back off from 200 ms to 2 s.
  */
 export const FAST_TIMING: WorldOptions = {
-  powerOnDelayMs: 100, powerOffDelayMs: 100, forceOffDelayMs: 50, bootDelayMs: 200,
-  reportRetryBaseMs: 200, reportRetryMaxMs: 2000,
+  powerOnDelayMs: 100,
+  powerOffDelayMs: 100,
+  forceOffDelayMs: 50,
+  bootDelayMs: 200,
+  reportRetryBaseMs: 200,
+  reportRetryMaxMs: 2000,
   batcher: { batchSize: 25, batchWindowMs: 100, checkIntervalMs: 50, runTimeMs: 200 },
 };
 
@@ -41,19 +49,25 @@ export const FAST_TIMING: WorldOptions = {
  * timings as the in-process bench, so the real path and the in-process figure compare like for like).
  */
 export const INSTANT_TIMING: WorldOptions = {
-  powerOnDelayMs: 0, powerOffDelayMs: 0, forceOffDelayMs: 0, bootDelayMs: 0,
-  reportRetryBaseMs: 5, reportRetryMaxMs: 50,
+  powerOnDelayMs: 0,
+  powerOffDelayMs: 0,
+  forceOffDelayMs: 0,
+  bootDelayMs: 0,
+  reportRetryBaseMs: 5,
+  reportRetryMaxMs: 50,
   batcher: { batchSize: 1000, batchWindowMs: 0, checkIntervalMs: 5, runTimeMs: 0 },
 };
 
 export async function startSimRole(o: SimRoleOptions): Promise<{ world: SimWorld; server: SimServer; close(): Promise<void> }> {
   const world = new SimWorld({ river: true, ...INTERACTIVE_TIMING, ...o.world, nodes: o.nodes, seed: o.seed });
   const server = await startSimServer(world, {
-    port: o.port, host: o.host,
+    port: o.port,
+    host: o.host,
     report: o.bootorchUrl ? { url: o.bootorchUrl, authToken: o.reportToken } : undefined,
   });
   return {
-    world, server,
+    world,
+    server,
     close: async () => {
       await server.close();
       world.close();

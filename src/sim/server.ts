@@ -76,18 +76,33 @@ export async function startSimServer(world: SimWorld, o: SimServerOptions = {}):
   let agent: Agent | undefined;
   if (o.report) {
     const { url, authToken, timeoutMs } = o.report;
-    const urls = url.split(',').map((u) => u.trim()).filter(Boolean);
+    const urls = url
+      .split(',')
+      .map((u) => u.trim())
+      .filter(Boolean);
     const pool = new Agent({ connections: o.report.connections ?? 128, keepAliveTimeout: 30_000 });
     agent = pool;
-    const viaPool = ((input: string, init: RequestInit) => undiciFetch(input, { ...init, dispatcher: pool } as never)) as unknown as typeof fetch;
+    const viaPool = ((input: string, init: RequestInit) =>
+      undiciFetch(input, { ...init, dispatcher: pool } as never)) as unknown as typeof fetch;
     world.setReportHandler((xname, bssToken) =>
-      reportOnce({ url: urls[spread(xname, urls.length)]!, xname, bssToken, timeoutMs, fetch: viaPool,
-        authToken: typeof authToken === 'function' ? authToken(xname) : authToken }));
+      reportOnce({
+        url: urls[spread(xname, urls.length)]!,
+        xname,
+        bssToken,
+        timeoutMs,
+        fetch: viaPool,
+        authToken: typeof authToken === 'function' ? authToken(xname) : authToken,
+      }),
+    );
   }
   const reports: ReportCounts = { delivered: 0, refused: 0 };
   const unsubscribe = [
-    world.on('report', () => { reports.delivered++; }),
-    world.on('report-error', () => { reports.refused++; }),
+    world.on('report', () => {
+      reports.delivered++;
+    }),
+    world.on('report-error', () => {
+      reports.refused++;
+    }),
   ];
   const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
     if (serveMetrics(req, res)) return;
@@ -102,15 +117,17 @@ export async function startSimServer(world: SimWorld, o: SimServerOptions = {}):
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const url = `${o.tls ? 'https' : 'http'}://${host}:${addr.port}`;
   return {
-    url, port: addr.port,
+    url,
+    port: addr.port,
     urls: { hsm: url, pcs: `${url}/power-control/v1`, bss: url, cfs: url, s3: `${url}/s3` },
-    close: () => new Promise<void>((resolve) => {
-      // Hung requests (the timeout knob) would hold close() forever: cut every connection.
-      for (const off of unsubscribe) off();
-      server.closeAllConnections();
-      void agent?.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        // Hung requests (the timeout knob) would hold close() forever: cut every connection.
+        for (const off of unsubscribe) off();
+        server.closeAllConnections();
+        void agent?.destroy();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -132,7 +149,13 @@ async function readBody(req: http.IncomingMessage): Promise<string> {
   return Buffer.concat(parts).toString('utf8');
 }
 
-async function handle(world: SimWorld, reports: ReportCounts, req: http.IncomingMessage, res: http.ServerResponse, onExchange?: (x: Exchange) => void) {
+async function handle(
+  world: SimWorld,
+  reports: ReportCounts,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  onExchange?: (x: Exchange) => void,
+) {
   const raw = await readBody(req);
   const u = new URL(req.url ?? '/', 'http://sim');
   const method = (req.method ?? 'GET').toUpperCase();
@@ -153,8 +176,17 @@ async function handle(world: SimWorld, reports: ReportCounts, req: http.Incoming
     res.end(body);
     if (endpoint) simRequests.inc({ service, endpoint, code: String(reply.status) });
     onExchange?.({
-      service, endpoint, template, method, path, query: u.search.replace(/^\?/, ''), requestHeaders: req.headers,
-      requestBody: raw, status: reply.status, responseHeaders: headers, responseBody: body,
+      service,
+      endpoint,
+      template,
+      method,
+      path,
+      query: u.search.replace(/^\?/, ''),
+      requestHeaders: req.headers,
+      requestBody: raw,
+      status: reply.status,
+      responseHeaders: headers,
+      responseBody: body,
     });
   };
   const control = controlRoute(world, reports, method, u.pathname, raw);

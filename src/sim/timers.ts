@@ -11,10 +11,13 @@ export class Timers {
   /** Run `fn` after `ms` (0 = next macrotask). Returns a cancel function; cancelling twice is harmless. */
   after(ms: number, fn: () => void): () => void {
     if (this.closed) return () => {};
-    const h = setTimeout(() => {
-      this.handles.delete(h);
-      fn();
-    }, Math.max(0, ms));
+    const h = setTimeout(
+      () => {
+        this.handles.delete(h);
+        fn();
+      },
+      Math.max(0, ms),
+    );
     this.handles.add(h);
     return () => {
       clearTimeout(h);

@@ -23,8 +23,14 @@ import type { BssEntry, CfsLayer, SimNode, SimService } from './types.ts';
 export type WorldTiming = PowerTiming & AgentTiming;
 
 export const DEFAULT_TIMING: WorldTiming = {
-  powerStatusLagMs: 0, powerOnDelayMs: 5, powerOffDelayMs: 5, forceOffDelayMs: 2, bootDelayMs: 5,
-  reportRetryBaseMs: 5, reportRetryMaxMs: 50, reportIntervalMs: 0,
+  powerStatusLagMs: 0,
+  powerOnDelayMs: 5,
+  powerOffDelayMs: 5,
+  forceOffDelayMs: 2,
+  bootDelayMs: 5,
+  reportRetryBaseMs: 5,
+  reportRetryMaxMs: 50,
+  reportIntervalMs: 0,
 };
 
 export interface InitialState {
@@ -91,28 +97,35 @@ export class SimWorld {
     this.cfs = new CfsStore(o.cfsOptions, (id) => this.batcher?.touch(id));
     const commit = '0123456789abcdef0123456789abcdef01234567';
     const configs = o.configurations ?? {
-      'compute-cfg': [{ name: 'compute', clone_url: 'https://api-gw-service-nmn.local/vcs/cray/compute.git', playbook: 'site.yml', commit }],
+      'compute-cfg': [
+        { name: 'compute', clone_url: 'https://api-gw-service-nmn.local/vcs/cray/compute.git', playbook: 'site.yml', commit },
+      ],
       'uan-cfg': [{ name: 'uan', clone_url: 'https://api-gw-service-nmn.local/vcs/cray/uan.git', playbook: 'site.yml', commit }],
     };
     for (const [name, layers] of Object.entries(configs)) this.cfs.putConfiguration(name, layers);
     for (const id of this.nodes.keys()) this.cfs.put(id, {});
 
-    this.batcher = new Batcher({
-      timers: this.timers,
-      components: () => this.cfs.components.values(),
-      component: (id) => this.cfs.components.get(id),
-      configurations: this.cfs.configurations,
-      options: this.cfs.options,
-      patch: (id, p) => this.cfs.patch(id, p),
-      configFails: (id) => this.faults.has('configurationFails', id),
-      newSessionName: () => `batcher-${this.newId()}`,
-      onSession: (s, ids) => this.emit('cfs-session', { name: s.name, configuration: s.configuration_name, ids }),
-      onConfigured: (id, session, ok) => this.emit('configured', { id, session, ok }),
-      onCheck: (queued, inFlight) => this.emit('batcher-check', { queued, inFlight }),
-    }, o.batcher);
+    this.batcher = new Batcher(
+      {
+        timers: this.timers,
+        components: () => this.cfs.components.values(),
+        component: (id) => this.cfs.components.get(id),
+        configurations: this.cfs.configurations,
+        options: this.cfs.options,
+        patch: (id, p) => this.cfs.patch(id, p),
+        configFails: (id) => this.faults.has('configurationFails', id),
+        newSessionName: () => `batcher-${this.newId()}`,
+        onSession: (s, ids) => this.emit('cfs-session', { name: s.name, configuration: s.configuration_name, ids }),
+        onConfigured: (id, session, ok) => this.emit('configured', { id, session, ok }),
+        onCheck: (queued, inFlight) => this.emit('batcher-check', { queued, inFlight }),
+      },
+      o.batcher,
+    );
 
     this.power = new PowerControl({
-      timers: this.timers, faults: this.faults, timing: this.timing,
+      timers: this.timers,
+      faults: this.faults,
+      timing: this.timing,
       node: (id) => this.nodes.get(id),
       newId: () => this.newId(),
       setPower: (node, value, op) => this.setPower(node, value, op),
@@ -120,7 +133,9 @@ export class SimWorld {
       onFailed: (id, operation, error) => this.emit('power-failed', { id, operation, error }),
     });
     this.agents = new NodeAgents({
-      timers: this.timers, faults: this.faults, timing: this.timing,
+      timers: this.timers,
+      faults: this.faults,
+      timing: this.timing,
       bss: (id) => this.bss.get(id),
       reportHandler: () => this.reporter,
       wrongToken: (id) => uuidFrom(mulberry32(fnv1a(`wrong:${this.seed}:${id}`))),
@@ -263,8 +278,10 @@ export class SimWorld {
       const b = booted === true ? {} : booted;
       const img = this.defaultImage;
       const entry: BssEntry = {
-        kernel: b.kernel ?? img.kernel, initrd: b.initrd ?? img.initrd,
-        params: b.params ?? img.bootParameters, token: b.token ?? this.newId(),
+        kernel: b.kernel ?? img.kernel,
+        initrd: b.initrd ?? img.initrd,
+        params: b.params ?? img.bootParameters,
+        token: b.token ?? this.newId(),
       };
       for (const n of this.nodes.values()) {
         this.bss.set(n.id, { ...entry });
@@ -275,9 +292,15 @@ export class SimWorld {
       const cfg = this.cfs.configurations.get(init.desiredConfig);
       const configured = init.configured ?? true;
       for (const id of this.nodes.keys()) {
-        const state = configured && cfg
-          ? cfg.layers.map((l) => ({ clone_url: l.clone_url, playbook: l.playbook || 'site.yml', commit: l.commit, session_name: 'initial' }))
-          : [];
+        const state =
+          configured && cfg
+            ? cfg.layers.map((l) => ({
+                clone_url: l.clone_url,
+                playbook: l.playbook || 'site.yml',
+                commit: l.commit,
+                session_name: 'initial',
+              }))
+            : [];
         this.cfs.put(id, { desired_config: init.desiredConfig, state });
       }
     }

@@ -20,14 +20,26 @@ let w: World;
 describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
   beforeAll(async () => {
     w = await startWorld({
-      nodes: NODES, timing: 'interactive', faults: [`neverPowersOn=${BROKEN}`],
-      options: { polling_frequency: 2, transit_polling_frequency: 0.5, max_power_off_wait_time: 30, max_power_on_wait_time: 30,
-        max_boot_wait_time: 90, default_retry_policy: 1, discovery_frequency: 0, cleanup_completed_session_ttl: '0' },
+      nodes: NODES,
+      timing: 'interactive',
+      faults: [`neverPowersOn=${BROKEN}`],
+      options: {
+        polling_frequency: 2,
+        transit_polling_frequency: 0.5,
+        max_power_off_wait_time: 30,
+        max_power_on_wait_time: 30,
+        max_boot_wait_time: 90,
+        default_retry_policy: 1,
+        discovery_frequency: 0,
+        cleanup_completed_session_ttl: '0',
+      },
     });
     await readyCluster(w, NODES);
     mkdirSync(SCREENSHOTS, { recursive: true });
   }, 180_000);
-  afterAll(async () => { await w?.stop(); });
+  afterAll(async () => {
+    await w?.stop();
+  });
 
   test('sign in with the dev token; the whole machine is on the map', async () => {
     const { page } = w;
@@ -51,7 +63,9 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     await page.getByLabel('limit').fill('compute-a');
     await page.getByLabel('name').fill('console-reboot');
     await page.getByRole('button', { name: 'Dry run' }).click();
-    await expect.poll(() => page.getByTestId('plan-counts').textContent(), { timeout: 30_000 }).toContain(`${NODES / 2} nodes: ${NODES / 2} power cycle`);
+    await expect
+      .poll(() => page.getByTestId('plan-counts').textContent(), { timeout: 30_000 })
+      .toContain(`${NODES / 2} nodes: ${NODES / 2} power cycle`);
     await page.getByRole('button', { name: `Start reboot of ${NODES / 2} nodes` }).click();
     await page.waitForSelector('[data-testid=session-page]', { timeout: 15_000 });
 
@@ -67,15 +81,26 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     await waitFor(() => see(['POWER_OFF_GRACEFULLY_CALLED']), 'nodes powering off on the map', 60_000);
     await waitFor(() => see(['POWER_ON_CALLED']), 'nodes powering on on the map', 60_000);
     // The screenshot: three statuses at once, and the legend (throttled) caught up with the map.
-    await waitFor(async () => {
-      const c = await mapCounts(page);
-      if (Object.keys(c).length < 3) return false;
-      const legend = await page.getByTestId('legend').locator('b[data-status]').evaluateAll((bs) => bs.map((b) => [b.getAttribute('data-status'), Number(b.textContent)]));
-      return legend.every(([s, n]) => (c[s as string] ?? 0) === n);
-    }, 'the map mid-reboot, three statuses at once', 60_000);
+    await waitFor(
+      async () => {
+        const c = await mapCounts(page);
+        if (Object.keys(c).length < 3) return false;
+        const legend = await page
+          .getByTestId('legend')
+          .locator('b[data-status]')
+          .evaluateAll((bs) => bs.map((b) => [b.getAttribute('data-status'), Number(b.textContent)]));
+        return legend.every(([s, n]) => (c[s as string] ?? 0) === n);
+      },
+      'the map mid-reboot, three statuses at once',
+      60_000,
+    );
     await page.screenshot({ path: path.join(SCREENSHOTS, 'map-mid-reboot.png') });
     await waitFor(() => see(['CONFIGURING']), 'nodes configuring on the map', 90_000);
-    await waitFor(async () => (await mapCounts(page)).FAILED === 1 && (await mapCounts(page)).STABLE === NODES - 1, 'all stable but the broken node', 180_000);
+    await waitFor(
+      async () => (await mapCounts(page)).FAILED === 1 && (await mapCounts(page)).STABLE === NODES - 1,
+      'all stable but the broken node',
+      180_000,
+    );
     // The map agrees with the API, node for node.
     const failed = await w.gql('{ components(filter: { status: [FAILED] }) { nodes { id failureReason } } }');
     expect(failed.components.nodes.map((n: { id: string }) => n.id)).toEqual([BROKEN]);
@@ -84,7 +109,7 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
   test('the failed node: hover names it, a click opens its page with the reason and explain', async () => {
     const { page } = w;
     await page.getByLabel('status').selectOption('FAILED');
-    const at = await page.evaluate((id) => (window as any).__bootorchMap.locate(id), BROKEN) as { x: number; y: number };
+    const at = (await page.evaluate((id) => (window as any).__bootorchMap.locate(id), BROKEN)) as { x: number; y: number };
     await page.mouse.move(at.x, at.y);
     await expect.poll(() => page.getByTestId('map-tip').textContent(), { timeout: 5_000 }).toContain(BROKEN);
     await page.mouse.down();
@@ -112,7 +137,11 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     expect((await w.gql('{ session(name: "console-abort") { paused } }')).session.paused).toBe(true);
     page.once('dialog', (d) => void d.accept());
     await page.getByRole('button', { name: 'Abort' }).click();
-    await waitFor(async () => (await w.gql('{ session(name: "console-abort") { aborted status { status } } }')).session.aborted, 'session aborted', 30_000);
+    await waitFor(
+      async () => (await w.gql('{ session(name: "console-abort") { aborted status { status } } }')).session.aborted,
+      'session aborted',
+      30_000,
+    );
     await page.waitForSelector('[data-testid=session-page][data-status=COMPLETE]', { timeout: 60_000 });
     await expect.poll(() => page.getByTestId('failure-groups').textContent(), { timeout: 30_000 }).toContain('aborted');
   }, 180_000);

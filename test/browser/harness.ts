@@ -33,18 +33,31 @@ export interface World {
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const s = createServer().once('error', reject).listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
+    const s = createServer()
+      .once('error', reject)
+      .listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
   });
 }
 
 /** Debian's chromium (CHROMIUM_PATH to override), headless, with its profile in `userDataDir` (an empty folder). */
 export function launchChromium(userDataDir: string): Promise<BrowserContext> {
   return chromium.launchPersistentContext(userDataDir, {
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, viewport: { width: 1400, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1400, height: 900 },
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -57,17 +70,36 @@ export function waitFor<T>(cond: () => Promise<T | undefined | false>, what: str
       busy = true;
       try {
         const v = await cond();
-        if (v) { finish(); resolve(v); }
-      } catch (e) { finish(); reject(e); } finally { busy = false; }
+        if (v) {
+          finish();
+          resolve(v);
+        }
+      } catch (e) {
+        finish();
+        reject(e);
+      } finally {
+        busy = false;
+      }
     };
     const tick = setInterval(check, 200);
-    const deadline = setTimeout(() => { finish(); reject(new Error(`${what}: not reached within ${timeoutMs} ms`)); }, timeoutMs);
-    const finish = () => { clearInterval(tick); clearTimeout(deadline); };
+    const deadline = setTimeout(() => {
+      finish();
+      reject(new Error(`${what}: not reached within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const finish = () => {
+      clearInterval(tick);
+      clearTimeout(deadline);
+    };
     void check();
   });
 }
 
-export async function startWorld(o: { nodes: number; timing: 'fast' | 'interactive'; faults?: string[]; options: Record<string, unknown> }): Promise<World> {
+export async function startWorld(o: {
+  nodes: number;
+  timing: 'fast' | 'interactive';
+  faults?: string[];
+  options: Record<string, unknown>;
+}): Promise<World> {
   execFileSync('npm', ['run', '-s', 'build:web'], { cwd: ROOT, stdio: 'inherit' });
   const db = await freshDb();
   await db.pool.query('insert into options (id, data) values (1, $1)', [JSON.stringify(o.options)]);
@@ -84,14 +116,32 @@ export async function startWorld(o: { nodes: number; timing: 'fast' | 'interacti
     rmSync(userDataDir, { recursive: true, force: true });
   };
   try {
-    const sim = startRole('sim', {}, ['--nodes', String(o.nodes), '--port', '0', '--timing', o.timing,
-      ...(o.faults ?? []).flatMap((f) => ['--fault', f]), '--bootorch-url', `${baseUrl}/graphql`, '--report-token', DEV_ADMIN_TOKEN]);
+    const sim = startRole('sim', {}, [
+      '--nodes',
+      String(o.nodes),
+      '--port',
+      '0',
+      '--timing',
+      o.timing,
+      ...(o.faults ?? []).flatMap((f) => ['--fault', f]),
+      '--bootorch-url',
+      `${baseUrl}/graphql`,
+      '--report-token',
+      DEV_ADMIN_TOKEN,
+    ]);
     procs.push(['sim', sim]);
     const simUrl = (await sim.waitFor(/simulator: GET (\S+)\/sim\/info/))[1]!;
     const simEnv = Object.fromEntries([...sim.output().matchAll(/^export (\w+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
     const env = {
-      ...devAuthEnv(), DATABASE_URL: db.url, BOOTORCH_ADAPTERS: 'http', PORT: String(apiPort),
-      HSM_URL: simEnv.HSM_URL!, PCS_URL: simEnv.PCS_URL!, BSS_URL: simEnv.BSS_URL!, CFS_URL: simEnv.CFS_URL!, S3_URL: simEnv.S3_URL!,
+      ...devAuthEnv(),
+      DATABASE_URL: db.url,
+      BOOTORCH_ADAPTERS: 'http',
+      PORT: String(apiPort),
+      HSM_URL: simEnv.HSM_URL!,
+      PCS_URL: simEnv.PCS_URL!,
+      BSS_URL: simEnv.BSS_URL!,
+      CFS_URL: simEnv.CFS_URL!,
+      S3_URL: simEnv.S3_URL!,
       // The console and the test share one token: room for a browser's bursts next to the test's polling.
       BOOTORCH_RATE_LIMIT_BURST: '0',
     };
@@ -102,14 +152,16 @@ export async function startWorld(o: { nodes: number; timing: 'fast' | 'interacti
     procs.push(['worker', startRole('worker', env)]);
     const gql = async (query: string, variables: Record<string, unknown> = {}, token = DEV_ADMIN_TOKEN) => {
       const r = await fetch(`${baseUrl}/graphql`, {
-        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ query, variables }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ query, variables }),
       });
-      const body = await r.json() as { data?: any; errors?: unknown[] };
+      const body = (await r.json()) as { data?: any; errors?: unknown[] };
       if (body.errors) throw new Error(JSON.stringify(body.errors));
       return body.data;
     };
     browser = await launchChromium(userDataDir);
-    const page = browser.pages()[0] ?? await browser.newPage();
+    const page = browser.pages()[0] ?? (await browser.newPage());
     return { db, baseUrl, simUrl, simImage: simEnv.SIM_IMAGE!, browser, page, gql, logs, stop };
   } catch (e) {
     await stop().catch(() => {});
@@ -119,13 +171,18 @@ export async function startWorld(o: { nodes: number; timing: 'fast' | 'interacti
 
 /** The components discovery made, and a `compute` template over both compute groups. */
 export async function readyCluster(w: World, nodes: number): Promise<void> {
-  await waitFor(async () => Number((await w.db.pool.query('select count(*) from components')).rows[0].count) === nodes,
-    `${nodes} components discovered`, 90_000);
-  await w.gql(`mutation($b: [BootSetInput!]!) { putSessionTemplate(name: "compute", input: { cfs: { configuration: "compute-cfg" }, bootSets: $b }) { template { name } } }`,
-    { b: [{ name: 'compute', path: w.simImage, type: 's3', nodeGroups: ['compute-a', 'compute-b'] }] });
+  await waitFor(
+    async () => Number((await w.db.pool.query('select count(*) from components')).rows[0].count) === nodes,
+    `${nodes} components discovered`,
+    90_000,
+  );
+  await w.gql(
+    `mutation($b: [BootSetInput!]!) { putSessionTemplate(name: "compute", input: { cfs: { configuration: "compute-cfg" }, bootSets: $b }) { template { name } } }`,
+    { b: [{ name: 'compute', path: w.simImage, type: 's3', nodeGroups: ['compute-a', 'compute-b'] }] },
+  );
 }
 
 /** The map's status counts, as the canvas last drew them. */
 export async function mapCounts(page: Page): Promise<Record<string, number>> {
-  return JSON.parse(await page.getByTestId('machine-map').getAttribute('data-counts') ?? '{}') as Record<string, number>;
+  return JSON.parse((await page.getByTestId('machine-map').getAttribute('data-counts')) ?? '{}') as Record<string, number>;
 }

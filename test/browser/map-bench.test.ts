@@ -20,19 +20,31 @@ let w: World;
 describe.skipIf(!BROWSER_TESTS)(`map rendering at ${NODES} nodes`, () => {
   beforeAll(async () => {
     w = await startWorld({
-      nodes: NODES, timing: 'fast',
-      options: { polling_frequency: 2, transit_polling_frequency: 0.5, max_power_off_wait_time: 60, max_power_on_wait_time: 60,
-        max_boot_wait_time: 180, default_retry_policy: 3, discovery_frequency: 0, cleanup_completed_session_ttl: '0' },
+      nodes: NODES,
+      timing: 'fast',
+      options: {
+        polling_frequency: 2,
+        transit_polling_frequency: 0.5,
+        max_power_off_wait_time: 60,
+        max_power_on_wait_time: 60,
+        max_boot_wait_time: 180,
+        default_retry_policy: 3,
+        discovery_frequency: 0,
+        cleanup_completed_session_ttl: '0',
+      },
     });
     await readyCluster(w, NODES);
   }, 300_000);
-  afterAll(async () => { await w?.stop(); });
+  afterAll(async () => {
+    await w?.stop();
+  });
 
   test('first full map, then frame times through a reboot of every node', async () => {
     const { page } = w;
     await page.addInitScript((t) => sessionStorage.setItem('bootorch.token', t), DEV_ADMIN_TOKEN);
     await page.goto(`${w.baseUrl}/`);
-    const firstFullMapMs = await page.waitForFunction(() => (window as any).__bootorchMap?.firstFullMapMs, undefined, { timeout: 60_000 })
+    const firstFullMapMs = await page
+      .waitForFunction(() => (window as any).__bootorchMap?.firstFullMapMs, undefined, { timeout: 60_000 })
       .then((h) => h.jsonValue() as Promise<number>);
     expect(await mapCounts(page)).toEqual({ STABLE: NODES });
     process.stdout.write(`\nmap bench: first full map of ${NODES} nodes in ${Math.round(firstFullMapMs)} ms; rebooting them all\n`);
@@ -41,17 +53,26 @@ describe.skipIf(!BROWSER_TESTS)(`map rendering at ${NODES} nodes`, () => {
     await page.evaluate(() => {
       const gaps: number[] = [];
       let last = performance.now();
-      const tick = (t: number) => { gaps.push(t - last); last = t; (window as any).__frameGaps = gaps; requestAnimationFrame(tick); };
+      const tick = (t: number) => {
+        gaps.push(t - last);
+        last = t;
+        (window as any).__frameGaps = gaps;
+        requestAnimationFrame(tick);
+      };
       requestAnimationFrame(tick);
     });
     const drawsBefore = await page.evaluate(() => (window as any).__bootorchMap.drawMs.length as number);
     await w.gql('mutation { createSession(input: { operation: REBOOT, templateName: "compute", name: "bench" }) { session { name } } }');
     const seen = new Set<string>();
-    await waitFor(async () => {
-      const c = await mapCounts(page);
-      for (const s of Object.keys(c)) seen.add(s);
-      return seen.size > 2 && c.STABLE === NODES;
-    }, 'every node through the reboot and stable again on the map', 600_000);
+    await waitFor(
+      async () => {
+        const c = await mapCounts(page);
+        for (const s of Object.keys(c)) seen.add(s);
+        return seen.size > 2 && c.STABLE === NODES;
+      },
+      'every node through the reboot and stable again on the map',
+      600_000,
+    );
     const gaps = await page.evaluate(() => (window as any).__frameGaps as number[]);
     const draws = (await page.evaluate(() => (window as any).__bootorchMap.drawMs as number[])).slice(drawsBefore);
 

@@ -25,7 +25,8 @@ const NODES = Number(process.env.BENCH_SCALE_NODES ?? 100_000);
 const EVENTS = 40_000;
 const ids: string[] = [];
 for (let cab = 1000; ids.length < NODES; cab++) {
-  for (let c = 0; c < 8; c++) for (let s = 0; s < 8; s++) for (let b = 0; b < 2; b++) for (let n = 0; n < 2; n++) ids.push(`x${cab}c${c}s${s}b${b}n${n}`);
+  for (let c = 0; c < 8; c++)
+    for (let s = 0; s < 8; s++) for (let b = 0; b < 2; b++) for (let n = 0; n < 2; n++) ids.push(`x${cab}c${c}s${s}b${b}n${n}`);
 }
 ids.length = NODES;
 
@@ -50,25 +51,35 @@ describe.skipIf(!BROWSER_TESTS)(`map at ${NODES} nodes (synthetic API)`, () => {
   });
 
   test('first full map, frames under a stream of live events, hover', async () => {
-    const page = browser.pages()[0] ?? await browser.newPage();
+    const page = browser.pages()[0] ?? (await browser.newPage());
     await page.route('**/graphql', async (route) => {
       const body = route.request().postDataJSON() as { operationName: string; variables: { first?: number; after?: string | null } };
       let data: unknown = null;
-      if (body.operationName === 'ConsoleWhoami' || !body.operationName) data = { whoami: { subject: 'bench', role: 'VIEWER', tenant: null, via: 'API_TOKEN' } };
+      if (body.operationName === 'ConsoleWhoami' || !body.operationName)
+        data = { whoami: { subject: 'bench', role: 'VIEWER', tenant: null, via: 'API_TOKEN' } };
       else if (body.operationName === 'ConsoleTemplates') data = { sessionTemplates: [] };
       else if (body.operationName === 'ConsoleComponents') {
         const from = body.variables.after ? Number(body.variables.after) : 0;
         const to = Math.min(NODES, from + (body.variables.first ?? 1000));
-        data = { components: {
-          nodes: ids.slice(from, to).map((id) => ({ id, enabled: false, session: '', failureReason: '', status: { phase: 'NONE', status: 'STABLE' } })),
-          pageInfo: { hasNextPage: to < NODES, endCursor: String(to) },
-        } };
+        data = {
+          components: {
+            nodes: ids
+              .slice(from, to)
+              .map((id) => ({ id, enabled: false, session: '', failureReason: '', status: { phase: 'NONE', status: 'STABLE' } })),
+            pageInfo: { hasNextPage: to < NODES, endCursor: String(to) },
+          },
+        };
       }
-      await route.fulfill({ contentType: 'application/json', body: JSON.stringify(data ? { data } : { errors: [{ message: `not in this bench: ${body.operationName}` }] }) });
+      await route.fulfill({
+        contentType: 'application/json',
+        body: JSON.stringify(data ? { data } : { errors: [{ message: `not in this bench: ${body.operationName}` }] }),
+      });
     });
     let sent = 0;
     let subscribed: (() => void) | undefined;
-    const streamReady = new Promise<void>((resolve) => { subscribed = resolve; });
+    const streamReady = new Promise<void>((resolve) => {
+      subscribed = resolve;
+    });
     let stream: () => void = () => {};
     await page.routeWebSocket('**/graphql', (ws) => {
       ws.onMessage((raw) => {
@@ -82,8 +93,16 @@ describe.skipIf(!BROWSER_TESTS)(`map at ${NODES} nodes (synthetic API)`, () => {
           for (let msg = 0; msg < 2 && sent < EVENTS; msg++) {
             const events = [];
             for (let k = 0; k < 1000 && sent < EVENTS; k++, sent++) {
-              events.push({ cursor: String(sent + 1), componentId: ids[(sent * 7919) % NODES], session: 'bench', kind: 'transition',
-                toPhase: null, toStatus: statuses[Math.floor(sent / 1000) % 4], reason: null, error: null });
+              events.push({
+                cursor: String(sent + 1),
+                componentId: ids[(sent * 7919) % NODES],
+                session: 'bench',
+                kind: 'transition',
+                toPhase: null,
+                toStatus: statuses[Math.floor(sent / 1000) % 4],
+                reason: null,
+                error: null,
+              });
             }
             const componentEventBatches = { cursor: String(sent), events };
             ws.send(JSON.stringify({ id: m.id, type: 'next', payload: { data: { componentEventBatches } } }));
@@ -96,28 +115,40 @@ describe.skipIf(!BROWSER_TESTS)(`map at ${NODES} nodes (synthetic API)`, () => {
     });
     await page.addInitScript(() => sessionStorage.setItem('bootorch.token', 'bench'));
     await page.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
-    const firstFullMapMs = await page.waitForFunction(() => (window as any).__bootorchMap?.firstFullMapMs, undefined, { timeout: 120_000 })
+    const firstFullMapMs = await page
+      .waitForFunction(() => (window as any).__bootorchMap?.firstFullMapMs, undefined, { timeout: 120_000 })
       .then((h) => h.jsonValue() as Promise<number>);
     await page.waitForSelector(`[data-testid=machine-map][data-nodes="${NODES}"]`);
     await page.evaluate(() => {
       const gaps: number[] = [];
       (window as any).__frameGaps = gaps;
       let last = performance.now();
-      const tick = (t: number) => { gaps.push(t - last); last = t; (window as any).__frameGaps = gaps; requestAnimationFrame(tick); };
+      const tick = (t: number) => {
+        gaps.push(t - last);
+        last = t;
+        (window as any).__frameGaps = gaps;
+        requestAnimationFrame(tick);
+      };
       requestAnimationFrame(tick);
     });
     const drawsBefore = await page.evaluate(() => (window as any).__bootorchMap.drawMs.length as number);
     await streamReady;
     stream();
-    await waitFor(async () => sent >= EVENTS && (await page.evaluate(() => (window as any).__bootorchMap.liveEvents as number)) >= EVENTS,
-      `${EVENTS} live events applied`, 180_000);
+    await waitFor(
+      async () => sent >= EVENTS && (await page.evaluate(() => (window as any).__bootorchMap.liveEvents as number)) >= EVENTS,
+      `${EVENTS} live events applied`,
+      180_000,
+    );
     const gaps = await page.evaluate(() => (window as any).__frameGaps as number[]);
     const draws = (await page.evaluate(() => (window as any).__bootorchMap.drawMs as number[])).slice(drawsBefore);
-    const at = await page.evaluate((id) => (window as any).__bootorchMap.locate(id), ids[NODES - 1]) as { x: number; y: number };
+    const at = (await page.evaluate((id) => (window as any).__bootorchMap.locate(id), ids[NODES - 1])) as { x: number; y: number };
     await page.mouse.move(at.x, at.y);
     await expect.poll(() => page.getByTestId('map-tip').textContent(), { timeout: 10_000 }).toContain(ids[NODES - 1]);
     const figures = {
-      nodes: NODES, firstFullMapMs: Math.round(firstFullMapMs), liveEvents: EVENTS, frames: gaps.length,
+      nodes: NODES,
+      firstFullMapMs: Math.round(firstFullMapMs),
+      liveEvents: EVENTS,
+      frames: gaps.length,
       frameIntervalMs: { p50: +percentile(gaps, 50).toFixed(1), p95: +percentile(gaps, 95).toFixed(1), max: +Math.max(...gaps).toFixed(1) },
       drawMs: { p50: +percentile(draws, 50).toFixed(2), p95: +percentile(draws, 95).toFixed(2), max: +Math.max(...draws).toFixed(2) },
     };

@@ -12,7 +12,10 @@ describe('CFS v3 client against the simulator, under the CFS contract', () => {
   it('PATCHes in the dict form with ids filters, 1000 ids per call', async () => {
     const ids = rig.world.ids();
     const patched = await rig.adapters.config.patchComponents(ids, {
-      enabled: false, desiredConfig: 'compute-cfg', tags: { bos_session: 'b7e6' }, clearState: true,
+      enabled: false,
+      desiredConfig: 'compute-cfg',
+      tags: { bos_session: 'b7e6' },
+      clearState: true,
     });
     expect(patched).toEqual(ids);
     const calls = rig.exchanges.filter((x) => x.method === 'PATCH');
@@ -29,7 +32,12 @@ describe('CFS v3 client against the simulator, under the CFS contract', () => {
     const some = await rig.adapters.config.getComponents(ids.slice(0, 450));
     expect(some.map((c) => c.id)).toEqual(ids.slice(0, 450));
     expect(some[0]).toEqual({
-      id: ids[0], desiredConfig: 'compute-cfg', configurationStatus: 'pending', enabled: false, errorCount: 0, tags: { bos_session: 'b7e6' },
+      id: ids[0],
+      desiredConfig: 'compute-cfg',
+      configurationStatus: 'pending',
+      enabled: false,
+      errorCount: 0,
+      tags: { bos_session: 'b7e6' },
     });
     const gets = rig.exchanges.slice(n);
     expect(gets.map((x) => new URLSearchParams(x.query).get('ids')!.split(',').length)).toEqual([200, 200, 50]);
@@ -56,19 +64,33 @@ describe('CFS v3 client against the simulator, under the CFS contract', () => {
     // the AEE aggregator, failing then succeeding
     const layer = rig.world.cfs.configurations.get('compute-cfg')!.layers[0]!;
     r = await rig.raw(`/v3/components/${a}`, {
-      method: 'PATCH', body: { state_append: { session_name: 'batcher-1', clone_url: layer.clone_url, playbook: 'site.yml', commit: `${layer.commit}_failed` }, error_count: 1 },
+      method: 'PATCH',
+      body: {
+        state_append: { session_name: 'batcher-1', clone_url: layer.clone_url, playbook: 'site.yml', commit: `${layer.commit}_failed` },
+        error_count: 1,
+      },
     });
     expect((await r.json()).state[0]).toMatchObject({ status: 'failed', commit: layer.commit });
     let c = await (await rig.raw(`/v3/components/${a}?state_details=true`)).json();
     expect(c).toMatchObject({ configuration_status: 'pending', error_count: 1 });
     await rig.raw(`/v3/components/${a}`, {
-      method: 'PATCH', body: { state_append: { session_name: 'batcher-2', clone_url: layer.clone_url, playbook: 'site.yml', commit: layer.commit }, error_count: 0 },
+      method: 'PATCH',
+      body: {
+        state_append: { session_name: 'batcher-2', clone_url: layer.clone_url, playbook: 'site.yml', commit: layer.commit },
+        error_count: 0,
+      },
     });
     c = await (await rig.raw(`/v3/components?ids=${a},${b}&status=configured`)).json();
     expect(c.components.map((x: { id: string }) => x.id)).toEqual([a]);
     expect(c.components[0].state).toBeUndefined();
     expect((await rig.raw('/v3/components/x9999c0s0b0n0')).status).toBe(404);
-    const list = await rig.raw('/v3/components', { method: 'PATCH', body: [{ id: a, enabled: false }, { id: 'x9999c0s0b0n0', enabled: false }] });
+    const list = await rig.raw('/v3/components', {
+      method: 'PATCH',
+      body: [
+        { id: a, enabled: false },
+        { id: 'x9999c0s0b0n0', enabled: false },
+      ],
+    });
     expect(list.status).toBe(404);
     expect(rig.world.cfs.components.get(a)!.enabled).toBe(true);
     const ok = await rig.raw('/v3/components', { method: 'PATCH', body: [{ id: a, tags: { bos_session: '' } }] });
@@ -79,13 +101,20 @@ describe('CFS v3 client against the simulator, under the CFS contract', () => {
 
   it('stores configurations and options', async () => {
     const put = await rig.raw('/v3/configurations/uan-cfg-2', {
-      method: 'PUT', body: { layers: [{ name: 'uan', clone_url: 'https://vcs/uan.git', playbook: 'site.yml', branch: 'main' }] },
+      method: 'PUT',
+      body: { layers: [{ name: 'uan', clone_url: 'https://vcs/uan.git', playbook: 'site.yml', branch: 'main' }] },
     });
     const cfg = await put.json();
     expect(cfg.layers[0].commit).toMatch(/^[a-f0-9]{40}$/);
     expect(cfg.last_updated).toMatch(/Z$/);
     const dup = await rig.raw('/v3/configurations/dup', {
-      method: 'PUT', body: { layers: [{ clone_url: 'https://x', playbook: 'a.yml', commit: 'a'.repeat(40) }, { clone_url: 'https://x', playbook: 'a.yml', commit: 'b'.repeat(40) }] },
+      method: 'PUT',
+      body: {
+        layers: [
+          { clone_url: 'https://x', playbook: 'a.yml', commit: 'a'.repeat(40) },
+          { clone_url: 'https://x', playbook: 'a.yml', commit: 'b'.repeat(40) },
+        ],
+      },
     });
     expect(dup.status).toBe(400);
     expect((await rig.raw('/v3/configurations/compute-cfg', { method: 'DELETE' })).status).toBe(400);

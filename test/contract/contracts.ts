@@ -92,7 +92,10 @@ export interface Violation {
 }
 
 export class Contract {
-  private constructor(readonly service: ContractService, private readonly api: OpenAPIBackend) {}
+  private constructor(
+    readonly service: ContractService,
+    private readonly api: OpenAPIBackend,
+  ) {}
 
   static async load(service: ContractService): Promise<Contract> {
     let doc: Doc = parse(readFileSync(path.join(contractsDir(), FILES[service]), 'utf8'));
@@ -106,7 +109,10 @@ export class Contract {
     }
     ERRATA[service](doc);
     const api = new OpenAPIBackend({
-      definition: doc as never, strict: false, validate: true, quick: false,
+      definition: doc as never,
+      strict: false,
+      validate: true,
+      quick: false,
       customizeAjv: (ajv) => {
         addFormats(ajv);
         return ajv;
@@ -129,8 +135,11 @@ export class Contract {
       body = x.requestBody;
     }
     const req: OARequest = {
-      method: x.method.toLowerCase(), path: x.path.replace(STRIP[this.service], '') || '/', query,
-      headers: x.requestHeaders as Record<string, string>, body,
+      method: x.method.toLowerCase(),
+      path: x.path.replace(STRIP[this.service], '') || '/',
+      query,
+      headers: x.requestHeaders as Record<string, string>,
+      body,
     };
     const op = this.api.matchOperation(req);
     if (!op) return [{ exchange: name, where: 'route', errors: 'no operation in the contract matches this request' }];

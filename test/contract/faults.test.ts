@@ -12,7 +12,10 @@ afterAll(() => rig.close());
 const fast = { timeouts: { hsm: 0.2, pcs: 0.2, bss: 0.2, cfs: 0.2, ims: 0.2 }, maxBatchSize: 0 };
 
 async function failure(p: Promise<unknown>): Promise<ServiceError> {
-  const e = await p.then(() => undefined, (x) => x);
+  const e = await p.then(
+    () => undefined,
+    (x) => x,
+  );
   expect(e).toBeInstanceOf(ServiceError);
   return e as ServiceError;
 }
@@ -36,7 +39,11 @@ describe('HTTP clients under service faults', () => {
     // A flaky service: with retries most calls get through.
     rig.world.faults.setService('cfs', { failRate: 0.3 });
     let ok = 0;
-    for (let i = 0; i < 20; i++) ok += (await rig.adapters.config.configurationExists('compute-cfg').then(() => 1, () => 0));
+    for (let i = 0; i < 20; i++)
+      ok += await rig.adapters.config.configurationExists('compute-cfg').then(
+        () => 1,
+        () => 0,
+      );
     expect(ok).toBeGreaterThanOrEqual(17);
     rig.world.faults.setService('cfs', { failRate: 0 });
   });
@@ -74,7 +81,12 @@ describe('HTTP clients under service faults', () => {
     });
     const url = `http://127.0.0.1:${port}`;
     const dead = createHttpAdapters({
-      hsm: { url }, pcs: { url }, bss: { url }, cfs: { url }, ims: { url }, retry: { retries: 1, baseMs: 1, maxMs: 1 },
+      hsm: { url },
+      pcs: { url },
+      bss: { url },
+      cfs: { url },
+      ims: { url },
+      retry: { retries: 1, baseMs: 1, maxMs: 1 },
     });
     const e = await failure(dead.power.powerStatus(['x1000c0s0b0n0']));
     expect(e).toMatchObject({ service: 'pcs', endpoint: 'POST /power-status', transient: true });
@@ -97,7 +109,11 @@ describe('HTTP clients under service faults', () => {
     writeFileSync(file, 'first\n');
     const u = rig.server.urls;
     const a = createHttpAdapters({
-      hsm: { url: u.hsm, tokenFile: file }, pcs: { url: u.pcs }, bss: { url: u.bss }, cfs: { url: u.cfs }, ims: { url: u.s3 },
+      hsm: { url: u.hsm, tokenFile: file },
+      pcs: { url: u.pcs },
+      bss: { url: u.bss },
+      cfs: { url: u.cfs },
+      ims: { url: u.s3 },
     });
     await a.inventory.groups();
     expect(rig.exchanges.at(-1)!.requestHeaders.authorization).toBe('Bearer first');

@@ -28,15 +28,24 @@ export async function startRig(o: WorldOptions = {}, retry = { retries: 2, baseM
   const server = await startSimServer(world, { onExchange: (x) => exchanges.push(x) });
   const u = server.urls;
   const adapters = createHttpAdapters({
-    hsm: { url: u.hsm }, pcs: { url: u.pcs }, bss: { url: u.bss }, cfs: { url: u.cfs }, ims: { url: u.s3 }, retry,
+    hsm: { url: u.hsm },
+    pcs: { url: u.pcs },
+    bss: { url: u.bss },
+    cfs: { url: u.cfs },
+    ims: { url: u.s3 },
+    retry,
   });
   return {
-    world, server, adapters, exchanges,
-    raw: (p, init = {}) => fetch(`${server.url}${p}`, {
-      method: init.method ?? 'GET',
-      headers: { ...RAW, ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}), ...init.headers },
-      body: init.body === undefined ? undefined : typeof init.body === 'string' ? init.body : JSON.stringify(init.body),
-    }),
+    world,
+    server,
+    adapters,
+    exchanges,
+    raw: (p, init = {}) =>
+      fetch(`${server.url}${p}`, {
+        method: init.method ?? 'GET',
+        headers: { ...RAW, ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}), ...init.headers },
+        body: init.body === undefined ? undefined : typeof init.body === 'string' ? init.body : JSON.stringify(init.body),
+      }),
     violations: async () => {
       const out: Violation[] = [];
       for (const x of exchanges) {

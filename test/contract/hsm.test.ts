@@ -33,7 +33,7 @@ describe('HSM client against the simulator, under the HSM contract', () => {
   it('reads groups, partitions and locked nodes', async () => {
     const groups = await rig.adapters.inventory.groups();
     expect(groups.map((g) => g.label)).toEqual(expect.arrayContaining(['cab-x1000', 'cab-x3000', 'blade-x86', 'compute-a', 'compute-b']));
-    expect((await rig.adapters.inventory.partitions())).toEqual([{ label: 'p1', members: rig.world.partitions.get('p1') }]);
+    expect(await rig.adapters.inventory.partitions()).toEqual([{ label: 'p1', members: rig.world.partitions.get('p1') }]);
     expect(await rig.adapters.inventory.lockedNodes()).toEqual(['x1000c0s0b0n1']);
   });
 

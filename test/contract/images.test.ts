@@ -15,8 +15,11 @@ describe('image manifests over HTTP', () => {
     const img = rig.world.defaultImage;
     const got = await rig.adapters.images.resolve(img.manifest);
     expect(got).toEqual({
-      kernel: img.kernel, initrd: img.initrd, bootParameters: img.bootParameters,
-      rootfs: { path: img.rootfs, etag: img.rootfsEtag }, arch: 'x86_64',
+      kernel: img.kernel,
+      initrd: img.initrd,
+      bootParameters: img.bootParameters,
+      rootfs: { path: img.rootfs, etag: img.rootfsEtag },
+      arch: 'x86_64',
     });
     const paths = rig.exchanges.filter((x) => x.service === 'ims').map((x) => x.path);
     expect(paths).toEqual([`/s3/boot-images/${img.id}/manifest.json`, `/s3/boot-images/${img.id}/boot_parameters`]);

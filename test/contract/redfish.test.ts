@@ -35,13 +35,21 @@ beforeAll(async () => {
   ids = world.ids().slice(0, 5);
   const registry = new NodeRegistry(key);
   const drafts = ids.map((id, i) => ({
-    xname: id, mac: `52:54:00:00:02:0${i}`,
+    xname: id,
+    mac: `52:54:00:00:02:0${i}`,
     bmc: { driver: 'redfish', address: `${sim.url}/redfish/v1/Systems/${id}`, username: 'root', password: i === 4 ? undefined : 'calvin' },
   }));
-  drafts.push({ xname: 'x9000c0s0b0n0', mac: '52:54:00:00:02:09', bmc: { driver: 'redfish', address: `${sim.url}/redfish/v1/Systems/x9000c0s0b0n0`, username: 'root', password: 'calvin' } });
+  drafts.push({
+    xname: 'x9000c0s0b0n0',
+    mac: '52:54:00:00:02:09',
+    bmc: { driver: 'redfish', address: `${sim.url}/redfish/v1/Systems/x9000c0s0b0n0`, username: 'root', password: 'calvin' },
+  });
   const r = await registry.register(db.db, drafts);
   expect(r.ok).toBe(true);
-  power = new StandalonePower(db.db, { drivers: { ipmi: new IpmiTool(), redfish: new RedfishClient({ timeoutMs: 1000 }) }, secretKey: key });
+  power = new StandalonePower(db.db, {
+    drivers: { ipmi: new IpmiTool(), redfish: new RedfishClient({ timeoutMs: 1000 }) },
+    secretKey: key,
+  });
 });
 afterAll(async () => {
   await power?.idle();
@@ -50,7 +58,10 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const failed = async (tid: string) => { await power.idle(); return (await power.getTransition(tid))!.tasks; };
+const failed = async (tid: string) => {
+  await power.idle();
+  return (await power.getTransition(tid))!.tasks;
+};
 
 describe('Redfish power against the simulator', () => {
   it('reads PowerState per node; a missing system and a refused login are error entries, not a failed call', async () => {
@@ -117,8 +128,27 @@ describe.skipIf(!openssl)('Redfish over HTTPS with a self-signed BMC certificate
   it('gets through with BOOTORCH_BMC_CA_FILE and is refused as unreachable without it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'bootorch-bmc-tls-'));
     const ca = join(dir, 'cert.pem');
-    execFileSync(openssl!, ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-      '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', ca], { stdio: 'ignore' });
+    execFileSync(
+      openssl!,
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        ca,
+      ],
+      { stdio: 'ignore' },
+    );
     const tls = await startSimServer(world, { tls: { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(ca, 'utf8') } });
     try {
       const id = ids[0]!;

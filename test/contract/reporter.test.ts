@@ -6,11 +6,23 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPORT_MUTATION, ReportError, agentConfigFromEnv, graphqlUrl, parseCmdline, reportOnce, startReporterAgent } from '../../src/reporter/agent.ts';
+import {
+  REPORT_MUTATION,
+  ReportError,
+  agentConfigFromEnv,
+  graphqlUrl,
+  parseCmdline,
+  reportOnce,
+  startReporterAgent,
+} from '../../src/reporter/agent.ts';
 import { startSimServer } from '../../src/sim/server.ts';
 import { SimWorld } from '../../src/sim/world.ts';
 
-interface Seen { auth?: string; query: string; variables: { id: string; token: string } }
+interface Seen {
+  auth?: string;
+  query: string;
+  variables: { id: string; token: string };
+}
 const seen: Seen[] = [];
 /** What the stand-in answers next (a queue; empty = accepted). */
 const script: ((res: http.ServerResponse) => void)[] = [];
@@ -74,7 +86,9 @@ describe('node reporter', () => {
     let third!: () => void;
     const reported3 = new Promise<void>((resolve) => (third = resolve));
     const agent = startReporterAgent(cfg, {
-      msPerSecond: 0.01, random: () => 0.5, onReport: (k) => k === 3 && third(),
+      msPerSecond: 0.01,
+      random: () => 0.5,
+      onReport: (k) => k === 3 && third(),
       log: (m) => waits.push(Number(/in (\d+) s/.exec(m)![1])),
     });
     await reported3;

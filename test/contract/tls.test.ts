@@ -17,8 +17,27 @@ beforeAll(async () => {
   if (!openssl) return;
   const dir = mkdtempSync(join(tmpdir(), 'bootorch-tls-'));
   ca = join(dir, 'cert.pem');
-  execFileSync(openssl, ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-    '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', ca], { stdio: 'ignore' });
+  execFileSync(
+    openssl,
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      ca,
+    ],
+    { stdio: 'ignore' },
+  );
   world = new SimWorld({ nodes: 4 });
   server = await startSimServer(world, { tls: { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(ca, 'utf8') } });
 });
@@ -33,12 +52,21 @@ describe.skipIf(!openssl)('HTTPS with a CA bundle', () => {
     expect(u.hsm).toMatch(/^https:/);
     const ep = (url: string, caFile?: string) => ({ url, caFile });
     const good = createHttpAdapters({
-      hsm: ep(u.hsm, ca), pcs: ep(u.pcs, ca), bss: ep(u.bss, ca), cfs: ep(u.cfs, ca), ims: ep(u.s3, ca),
+      hsm: ep(u.hsm, ca),
+      pcs: ep(u.pcs, ca),
+      bss: ep(u.bss, ca),
+      cfs: ep(u.cfs, ca),
+      ims: ep(u.s3, ca),
     });
     expect((await good.inventory.listNodes()).length).toBe(4);
     await good.close();
     const bad = createHttpAdapters({
-      hsm: ep(u.hsm), pcs: ep(u.pcs), bss: ep(u.bss), cfs: ep(u.cfs), ims: ep(u.s3), retry: { retries: 0, baseMs: 1, maxMs: 1 },
+      hsm: ep(u.hsm),
+      pcs: ep(u.pcs),
+      bss: ep(u.bss),
+      cfs: ep(u.cfs),
+      ims: ep(u.s3),
+      retry: { retries: 0, baseMs: 1, maxMs: 1 },
     });
     const e = await bad.inventory.listNodes().catch((x) => x);
     expect(e).toMatchObject({ service: 'hsm', endpoint: 'GET /hsm/v2/State/Components' });

@@ -13,19 +13,31 @@ import { runRealPath, type RealPathStack } from '../../bench/real-path.ts';
 const NODES = 200;
 const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-interface Seen { rows: unknown[]; events: number; perNode: number[]; delivered: number; acceptedByReplica: number[] }
+interface Seen {
+  rows: unknown[];
+  events: number;
+  perNode: number[];
+  delivered: number;
+  acceptedByReplica: number[];
+}
 
 async function look(s: RealPathStack): Promise<Seen> {
-  const rows = (await s.conn.pool.query(`select id, status, phase, enabled, error, last_action, actual_kernel, actual_kernel_parameters = desired_kernel_parameters as params_match,
-    actual_bss_token = desired_bss_token as token_match from components order by id`)).rows;
-  const perNode = (await s.conn.pool.query(`select count(*)::int as n from component_events where kind = 'report' group by component_id`)).rows.map((r) => r.n as number);
-  const counters = await (await fetch(`${s.simUrl}/sim/counters`)).json() as { reports: { delivered: number } };
-  const acceptedByReplica = await Promise.all(s.apiUrls.map(async (u) => {
-    const text = await (await fetch(new URL('/metrics', u), { headers: { authorization: `Bearer ${s.adminToken}` } })).text();
-    const lines = text.split('\n').filter((l) => l.startsWith('bootorch_reports_total{') && l.includes('outcome="accepted"'));
-    if (!lines.length) throw new Error(`no accepted reports counted in /metrics:\n${text.slice(0, 2000)}`);
-    return lines.reduce((n, l) => n + Number(l.split(' ').pop()), 0);
-  }));
+  const rows = (
+    await s.conn.pool.query(`select id, status, phase, enabled, error, last_action, actual_kernel, actual_kernel_parameters = desired_kernel_parameters as params_match,
+    actual_bss_token = desired_bss_token as token_match from components order by id`)
+  ).rows;
+  const perNode = (
+    await s.conn.pool.query(`select count(*)::int as n from component_events where kind = 'report' group by component_id`)
+  ).rows.map((r) => r.n as number);
+  const counters = (await (await fetch(`${s.simUrl}/sim/counters`)).json()) as { reports: { delivered: number } };
+  const acceptedByReplica = await Promise.all(
+    s.apiUrls.map(async (u) => {
+      const text = await (await fetch(new URL('/metrics', u), { headers: { authorization: `Bearer ${s.adminToken}` } })).text();
+      const lines = text.split('\n').filter((l) => l.startsWith('bootorch_reports_total{') && l.includes('outcome="accepted"'));
+      if (!lines.length) throw new Error(`no accepted reports counted in /metrics:\n${text.slice(0, 2000)}`);
+      return lines.reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+    }),
+  );
   return { rows, events: perNode.reduce((a, b) => a + b, 0), perNode, delivered: counters.reports.delivered, acceptedByReplica };
 }
 
@@ -39,9 +51,24 @@ afterAll(async () => {
 test(`a ${NODES}-node reboot with the reports spread over two API replicas: none lost or doubled, the same result as with one`, async () => {
   let one!: Seen;
   let two!: Seen;
-  const a = await runRealPath(adminUrl, NODES, { replicas: 1, tag: '_test', inspect: async (s) => { one = await look(s); } });
-  const b = await runRealPath(adminUrl, NODES, { replicas: 2, tag: '_test', inspect: async (s) => { two = await look(s); } });
-  for (const [r, seen] of [[a, one], [b, two]] as const) {
+  const a = await runRealPath(adminUrl, NODES, {
+    replicas: 1,
+    tag: '_test',
+    inspect: async (s) => {
+      one = await look(s);
+    },
+  });
+  const b = await runRealPath(adminUrl, NODES, {
+    replicas: 2,
+    tag: '_test',
+    inspect: async (s) => {
+      two = await look(s);
+    },
+  });
+  for (const [r, seen] of [
+    [a, one],
+    [b, two],
+  ] as const) {
     expect(r.stable).toBe(NODES);
     expect(r.reported).toBe(NODES); // none lost
     expect(seen.perNode).toHaveLength(NODES);

@@ -8,7 +8,10 @@ import { startCluster, type Cluster } from '../helpers/cluster.ts';
 import { createReportBatcher } from '../../src/engine/reports.ts';
 
 let c: Cluster | undefined;
-afterEach(async () => { await c?.close(); c = undefined; });
+afterEach(async () => {
+  await c?.close();
+  c = undefined;
+});
 
 describe('classified failures', () => {
   it('power_off_timeout: PCS never shows the node off, forceful attempts run out', async () => {
@@ -61,7 +64,11 @@ describe('classified failures', () => {
     await c.template('t');
     await c.session('ni', { template: 't', operation: 'reboot' });
     await c.waitForSession('ni', 60_000);
-    expect((await c.components([gone!]))[0]).toMatchObject({ status: 'failed', failure_reason: 'not_in_inventory', error: 'Component information was not returned by cfs' });
+    expect((await c.components([gone!]))[0]).toMatchObject({
+      status: 'failed',
+      failure_reason: 'not_in_inventory',
+      error: 'Component information was not returned by cfs',
+    });
     expect((await c.components([ok!]))[0]).toMatchObject({ status: 'stable' });
   });
 });

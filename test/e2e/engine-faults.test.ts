@@ -6,7 +6,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../helpers/cluster.ts';
 
 let c: Cluster | undefined;
-afterEach(async () => { await c?.close(); c = undefined; });
+afterEach(async () => {
+  await c?.close();
+  c = undefined;
+});
 
 describe('engine: faults become escalations, retries and classified failures', () => {
   it('a node that ignores soft-off is forced off after max_power_off_wait_time', async () => {

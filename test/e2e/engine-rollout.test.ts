@@ -8,7 +8,10 @@ import { resumeSession, abortSession } from '../../src/db/sessions/control.ts';
 import { explainComponent, explainSession } from '../../src/api/explain.ts';
 
 let c: Cluster | undefined;
-afterEach(async () => { await c?.close(); c = undefined; });
+afterEach(async () => {
+  await c?.close();
+  c = undefined;
+});
 
 /** Max number of the session's nodes in flight at once, replayed from the event log. */
 function maxInFlight(events: any[]): number {
@@ -86,7 +89,12 @@ describe('rollout policies', () => {
     await c.engine.scheduler.kick(c.db.db, ['status']);
     await c.waitForSession('fb', 60_000);
     const rows = await c.components();
-    expect(rows.filter((r) => r.status === 'failed').map((r) => r.id).sort()).toEqual(ids.slice(0, 3));
+    expect(
+      rows
+        .filter((r) => r.status === 'failed')
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual(ids.slice(0, 3));
     expect(rows.filter((r) => r.status === 'stable')).toHaveLength(7);
   });
 

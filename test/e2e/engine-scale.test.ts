@@ -8,9 +8,18 @@ import { startCluster, type Cluster } from '../helpers/cluster.ts';
 import { readSessionStatus } from '../../src/db/sessions/status.ts';
 
 let c: Cluster | undefined;
-afterEach(async () => { await c?.close(); c = undefined; });
+afterEach(async () => {
+  await c?.close();
+  c = undefined;
+});
 
-const INSTANT = { powerOnDelayMs: 0, powerOffDelayMs: 0, forceOffDelayMs: 0, bootDelayMs: 0, batcher: { batchSize: 1000, batchWindowMs: 0, checkIntervalMs: 5, runTimeMs: 0 } };
+const INSTANT = {
+  powerOnDelayMs: 0,
+  powerOffDelayMs: 0,
+  forceOffDelayMs: 0,
+  bootDelayMs: 0,
+  batcher: { batchSize: 1000, batchWindowMs: 0, checkIntervalMs: 5, runTimeMs: 0 },
+};
 
 describe('engine at 1,000 nodes with faults', () => {
   it('fails exactly the nodes that never power on; the stubborn ones are forced off and finish', async () => {
@@ -35,7 +44,10 @@ describe('engine at 1,000 nodes with faults', () => {
     expect(s.error).toBeNull();
 
     const rows = await c.components();
-    const failed = rows.filter((r) => r.status === 'failed').map((r) => r.id).sort();
+    const failed = rows
+      .filter((r) => r.status === 'failed')
+      .map((r) => r.id)
+      .sort();
     expect(failed).toEqual(dead);
     for (const r of rows.filter((x) => x.status !== 'failed')) {
       expect(r, r.id).toMatchObject({ enabled: false, phase: '', status: 'stable' });

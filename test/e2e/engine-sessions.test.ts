@@ -7,7 +7,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../helpers/cluster.ts';
 
 let c: Cluster | undefined;
-afterEach(async () => { await c?.close(); c = undefined; });
+afterEach(async () => {
+  await c?.close();
+  c = undefined;
+});
 
 function expectDone(rows: any[], kernel: string) {
   for (const r of rows) {

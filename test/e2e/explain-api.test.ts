@@ -15,10 +15,11 @@ let bearer: Record<string, string> = {};
 
 async function gql(query: string, variables: Record<string, unknown> = {}) {
   const r = await fetch(api.url, {
-    method: 'POST', headers: { 'content-type': 'application/json', ...bearer },
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...bearer },
     body: JSON.stringify({ query, variables }),
   });
-  const body = await r.json() as { data?: any; errors?: Array<{ message: string; extensions?: Record<string, unknown> }> };
+  const body = (await r.json()) as { data?: any; errors?: Array<{ message: string; extensions?: Record<string, unknown> }> };
   if (body.errors) throw new Error(JSON.stringify(body.errors));
   return body.data;
 }
@@ -39,16 +40,35 @@ beforeAll(async () => {
   c.world.setLocked([ids[5]!, ids[17]!]);
   c.world.setEnabled([ids[9]!, ids[30]!], false);
   // One node HSM knows that is not a bootorch component (after discovery's start-up pass, which would re-add it).
-  await c.waitFor(async () => Number((await c.db.pool.query(`select count(*) from pgboss.job
-    where name = 'bootorch-op-discovery' and state = 'completed'`)).rows[0].count) > 0, 'discovery ran');
+  await c.waitFor(
+    async () =>
+      Number(
+        (
+          await c.db.pool.query(`select count(*) from pgboss.job
+    where name = 'bootorch-op-discovery' and state = 'completed'`)
+        ).rows[0].count,
+      ) > 0,
+    'discovery ran',
+  );
   const plain = ids.find((id, i) => i > 30 && c.world.node(id)!.arch === 'X86' && c.world.node(id)!.role === 'Compute');
   await c.db.pool.query('delete from components where id = $1', [plain]);
   await c.template('t', { groups: ['compute-a', 'compute-b'] });
   const auth = await testAuth(c.db.db);
   bearer = auth.bearer(auth.adminToken);
-  api = await startApiServer({ db: c.db.db, scheduler: c.engine.scheduler, port: 0, host: '127.0.0.1', auth: auth.auth, adapters: c.adapters, images: c.adapters.images });
+  api = await startApiServer({
+    db: c.db.db,
+    scheduler: c.engine.scheduler,
+    port: 0,
+    host: '127.0.0.1',
+    auth: auth.auth,
+    adapters: c.adapters,
+    images: c.adapters.images,
+  });
 });
-afterAll(async () => { await api?.close(); await c?.close(); });
+afterAll(async () => {
+  await api?.close();
+  await c?.close();
+});
 
 describe('planSession', () => {
   it('equals what session setup does, on randomised limits', async () => {
@@ -71,20 +91,35 @@ describe('planSession', () => {
       const plan = (await gql(PLAN, { input })).planSession;
       expect(plan.valid, limit).toBe(true);
       await gql(CREATE, { input });
-      await c.waitFor(async () => (await c.db.pool.query(`select status from sessions where name = $1`, [`p${i}`])).rows[0].status !== 'pending', `p${i} set up`);
+      await c.waitFor(
+        async () => (await c.db.pool.query(`select status from sessions where name = $1`, [`p${i}`])).rows[0].status !== 'pending',
+        `p${i} set up`,
+      );
       const s = (await c.db.pool.query(`select status, error, components from sessions where name = $1`, [`p${i}`])).rows[0];
-      const planned = plan.nodes.filter((n: any) => n.action !== 'SKIP').map((n: any) => n.id).sort();
+      const planned = plan.nodes
+        .filter((n: any) => n.action !== 'SKIP')
+        .map((n: any) => n.id)
+        .sort();
       if (plan.setupError) {
         expect(s.error, limit).toBe(plan.setupError);
         expect(planned).toEqual([]);
         continue;
       }
       expect(s.components.split(',').sort(), limit).toEqual(planned);
-      const rows = (await c.db.pool.query(`select id, desired_kernel, desired_kernel_parameters, desired_configuration
-        from components where session = $1 order by id`, [`p${i}`])).rows;
+      const rows = (
+        await c.db.pool.query(
+          `select id, desired_kernel, desired_kernel_parameters, desired_configuration
+        from components where session = $1 order by id`,
+          [`p${i}`],
+        )
+      ).rows;
       for (const r of rows) {
         const bs = plan.bootSets[0];
-        expect(r).toMatchObject({ desired_kernel: bs.kernel, desired_kernel_parameters: bs.kernelParameters, desired_configuration: bs.configuration });
+        expect(r).toMatchObject({
+          desired_kernel: bs.kernel,
+          desired_kernel_parameters: bs.kernelParameters,
+          desired_configuration: bs.configuration,
+        });
       }
       // Every node the plan left out has its reason, and none of them was touched by the session.
       for (const n of plan.nodes.filter((x: any) => x.action === 'SKIP')) expect(n.skipReason).toBeTruthy();
@@ -110,13 +145,20 @@ describe('planSession', () => {
 
 describe('explain, timeline, pause / resume / abort', () => {
   it('explains a node waiting for forceful power-off and a paused session, and aborts it', async () => {
-    const x86 = (await c.db.pool.query(`select id from components where id = any($1::text[]) order by id`, [c.world.ids()])).rows.map((r) => r.id);
+    const x86 = (await c.db.pool.query(`select id from components where id = any($1::text[]) order by id`, [c.world.ids()])).rows.map(
+      (r) => r.id,
+    );
     const [a, b] = x86.filter((id: string) => c.world.node(id)!.arch === 'X86' && c.world.node(id)!.enabled && !c.world.node(id)!.locked);
     c.world.faults.setNodes('ignoresSoftOff', [a, b]);
     await gql(CREATE, { input: { operation: 'REBOOT', templateName: 't', name: 'ex', limit: `${a},${b}` } });
     await c.waitFor(async () => (await c.components([a])).every((r) => r.status === 'power_off_gracefully_called'), 'graceful');
-    const e = (await gql(`query($id: ID!) { explain(componentId: $id) { summary waitingFor nextOperator status powerState
-      decision { rule why } criteria { operator criterion met detail } blockers { kind } lastEvents { kind action } } }`, { id: a })).explain;
+    const e = (
+      await gql(
+        `query($id: ID!) { explain(componentId: $id) { summary waitingFor nextOperator status powerState
+      decision { rule why } criteria { operator criterion met detail } blockers { kind } lastEvents { kind action } } }`,
+        { id: a },
+      )
+    ).explain;
     expect(e.waitingFor).toBe('FORCEFUL_POWER_OFF');
     expect(e.summary).toMatch(/forceful after 30 s, in \d+ s/);
     expect(e.powerState).toBe('on');
@@ -137,9 +179,15 @@ describe('explain, timeline, pause / resume / abort', () => {
     const [row] = await c.components([a]);
     expect(row).toMatchObject({ enabled: false, failure_reason: 'aborted', status: 'failed' });
 
-    const page1 = (await gql(`{ componentTimeline(session: "ex", first: 3) { events { cursor kind actor } nextCursor } }`)).componentTimeline;
+    const page1 = (await gql(`{ componentTimeline(session: "ex", first: 3) { events { cursor kind actor } nextCursor } }`))
+      .componentTimeline;
     expect(page1.events).toHaveLength(3);
-    const page2 = (await gql(`query($after: String) { componentTimeline(session: "ex", first: 1000, after: $after) { events { cursor kind actor } nextCursor } }`, { after: page1.nextCursor })).componentTimeline;
+    const page2 = (
+      await gql(
+        `query($after: String) { componentTimeline(session: "ex", first: 1000, after: $after) { events { cursor kind actor } nextCursor } }`,
+        { after: page1.nextCursor },
+      )
+    ).componentTimeline;
     expect(Number(page2.events[0].cursor)).toBeGreaterThan(Number(page1.events[2].cursor));
     expect(page2.events.some((x: any) => x.kind === 'failed' && x.actor === 'tester')).toBe(true);
     expect(page2.nextCursor).toBeNull();

@@ -8,7 +8,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../helpers/cluster.ts';
 
 let c: Cluster | undefined;
-afterEach(async () => { await c?.close(); c = undefined; });
+afterEach(async () => {
+  await c?.close();
+  c = undefined;
+});
 
 describe('forced off after a failed boot', () => {
   it('keeps boot_never_reported as the reason', async () => {

@@ -28,7 +28,11 @@ const NODES = 500;
  * failed attempts (a service outage counts an attempt per try).
  */
 const OPTIONS = {
-  ...FAST_OPTIONS, max_power_off_wait_time: 20, max_power_on_wait_time: 20, max_boot_wait_time: 120, default_retry_policy: 10,
+  ...FAST_OPTIONS,
+  max_power_off_wait_time: 20,
+  max_power_on_wait_time: 20,
+  max_boot_wait_time: 120,
+  default_retry_policy: 10,
   // The shortest read timeout the options allow (the fault test makes CFS slower than it).
   cfs_read_timeout: 10,
 };
@@ -46,10 +50,12 @@ let tokensDir: string;
 /** A port that was free a moment ago (the simulator's nodes must know the API's URL before it starts). */
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const s = createServer().once('error', reject).listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
+    const s = createServer()
+      .once('error', reject)
+      .listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
   });
 }
 
@@ -62,25 +68,46 @@ function waitFor<T>(cond: () => Promise<T | undefined | false>, what: string, ti
       busy = true;
       try {
         const v = await cond();
-        if (v) { finish(); resolve(v); }
-      } catch (e) { finish(); reject(e); } finally { busy = false; }
+        if (v) {
+          finish();
+          resolve(v);
+        }
+      } catch (e) {
+        finish();
+        reject(e);
+      } finally {
+        busy = false;
+      }
     };
     const tick = setInterval(check, 200);
-    const deadline = setTimeout(() => { finish(); reject(new Error(`${what}: not reached within ${timeoutMs} ms\n${logs()}`)); }, timeoutMs);
-    const finish = () => { clearInterval(tick); clearTimeout(deadline); };
+    const deadline = setTimeout(() => {
+      finish();
+      reject(new Error(`${what}: not reached within ${timeoutMs} ms\n${logs()}`));
+    }, timeoutMs);
+    const finish = () => {
+      clearInterval(tick);
+      clearTimeout(deadline);
+    };
     void check();
   });
 }
 
-const logs = () => [['sim', sim], ['api', api], ['worker', worker]]
-  .map(([n, p]) => `--- ${n} (last 2000 chars):\n${(p as RoleProcess | undefined)?.output().slice(-2000) ?? ''}`).join('\n');
+const logs = () =>
+  [
+    ['sim', sim],
+    ['api', api],
+    ['worker', worker],
+  ]
+    .map(([n, p]) => `--- ${n} (last 2000 chars):\n${(p as RoleProcess | undefined)?.output().slice(-2000) ?? ''}`)
+    .join('\n');
 
 async function gql(query: string, variables: Record<string, unknown> = {}) {
   const r = await fetch(apiUrl, {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
     body: JSON.stringify({ query, variables }),
   });
-  const body = await r.json() as { data?: any; errors?: unknown[] };
+  const body = (await r.json()) as { data?: any; errors?: unknown[] };
   if (body.errors) throw new Error(JSON.stringify(body.errors));
   return body.data;
 }
@@ -92,19 +119,32 @@ async function simGet(p: string): Promise<any> {
 }
 
 async function simFaults(change: Record<string, unknown>): Promise<void> {
-  const r = await fetch(`${simUrl}/sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(change) });
+  const r = await fetch(`${simUrl}/sim/faults`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(change),
+  });
   expect(r.status, await r.clone().text()).toBe(200);
 }
 
 const callsTo = (counters: any, service: string) =>
-  Object.entries(counters.calls as Record<string, number>).filter(([k]) => k.startsWith(`${service} `)).reduce((n, [, v]) => n + v, 0);
+  Object.entries(counters.calls as Record<string, number>)
+    .filter(([k]) => k.startsWith(`${service} `))
+    .reduce((n, [, v]) => n + v, 0);
 
 async function sessionRow(name: string) {
   return (await db.pool.query('select * from sessions where name = $1', [name])).rows[0];
 }
 
 const waitComplete = (name: string, timeoutMs: number) =>
-  waitFor(async () => { const s = await sessionRow(name); return s?.status === 'complete' ? s : undefined; }, `session ${name} complete`, timeoutMs);
+  waitFor(
+    async () => {
+      const s = await sessionRow(name);
+      return s?.status === 'complete' ? s : undefined;
+    },
+    `session ${name} complete`,
+    timeoutMs,
+  );
 
 async function components(ids?: string[]) {
   return (await db.pool.query('select * from components where ($1::text[] is null or id = any($1)) order by id', [ids ?? null])).rows;
@@ -118,15 +158,32 @@ beforeAll(async () => {
   tokensDir = mkdtempSync(path.join(tmpdir(), 'bootorch-node-tokens-'));
   const apiPort = await freePort();
 
-  sim = startRole('sim', {}, ['--nodes', String(NODES), '--port', '0', '--timing', 'fast',
-    '--bootorch-url', `http://127.0.0.1:${apiPort}/graphql`, '--report-tokens-dir', tokensDir]);
+  sim = startRole('sim', {}, [
+    '--nodes',
+    String(NODES),
+    '--port',
+    '0',
+    '--timing',
+    'fast',
+    '--bootorch-url',
+    `http://127.0.0.1:${apiPort}/graphql`,
+    '--report-tokens-dir',
+    tokensDir,
+  ]);
   simUrl = (await sim.waitFor(/simulator: GET (\S+)\/sim\/info/))[1]!;
   simEnv = Object.fromEntries([...sim.output().matchAll(/^export (\w+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
   expect(Object.keys(simEnv).sort()).toEqual(['BSS_URL', 'CFS_URL', 'HSM_URL', 'PCS_URL', 'S3_URL', 'SIM_IMAGE']);
 
   const env = {
-    DATABASE_URL: db.url, BOOTORCH_ADAPTERS: 'http', BOOTORCH_AUTH_MODE: 'tokens', PORT: String(apiPort),
-    HSM_URL: simEnv.HSM_URL!, PCS_URL: simEnv.PCS_URL!, BSS_URL: simEnv.BSS_URL!, CFS_URL: simEnv.CFS_URL!, S3_URL: simEnv.S3_URL!,
+    DATABASE_URL: db.url,
+    BOOTORCH_ADAPTERS: 'http',
+    BOOTORCH_AUTH_MODE: 'tokens',
+    PORT: String(apiPort),
+    HSM_URL: simEnv.HSM_URL!,
+    PCS_URL: simEnv.PCS_URL!,
+    BSS_URL: simEnv.BSS_URL!,
+    CFS_URL: simEnv.CFS_URL!,
+    S3_URL: simEnv.S3_URL!,
   };
   // One after the other: first starts at once on a fresh database can deadlock in pg-boss's queue creation.
   api = startRole('api', env);
@@ -143,8 +200,11 @@ afterAll(async () => {
 describe('HTTP mode: bootorch sim + api + worker in separate processes', () => {
   test(`a reboot of ${NODES} nodes: discovered from HSM, reported over HTTP with node tokens, one graceful off and one on each`, async () => {
     // Discovery (the worker, over HSM's HTTP API) creates the components.
-    await waitFor(async () => Number((await db.pool.query('select count(*) from components')).rows[0].count) === NODES,
-      `${NODES} components discovered`, 60_000);
+    await waitFor(
+      async () => Number((await db.pool.query('select count(*) from components')).rows[0].count) === NODES,
+      `${NODES} components discovered`,
+      60_000,
+    );
 
     // The admin mints a reporter credential for every node HSM lists; the simulated nodes read theirs from the directory.
     const minted = await runCli(['token', 'nodes', '--from-hsm', simEnv.HSM_URL!, '--out', tokensDir], { DATABASE_URL: db.url });
@@ -155,17 +215,23 @@ describe('HTTP mode: bootorch sim + api + worker in separate processes', () => {
 
     const info = await simGet('/sim/info');
     expect(info.defaultImage.manifest).toBe(simEnv.SIM_IMAGE);
-    const t = await gql(`mutation($b: [BootSetInput!]!) { putSessionTemplate(name: "compute", input: { cfs: { configuration: "compute-cfg" }, bootSets: $b }) { template { name } } }`,
-      { b: [{ name: 'compute', path: simEnv.SIM_IMAGE, type: 's3', nodeGroups: ['compute-a', 'compute-b'] }] });
+    const t = await gql(
+      `mutation($b: [BootSetInput!]!) { putSessionTemplate(name: "compute", input: { cfs: { configuration: "compute-cfg" }, bootSets: $b }) { template { name } } }`,
+      { b: [{ name: 'compute', path: simEnv.SIM_IMAGE, type: 's3', nodeGroups: ['compute-a', 'compute-b'] }] },
+    );
     expect(t.putSessionTemplate.template.name).toBe('compute');
 
     const started = Date.now();
-    const created = await gql(`mutation { createSession(input: { operation: REBOOT, templateName: "compute", name: "reboot-all" }) { session { name } } }`);
+    const created = await gql(
+      `mutation { createSession(input: { operation: REBOOT, templateName: "compute", name: "reboot-all" }) { session { name } } }`,
+    );
     expect(created.createSession.session.name).toBe('reboot-all');
     const s = await waitComplete('reboot-all', 110_000);
     const wallMs = Date.now() - started;
-    process.stdout.write(`\n${NODES}-node reboot over HTTP (sim + api + worker processes): ${(wallMs / 1000).toFixed(1)} s wall ` +
-      `(session start->end ${((s.end_time.getTime() - s.start_time.getTime()) / 1000).toFixed(1)} s)\n`);
+    process.stdout.write(
+      `\n${NODES}-node reboot over HTTP (sim + api + worker processes): ${(wallMs / 1000).toFixed(1)} s wall ` +
+        `(session start->end ${((s.end_time.getTime() - s.start_time.getTime()) / 1000).toFixed(1)} s)\n`,
+    );
     expect(s.error).toBeNull();
     expect(s.components.split(',')).toHaveLength(NODES);
 
@@ -178,7 +244,9 @@ describe('HTTP mode: bootorch sim + api + worker in separate processes', () => {
     }
 
     // Every node reported over HTTP, with its own credential (the actor comes from the token).
-    const reports = await db.pool.query(`select component_id, actor from component_events where kind = 'report' and at >= $1`, [new Date(started)]);
+    const reports = await db.pool.query(`select component_id, actor from component_events where kind = 'report' and at >= $1`, [
+      new Date(started),
+    ]);
     expect(new Set(reports.rows.map((r) => r.component_id)).size).toBe(NODES);
     for (const r of reports.rows) expect(r.actor).toBe(`node:${r.component_id}`);
 
@@ -195,13 +263,23 @@ describe('HTTP mode: bootorch sim + api + worker in separate processes', () => {
     // credential from BOOTORCH_TOKEN_FILE.
     const node = rows[0];
     const cmdline = `${tokensDir}-cmdline`;
-    writeFileSync(cmdline, `BOOT_IMAGE=kernel console=ttyS0 xname=${node.id} bss_referral_token=${node.actual_bss_token} bos_update_frequency=4h\n`);
-    const before = Number((await db.pool.query(`select count(*) from component_events where kind = 'report' and component_id = $1`, [node.id])).rows[0].count);
-    const agent = await runCli(['reporter', '--once', '--cmdline', cmdline],
-      { BOOTORCH_URL: apiUrl, BOOTORCH_TOKEN_FILE: path.join(tokensDir, node.id), NODE_IDENTITY: '' }, 30_000);
+    writeFileSync(
+      cmdline,
+      `BOOT_IMAGE=kernel console=ttyS0 xname=${node.id} bss_referral_token=${node.actual_bss_token} bos_update_frequency=4h\n`,
+    );
+    const before = Number(
+      (await db.pool.query(`select count(*) from component_events where kind = 'report' and component_id = $1`, [node.id])).rows[0].count,
+    );
+    const agent = await runCli(
+      ['reporter', '--once', '--cmdline', cmdline],
+      { BOOTORCH_URL: apiUrl, BOOTORCH_TOKEN_FILE: path.join(tokensDir, node.id), NODE_IDENTITY: '' },
+      30_000,
+    );
     expect(agent.code, agent.stderr).toBe(0);
     expect(agent.stderr).toContain('report 1 accepted');
-    const after = await db.pool.query(`select actor from component_events where kind = 'report' and component_id = $1 order by id`, [node.id]);
+    const after = await db.pool.query(`select actor from component_events where kind = 'report' and component_id = $1 order by id`, [
+      node.id,
+    ]);
     expect(after.rows.length).toBe(before + 1);
     expect(after.rows.at(-1).actor).toBe(`node:${node.id}`);
     expect(readFileSync(path.join(tokensDir, node.id), 'utf8')).toMatch(/^bto_/);
@@ -210,17 +288,26 @@ describe('HTTP mode: bootorch sim + api + worker in separate processes', () => {
   test('faults flipped over HTTP: PCS down, BSS answering 500, CFS slower than its timeout -> retries, errors naming the service, then completion', async () => {
     const ids = (await components()).map((c) => c.id).slice(0, 10);
     let seen: string[] = [];
-    const errorsMatch = (re: RegExp, what: string, timeoutMs: number) => waitFor(async () => {
-      const rows = await components(ids);
-      seen = rows.map((r) => `${r.id} ${r.status} ${r.phase}: ${r.error}`);
-      return rows.every((r) => re.test(r.error)) ? rows : undefined;
-    }, what, timeoutMs).catch((e: Error) => { throw new Error(`${e.message}\nlast seen:\n${seen.join('\n')}`); });
+    const errorsMatch = (re: RegExp, what: string, timeoutMs: number) =>
+      waitFor(
+        async () => {
+          const rows = await components(ids);
+          seen = rows.map((r) => `${r.id} ${r.status} ${r.phase}: ${r.error}`);
+          return rows.every((r) => re.test(r.error)) ? rows : undefined;
+        },
+        what,
+        timeoutMs,
+      ).catch((e: Error) => {
+        throw new Error(`${e.message}\nlast seen:\n${seen.join('\n')}`);
+      });
 
     // PCS down from the start: the power-off and status calls fail after the client's retries.
     const c0 = await simGet('/sim/counters');
     await simFaults({ services: { pcs: { down: true } } });
-    await gql(`mutation($l: String!) { createSession(input: { operation: REBOOT, templateName: "compute", name: "faults", limit: $l }) { session { name } } }`,
-      { l: ids.join(',') });
+    await gql(
+      `mutation($l: String!) { createSession(input: { operation: REBOOT, templateName: "compute", name: "faults", limit: $l }) { session { name } } }`,
+      { l: ids.join(',') },
+    );
     const pcsDown = await errorsMatch(/^PCS .* failed \(HTTP 503\): PCS is unavailable/, 'errors naming PCS', 60_000);
     expect(pcsDown.every((r) => r.failure_reason === 'service_unavailable' && r.enabled)).toBe(true);
     const c1 = await simGet('/sim/counters');

@@ -9,7 +9,10 @@ import { startCluster, type Cluster } from '../helpers/cluster.ts';
 import { local, value } from '../helpers/metrics.ts';
 
 let c: Cluster | undefined;
-afterEach(async () => { await c?.close(); c = undefined; });
+afterEach(async () => {
+  await c?.close();
+  c = undefined;
+});
 
 const count = async (name: string, labels: Record<string, string> = {}) => value(await local(), name, labels);
 
@@ -23,15 +26,17 @@ describe('actions: started, succeeded, failed by reason, retried, given up on', 
     c.world.faults.setService('bss', { down: true });
     await c.template('t');
     await c.session('b', { template: 't', operation: 'boot' });
-    await c.waitFor(async () => await count('bootorch_actions_failed_total', { action: 'powering_on', reason: 'service_unavailable' }) >= failed0 + 3,
-      'three power-on attempts failed for service_unavailable');
+    await c.waitFor(
+      async () => (await count('bootorch_actions_failed_total', { action: 'powering_on', reason: 'service_unavailable' })) >= failed0 + 3,
+      'three power-on attempts failed for service_unavailable',
+    );
     c.world.faults.setService('bss', { down: false });
     await c.waitForSession('b', 45_000);
-    const failed = await count('bootorch_actions_failed_total', { action: 'powering_on', reason: 'service_unavailable' }) - failed0;
-    const started = await count('bootorch_actions_started_total', { action: 'powering_on' }) - started0;
-    expect(await count('bootorch_actions_succeeded_total', { action: 'powering_on' }) - ok0).toBe(3);
+    const failed = (await count('bootorch_actions_failed_total', { action: 'powering_on', reason: 'service_unavailable' })) - failed0;
+    const started = (await count('bootorch_actions_started_total', { action: 'powering_on' })) - started0;
+    expect((await count('bootorch_actions_succeeded_total', { action: 'powering_on' })) - ok0).toBe(3);
     expect(started).toBe(failed + 3);
-    expect(await count('bootorch_actions_retried_total', { action: 'powering_on' }) - retried0).toBe(failed);
+    expect((await count('bootorch_actions_retried_total', { action: 'powering_on' })) - retried0).toBe(failed);
     expect(c.world.counters.transitionCount('On', c.world.ids()[0])).toBe(1);
   });
 
@@ -44,8 +49,8 @@ describe('actions: started, succeeded, failed by reason, retried, given up on', 
     await c.template('t');
     await c.session('b', { template: 't', operation: 'boot' });
     await c.waitForSession('b', 45_000);
-    expect(await count('bootorch_actions_exhausted_total', { action: 'powering_on', reason: 'power_on_timeout' }) - exhausted0).toBe(1);
-    expect(await count('bootorch_actions_retried_total', { action: 'powering_on' }) - retried0).toBe(1);
+    expect((await count('bootorch_actions_exhausted_total', { action: 'powering_on', reason: 'power_on_timeout' })) - exhausted0).toBe(1);
+    expect((await count('bootorch_actions_retried_total', { action: 'powering_on' })) - retried0).toBe(1);
     expect(await count('bootorch_operator_ticks_total', { operator: 'power-on', outcome: 'ok' })).toBeGreaterThan(0);
   });
 });

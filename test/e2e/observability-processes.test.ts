@@ -30,8 +30,14 @@ const PROMETHEUS = process.env.BOOTORCH_PROMETHEUS_TESTS === '1';
 const RULES = path.join(ROOT, 'observability/prometheus/alerts.yml');
 /** The walk's timeout (bootorch_work_timeout_seconds) is the three waits: 3 + 3 + 6 = 12 s. */
 const OPTIONS = {
-  polling_frequency: 1, transit_polling_frequency: 0.5, discovery_frequency: 2, cleanup_completed_session_ttl: '0',
-  max_power_off_wait_time: 3, max_power_on_wait_time: 3, max_boot_wait_time: 6, default_retry_policy: 1000,
+  polling_frequency: 1,
+  transit_polling_frequency: 0.5,
+  discovery_frequency: 2,
+  cleanup_completed_session_ttl: '0',
+  max_power_off_wait_time: 3,
+  max_power_on_wait_time: 3,
+  max_boot_wait_time: 6,
+  default_retry_policy: 1000,
 };
 
 let db: TestDb;
@@ -42,32 +48,58 @@ let prometheus: { proc: ChildProcess; url: string; dir: string } | undefined;
 let firedDuringOutage: string[] = [];
 let ws: Client | undefined;
 
-const pendingAge = (text: string) => Math.max(0, ...samples(text, 'bootorch_work_oldest_pending_seconds')
-  .filter((s) => !['queued', 'none'].includes(s.labels.status!)).map((s) => s.value));
+const pendingAge = (text: string) =>
+  Math.max(
+    0,
+    ...samples(text, 'bootorch_work_oldest_pending_seconds')
+      .filter((s) => !['queued', 'none'].includes(s.labels.status!))
+      .map((s) => s.value),
+  );
 
 async function startPrometheus(targets: { job: string; target: string }[]): Promise<typeof prometheus> {
   const dir = mkdtempSync(path.join(tmpdir(), 'bootorch-prometheus-'));
   const rules = parse(readFileSync(RULES, 'utf8'));
   for (const g of rules.groups) for (const r of g.rules) r.for = '5s';
   writeFileSync(path.join(dir, 'alerts.yml'), stringify(rules));
-  writeFileSync(path.join(dir, 'prometheus.yml'), stringify({
-    global: { scrape_interval: '1s', evaluation_interval: '1s' },
-    rule_files: ['alerts.yml'],
-    scrape_configs: targets.map((t) => ({ job_name: t.job, static_configs: [{ targets: [t.target] }] })),
-  }));
+  writeFileSync(
+    path.join(dir, 'prometheus.yml'),
+    stringify({
+      global: { scrape_interval: '1s', evaluation_interval: '1s' },
+      rule_files: ['alerts.yml'],
+      scrape_configs: targets.map((t) => ({ job_name: t.job, static_configs: [{ targets: [t.target] }] })),
+    }),
+  );
   const port = await freePort();
-  const proc = spawn('prometheus', [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`,
-    `--web.listen-address=127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(
+    'prometheus',
+    [
+      `--config.file=${path.join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${path.join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let log = '';
-  proc.stderr!.on('data', (d) => { log = (log + d).slice(-4000); });
+  proc.stderr!.on('data', (d) => {
+    log = (log + d).slice(-4000);
+  });
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(async () => (await fetch(`${url}/-/ready`).catch(() => undefined))?.status === 200, 'Prometheus ready', 30_000, () => log);
+  await waitFor(
+    async () => (await fetch(`${url}/-/ready`).catch(() => undefined))?.status === 200,
+    'Prometheus ready',
+    30_000,
+    () => log,
+  );
   return { proc, url, dir };
 }
 
 async function firingAlerts(url: string): Promise<string[]> {
-  const r = await (await fetch(`${url}/api/v1/alerts`)).json() as { data: { alerts: { labels: Record<string, string>; state: string }[] } };
-  return r.data.alerts.filter((a) => a.state === 'firing').map((a) => `${a.labels.alertname}${a.labels.service ? `{${a.labels.service}}` : ''}`);
+  const r = (await (await fetch(`${url}/api/v1/alerts`)).json()) as {
+    data: { alerts: { labels: Record<string, string>; state: string }[] };
+  };
+  return r.data.alerts
+    .filter((a) => a.state === 'firing')
+    .map((a) => `${a.labels.alertname}${a.labels.service ? `{${a.labels.service}}` : ''}`);
 }
 
 describe('metrics of every role during a reboot with PCS down', () => {
@@ -78,8 +110,12 @@ describe('metrics of every role during a reboot with PCS down', () => {
     const workerPort = await freePort();
     stack = await startStack({ databaseUrl: db.url, nodes: NODES, timing: 'fast', env: { WORKER_HEALTH_PORT: String(workerPort) } });
     workerMetrics = `http://127.0.0.1:${workerPort}/metrics`;
-    await waitFor(async () => Number((await db.pool.query('select count(*) from components')).rows[0].count) === NODES,
-      `${NODES} components discovered`, 120_000, stack.logs);
+    await waitFor(
+      async () => Number((await db.pool.query('select count(*) from components')).rows[0].count) === NODES,
+      `${NODES} components discovered`,
+      120_000,
+      stack.logs,
+    );
     await stack.mintNodeTokens();
     if (PROMETHEUS) {
       const host = (u: string) => new URL(u).host;
@@ -95,7 +131,11 @@ describe('metrics of every role during a reboot with PCS down', () => {
     await ws?.dispose();
     if (prometheus) {
       const p = prometheus.proc;
-      if (p.exitCode === null) await new Promise((resolve) => { p.once('exit', resolve); p.kill('SIGTERM'); });
+      if (p.exitCode === null)
+        await new Promise((resolve) => {
+          p.once('exit', resolve);
+          p.kill('SIGTERM');
+        });
       rmSync(prometheus.dir, { recursive: true, force: true });
     }
     await stack?.stop();
@@ -106,48 +146,100 @@ describe('metrics of every role during a reboot with PCS down', () => {
     const api = stack.apiUrls[0]!;
     const apiMetrics = api.replace(/\/graphql$/, '/metrics');
     const simMetrics = `${stack.simUrl}/metrics`;
-    await gql(api, admin, `mutation($b: [BootSetInput!]!) { putSessionTemplate(name: "half", input: { cfs: { configuration: "compute-cfg" }, bootSets: $b }) { template { name } } }`,
-      { b: [{ name: 'compute', path: stack.simEnv.SIM_IMAGE, type: 's3', nodeGroups: ['compute-a'] }] });
+    await gql(
+      api,
+      admin,
+      `mutation($b: [BootSetInput!]!) { putSessionTemplate(name: "half", input: { cfs: { configuration: "compute-cfg" }, bootSets: $b }) { template { name } } }`,
+      { b: [{ name: 'compute', path: stack.simEnv.SIM_IMAGE, type: 's3', nodeGroups: ['compute-a'] }] },
+    );
     // One live subscriber on the API for the whole reboot.
     let delivered = 0;
-    ws = createClient({ url: api.replace(/^http/, 'ws'), webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${admin}` } });
-    ws.subscribe({ query: 'subscription { componentEvents(filter: { session: "outage" }) { cursor } }' },
-      { next: () => { delivered++; }, error: () => {}, complete: () => {} });
-    await waitFor(async () => value(await scrape(apiMetrics, { authorization: `Bearer ${admin}` }), 'bootorch_live_subscribers', { stream: 'componentEvents' }) === 1,
-      'the API counts its subscriber', 20_000);
+    ws = createClient({
+      url: api.replace(/^http/, 'ws'),
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${admin}` },
+    });
+    ws.subscribe(
+      { query: 'subscription { componentEvents(filter: { session: "outage" }) { cursor } }' },
+      {
+        next: () => {
+          delivered++;
+        },
+        error: () => {},
+        complete: () => {},
+      },
+    );
+    await waitFor(
+      async () =>
+        value(await scrape(apiMetrics, { authorization: `Bearer ${admin}` }), 'bootorch_live_subscribers', {
+          stream: 'componentEvents',
+        }) === 1,
+      'the API counts its subscriber',
+      20_000,
+    );
 
     const before = await scrape(workerMetrics);
     const pcsErrors = (t: string) => value(t, 'bootorch_outside_calls_total', { service: 'pcs', outcome: 'error' });
     await stack.simFaults({ services: { pcs: { down: true } } });
-    await gql(api, admin, 'mutation { createSession(input: { operation: REBOOT, templateName: "half", name: "outage" }) { session { name } } }');
+    await gql(
+      api,
+      admin,
+      'mutation { createSession(input: { operation: REBOOT, templateName: "half", name: "outage" }) { session { name } } }',
+    );
 
     // The worker's PCS error counter climbs; nodes wait in power-off with attempts failing for service_unavailable.
     let during = '';
-    await waitFor(async () => {
-      during = await scrape(workerMetrics);
-      return pcsErrors(during) > pcsErrors(before) + 3;
-    }, 'PCS errors counted at the worker', 60_000, () => during.split('\n').filter((l) => l.startsWith('bootorch_outside')).join('\n'));
+    await waitFor(
+      async () => {
+        during = await scrape(workerMetrics);
+        return pcsErrors(during) > pcsErrors(before) + 3;
+      },
+      'PCS errors counted at the worker',
+      60_000,
+      () =>
+        during
+          .split('\n')
+          .filter((l) => l.startsWith('bootorch_outside'))
+          .join('\n'),
+    );
     expect(value(during, 'bootorch_sessions', { status: 'running' })).toBe(1);
     const inFlight = samples(during, 'bootorch_components').filter((x) => x.labels.status !== 'disabled' && x.labels.status !== 'stable');
-    expect(inFlight.reduce((n, x) => n + x.value, 0), JSON.stringify(inFlight)).toBeGreaterThan(0);
+    expect(
+      inFlight.reduce((n, x) => n + x.value, 0),
+      JSON.stringify(inFlight),
+    ).toBeGreaterThan(0);
     expect(value(during, 'bootorch_outside_call_duration_seconds_count', { service: 'pcs', outcome: 'error' })).toBe(pcsErrors(during));
     // The stuck-work age grows past the walk's timeout while PCS stays down.
     const timeout = value(during, 'bootorch_work_timeout_seconds');
     expect(timeout).toBe(12);
     const age1 = pendingAge(during);
     let last = '';
-    const stuck = await waitFor(async () => {
-      last = await scrape(workerMetrics);
-      return pendingAge(last) > timeout + 1 ? last : undefined;
-    }, 'pending work older than its timeout', 60_000, () => last.split('\n').filter((l) => /^bootorch_(work|components)/.test(l)).join('\n'));
+    const stuck = await waitFor(
+      async () => {
+        last = await scrape(workerMetrics);
+        return pendingAge(last) > timeout + 1 ? last : undefined;
+      },
+      'pending work older than its timeout',
+      60_000,
+      () =>
+        last
+          .split('\n')
+          .filter((l) => /^bootorch_(work|components)/.test(l))
+          .join('\n'),
+    );
     expect(pendingAge(stuck)).toBeGreaterThan(age1);
     if (prometheus) {
       const url = prometheus.url;
       let seen: string[] = [];
-      await waitFor(async () => {
-        seen = await firingAlerts(url);
-        return seen.includes('BootorchServiceFailing{pcs}') && seen.includes('BootorchWorkStuck');
-      }, 'BootorchServiceFailing{pcs} and BootorchWorkStuck firing in Prometheus', 90_000, () => `firing: ${seen.join(', ')}`);
+      await waitFor(
+        async () => {
+          seen = await firingAlerts(url);
+          return seen.includes('BootorchServiceFailing{pcs}') && seen.includes('BootorchWorkStuck');
+        },
+        'BootorchServiceFailing{pcs} and BootorchWorkStuck firing in Prometheus',
+        90_000,
+        () => `firing: ${seen.join(', ')}`,
+      );
       firedDuringOutage = seen;
     }
     // The simulator answered PCS with 503s; its own series say so.
@@ -155,14 +247,29 @@ describe('metrics of every role during a reboot with PCS down', () => {
     expect(value(sim, 'bootorch_sim_requests_total', { service: 'pcs', code: '503' })).toBeGreaterThan(0);
 
     await stack.simFaults({ services: { pcs: { down: false } } });
-    await waitFor(async () => (await db.pool.query(`select status from sessions where name = 'outage'`)).rows[0]?.status === 'complete',
-      'session complete once PCS is back', 120_000, stack.logs);
+    await waitFor(
+      async () => (await db.pool.query(`select status from sessions where name = 'outage'`)).rows[0]?.status === 'complete',
+      'session complete once PCS is back',
+      120_000,
+      stack.logs,
+    );
     let after = '';
-    await waitFor(async () => {
-      after = await scrape(workerMetrics);
-      return pendingAge(after) === 0 && value(after, 'bootorch_sessions', { status: 'complete' }) === 1;
-    }, 'no pending work left', 30_000, () => after.split('\n').filter((l) => l.startsWith('bootorch_work') || l.startsWith('bootorch_sessions')).join('\n'));
-    expect(value(after, 'bootorch_outside_calls_total', { service: 'pcs', outcome: 'ok' })).toBeGreaterThan(value(during, 'bootorch_outside_calls_total', { service: 'pcs', outcome: 'ok' }));
+    await waitFor(
+      async () => {
+        after = await scrape(workerMetrics);
+        return pendingAge(after) === 0 && value(after, 'bootorch_sessions', { status: 'complete' }) === 1;
+      },
+      'no pending work left',
+      30_000,
+      () =>
+        after
+          .split('\n')
+          .filter((l) => l.startsWith('bootorch_work') || l.startsWith('bootorch_sessions'))
+          .join('\n'),
+    );
+    expect(value(after, 'bootorch_outside_calls_total', { service: 'pcs', outcome: 'ok' })).toBeGreaterThan(
+      value(during, 'bootorch_outside_calls_total', { service: 'pcs', outcome: 'ok' }),
+    );
     expect(value(after, 'bootorch_actions_succeeded_total', { action: 'powering_on' })).toBeGreaterThan(0);
     expect(value(after, 'bootorch_actions_started_total', { action: 'powering_off_gracefully' })).toBeGreaterThan(0);
     expect(value(after, 'bootorch_operator_ticks_total', { operator: 'status', outcome: 'ok' })).toBeGreaterThan(0);
@@ -173,8 +280,15 @@ describe('metrics of every role during a reboot with PCS down', () => {
     expect(delivered).toBeGreaterThan(0);
     expect(value(apiText, 'bootorch_api_operations_total', { type: 'mutation', field: 'createSession', outcome: 'ok' })).toBe(1);
     // Each process exports its own runtime series under its role.
-    for (const [text, role] of [[after, 'worker'], [apiText, 'api'], [await scrape(simMetrics), 'sim']] as const) {
-      expect(samples(text, 'process_cpu_user_seconds_total').map((s) => s.labels.role), role).toEqual([role]);
+    for (const [text, role] of [
+      [after, 'worker'],
+      [apiText, 'api'],
+      [await scrape(simMetrics), 'sim'],
+    ] as const) {
+      expect(
+        samples(text, 'process_cpu_user_seconds_total').map((s) => s.labels.role),
+        role,
+      ).toEqual([role]);
       expect(value(text, 'nodejs_eventloop_lag_p99_seconds'), role).toBeGreaterThan(0);
     }
   }, 400_000);

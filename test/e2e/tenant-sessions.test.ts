@@ -16,22 +16,37 @@ let A: string[];
 let B: string[];
 
 async function gql(query: string, variables: Record<string, unknown>, headers: Record<string, string>) {
-  const r = await fetch(api.url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query, variables }) });
-  const body = await r.json() as { data?: any; errors?: { message: string }[] };
+  const r = await fetch(api.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await r.json()) as { data?: any; errors?: { message: string }[] };
   if (body.errors) throw new Error(JSON.stringify(body.errors));
   return body.data;
 }
 
 const PUT = 'mutation($n: String!, $i: SessionTemplateInput!) { putSessionTemplate(name: $n, input: $i) { template { name } } }';
 const CREATE = 'mutation($i: CreateSessionInput!) { createSession(input: $i) { session { name } } }';
-const bootSet = (o: Record<string, unknown>) => ({ bootSets: [{ name: 'compute', path: c.world.defaultImage.manifest, type: 's3', ...o }], cfs: { configuration: 'compute-cfg' } });
+const bootSet = (o: Record<string, unknown>) => ({
+  bootSets: [{ name: 'compute', path: c.world.defaultImage.manifest, type: 's3', ...o }],
+  cfs: { configuration: 'compute-cfg' },
+});
 /** PCS transitions of any operation requested for a node. */
-const transitions = (id: string) => [...c.world.counters.transitions.keys()].reduce((n, op) => n + c.world.counters.transitionCount(op, id), 0);
+const transitions = (id: string) =>
+  [...c.world.counters.transitions.keys()].reduce((n, op) => n + c.world.counters.transitionCount(op, id), 0);
 
 beforeAll(async () => {
   c = await startCluster({ world: { nodes: 8, initial: { booted: true, desiredConfig: 'compute-cfg', configured: true } } });
   const auth = await testAuth(c.db.db);
-  api = await startApiServer({ db: c.db.db, scheduler: c.engine.scheduler, port: 0, host: '127.0.0.1', auth: auth.auth, images: c.adapters.images });
+  api = await startApiServer({
+    db: c.db.db,
+    scheduler: c.engine.scheduler,
+    port: 0,
+    host: '127.0.0.1',
+    auth: auth.auth,
+    images: c.adapters.images,
+  });
   admin = auth.bearer(auth.adminToken);
   const ids = c.world.ids().sort();
   A = ids.slice(0, 4);
@@ -46,7 +61,7 @@ afterAll(async () => {
 });
 
 describe('tenant sessions', () => {
-  test('a node list naming another tenant\'s node fails setup with a clear error; no node is touched', async () => {
+  test("a node list naming another tenant's node fails setup with a clear error; no node is touched", async () => {
     await gql(PUT, { n: 'foreign', i: bootSet({ nodeList: [A[0], B[0]] }) }, acme);
     await gql(CREATE, { i: { operation: 'REBOOT', templateName: 'foreign', name: 'foreign-s' } }, acme);
     const s = await c.waitForSession('foreign-s');
@@ -56,7 +71,7 @@ describe('tenant sessions', () => {
     for (const id of c.world.ids()) expect(transitions(id), id).toBe(0);
   });
 
-  test('a group spanning every tenant reboots only the tenant\'s own nodes', async () => {
+  test("a group spanning every tenant reboots only the tenant's own nodes", async () => {
     await gql(PUT, { n: 'cabinet', i: bootSet({ nodeGroups: ['cab-x1000'] }) }, acme);
     await gql(CREATE, { i: { operation: 'REBOOT', templateName: 'cabinet', name: 'cabinet-s' } }, acme);
     const s = await c.waitForSession('cabinet-s', 60_000);

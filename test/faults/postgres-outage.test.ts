@@ -31,7 +31,8 @@ let conn: Connection;
 let stack: Stack;
 let admin: string;
 
-const alive = (p: { proc: { exitCode: number | null; signalCode: string | null } }) => p.proc.exitCode === null && p.proc.signalCode === null;
+const alive = (p: { proc: { exitCode: number | null; signalCode: string | null } }) =>
+  p.proc.exitCode === null && p.proc.signalCode === null;
 
 describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('PostgreSQL stopped for 20 s mid-session', () => {
   beforeAll(async () => {
@@ -43,11 +44,17 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('PostgreSQL stopped for
     await c.end();
     conn = connect(server.url(DB), { max: 4 });
     await runMigrations(conn.db);
-    await conn.pool.query('insert into options (id, data) values (1, $1)', [JSON.stringify({ ...FAULT_OPTIONS, max_power_on_wait_time: 120, max_boot_wait_time: 300 })]);
+    await conn.pool.query('insert into options (id, data) values (1, $1)', [
+      JSON.stringify({ ...FAULT_OPTIONS, max_power_on_wait_time: 120, max_boot_wait_time: 300 }),
+    ]);
     admin = (await createApiToken(conn.db, { role: 'admin', subject: 'fault-tests' })).token;
     stack = await startStack({ databaseUrl: server.url(DB), nodes: NODES, timing: 'interactive' });
-    await waitFor(async () => Number((await conn.pool.query('select count(*) from components')).rows[0].count) === NODES,
-      `${NODES} components discovered`, 120_000, stack.logs);
+    await waitFor(
+      async () => Number((await conn.pool.query('select count(*) from components')).rows[0].count) === NODES,
+      `${NODES} components discovered`,
+      120_000,
+      stack.logs,
+    );
     await stack.mintNodeTokens();
   }, 240_000);
 
@@ -61,26 +68,48 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('PostgreSQL stopped for
     const api = stack.apiUrls[0]!;
     const healthz = api.replace(/\/graphql$/, '/healthz');
     const [apiPid, workerPid] = [stack.apis[0]!.proc.pid, stack.worker.proc.pid];
-    await gql(api, admin, `mutation($b: [BootSetInput!]!) { putSessionTemplate(name: "compute", input: { cfs: { configuration: "compute-cfg" }, bootSets: $b }) { template { name } } }`,
-      { b: [{ name: 'compute', path: stack.simEnv.SIM_IMAGE, type: 's3', nodeGroups: ['compute-a', 'compute-b'] }] });
-    await gql(api, admin, 'mutation { createSession(input: { operation: REBOOT, templateName: "compute", name: "outage" }) { session { name } } }');
+    await gql(
+      api,
+      admin,
+      `mutation($b: [BootSetInput!]!) { putSessionTemplate(name: "compute", input: { cfs: { configuration: "compute-cfg" }, bootSets: $b }) { template { name } } }`,
+      { b: [{ name: 'compute', path: stack.simEnv.SIM_IMAGE, type: 's3', nodeGroups: ['compute-a', 'compute-b'] }] },
+    );
+    await gql(
+      api,
+      admin,
+      'mutation { createSession(input: { operation: REBOOT, templateName: "compute", name: "outage" }) { session { name } } }',
+    );
     // Mid-session: hardware in flight (powering off or on), nothing finished yet.
-    await waitFor(async () => Number((await conn.pool.query(`select count(*) from components where session = 'outage' and phase in ('powering_off', 'powering_on')`)).rows[0].count) > 0,
-      'nodes in flight', 60_000, stack.logs);
-    const stable = Number((await conn.pool.query(`select count(*) from components where session = 'outage' and status = 'stable' and not enabled`)).rows[0].count);
+    await waitFor(
+      async () =>
+        Number(
+          (await conn.pool.query(`select count(*) from components where session = 'outage' and phase in ('powering_off', 'powering_on')`))
+            .rows[0].count,
+        ) > 0,
+      'nodes in flight',
+      60_000,
+      stack.logs,
+    );
+    const stable = Number(
+      (await conn.pool.query(`select count(*) from components where session = 'outage' and status = 'stable' and not enabled`)).rows[0]
+        .count,
+    );
 
     await server.stop();
     const down = Date.now();
     let probes = 0;
     const seen = new Set<string>();
     while (Date.now() - down < OUTAGE_MS) {
-      const r = await fetch(api, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` },
-        body: JSON.stringify({ query: '{ sessions { name status { status } } }' }) });
-      const body = await r.json() as { errors?: { message: string; extensions?: { code?: string } }[] };
+      const r = await fetch(api, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` },
+        body: JSON.stringify({ query: '{ sessions { name status { status } } }' }),
+      });
+      const body = (await r.json()) as { errors?: { message: string; extensions?: { code?: string } }[] };
       expect(r.status).toBe(503);
       expect(body.errors?.[0]?.extensions?.code).toBe('SERVICE_UNAVAILABLE');
       seen.add(body.errors![0]!.message);
-      const h = await (await fetch(healthz)).json() as { dbStatus: string; apiStatus: string };
+      const h = (await (await fetch(healthz)).json()) as { dbStatus: string; apiStatus: string };
       expect(h).toMatchObject({ apiStatus: 'ok', dbStatus: 'not_available' });
       expect(alive(stack.apis[0]!) && alive(stack.worker), `a process exited during the outage:\n${stack.logs()}`).toBe(true);
       probes++;
@@ -90,20 +119,37 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('PostgreSQL stopped for
 
     server = await startEmbeddedPostgres(PG_DIR, PG_PORT, undefined, { durability: 'throwaway' });
     const back = Date.now();
-    await waitFor(async () => {
-      const r = await fetch(api, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` },
-        body: JSON.stringify({ query: '{ sessions { name } }' }) });
-      return r.status === 200;
-    }, 'the API answers again', 60_000, stack.logs);
+    await waitFor(
+      async () => {
+        const r = await fetch(api, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` },
+          body: JSON.stringify({ query: '{ sessions { name } }' }),
+        });
+        return r.status === 200;
+      },
+      'the API answers again',
+      60_000,
+      stack.logs,
+    );
     const apiBackMs = Date.now() - back;
     // /healthz answers from a one-second cache (src/api/server.ts): it says ok within a moment, not at once.
-    await waitFor(async () => ((await (await fetch(healthz)).json()) as { dbStatus: string }).dbStatus === 'ok',
-      '/healthz says the database is back', 5_000, stack.logs);
+    await waitFor(
+      async () => ((await (await fetch(healthz)).json()) as { dbStatus: string }).dbStatus === 'ok',
+      '/healthz says the database is back',
+      5_000,
+      stack.logs,
+    );
 
-    const s = await waitFor(async () => {
-      const r = (await conn.pool.query(`select * from sessions where name = 'outage'`)).rows[0];
-      return r?.status === 'complete' ? r : undefined;
-    }, 'session complete after the outage', 300_000, stack.logs);
+    const s = await waitFor(
+      async () => {
+        const r = (await conn.pool.query(`select * from sessions where name = 'outage'`)).rows[0];
+        return r?.status === 'complete' ? r : undefined;
+      },
+      'session complete after the outage',
+      300_000,
+      stack.logs,
+    );
     const sessionBackMs = Date.now() - back;
     expect(s.error).toBeNull();
     const rows = (await conn.pool.query(`select id, status, phase, enabled, error from components order by id`)).rows;
@@ -113,9 +159,11 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('PostgreSQL stopped for
     expect([stack.apis[0]!.proc.pid, stack.worker.proc.pid]).toEqual([apiPid, workerPid]);
     expect(alive(stack.apis[0]!) && alive(stack.worker)).toBe(true);
 
-    process.stdout.write(`\nPostgreSQL down ${(outageMs / 1000).toFixed(1)} s mid-session (${NODES} nodes, ${stable} done before): ` +
-      `${probes} API probes all answered 503 SERVICE_UNAVAILABLE (${[...seen].join(' | ')}), /healthz not_available; ` +
-      `API answering ${(apiBackMs / 1000).toFixed(1)} s after the restart, session complete ${(sessionBackMs / 1000).toFixed(1)} s after; ` +
-      `same api and worker processes; nodes lost 0\n`);
+    process.stdout.write(
+      `\nPostgreSQL down ${(outageMs / 1000).toFixed(1)} s mid-session (${NODES} nodes, ${stable} done before): ` +
+        `${probes} API probes all answered 503 SERVICE_UNAVAILABLE (${[...seen].join(' | ')}), /healthz not_available; ` +
+        `API answering ${(apiBackMs / 1000).toFixed(1)} s after the restart, session complete ${(sessionBackMs / 1000).toFixed(1)} s after; ` +
+        `same api and worker processes; nodes lost 0\n`,
+    );
   }, 600_000);
 });

@@ -20,17 +20,31 @@ let db: TestDb;
 let stack: Stack;
 let admin: string;
 
-const snapshot = async (ids: string[]) => JSON.stringify((await db.pool.query(`select id, enabled, phase, status, last_action,
-  last_action_at, error, session, actual_kernel, actual_bss_token, desired_bss_token, updated_at from components where id = any($1) order by id`, [ids])).rows);
+const snapshot = async (ids: string[]) =>
+  JSON.stringify(
+    (
+      await db.pool.query(
+        `select id, enabled, phase, status, last_action,
+  last_action_at, error, session, actual_kernel, actual_bss_token, desired_bss_token, updated_at from components where id = any($1) order by id`,
+        [ids],
+      )
+    ).rows,
+  );
 
 describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('an outside service down for a while', () => {
   beforeAll(async () => {
     db = await freshDb();
-    await db.pool.query('insert into options (id, data) values (1, $1)', [JSON.stringify({ ...FAULT_OPTIONS, default_retry_policy: RETRY_POLICY })]);
+    await db.pool.query('insert into options (id, data) values (1, $1)', [
+      JSON.stringify({ ...FAULT_OPTIONS, default_retry_policy: RETRY_POLICY }),
+    ]);
     admin = (await createApiToken(db.db, { role: 'admin', subject: 'fault-tests' })).token;
     stack = await startStack({ databaseUrl: db.url, nodes: NODES, timing: 'fast' });
-    await waitFor(async () => Number((await db.pool.query('select count(*) from components')).rows[0].count) === NODES,
-      `${NODES} components discovered`, 120_000, stack.logs);
+    await waitFor(
+      async () => Number((await db.pool.query('select count(*) from components')).rows[0].count) === NODES,
+      `${NODES} components discovered`,
+      120_000,
+      stack.logs,
+    );
     await stack.mintNodeTokens();
   }, 240_000);
 
@@ -39,14 +53,21 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('an outside service dow
     await db?.drop();
   });
 
-  test('PCS down: errors and retries on the session\'s nodes, then recovery; the healthy nodes unaffected', async () => {
+  test("PCS down: errors and retries on the session's nodes, then recovery; the healthy nodes unaffected", async () => {
     const api = stack.apiUrls[0]!;
     const info = await stack.simGet('/sim/info');
     expect(info.groups).toEqual(expect.arrayContaining(['compute-a', 'compute-b']));
-    await gql(api, admin, `mutation($b: [BootSetInput!]!) { putSessionTemplate(name: "half", input: { cfs: { configuration: "compute-cfg" }, bootSets: $b }) { template { name } } }`,
-      { b: [{ name: 'compute', path: stack.simEnv.SIM_IMAGE, type: 's3', nodeGroups: ['compute-a'] }] });
+    await gql(
+      api,
+      admin,
+      `mutation($b: [BootSetInput!]!) { putSessionTemplate(name: "half", input: { cfs: { configuration: "compute-cfg" }, bootSets: $b }) { template { name } } }`,
+      { b: [{ name: 'compute', path: stack.simEnv.SIM_IMAGE, type: 's3', nodeGroups: ['compute-a'] }] },
+    );
     const plan = await gql(api, admin, '{ planSession(input: { operation: REBOOT, templateName: "half" }) { nodes { id action } } }');
-    const inSession: string[] = plan.planSession.nodes.filter((n: { action: string }) => n.action !== 'SKIP').map((n: { id: string }) => n.id).sort();
+    const inSession: string[] = plan.planSession.nodes
+      .filter((n: { action: string }) => n.action !== 'SKIP')
+      .map((n: { id: string }) => n.id)
+      .sort();
     const all = (await db.pool.query('select id from components order by id')).rows.map((r) => r.id as string);
     const healthy = all.filter((id) => !inSession.includes(id));
     expect(inSession.length).toBeGreaterThan(0);
@@ -57,23 +78,48 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('an outside service dow
 
     await stack.simFaults({ services: { pcs: { down: true } } });
     const down = Date.now();
-    await gql(api, admin, 'mutation { createSession(input: { operation: REBOOT, templateName: "half", name: "outage" }) { session { name } } }');
+    await gql(
+      api,
+      admin,
+      'mutation { createSession(input: { operation: REBOOT, templateName: "half", name: "outage" }) { session { name } } }',
+    );
     // Errors naming PCS on every node of the session; then PCS keeps being asked (retried, not given up on).
-    const errorsPerNode = async () => new Map((await db.pool.query(`select component_id, count(*)::int as n from component_events
-      where session = 'outage' and kind = 'error' and error like 'PCS %' group by component_id`)).rows.map((r) => [r.component_id as string, r.n as number]));
+    const errorsPerNode = async () =>
+      new Map(
+        (
+          await db.pool.query(`select component_id, count(*)::int as n from component_events
+      where session = 'outage' and kind = 'error' and error like 'PCS %' group by component_id`)
+        ).rows.map((r) => [r.component_id as string, r.n as number]),
+      );
     let lastSeen = '';
-    await waitFor(async () => {
-      const m = await errorsPerNode();
-      lastSeen = JSON.stringify({ counts: [...m.values()].slice(0, 10), events: (await db.pool.query(`select kind, error, to_status, action from component_events where session = 'outage' order by id desc limit 8`)).rows });
-      return inSession.every((id) => (m.get(id) ?? 0) >= 1);
-    },
-      'every session node errored on PCS', 120_000, () => lastSeen);
-    const pcsCalls = (c: any) => Object.entries(c.calls as Record<string, number>).filter(([k]) => k.startsWith('pcs ')).reduce((n, [, v]) => n + v, 0);
+    await waitFor(
+      async () => {
+        const m = await errorsPerNode();
+        lastSeen = JSON.stringify({
+          counts: [...m.values()].slice(0, 10),
+          events: (
+            await db.pool.query(
+              `select kind, error, to_status, action from component_events where session = 'outage' order by id desc limit 8`,
+            )
+          ).rows,
+        });
+        return inSession.every((id) => (m.get(id) ?? 0) >= 1);
+      },
+      'every session node errored on PCS',
+      120_000,
+      () => lastSeen,
+    );
+    const pcsCalls = (c: any) =>
+      Object.entries(c.calls as Record<string, number>)
+        .filter(([k]) => k.startsWith('pcs '))
+        .reduce((n, [, v]) => n + v, 0);
     const atErrors = pcsCalls(await stack.simGet('/sim/counters'));
     // Each try is one call and the client's 3 retries: four more tries after every node has its error.
     await waitFor(async () => pcsCalls(await stack.simGet('/sim/counters')) >= atErrors + 16, 'PCS retried', 60_000, stack.logs);
     const retried = pcsCalls(await stack.simGet('/sim/counters')) - pcsCalls(c0);
-    const during = (await db.pool.query(`select id, error, failure_reason, status, enabled from components where id = any($1)`, [inSession])).rows;
+    const during = (
+      await db.pool.query(`select id, error, failure_reason, status, enabled from components where id = any($1)`, [inSession])
+    ).rows;
     for (const r of during) {
       expect(r.error, r.id).toMatch(/^PCS .*(503|unavailable)/i);
       expect(r.status, r.id).not.toBe('failed');
@@ -84,10 +130,15 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('an outside service dow
     await stack.simFaults({ services: { pcs: { down: false } } });
     const outageMs = Date.now() - down;
     const up = Date.now();
-    const s = await waitFor(async () => {
-      const r = (await db.pool.query(`select * from sessions where name = 'outage'`)).rows[0];
-      return r?.status === 'complete' ? r : undefined;
-    }, 'session complete after PCS is back', 180_000, stack.logs);
+    const s = await waitFor(
+      async () => {
+        const r = (await db.pool.query(`select * from sessions where name = 'outage'`)).rows[0];
+        return r?.status === 'complete' ? r : undefined;
+      },
+      'session complete after PCS is back',
+      180_000,
+      stack.logs,
+    );
     const recoveryMs = Date.now() - up;
     expect(s.error).toBeNull();
     expect(s.components.split(',').sort()).toEqual(inSession);
@@ -105,11 +156,16 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('an outside service dow
     }
     for (const id of healthy) for (const op of Object.keys(c1.transitions)) expect(delta(op, id), `${op} ${id}`).toBe(0);
     expect(await snapshot(healthy)).toBe(healthyBefore);
-    const foreign = await db.pool.query('select count(*)::int as n from component_events where id > $1 and component_id = any($2)', [lastEvent, healthy]);
+    const foreign = await db.pool.query('select count(*)::int as n from component_events where id > $1 and component_id = any($2)', [
+      lastEvent,
+      healthy,
+    ]);
     expect(foreign.rows[0].n).toBe(0);
 
-    process.stdout.write(`\nPCS down ${(outageMs / 1000).toFixed(1)} s during a reboot of ${inSession.length} of ${NODES} nodes: ` +
-      `every node with an error naming PCS (${errors.length} nodes), ${retried} PCS calls refused meanwhile (tries and retries), none failed; session complete ${(recoveryMs / 1000).toFixed(1)} s after PCS came back; ` +
-      `${healthy.length} healthy nodes: 0 events, 0 power actions, rows unchanged\n`);
+    process.stdout.write(
+      `\nPCS down ${(outageMs / 1000).toFixed(1)} s during a reboot of ${inSession.length} of ${NODES} nodes: ` +
+        `every node with an error naming PCS (${errors.length} nodes), ${retried} PCS calls refused meanwhile (tries and retries), none failed; session complete ${(recoveryMs / 1000).toFixed(1)} s after PCS came back; ` +
+        `${healthy.length} healthy nodes: 0 events, 0 power actions, rows unchanged\n`,
+    );
   }, 600_000);
 });

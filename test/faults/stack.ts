@@ -43,16 +43,23 @@ export interface Stack {
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const s = createServer().once('error', reject).listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
+    const s = createServer()
+      .once('error', reject)
+      .listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
   });
 }
 
 /** Resolves with cond()'s first truthy value, polled every `everyMs`; rejects at the deadline with `detail()`. */
-export function waitFor<T>(cond: () => Promise<T | undefined | false | null>, what: string, timeoutMs: number,
-  detail: () => string = () => '', everyMs = 200): Promise<T> {
+export function waitFor<T>(
+  cond: () => Promise<T | undefined | false | null>,
+  what: string,
+  timeoutMs: number,
+  detail: () => string = () => '',
+  everyMs = 200,
+): Promise<T> {
   return new Promise((resolve, reject) => {
     let busy = false;
     const check = async () => {
@@ -60,12 +67,26 @@ export function waitFor<T>(cond: () => Promise<T | undefined | false | null>, wh
       busy = true;
       try {
         const v = await cond();
-        if (v) { finish(); resolve(v); }
-      } catch (e) { finish(); reject(e); } finally { busy = false; }
+        if (v) {
+          finish();
+          resolve(v);
+        }
+      } catch (e) {
+        finish();
+        reject(e);
+      } finally {
+        busy = false;
+      }
     };
     const tick = setInterval(check, everyMs);
-    const deadline = setTimeout(() => { finish(); reject(new Error(`${what}: not reached within ${timeoutMs} ms\n${detail()}`)); }, timeoutMs);
-    const finish = () => { clearInterval(tick); clearTimeout(deadline); };
+    const deadline = setTimeout(() => {
+      finish();
+      reject(new Error(`${what}: not reached within ${timeoutMs} ms\n${detail()}`));
+    }, timeoutMs);
+    const finish = () => {
+      clearInterval(tick);
+      clearTimeout(deadline);
+    };
     void check();
   });
 }
@@ -81,10 +102,11 @@ export function kill(p: RoleProcess): Promise<void> {
 
 export async function gql(url: string, token: string, query: string, variables: Record<string, unknown> = {}): Promise<any> {
   const r = await fetch(url, {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
     body: JSON.stringify({ query, variables }),
   });
-  const body = await r.json() as { data?: any; errors?: unknown[] };
+  const body = (await r.json()) as { data?: any; errors?: unknown[] };
   if (body.errors) throw new Error(JSON.stringify(body.errors));
   return body.data;
 }
@@ -93,19 +115,46 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   const tokensDir = mkdtempSync(path.join(tmpdir(), 'bootorch-fault-tokens-'));
   const apiPorts = await Promise.all(Array.from({ length: o.apis ?? 1 }, () => freePort()));
   const all: RoleProcess[] = [];
-  const track = (p: RoleProcess) => { all.push(p); return p; };
+  const track = (p: RoleProcess) => {
+    all.push(p);
+    return p;
+  };
   // The nodes report to the first API: it is the one a node's BOOTORCH_URL names.
-  const sim = track(startRole('sim', o.env ?? {}, ['--nodes', String(o.nodes), '--port', '0', '--timing', o.timing,
-    '--bootorch-url', `http://127.0.0.1:${apiPorts[0]}/graphql`, '--report-tokens-dir', tokensDir]));
+  const sim = track(
+    startRole('sim', o.env ?? {}, [
+      '--nodes',
+      String(o.nodes),
+      '--port',
+      '0',
+      '--timing',
+      o.timing,
+      '--bootorch-url',
+      `http://127.0.0.1:${apiPorts[0]}/graphql`,
+      '--report-tokens-dir',
+      tokensDir,
+    ]),
+  );
   const simUrl = (await sim.waitFor(/simulator: GET (\S+)\/sim\/info/))[1]!;
   const simEnv = Object.fromEntries([...sim.output().matchAll(/^export (\w+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
   const env: Record<string, string> = {
-    DATABASE_URL: o.databaseUrl, BOOTORCH_ADAPTERS: 'http', BOOTORCH_AUTH_MODE: 'tokens',
-    HSM_URL: simEnv.HSM_URL!, PCS_URL: simEnv.PCS_URL!, BSS_URL: simEnv.BSS_URL!, CFS_URL: simEnv.CFS_URL!, S3_URL: simEnv.S3_URL!,
+    DATABASE_URL: o.databaseUrl,
+    BOOTORCH_ADAPTERS: 'http',
+    BOOTORCH_AUTH_MODE: 'tokens',
+    HSM_URL: simEnv.HSM_URL!,
+    PCS_URL: simEnv.PCS_URL!,
+    BSS_URL: simEnv.BSS_URL!,
+    CFS_URL: simEnv.CFS_URL!,
+    S3_URL: simEnv.S3_URL!,
     ...o.env,
   };
   const stack: Stack = {
-    simUrl, simEnv, apiUrls: [], apis: [], worker: undefined as unknown as RoleProcess, env, tokensDir,
+    simUrl,
+    simEnv,
+    apiUrls: [],
+    apis: [],
+    worker: undefined as unknown as RoleProcess,
+    env,
+    tokensDir,
     startWorker() {
       stack.worker = track(startRole('worker', env));
       return stack.worker;
@@ -125,10 +174,17 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       return r.json();
     },
     async simFaults(change) {
-      const r = await fetch(`${simUrl}/sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(change) });
+      const r = await fetch(`${simUrl}/sim/faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(change),
+      });
       if (r.status !== 200) throw new Error(`POST /sim/faults: ${r.status} ${await r.text()}`);
     },
-    logs: () => all.map((p, i) => `--- process ${i} (${p.proc.spawnargs.slice(3, 4).join(' ')}, last 1500 chars):\n${p.output().slice(-1500)}`).join('\n'),
+    logs: () =>
+      all
+        .map((p, i) => `--- process ${i} (${p.proc.spawnargs.slice(3, 4).join(' ')}, last 1500 chars):\n${p.output().slice(-1500)}`)
+        .join('\n'),
     async stop() {
       await Promise.all(all.map((p) => p.stop()));
       rmSync(tokensDir, { recursive: true, force: true });

@@ -48,7 +48,12 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
     await db.pool.query('insert into options (id, data) values (1, $1)', [JSON.stringify(FAULT_OPTIONS)]);
     admin = (await createApiToken(db.db, { role: 'admin', subject: 'fault-tests' })).token;
     stack = await startStack({ databaseUrl: db.url, nodes: NODES, timing: 'fast' });
-    await waitFor(async () => (await count('select count(*) as n from components')) === NODES, `${NODES} components discovered`, 120_000, stack.logs);
+    await waitFor(
+      async () => (await count('select count(*) as n from components')) === NODES,
+      `${NODES} components discovered`,
+      120_000,
+      stack.logs,
+    );
     await stack.mintNodeTokens();
   }, 240_000);
 
@@ -59,11 +64,19 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
 
   test(`${KILLS} kills at random moments; the session completes with nothing lost`, async () => {
     const api = stack.apiUrls[0]!;
-    await gql(api, admin, `mutation($b: [BootSetInput!]!) { putSessionTemplate(name: "compute", input: { cfs: { configuration: "compute-cfg" }, bootSets: $b }) { template { name } } }`,
-      { b: [{ name: 'compute', path: stack.simEnv.SIM_IMAGE, type: 's3', nodeGroups: ['compute-a', 'compute-b'] }] });
+    await gql(
+      api,
+      admin,
+      `mutation($b: [BootSetInput!]!) { putSessionTemplate(name: "compute", input: { cfs: { configuration: "compute-cfg" }, bootSets: $b }) { template { name } } }`,
+      { b: [{ name: 'compute', path: stack.simEnv.SIM_IMAGE, type: 's3', nodeGroups: ['compute-a', 'compute-b'] }] },
+    );
     const before = await stack.simGet('/sim/counters');
     const started = Date.now();
-    await gql(api, admin, 'mutation { createSession(input: { operation: REBOOT, templateName: "compute", name: "reboot-all" }) { session { name } } }');
+    await gql(
+      api,
+      admin,
+      'mutation { createSession(input: { operation: REBOOT, templateName: "compute", name: "reboot-all" }) { session { name } } }',
+    );
 
     // Progress: the session's events (about 8 per node) plus the hardware's power transitions and the
     // nodes' reports (3 per node). Kill points are drawn below 6 + 3 per node so all land mid-session.
@@ -72,7 +85,8 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
     const kills: { atEvents: number; progress: number; nodesNotStable: number; sinceStartMs: number }[] = [];
     const sessionEvents = () => count(`select count(*) as n from component_events where session = 'reboot-all'`);
     const sumOf = (m: Record<string, number> | undefined) => Object.values(m ?? {}).reduce((a, b) => a + b, 0);
-    const hardware = (c: any) => sumOf(c.transitions.On) + sumOf(c.transitions['Soft-Off']) + sumOf(c.transitions['Force-Off']) + c.reports.delivered;
+    const hardware = (c: any) =>
+      sumOf(c.transitions.On) + sumOf(c.transitions['Soft-Off']) + sumOf(c.transitions['Force-Off']) + c.reports.delivered;
     const hardware0 = hardware(before);
     const progress = async () => (await sessionEvents()) + hardware(await stack.simGet('/sim/counters')) - hardware0;
     for (const point of points) {
@@ -84,16 +98,23 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
       kills.push({
         progress: await progress(),
         atEvents: await sessionEvents(),
-        nodesNotStable: await count(`select count(*) as n from components where session = 'reboot-all' and (enabled or status <> 'stable')`),
+        nodesNotStable: await count(
+          `select count(*) as n from components where session = 'reboot-all' and (enabled or status <> 'stable')`,
+        ),
         sinceStartMs: Date.now() - started,
       });
       stack.startWorker();
     }
 
-    const s = await waitFor(async () => {
-      const r = (await db.pool.query(`select * from sessions where name = 'reboot-all'`)).rows[0];
-      return r?.status === 'complete' ? r : undefined;
-    }, 'session complete', 300_000, stack.logs);
+    const s = await waitFor(
+      async () => {
+        const r = (await db.pool.query(`select * from sessions where name = 'reboot-all'`)).rows[0];
+        return r?.status === 'complete' ? r : undefined;
+      },
+      'session complete',
+      300_000,
+      stack.logs,
+    );
     const wallMs = Date.now() - started;
     expect(s.error).toBeNull();
     expect(s.components.split(',')).toHaveLength(NODES);
@@ -103,8 +124,15 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
     const kernel = (await db.pool.query(`select desired_kernel from components limit 1`)).rows[0].desired_kernel;
     let lost = 0;
     for (const r of rows) {
-      const ok = r.status === 'stable' && r.phase === '' && !r.enabled && r.error === '' && r.failure_reason === ''
-        && r.actual_bss_token !== '' && r.actual_bss_token === r.desired_bss_token && r.actual_kernel === kernel;
+      const ok =
+        r.status === 'stable' &&
+        r.phase === '' &&
+        !r.enabled &&
+        r.error === '' &&
+        r.failure_reason === '' &&
+        r.actual_bss_token !== '' &&
+        r.actual_bss_token === r.desired_bss_token &&
+        r.actual_kernel === kernel;
       if (!ok) lost++;
       expect(r, r.id).toMatchObject({ status: 'stable', phase: '', enabled: false, error: '', failure_reason: '', actual_kernel: kernel });
       expect(r.actual_bss_token, r.id).toBe(r.desired_bss_token);
@@ -117,7 +145,8 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
     const recorded = new Map<string, number>();
     for (const e of events.filter((x) => x.kind === 'action')) {
       recorded.set(`${e.component_id} ${e.action}`, (recorded.get(`${e.component_id} ${e.action}`) ?? 0) + 1);
-      if (e.data?.attempt !== undefined) expect(e.data.attempt, `${e.component_id} ${e.action} attempt`).toBeLessThanOrEqual(FAULT_OPTIONS.default_retry_policy);
+      if (e.data?.attempt !== undefined)
+        expect(e.data.attempt, `${e.component_id} ${e.action} attempt`).toBeLessThanOrEqual(FAULT_OPTIONS.default_retry_policy);
     }
     const actionsOf = (id: string, action: string) => recorded.get(`${id} ${action}`) ?? 0;
     const delta = (op: string, id: string) => (after.transitions[op]?.[id] ?? 0) - (before.transitions[op]?.[id] ?? 0);
@@ -134,8 +163,12 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
       expect(on, `On ${r.id}`).toBeLessThanOrEqual(FAULT_OPTIONS.default_retry_policy);
       expect(on, `On ${r.id} vs recorded actions`).toBeLessThanOrEqual(actionsOf(r.id, 'powering_on'));
       expect(soft + hard, `power-offs ${r.id}`).toBeGreaterThanOrEqual(1);
-      expect(soft, `Soft-Off ${r.id}`).toBeLessThanOrEqual(Math.min(FAULT_OPTIONS.default_retry_policy, actionsOf(r.id, 'powering_off_gracefully')));
-      expect(hard, `Force-Off ${r.id}`).toBeLessThanOrEqual(Math.min(FAULT_OPTIONS.default_retry_policy, actionsOf(r.id, 'powering_off_forcefully')));
+      expect(soft, `Soft-Off ${r.id}`).toBeLessThanOrEqual(
+        Math.min(FAULT_OPTIONS.default_retry_policy, actionsOf(r.id, 'powering_off_gracefully')),
+      );
+      expect(hard, `Force-Off ${r.id}`).toBeLessThanOrEqual(
+        Math.min(FAULT_OPTIONS.default_retry_policy, actionsOf(r.id, 'powering_off_forcefully')),
+      );
       for (const op of ops.filter((o) => !['On', 'Soft-Off', 'Force-Off'].includes(o))) expect(delta(op, r.id), `${op} ${r.id}`).toBe(0);
     }
 
@@ -146,19 +179,25 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
     for (const r of rows) {
       const evs = byNode.get(r.id)!;
       expect(evs[0], r.id).toMatchObject({ kind: 'setup' });
-      expect(evs.some((e) => e.kind === 'report' && e.actor === `node:${r.id}`), `${r.id} reported`).toBe(true);
+      expect(
+        evs.some((e) => e.kind === 'report' && e.actor === `node:${r.id}`),
+        `${r.id} reported`,
+      ).toBe(true);
       const changes = evs.filter((e) => e.to_status !== null);
       for (let i = 1; i < changes.length; i++) {
         const [prev, next] = [changes[i - 1], changes[i]];
-        if (next.from_status !== null) expect(`${next.from_status}`, `${r.id} event ${next.id} follows ${prev.id}`).toBe(`${prev.to_status}`);
+        if (next.from_status !== null)
+          expect(`${next.from_status}`, `${r.id} event ${next.id} follows ${prev.id}`).toBe(`${prev.to_status}`);
       }
       expect(changes.at(-1), r.id).toMatchObject({ to_status: 'stable' });
     }
 
-    process.stdout.write(`\nworker SIGKILL x${kills.length} during a ${NODES}-node reboot (seed ${SEED}): ` +
-      `completed in ${(wallMs / 1000).toFixed(1)} s; kills at ${kills.map((k) => `${(k.sinceStartMs / 1000).toFixed(1)} s (progress ${k.progress}, ${k.atEvents} events, ${k.nodesNotStable} nodes in flight)`).join(', ')}; ` +
-      `nodes lost ${lost}; power actions ${actions} (minimum ${2 * NODES}, ${extra} beyond one off and one on, policy allows ${FAULT_OPTIONS.default_retry_policy} of each per node); ` +
-      `events ${events.length}\n`);
+    process.stdout.write(
+      `\nworker SIGKILL x${kills.length} during a ${NODES}-node reboot (seed ${SEED}): ` +
+        `completed in ${(wallMs / 1000).toFixed(1)} s; kills at ${kills.map((k) => `${(k.sinceStartMs / 1000).toFixed(1)} s (progress ${k.progress}, ${k.atEvents} events, ${k.nodesNotStable} nodes in flight)`).join(', ')}; ` +
+        `nodes lost ${lost}; power actions ${actions} (minimum ${2 * NODES}, ${extra} beyond one off and one on, policy allows ${FAULT_OPTIONS.default_retry_policy} of each per node); ` +
+        `events ${events.length}\n`,
+    );
     expect(kills).toHaveLength(KILLS);
     expect(lost).toBe(0);
   }, 900_000);

@@ -42,7 +42,11 @@ export const DEV_ADMIN_TOKEN = 'bto_00000000000000d0_devadmintokenfortestsonlyxx
 export function devAuthEnv(): Record<string, string> {
   // A data folder of the test run's own: dev mode keeps its admin token there, and the project's
   // .data/dev-admin-token (what `npm start` and the CLI use) must never end up holding this test token.
-  return { BOOTORCH_AUTH_MODE: 'dev', BOOTORCH_DEV_ADMIN_TOKEN: DEV_ADMIN_TOKEN, BOOTORCH_DATA_DIR: path.join(os.tmpdir(), `bootorch-test-${process.pid}`) };
+  return {
+    BOOTORCH_AUTH_MODE: 'dev',
+    BOOTORCH_DEV_ADMIN_TOKEN: DEV_ADMIN_TOKEN,
+    BOOTORCH_DATA_DIR: path.join(os.tmpdir(), `bootorch-test-${process.pid}`),
+  };
 }
 
 /** `{ authorization: 'Bearer <DEV_ADMIN_TOKEN>' }`: headers, or graphql-ws connectionParams. */

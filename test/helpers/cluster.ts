@@ -32,9 +32,15 @@ export interface Cluster {
   adapters: Adapters;
   engine: EngineHandle;
   /** Insert a template whose one boot set covers `nodes` (default: every node) with the world's image. */
-  template(name: string, o?: { nodes?: string[]; groups?: string[]; configuration?: string; rollout?: object; arch?: string }): Promise<void>;
+  template(
+    name: string,
+    o?: { nodes?: string[]; groups?: string[]; configuration?: string; rollout?: object; arch?: string },
+  ): Promise<void>;
   /** Insert a pending session and kick session-setup, as createSession does. */
-  session(name: string, o: { template: string; operation: 'boot' | 'reboot' | 'shutdown'; limit?: string; stage?: boolean; rollout?: object }): Promise<void>;
+  session(
+    name: string,
+    o: { template: string; operation: 'boot' | 'reboot' | 'shutdown'; limit?: string; stage?: boolean; rollout?: object },
+  ): Promise<void>;
   waitForSession(name: string, timeoutMs?: number): Promise<SessionRow>;
   waitFor(cond: () => Promise<boolean>, what: string, timeoutMs?: number): Promise<void>;
   components(ids?: string[]): Promise<any[]>;
@@ -42,7 +48,12 @@ export interface Cluster {
   close(): Promise<void>;
 }
 
-export interface SessionRow { name: string; status: string; error: string | null; components: string }
+export interface SessionRow {
+  name: string;
+  status: string;
+  error: string | null;
+  components: string;
+}
 
 export async function startCluster(o: { world?: WorldOptions; options?: Partial<Options>; kicks?: boolean } = {}): Promise<Cluster> {
   const db = await freshDb();
@@ -50,8 +61,11 @@ export async function startCluster(o: { world?: WorldOptions; options?: Partial<
   const world = new SimWorld({ nodes: 8, ...o.world });
   const adapters = createSimAdapters(world);
   // Components exist before sessions, as discovery would have made them.
-  await db.pool.query(`insert into components (id, last_action, last_action_at)
-    select unnest($1::text[]), 'newly_discovered', now()`, [world.ids()]);
+  await db.pool.query(
+    `insert into components (id, last_action, last_action_at)
+    select unnest($1::text[]), 'newly_discovered', now()`,
+    [world.ids()],
+  );
   const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
   const engine = await startEngine({ url: db.url, db: db.db, adapters, operators: ALL_OPERATORS, log, kicks: o.kicks });
   const reports = createReportBatcher(db.db, engine.scheduler);
@@ -65,55 +79,97 @@ export async function startCluster(o: { world?: WorldOptions; options?: Partial<
   await listener.connect();
   await listener.query(`listen ${EVENTS_CHANNEL}`);
   const waiters = new Set<() => void>();
-  listener.on('notification', () => { for (const w of [...waiters]) w(); });
-
-  const waitFor = (cond: () => Promise<boolean>, what: string, timeoutMs = 30_000) => new Promise<void>((resolve, reject) => {
-    let busy = false;
-    let again = false;
-    const check = async () => {
-      if (busy) { again = true; return; }
-      busy = true;
-      try {
-        do { again = false; if (await cond()) { finish(); resolve(); return; } } while (again);
-      } catch (e) { finish(); reject(e); } finally { busy = false; }
-    };
-    // Events wake the check; the interval covers changes that write no event (sessions table).
-    const tick = setInterval(check, 100);
-    const deadline = setTimeout(() => { finish(); reject(new Error(`${what}: not reached within ${timeoutMs} ms`)); }, timeoutMs);
-    const finish = () => { clearInterval(tick); clearTimeout(deadline); waiters.delete(check); };
-    waiters.add(check);
-    void check();
+  listener.on('notification', () => {
+    for (const w of [...waiters]) w();
   });
 
+  const waitFor = (cond: () => Promise<boolean>, what: string, timeoutMs = 30_000) =>
+    new Promise<void>((resolve, reject) => {
+      let busy = false;
+      let again = false;
+      const check = async () => {
+        if (busy) {
+          again = true;
+          return;
+        }
+        busy = true;
+        try {
+          do {
+            again = false;
+            if (await cond()) {
+              finish();
+              resolve();
+              return;
+            }
+          } while (again);
+        } catch (e) {
+          finish();
+          reject(e);
+        } finally {
+          busy = false;
+        }
+      };
+      // Events wake the check; the interval covers changes that write no event (sessions table).
+      const tick = setInterval(check, 100);
+      const deadline = setTimeout(() => {
+        finish();
+        reject(new Error(`${what}: not reached within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const finish = () => {
+        clearInterval(tick);
+        clearTimeout(deadline);
+        waiters.delete(check);
+      };
+      waiters.add(check);
+      void check();
+    });
+
   const cluster: Cluster = {
-    db, world, adapters, engine, waitFor,
+    db,
+    world,
+    adapters,
+    engine,
+    waitFor,
     async template(name, t = {}) {
       const bootSet: Record<string, unknown> = {
-        path: world.defaultImage.manifest, type: 's3', arch: t.arch ?? 'X86',
+        path: world.defaultImage.manifest,
+        type: 's3',
+        arch: t.arch ?? 'X86',
         kernel_parameters: 'console=ttyS0,115200',
       };
-      if (t.groups) bootSet.node_groups = t.groups; else bootSet.node_list = t.nodes ?? world.ids();
-      await db.pool.query(`insert into session_templates (name, enable_cfs, cfs_configuration, boot_sets, rollout)
-        values ($1, true, $2, $3, $4)`, [name, t.configuration ?? 'compute-cfg', JSON.stringify({ compute: bootSet }),
-        t.rollout ? JSON.stringify(t.rollout) : null]);
+      if (t.groups) bootSet.node_groups = t.groups;
+      else bootSet.node_list = t.nodes ?? world.ids();
+      await db.pool.query(
+        `insert into session_templates (name, enable_cfs, cfs_configuration, boot_sets, rollout)
+        values ($1, true, $2, $3, $4)`,
+        [name, t.configuration ?? 'compute-cfg', JSON.stringify({ compute: bootSet }), t.rollout ? JSON.stringify(t.rollout) : null],
+      );
     },
     async session(name, s) {
       const c = await db.pool.connect();
       try {
         await c.query('begin');
-        await c.query(`insert into sessions (name, operation, template_name, "limit", stage, rollout)
-          values ($1, $2, $3, $4, $5, $6)`, [name, s.operation, s.template, s.limit ?? '', s.stage ?? false,
-          s.rollout ? JSON.stringify(s.rollout) : null]);
+        await c.query(
+          `insert into sessions (name, operation, template_name, "limit", stage, rollout)
+          values ($1, $2, $3, $4, $5, $6)`,
+          [name, s.operation, s.template, s.limit ?? '', s.stage ?? false, s.rollout ? JSON.stringify(s.rollout) : null],
+        );
         await c.query('commit');
-      } finally { c.release(); }
+      } finally {
+        c.release();
+      }
       await engine.scheduler.kick(db.db, ['session-setup']);
     },
     async waitForSession(name, timeoutMs = 30_000) {
       let row: SessionRow | undefined;
-      await waitFor(async () => {
-        row = (await db.pool.query('select name, status, error, components from sessions where name = $1', [name])).rows[0];
-        return row?.status === 'complete';
-      }, `session ${name} complete`, timeoutMs);
+      await waitFor(
+        async () => {
+          row = (await db.pool.query('select name, status, error, components from sessions where name = $1', [name])).rows[0];
+          return row?.status === 'complete';
+        },
+        `session ${name} complete`,
+        timeoutMs,
+      );
       return row!;
     },
     async components(ids) {
@@ -123,8 +179,11 @@ export async function startCluster(o: { world?: WorldOptions; options?: Partial<
       return r.rows;
     },
     async events(f = {}) {
-      const r = await db.pool.query(`select * from component_events where ($1::text is null or session = $1)
-        and ($2::text is null or component_id = $2) order by id`, [f.session ?? null, f.component ?? null]);
+      const r = await db.pool.query(
+        `select * from component_events where ($1::text is null or session = $1)
+        and ($2::text is null or component_id = $2) order by id`,
+        [f.session ?? null, f.component ?? null],
+      );
       return r.rows;
     },
     async close() {

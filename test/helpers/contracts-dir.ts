@@ -12,7 +12,10 @@ export type ContractService = 'hsm' | 'pcs' | 'bss' | 'cfs' | 'bos';
 export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 export const FILES: Record<ContractService, string> = {
-  hsm: 'hsm.swagger.yaml', pcs: 'pcs.swagger.yaml', bss: 'bss.swagger.yaml', cfs: 'cfs.openapi.yaml',
+  hsm: 'hsm.swagger.yaml',
+  pcs: 'pcs.swagger.yaml',
+  bss: 'bss.swagger.yaml',
+  cfs: 'cfs.openapi.yaml',
   bos: 'bos-v2.openapi.yaml',
 };
 

@@ -4,7 +4,10 @@
  */
 import { metricsRegistry } from '../../src/observability/metrics.ts';
 
-export interface Sample { labels: Record<string, string>; value: number }
+export interface Sample {
+  labels: Record<string, string>;
+  value: number;
+}
 
 /** Every sample of `name` (exactly that name: ask for `x_bucket` / `x_count` for histogram parts). */
 export function samples(text: string, name: string): Sample[] {
@@ -21,7 +24,8 @@ export function samples(text: string, name: string): Sample[] {
 
 /** The sum of `name`'s samples whose labels include `labels` (0 when none). */
 export function value(text: string, name: string, labels: Record<string, string> = {}): number {
-  return samples(text, name).filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+  return samples(text, name)
+    .filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))
     .reduce((n, s) => n + s.value, 0);
 }
 

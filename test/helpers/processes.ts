@@ -29,9 +29,17 @@ export function startRole(role: string, env: Record<string, string | undefined>,
   });
   let out = '';
   const listeners = new Set<() => void>();
-  const poke = () => { for (const l of [...listeners]) l(); };
-  proc.stdout!.on('data', (d) => { out += d; poke(); });
-  proc.stderr!.on('data', (d) => { out += d; poke(); });
+  const poke = () => {
+    for (const l of [...listeners]) l();
+  };
+  proc.stdout!.on('data', (d) => {
+    out += d;
+    poke();
+  });
+  proc.stderr!.on('data', (d) => {
+    out += d;
+    poke();
+  });
   proc.on('exit', poke);
   return {
     proc,
@@ -40,10 +48,22 @@ export function startRole(role: string, env: Record<string, string | undefined>,
       return new Promise((resolve, reject) => {
         const check = () => {
           const m = out.match(re);
-          if (m) { done(); resolve(m); } else if (proc.exitCode !== null) { done(); reject(new Error(`${role} exited (${proc.exitCode}):\n${out}`)); }
+          if (m) {
+            done();
+            resolve(m);
+          } else if (proc.exitCode !== null) {
+            done();
+            reject(new Error(`${role} exited (${proc.exitCode}):\n${out}`));
+          }
         };
-        const deadline = setTimeout(() => { done(); reject(new Error(`${role}: ${re} not seen within ${timeoutMs} ms:\n${out}`)); }, timeoutMs);
-        const done = () => { clearTimeout(deadline); listeners.delete(check); };
+        const deadline = setTimeout(() => {
+          done();
+          reject(new Error(`${role}: ${re} not seen within ${timeoutMs} ms:\n${out}`));
+        }, timeoutMs);
+        const done = () => {
+          clearTimeout(deadline);
+          listeners.delete(check);
+        };
         listeners.add(check);
         check();
       });
@@ -52,7 +72,10 @@ export function startRole(role: string, env: Record<string, string | undefined>,
       if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
       return new Promise<void>((resolve) => {
         const deadline = setTimeout(() => proc.kill('SIGKILL'), 15_000);
-        proc.once('exit', () => { clearTimeout(deadline); resolve(); });
+        proc.once('exit', () => {
+          clearTimeout(deadline);
+          resolve();
+        });
         proc.kill('SIGTERM');
       });
     },
@@ -65,20 +88,36 @@ export function percentile(values: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
 }
 
-export interface CliResult { code: number | null; stdout: string; stderr: string }
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 /** Run `bootorch <args>` to completion (the deadline kills it). */
 export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 120_000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
       // No dev token file (.data/dev-admin-token) is picked up unless a test says so.
-      cwd: ROOT, env: { ...process.env, BOOTORCH_URL: '', BOOTORCH_TOKEN: '', BOOTORCH_DATA_DIR: '/nonexistent', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: ROOT,
+      env: { ...process.env, BOOTORCH_URL: '', BOOTORCH_TOKEN: '', BOOTORCH_DATA_DIR: '/nonexistent', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';
-    proc.stdout!.on('data', (d) => { stdout += d; });
-    proc.stderr!.on('data', (d) => { stderr += d; });
-    const deadline = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`bootorch ${args.join(' ')}: no exit within ${timeoutMs} ms\n${stdout}\n${stderr}`)); }, timeoutMs);
-    proc.on('close', (code) => { clearTimeout(deadline); resolve({ code, stdout, stderr }); });
+    proc.stdout!.on('data', (d) => {
+      stdout += d;
+    });
+    proc.stderr!.on('data', (d) => {
+      stderr += d;
+    });
+    const deadline = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`bootorch ${args.join(' ')}: no exit within ${timeoutMs} ms\n${stdout}\n${stderr}`));
+    }, timeoutMs);
+    proc.on('close', (code) => {
+      clearTimeout(deadline);
+      resolve({ code, stdout, stderr });
+    });
   });
 }

@@ -12,23 +12,44 @@ export interface FirstResult {
   closed?: { code: number; reason: string };
 }
 
-export async function firstResult(wsUrl: string, params: Record<string, string>, query: string,
-  variables: Record<string, unknown> = {}, timeoutMs = 10_000): Promise<FirstResult> {
+export async function firstResult(
+  wsUrl: string,
+  params: Record<string, string>,
+  query: string,
+  variables: Record<string, unknown> = {},
+  timeoutMs = 10_000,
+): Promise<FirstResult> {
   const client = createClient({ url: wsUrl, webSocketImpl: WebSocket, lazy: true, retryAttempts: 0, connectionParams: params });
   try {
     return await new Promise<FirstResult>((resolve, reject) => {
       const deadline = setTimeout(() => reject(new Error(`no answer to ${query.slice(0, 60)} within ${timeoutMs} ms`)), timeoutMs);
-      const settle = (r: FirstResult) => { clearTimeout(deadline); resolve(r); };
-      const stop = client.subscribe<Record<string, unknown>>({ query, variables }, {
-        next: (r) => { settle(r as FirstResult); stop(); },
-        error: (e) => {
-          const close = e as { code?: unknown; reason?: unknown };
-          settle(Array.isArray(e) ? { errors: e } : typeof close.code === 'number'
-            ? { closed: { code: close.code, reason: String(close.reason ?? '') }, errors: [{ message: String(close.reason ?? close.code) }] }
-            : { errors: [{ message: String(e) }] });
+      const settle = (r: FirstResult) => {
+        clearTimeout(deadline);
+        resolve(r);
+      };
+      const stop = client.subscribe<Record<string, unknown>>(
+        { query, variables },
+        {
+          next: (r) => {
+            settle(r as FirstResult);
+            stop();
+          },
+          error: (e) => {
+            const close = e as { code?: unknown; reason?: unknown };
+            settle(
+              Array.isArray(e)
+                ? { errors: e }
+                : typeof close.code === 'number'
+                  ? {
+                      closed: { code: close.code, reason: String(close.reason ?? '') },
+                      errors: [{ message: String(close.reason ?? close.code) }],
+                    }
+                  : { errors: [{ message: String(e) }] },
+            );
+          },
+          complete: () => settle({ data: null }),
         },
-        complete: () => settle({ data: null }),
-      });
+      );
     });
   } finally {
     await client.dispose();

@@ -17,20 +17,37 @@ const GET = `query($id: ID!) { component(id: $id) { ${COMPONENT_FIELDS} } }`;
 
 beforeAll(async () => {
   h = await startHarness();
-  await h.db.db.execute(sql`insert into boot_artifacts (token, kernel, kernel_parameters, initrd) values ('tok-1', 's3://k', 'console=ttyS0', 's3://i')`);
+  await h.db.db.execute(
+    sql`insert into boot_artifacts (token, kernel, kernel_parameters, initrd) values ('tok-1', 's3://k', 'console=ttyS0', 's3://i')`,
+  );
   await h.db.db.execute(sql`insert into tenant_xnames (tenant, xname) values ('vcluster-a', ${A})`);
 });
-afterAll(async () => { await h?.close(); });
+afterAll(async () => {
+  await h?.close();
+});
 beforeEach(() => h.scheduler.clear());
 
-const events = async (id: string) => (await h.db.db.execute(sql`select kind, actor, from_phase, to_phase, from_status, to_status, action, reason, data
-  from component_events where component_id = ${id} order by id`)).rows as Record<string, any>[];
+const events = async (id: string) =>
+  (
+    await h.db.db.execute(sql`select kind, actor, from_phase, to_phase, from_status, to_status, action, reason, data
+  from component_events where component_id = ${id} order by id`)
+  ).rows as Record<string, any>[];
 
 describe('CRUD', () => {
   test('put canonicalises the id; get; delete; each write is an event', async () => {
-    const r = await h.ok(PUT, { id: 'X1000C0S00B0N0', input: { desiredState: { bootArtifacts: { kernel: 'k' }, configuration: 'cfg' }, retryPolicy: 5 } });
-    expect(r.putComponent).toMatchObject({ id: A, enabled: false, session: '', retryPolicy: 5, status: { phase: 'NONE', status: 'STABLE', statusOverride: 'NONE' },
-      desiredState: { bootArtifacts: { kernel: 'k', initrd: '' }, configuration: 'cfg', lastUpdated: expect.any(String) }, actualState: { lastUpdated: null } });
+    const r = await h.ok(PUT, {
+      id: 'X1000C0S00B0N0',
+      input: { desiredState: { bootArtifacts: { kernel: 'k' }, configuration: 'cfg' }, retryPolicy: 5 },
+    });
+    expect(r.putComponent).toMatchObject({
+      id: A,
+      enabled: false,
+      session: '',
+      retryPolicy: 5,
+      status: { phase: 'NONE', status: 'STABLE', statusOverride: 'NONE' },
+      desiredState: { bootArtifacts: { kernel: 'k', initrd: '' }, configuration: 'cfg', lastUpdated: expect.any(String) },
+      actualState: { lastUpdated: null },
+    });
     expect((await h.ok(GET, { id: A })).component.id).toBe(A);
     expect((await h.ok(GET, { id: 'x9c0s0b0n0' })).component).toBeNull();
     expect(errorOf(await h.gql(GET, { id: 'not-an-xname' }))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'id' });
@@ -38,19 +55,29 @@ describe('CRUD', () => {
     expect(await h.ok(`mutation { deleteComponent(id: "${A}") }`)).toEqual({ deleteComponent: true });
     expect(errorOf(await h.gql(`mutation { deleteComponent(id: "${A}") }`)).code).toBe('NOT_FOUND');
     expect((await events(A)).map((e) => [e.kind, e.actor, e.reason, e.data?.write ?? null])).toEqual([
-      ['manual', 'tester', null, 'create'], ['manual', 'tester', 'deleted', null],
+      ['manual', 'tester', null, 'create'],
+      ['manual', 'tester', 'deleted', null],
     ]);
   });
 
   test('putComponents writes many in one transaction; a bad entry names its index and writes none', async () => {
-    const bad = await h.gql(`mutation($c: [ComponentWithIdInput!]!) { putComponents(components: $c) { id } }`,
-      { c: [{ id: A }, { id: 'bogus' }, { id: C, eventStats: { powerOnAttempts: -1 } }] });
+    const bad = await h.gql(`mutation($c: [ComponentWithIdInput!]!) { putComponents(components: $c) { id } }`, {
+      c: [{ id: A }, { id: 'bogus' }, { id: C, eventStats: { powerOnAttempts: -1 } }],
+    });
     expect(errorOf(bad)).toMatchObject({ code: 'BAD_USER_INPUT', field: 'components[1].id' });
-    expect(bad.errors![0]!.extensions!.issues!.map((i) => i.field)).toEqual(['components[1].id', 'components[2].eventStats.powerOnAttempts']);
+    expect(bad.errors![0]!.extensions!.issues!.map((i) => i.field)).toEqual([
+      'components[1].id',
+      'components[2].eventStats.powerOnAttempts',
+    ]);
     expect((await h.ok(GET, { id: A })).component).toBeNull();
-    const ok = await h.ok(`mutation($c: [ComponentWithIdInput!]!) { putComponents(components: $c) { id enabled } }`,
-      { c: [{ id: A }, { id: B, enabled: true }, { id: C }] });
-    expect(ok.putComponents).toEqual([{ id: A, enabled: false }, { id: B, enabled: true }, { id: C, enabled: false }]);
+    const ok = await h.ok(`mutation($c: [ComponentWithIdInput!]!) { putComponents(components: $c) { id enabled } }`, {
+      c: [{ id: A }, { id: B, enabled: true }, { id: C }],
+    });
+    expect(ok.putComponents).toEqual([
+      { id: A, enabled: false },
+      { id: B, enabled: true },
+      { id: C, enabled: false },
+    ]);
     expect(h.scheduler.committed).toEqual([['status']]);
   });
 });
@@ -72,30 +99,63 @@ describe('computed status (generated column, reference §1.4)', () => {
     const input = { status: { phase, statusOverride }, ...(action ? { lastAction: { action, failed } } : {}) };
     const r = await h.ok(PUT, { id: C, input });
     expect(r.putComponent.status.status).toBe(expected);
-    const listed = await h.ok(`query($s: [ComponentStatus!]) { components(filter: { status: $s, ids: ["${C}"] }) { nodes { id } } }`, { s: [expected] });
+    const listed = await h.ok(`query($s: [ComponentStatus!]) { components(filter: { status: $s, ids: ["${C}"] }) { nodes { id } } }`, {
+      s: [expected],
+    });
     expect(listed.components.nodes).toEqual([{ id: C }]);
   });
 });
 
 describe('auto fields through the API (reference §2)', () => {
   test.each<[string, Record<string, unknown>, Record<string, unknown>, Record<string, unknown>]>([
-    ['a known token maps to its artifacts', {}, { actualState: { bssToken: 'tok-1' } },
-      { actualState: { bootArtifacts: { kernel: 's3://k', kernelParameters: 'console=ttyS0', initrd: 's3://i' }, bssToken: 'tok-1', lastUpdated: expect.any(String) } }],
-    ['an unknown token keeps artifacts and timestamp', { actualState: { bootArtifacts: { kernel: 'old' } } }, { actualState: { bssToken: 'nope' } },
-      { actualState: { bootArtifacts: { kernel: 'old' }, bssToken: 'nope' } }],
-    ['enabling puts the component on hold', { status: { statusOverride: 'FAILED' } }, { enabled: true },
-      { enabled: true, status: { status: 'ON_HOLD', statusOverride: 'ON_HOLD' } }],
-    ['desired state without a session clears it', { session: 'sess' }, { desiredState: { configuration: 'c' } },
-      { session: '', desiredState: { configuration: 'c' } }],
-    ['desired artifacts reset the attempt counters', { eventStats: { powerOnAttempts: 2, powerOffForcefulAttempts: 1 } }, { desiredState: { bootArtifacts: { kernel: 'k' } }, session: 's' },
-      { session: 's', eventStats: { powerOnAttempts: 0, powerOffGracefulAttempts: 0, powerOffForcefulAttempts: 0 } }],
-    ['last action is stamped', {}, { lastAction: { action: 'powering_on' } },
-      { lastAction: { action: 'powering_on', failed: false, lastUpdated: expect.any(String) } }],
+    [
+      'a known token maps to its artifacts',
+      {},
+      { actualState: { bssToken: 'tok-1' } },
+      {
+        actualState: {
+          bootArtifacts: { kernel: 's3://k', kernelParameters: 'console=ttyS0', initrd: 's3://i' },
+          bssToken: 'tok-1',
+          lastUpdated: expect.any(String),
+        },
+      },
+    ],
+    [
+      'an unknown token keeps artifacts and timestamp',
+      { actualState: { bootArtifacts: { kernel: 'old' } } },
+      { actualState: { bssToken: 'nope' } },
+      { actualState: { bootArtifacts: { kernel: 'old' }, bssToken: 'nope' } },
+    ],
+    [
+      'enabling puts the component on hold',
+      { status: { statusOverride: 'FAILED' } },
+      { enabled: true },
+      { enabled: true, status: { status: 'ON_HOLD', statusOverride: 'ON_HOLD' } },
+    ],
+    [
+      'desired state without a session clears it',
+      { session: 'sess' },
+      { desiredState: { configuration: 'c' } },
+      { session: '', desiredState: { configuration: 'c' } },
+    ],
+    [
+      'desired artifacts reset the attempt counters',
+      { eventStats: { powerOnAttempts: 2, powerOffForcefulAttempts: 1 } },
+      { desiredState: { bootArtifacts: { kernel: 'k' } }, session: 's' },
+      { session: 's', eventStats: { powerOnAttempts: 0, powerOffGracefulAttempts: 0, powerOffForcefulAttempts: 0 } },
+    ],
+    [
+      'last action is stamped',
+      {},
+      { lastAction: { action: 'powering_on' } },
+      { lastAction: { action: 'powering_on', failed: false, lastUpdated: expect.any(String) } },
+    ],
   ])('%s', async (_n, setup, patch, expected) => {
     const first = await h.ok(PUT, { id: B, input: setup });
     const r = await h.ok(PATCH, { id: B, patch });
     expect(r.patchComponent).toMatchObject(expected);
-    if (_n.startsWith('an unknown token')) expect(r.patchComponent.actualState.lastUpdated).toBe(first.putComponent.actualState.lastUpdated);
+    if (_n.startsWith('an unknown token'))
+      expect(r.patchComponent.actualState.lastUpdated).toBe(first.putComponent.actualState.lastUpdated);
   });
 
   test('enabling or changing desired state kicks status; an error text does not', async () => {
@@ -107,7 +167,13 @@ describe('auto fields through the API (reference §2)', () => {
     await h.ok(PATCH, { id: B, patch: { enabled: true } });
     expect(h.scheduler.committed).toEqual([['status'], ['status']]);
     const last = (await events(B)).at(-1)!;
-    expect(last).toMatchObject({ kind: 'manual', actor: 'tester', from_status: 'stable', to_status: 'on_hold', data: { write: 'patch', changed: expect.arrayContaining(['enabled', 'statusOverride']) } });
+    expect(last).toMatchObject({
+      kind: 'manual',
+      actor: 'tester',
+      from_status: 'stable',
+      to_status: 'on_hold',
+      data: { write: 'patch', changed: expect.arrayContaining(['enabled', 'statusOverride']) },
+    });
   });
 });
 
@@ -131,16 +197,22 @@ describe('409: actual state while mid-transition', () => {
 describe('patchComponents', () => {
   test('exactly one filter', async () => {
     expect(errorOf(await h.gql(PATCH_MANY, { f: {}, p: { error: 'x' } }))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'filter' });
-    expect(errorOf(await h.gql(PATCH_MANY, { f: { ids: [A], session: 's' }, p: { error: 'x' } }))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'filter' });
+    expect(errorOf(await h.gql(PATCH_MANY, { f: { ids: [A], session: 's' }, p: { error: 'x' } }))).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      field: 'filter',
+    });
   });
   test('by ids: unknown ids are NOT_FOUND (nothing written) unless skipBadIds', async () => {
     await h.ok(`mutation($c: [ComponentWithIdInput!]!) { putComponents(components: $c) { id } }`, { c: [{ id: A }, { id: B }] });
     expect(errorOf(await h.gql(PATCH_MANY, { f: { ids: [A, 'x9c0s0b0n0'] }, p: { error: 'e1' } })).code).toBe('NOT_FOUND');
     expect((await h.ok(GET, { id: A })).component.error).toBe('');
     const r = await h.ok(PATCH_MANY, { f: { ids: [A, 'x9c0s0b0n0', B] }, p: { error: 'e1' }, skip: true });
-    expect(r.patchComponents).toEqual([{ id: A, error: 'e1' }, { id: B, error: 'e1' }]);
+    expect(r.patchComponents).toEqual([
+      { id: A, error: 'e1' },
+      { id: B, error: 'e1' },
+    ]);
   });
-  test('by session: only that session\'s components', async () => {
+  test("by session: only that session's components", async () => {
     await h.ok(PATCH, { id: A, patch: { session: 'sx' } });
     const r = await h.ok(PATCH_MANY, { f: { session: 'sx' }, p: { error: 'e2' } });
     expect(r.patchComponents).toEqual([{ id: A, error: 'e2' }]);
@@ -149,26 +221,40 @@ describe('patchComponents', () => {
 });
 
 describe('applyStaged (reference §4.11)', () => {
-  const staged = (session: string, a: Partial<Record<'kernel' | 'kernelParameters' | 'initrd', string>> = { kernel: 'k', kernelParameters: 'p', initrd: 'i' }) =>
-    ({ stagedState: { bootArtifacts: a, configuration: 'cfg-new', session }, actualState: { bootArtifacts: { kernel: 'old' } }, eventStats: { powerOnAttempts: 2 } });
+  const staged = (
+    session: string,
+    a: Partial<Record<'kernel' | 'kernelParameters' | 'initrd', string>> = { kernel: 'k', kernelParameters: 'p', initrd: 'i' },
+  ) => ({
+    stagedState: { bootArtifacts: a, configuration: 'cfg-new', session },
+    actualState: { bootArtifacts: { kernel: 'old' } },
+    eventStats: { powerOnAttempts: 2 },
+  });
   const APPLY = `mutation($x: [ID!]!) { applyStaged(xnames: $x) { succeeded failed ignored failures { id error } } }`;
   const ids = ['x2000c0s0b0n0', 'x2000c0s0b0n1', 'x2000c0s0b1n0', 'x2000c0s0b1n1', 'x2000c0s1b0n0', 'x2000c0s1b0n1'];
 
   beforeAll(async () => {
-    for (const [name, op] of [['stg-boot', 'boot'], ['stg-reboot', 'reboot'], ['stg-off', 'shutdown']]) {
-      await h.db.db.execute(sql`insert into sessions (name, operation, template_name, stage, status) values (${name}, ${op}, 'cos', true, 'running')`);
+    for (const [name, op] of [
+      ['stg-boot', 'boot'],
+      ['stg-reboot', 'reboot'],
+      ['stg-off', 'shutdown'],
+    ]) {
+      await h.db.db.execute(
+        sql`insert into sessions (name, operation, template_name, stage, status) values (${name}, ${op}, 'cos', true, 'running')`,
+      );
     }
   });
 
-  test('succeeded, failed and ignored, with BOS\'s effects on each', async () => {
-    await h.ok(`mutation($c: [ComponentWithIdInput!]!) { putComponents(components: $c) { id } }`, { c: [
-      { id: ids[0], ...staged('stg-boot') },
-      { id: ids[1], ...staged('stg-reboot') },
-      { id: ids[2], ...staged('stg-off') },
-      { id: ids[3], ...staged('stg-boot', { kernel: 'k', kernelParameters: 'p' }) },
-      { id: ids[4], ...staged('stg-gone') },
-      { id: ids[5] },
-    ] });
+  test("succeeded, failed and ignored, with BOS's effects on each", async () => {
+    await h.ok(`mutation($c: [ComponentWithIdInput!]!) { putComponents(components: $c) { id } }`, {
+      c: [
+        { id: ids[0], ...staged('stg-boot') },
+        { id: ids[1], ...staged('stg-reboot') },
+        { id: ids[2], ...staged('stg-off') },
+        { id: ids[3], ...staged('stg-boot', { kernel: 'k', kernelParameters: 'p' }) },
+        { id: ids[4], ...staged('stg-gone') },
+        { id: ids[5] },
+      ],
+    });
     h.scheduler.clear();
     const r = await h.ok(APPLY, { x: [...ids, 'x9c0s0b0n0'] });
     expect(r.applyStaged).toEqual({
@@ -184,13 +270,25 @@ describe('applyStaged (reference §4.11)', () => {
     expect(h.scheduler.committed).toEqual([['status']]);
     const boot = (await h.ok(GET, { id: ids[0] })).component;
     expect(boot).toMatchObject({
-      enabled: true, session: 'stg-boot', error: '', status: { status: 'ON_HOLD' }, lastAction: { action: 'apply_staged' },
+      enabled: true,
+      session: 'stg-boot',
+      error: '',
+      status: { status: 'ON_HOLD' },
+      lastAction: { action: 'apply_staged' },
       desiredState: { bootArtifacts: { kernel: 'k', kernelParameters: 'p', initrd: 'i' }, configuration: 'cfg-new' },
-      actualState: { bootArtifacts: { kernel: 'old' } }, stagedState: { session: 'stg-boot' }, eventStats: { powerOnAttempts: 0 },
+      actualState: { bootArtifacts: { kernel: 'old' } },
+      stagedState: { session: 'stg-boot' },
+      eventStats: { powerOnAttempts: 0 },
     });
     expect((await h.ok(GET, { id: ids[1] })).component.actualState.bootArtifacts.kernel).toBe('');
     const off = (await h.ok(GET, { id: ids[2] })).component;
-    expect(off).toMatchObject({ enabled: false, session: 'stg-off', error: expect.stringMatching(/shutdown/), lastAction: { action: 'apply_staged' }, desiredState: { bootArtifacts: { kernel: '' } } });
+    expect(off).toMatchObject({
+      enabled: false,
+      session: 'stg-off',
+      error: expect.stringMatching(/shutdown/),
+      lastAction: { action: 'apply_staged' },
+      desiredState: { bootArtifacts: { kernel: '' } },
+    });
     expect((await events(ids[0])).at(-1)).toMatchObject({ kind: 'stage', action: 'apply_staged', to_status: 'on_hold' });
   });
 
@@ -198,7 +296,11 @@ describe('applyStaged (reference §4.11)', () => {
     await h.ok(`mutation { patchOptions(patch: { clearStage: true }) { clearStage } }`);
     await h.ok(PUT, { id: ids[0], input: staged('stg-boot') });
     await h.ok(APPLY, { x: [ids[0]] });
-    expect((await h.ok(GET, { id: ids[0] })).component.stagedState).toMatchObject({ session: '', configuration: '', bootArtifacts: { kernel: '' } });
+    expect((await h.ok(GET, { id: ids[0] })).component.stagedState).toMatchObject({
+      session: '',
+      configuration: '',
+      bootArtifacts: { kernel: '' },
+    });
     await h.ok(`mutation { patchOptions(patch: { clearStage: false }) { clearStage } }`);
     expect(errorOf(await h.gql(APPLY, { x: [ids[0], 'rack7'] }))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'xnames[1]' });
   });
@@ -213,7 +315,10 @@ describe('tenancy', () => {
     expect(errorOf(await h.gql(PATCH, { id: B, patch: { error: 'x' } }, as)).code).toBe('NOT_FOUND');
     expect(errorOf(await h.gql(PATCH_MANY, { f: { ids: [A, B] }, p: { error: 'x' } }, as)).code).toBe('NOT_FOUND');
     expect((await h.ok(PATCH, { id: A, patch: { session: 'tenant-session' } }, as)).patchComponent.sessionTenant).toBe('vcluster-a');
-    expect(errorOf(await h.gql(`{ components { nodes { id } } }`, {}, { 'Cray-Tenant-Name': 'ghost' }))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'Cray-Tenant-Name' });
+    expect(errorOf(await h.gql(`{ components { nodes { id } } }`, {}, { 'Cray-Tenant-Name': 'ghost' }))).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      field: 'Cray-Tenant-Name',
+    });
     const applied = await h.ok(`mutation { applyStaged(xnames: ["${B}"]) { ignored } }`, {}, as);
     expect(applied.applyStaged.ignored).toEqual([B]);
   });

@@ -25,12 +25,18 @@ beforeAll(async () => {
   h = await startHarness({ queueHealthy: async () => true });
   base = h.server.url.replace(/\/graphql$/, '');
 });
-afterAll(async () => { await h?.close(); });
+afterAll(async () => {
+  await h?.close();
+});
 
-async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<GqlResult & { ms: number; headers: Headers }> {
+async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<GqlResult & { ms: number; headers: Headers }> {
   const t = performance.now();
   const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  const json = await r.json() as GqlResult;
+  const json = (await r.json()) as GqlResult;
   return { ...json, status: r.status, ms: performance.now() - t, headers: r.headers };
 }
 
@@ -55,7 +61,7 @@ describe('query cost: bombs are refused in well under a second, the API stays re
     })();
     const answers: Awaited<ReturnType<typeof post>>[] = [];
     for (let round = 0; round < 3; round++) {
-      answers.push(...await Promise.all(Array.from({ length: 8 }, (_, i) => post(h.server.url, { query: bomb }, i % 2 ? admin() : {}))));
+      answers.push(...(await Promise.all(Array.from({ length: 8 }, (_, i) => post(h.server.url, { query: bomb }, i % 2 ? admin() : {})))));
     }
     flooding = false;
     await prober;
@@ -67,7 +73,9 @@ describe('query cost: bombs are refused in well under a second, the API stays re
     }
     expect(probes.length).toBeGreaterThan(0);
     expect(Math.max(...probes)).toBeLessThan(1000);
-    process.stdout.write(`\nfragment fan-out (${bomb.length} bytes) 3 x 8 at once: slowest answer ${Math.max(...answers.map((a) => a.ms)).toFixed(1)} ms; /healthz meanwhile ${probes.length} probes, slowest ${Math.max(...probes).toFixed(1)} ms\n`);
+    process.stdout.write(
+      `\nfragment fan-out (${bomb.length} bytes) 3 x 8 at once: slowest answer ${Math.max(...answers.map((a) => a.ms)).toFixed(1)} ms; /healthz meanwhile ${probes.length} probes, slowest ${Math.max(...probes).toFixed(1)} ms\n`,
+    );
   });
 
   test('a chain of 4,000 fragments (146 KB) is a typed 400, with or without a token', async () => {
@@ -119,8 +127,14 @@ describe('typed errors for every bad input found', () => {
       ['{ sessions(maxAge: "9999999999d") { name } }', 'maxAge'],
       ['mutation { deleteSessions(minAge: "99999999999999w") { names } }', 'minAge'],
       ['mutation { deleteSessions(maxAge: "9999999999d") { names } }', 'maxAge'],
-      ['mutation { patchOptions(patch: { cleanupCompletedSessionTtl: "99999999999999w" }) { defaultRetryPolicy } }', 'patch.cleanupCompletedSessionTtl'],
-      ['mutation { patchOptions(patch: { componentActualStateTtl: "9999999999d" }) { defaultRetryPolicy } }', 'patch.componentActualStateTtl'],
+      [
+        'mutation { patchOptions(patch: { cleanupCompletedSessionTtl: "99999999999999w" }) { defaultRetryPolicy } }',
+        'patch.cleanupCompletedSessionTtl',
+      ],
+      [
+        'mutation { patchOptions(patch: { componentActualStateTtl: "9999999999d" }) { defaultRetryPolicy } }',
+        'patch.componentActualStateTtl',
+      ],
     ] as const) {
       const r = await h.gql(doc);
       expect(errorOf(r), doc).toMatchObject({ code: 'BAD_USER_INPUT', field });
@@ -135,21 +149,31 @@ describe('typed errors for every bad input found', () => {
       [{ query: 'subscription { componentEvents { cursor } }' }, 'GET'],
     ] as const) {
       for (const headers of [admin(), h.auth.bearer(await h.auth.token('viewer'))]) {
-        const r = method === 'POST' ? await post(h.server.url, body, headers)
-          : await fetch(`${h.server.url}?query=${encodeURIComponent(body.query)}`, { headers: { ...headers, 'apollo-require-preflight': '1' } })
-            .then(async (x) => ({ ...(await x.json() as GqlResult), status: x.status }));
+        const r =
+          method === 'POST'
+            ? await post(h.server.url, body, headers)
+            : await fetch(`${h.server.url}?query=${encodeURIComponent(body.query)}`, {
+                headers: { ...headers, 'apollo-require-preflight': '1' },
+              }).then(async (x) => ({ ...((await x.json()) as GqlResult), status: x.status }));
         expect(r.status).toBe(400);
         expect(errorOf(r)).toMatchObject({ code: 'BAD_REQUEST', message: expect.stringMatching(/graphql-ws/) });
       }
     }
     // Behind the edge, the subscription field itself refuses to resolve outside `subscribe`.
     const schema = buildSchema();
-    const ctx = createContext({ db: h.db.db, scheduler: h.scheduler }, { actor: 'x', tenant: null, auth: { principal: { subject: 's', role: 'admin', tenant: null, via: 'api-token' } } });
-    const r = await gqlRuntime.execute({ schema, document: gqlRuntime.parse('subscription { componentEvents { cursor } }'), contextValue: ctx });
+    const ctx = createContext(
+      { db: h.db.db, scheduler: h.scheduler },
+      { actor: 'x', tenant: null, auth: { principal: { subject: 's', role: 'admin', tenant: null, via: 'api-token' } } },
+    );
+    const r = await gqlRuntime.execute({
+      schema,
+      document: gqlRuntime.parse('subscription { componentEvents { cursor } }'),
+      contextValue: ctx,
+    });
     expect(r.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_REQUEST' });
   });
 
-  test('persisted queries: a hash mismatch is a typed 400; a registered hash is checked against its caller\'s budget', async () => {
+  test("persisted queries: a hash mismatch is a typed 400; a registered hash is checked against its caller's budget", async () => {
     const query = '{ version { version } }';
     const hash = createHash('sha256').update(query).digest('hex');
     const wrong = await post(h.server.url, { query, extensions: { persistedQuery: { version: 1, sha256Hash: 'f'.repeat(64) } } }, admin());
@@ -159,12 +183,18 @@ describe('typed errors for every bad input found', () => {
     expect(errorOf(version)).toMatchObject({ code: 'BAD_REQUEST' });
     const unknown = await post(h.server.url, { extensions: { persistedQuery: { version: 1, sha256Hash: 'a'.repeat(64) } } });
     expect(errorOf(unknown).code).toBe('PERSISTED_QUERY_NOT_FOUND');
-    expect((await post(h.server.url, { query, extensions: { persistedQuery: { version: 1, sha256Hash: hash } } }, admin())).data).toEqual({ version: { version: '0.1.0' } });
-    expect((await post(h.server.url, { extensions: { persistedQuery: { version: 1, sha256Hash: hash } } })).data).toEqual({ version: { version: '0.1.0' } });
+    expect((await post(h.server.url, { query, extensions: { persistedQuery: { version: 1, sha256Hash: hash } } }, admin())).data).toEqual({
+      version: { version: '0.1.0' },
+    });
+    expect((await post(h.server.url, { extensions: { persistedQuery: { version: 1, sha256Hash: hash } } })).data).toEqual({
+      version: { version: '0.1.0' },
+    });
     // Registered by an admin, asked for by hash without a token: the anonymous budget applies.
     const big = `{ ${Array.from({ length: 6 }, (_, i) => `a${i}: version { version }`).join(' ')} }`;
     const bigHash = createHash('sha256').update(big).digest('hex');
-    expect((await post(h.server.url, { query: big, extensions: { persistedQuery: { version: 1, sha256Hash: bigHash } } }, admin())).errors).toBeUndefined();
+    expect(
+      (await post(h.server.url, { query: big, extensions: { persistedQuery: { version: 1, sha256Hash: bigHash } } }, admin())).errors,
+    ).toBeUndefined();
     const anon = await post(h.server.url, { extensions: { persistedQuery: { version: 1, sha256Hash: bigHash } } });
     expect(anon.status).toBe(400);
     expect(anon.errors![0]!.extensions).toMatchObject({ code: 'GRAPHQL_VALIDATION_FAILED', limit: 'aliases' });
@@ -175,7 +205,11 @@ describe('typed errors for every bad input found', () => {
     try {
       const run = async (query: string, variables: Record<string, unknown> = {}) => {
         const out: any[] = [];
-        try { for await (const r of client.iterate({ query, variables })) out.push(r); } catch (e) { out.push({ errors: e }); }
+        try {
+          for await (const r of client.iterate({ query, variables })) out.push(r);
+        } catch (e) {
+          out.push({ errors: e });
+        }
         return out[0];
       };
       const ages = await run('query($a: String) { sessions(minAge: $a) { name } }', { a: '99999999999999w' });
@@ -200,12 +234,21 @@ describe('what answers without a credential', () => {
     const none = await fetch(`${base}/metrics`);
     expect(none.status).toBe(401);
     expect(await none.text()).not.toMatch(/bootorch_api_operations_total/);
-    expect((await fetch(`${base}/metrics`, { headers: h.auth.bearer(await h.auth.token('node', { xname: 'x1c0s0b0n0' })) })).status).toBe(403);
+    expect((await fetch(`${base}/metrics`, { headers: h.auth.bearer(await h.auth.token('node', { xname: 'x1c0s0b0n0' })) })).status).toBe(
+      403,
+    );
     expect((await fetch(`${base}/metrics`, { headers: { authorization: 'Bearer nonsense' } })).status).toBe(401);
     const viewer = await fetch(`${base}/metrics`, { headers: h.auth.bearer(await h.auth.token('viewer')) });
     expect(viewer.status).toBe(200);
     expect(await viewer.text()).toMatch(/bootorch_api_refused_total/);
-    const separate = await startApiServer({ db: h.db.db, scheduler: h.scheduler, port: 0, host: '127.0.0.1', auth: h.auth.auth, metricsListen: { port: 0, host: '127.0.0.1' } });
+    const separate = await startApiServer({
+      db: h.db.db,
+      scheduler: h.scheduler,
+      port: 0,
+      host: '127.0.0.1',
+      auth: h.auth.auth,
+      metricsListen: { port: 0, host: '127.0.0.1' },
+    });
     try {
       const m = await fetch(separate.metricsUrl!);
       expect(m.status).toBe(200);
@@ -217,12 +260,17 @@ describe('what answers without a credential', () => {
   });
 
   test('GraphQL: version and health only; no introspection, no field suggestions; everything else 401', async () => {
-    expect((await post(h.server.url, { query: '{ version { version } health { api } }' })).data).toEqual({ version: { version: '0.1.0' }, health: { api: 'OK' } });
+    expect((await post(h.server.url, { query: '{ version { version } health { api } }' })).data).toEqual({
+      version: { version: '0.1.0' },
+      health: { api: 'OK' },
+    });
     const intro = await post(h.server.url, { query: '{ __schema { queryType { name } } }' });
     expect(intro.status).toBe(401);
     expect(errorOf(intro).code).toBe('UNAUTHENTICATED');
     expect((await post(h.server.url, { query: '{ __type(name: "Session") { fields { name } } }' })).status).toBe(401);
-    expect((await post(h.server.url, { query: '{ __schema { queryType { name } } }' }, admin())).data).toEqual({ __schema: { queryType: { name: 'Query' } } });
+    expect((await post(h.server.url, { query: '{ __schema { queryType { name } } }' }, admin())).data).toEqual({
+      __schema: { queryType: { name: 'Query' } },
+    });
     const typo = await post(h.server.url, { query: '{ version { versio } }' });
     expect(typo.status).toBe(400);
     expect(errorOf(typo).message).toMatch(/Cannot query field "versio"/);
@@ -231,14 +279,25 @@ describe('what answers without a credential', () => {
     const closed = await post(h.server.url, { query: '{ version { version } sessions { name } }' });
     expect(closed.status).toBe(401);
     expect(closed.errors![0]!.extensions).toMatchObject({ code: 'UNAUTHENTICATED', field: 'sessions' });
-    const revoked = await post(h.server.url, { query: '{ sessions { name } }' }, { authorization: `Bearer bto_${'0'.repeat(16)}_${'x'.repeat(43)}` });
+    const revoked = await post(
+      h.server.url,
+      { query: '{ sessions { name } }' },
+      { authorization: `Bearer bto_${'0'.repeat(16)}_${'x'.repeat(43)}` },
+    );
     expect(revoked.errors![0]!.extensions).toMatchObject({ code: 'UNAUTHENTICATED', reason: 'unknown-token' });
   });
 
   test('graphql-ws: a connection_init without a valid credential is closed 4403', async () => {
-    for (const params of [{} as Record<string, string>, { authorization: 'Bearer nonsense' }, { authorization: `Bearer bto_${'0'.repeat(16)}_${'x'.repeat(43)}` }]) {
+    for (const params of [
+      {} as Record<string, string>,
+      { authorization: 'Bearer nonsense' },
+      { authorization: `Bearer bto_${'0'.repeat(16)}_${'x'.repeat(43)}` },
+    ]) {
       const r = await firstResult(h.server.wsUrl, params, '{ version { version } }');
-      expect(r.closed, JSON.stringify(params)).toMatchObject({ code: 4403, reason: expect.stringMatching(/^Forbidden: not authenticated/) });
+      expect(r.closed, JSON.stringify(params)).toMatchObject({
+        code: 4403,
+        reason: expect.stringMatching(/^Forbidden: not authenticated/),
+      });
     }
   });
 });
@@ -249,7 +308,9 @@ describe('rate limit for anonymous callers and failed logins', () => {
     const limiter = createRateLimiter({ burst: 1000, perSecond: 1000, anonymous: { burst: 10, perSecond: 0.5 } });
     s = await startApiServer({ db: h.db.db, scheduler: h.scheduler, port: 0, host: '127.0.0.1', auth: { ...h.auth.auth, limiter } });
   });
-  afterAll(async () => { await s?.close(); });
+  afterAll(async () => {
+    await s?.close();
+  });
 
   test('anonymous flooding and random tokens from one address are limited, with Retry-After; a known-good token still passes', async () => {
     // The admin token is seen valid before the flood.
@@ -262,7 +323,10 @@ describe('rate limit for anonymous callers and failed logins', () => {
       statuses.push(r.status);
       if (r.status === 429) {
         expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-        expect(errorOf(r)).toMatchObject({ code: 'RATE_LIMITED', message: expect.stringMatching(/exceeded for (failed authentications from )?address/) });
+        expect(errorOf(r)).toMatchObject({
+          code: 'RATE_LIMITED',
+          message: expect.stringMatching(/exceeded for (failed authentications from )?address/),
+        });
       }
     }
     const refused = statuses.filter((x) => x === 429).length;

@@ -20,8 +20,12 @@ export function recordingScheduler(): RecordingScheduler {
   const committed: OperatorName[][] = [];
   return {
     committed,
-    clear: () => { committed.length = 0; },
-    async kick(db, ops) { afterCommit(db, () => committed.push([...ops])); },
+    clear: () => {
+      committed.length = 0;
+    },
+    async kick(db, ops) {
+      afterCommit(db, () => committed.push([...ops]));
+    },
     async wakeAt() {},
     async poll() {},
   };
@@ -59,7 +63,11 @@ export async function startHarness(opts: Partial<ApiServerOptions> = {}): Promis
     return { status: res.status, ...(await res.json()) } as GqlResult;
   };
   return {
-    db, server, scheduler, auth, gql,
+    db,
+    server,
+    scheduler,
+    auth,
+    gql,
     async ok(query, variables, headers) {
       const r = await gql(query, variables, headers);
       if (r.errors?.length) throw new Error(`GraphQL errors: ${JSON.stringify(r.errors, null, 2)}`);

@@ -20,7 +20,9 @@ beforeAll(async () => {
   await h.db.db.execute(sql`insert into tenant_xnames (tenant, xname) select 't', id from components where id like 'x1001c%'`);
   await h.db.db.execute(sql`analyze components`);
 });
-afterAll(async () => { await h?.close(); });
+afterAll(async () => {
+  await h?.close();
+});
 
 async function all(filter: Record<string, unknown> | undefined, first: number, headers?: Record<string, string>) {
   const ids: string[] = [];
@@ -84,5 +86,8 @@ test('bad page arguments name their field', async () => {
   expect(errorOf(await h.gql(PAGE, { first: 0 }))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'first' });
   expect(errorOf(await h.gql(PAGE, { first: 10_001 }))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'first' });
   expect(errorOf(await h.gql(PAGE, { after: 'garbage' }))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'after' });
-  expect(errorOf(await h.gql(PAGE, { f: { ids: ['x1000c0s0b0n0', 'nope'] } }))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'filter.ids[1]' });
+  expect(errorOf(await h.gql(PAGE, { f: { ids: ['x1000c0s0b0n0', 'nope'] } }))).toMatchObject({
+    code: 'BAD_USER_INPUT',
+    field: 'filter.ids[1]',
+  });
 });

@@ -20,23 +20,37 @@ beforeAll(async () => {
     ('tok-a', 's3://boot-images/a/kernel', 'console=ttyS0 root=sbps-s3:a', 's3://boot-images/a/initrd'),
     ('tok-b', 's3://boot-images/b/kernel', 'quiet', 's3://boot-images/b/initrd')`);
 });
-afterAll(async () => { await h?.close(); });
+afterAll(async () => {
+  await h?.close();
+});
 beforeEach(async () => {
   h.scheduler.clear();
   await h.db.db.execute(sql`delete from components`);
-  await h.db.db.execute(sql`insert into components (id, actual_kernel, actual_updated_at, session) values (${ID}, 'old', '2020-01-01Z', 's1')`);
+  await h.db.db.execute(
+    sql`insert into components (id, actual_kernel, actual_updated_at, session) values (${ID}, 'old', '2020-01-01Z', 's1')`,
+  );
 });
 
 const setState = (enabled: boolean, phase: string, lastAction: string, override = '') =>
-  h.db.db.execute(sql`update components set enabled = ${enabled}, phase = ${phase}, last_action = ${lastAction}, status_override = ${override} where id = ${ID}`);
+  h.db.db.execute(
+    sql`update components set enabled = ${enabled}, phase = ${phase}, last_action = ${lastAction}, status_override = ${override} where id = ${ID}`,
+  );
 
 describe('the exported function', () => {
   test('a known token sets the artifacts and stamps them; appends a report event; kicks status after commit', async () => {
     const r = await reportBootState(h.db.db, h.scheduler, { id: ID, token: 'tok-a', actor: 'node:x3000c0s19b1n0' });
-    expect(r).toMatchObject({ ok: true, tokenKnown: true, component: {
-      id: ID, actualKernel: 's3://boot-images/a/kernel', actualKernelParameters: 'console=ttyS0 root=sbps-s3:a',
-      actualInitrd: 's3://boot-images/a/initrd', actualBssToken: 'tok-a', session: 's1',
-    } });
+    expect(r).toMatchObject({
+      ok: true,
+      tokenKnown: true,
+      component: {
+        id: ID,
+        actualKernel: 's3://boot-images/a/kernel',
+        actualKernelParameters: 'console=ttyS0 root=sbps-s3:a',
+        actualInitrd: 's3://boot-images/a/initrd',
+        actualBssToken: 'tok-a',
+        session: 's1',
+      },
+    });
     if (!r.ok) return;
     expect(r.component.actualUpdatedAt!.getTime()).toBeGreaterThan(Date.parse('2020-01-02Z'));
     expect(h.scheduler.committed).toEqual([['status']]);
@@ -46,13 +60,23 @@ describe('the exported function', () => {
 
   test('an unknown token keeps the old artifacts and does not refresh their timestamp', async () => {
     const r = await reportBootState(h.db.db, h.scheduler, { id: ID, token: 'tok-unknown', actor: 'node' });
-    expect(r).toMatchObject({ ok: true, tokenKnown: false, component: { actualKernel: 'old', actualBssToken: 'tok-unknown', actualUpdatedAt: new Date('2020-01-01Z') } });
+    expect(r).toMatchObject({
+      ok: true,
+      tokenKnown: false,
+      component: { actualKernel: 'old', actualBssToken: 'tok-unknown', actualUpdatedAt: new Date('2020-01-01Z') },
+    });
   });
 
   test('canonicalises the id; unknown or malformed ids are NOT_FOUND', async () => {
     expect(await reportBootState(h.db.db, h.scheduler, { id: 'X3000C0S19B1N0', token: 'tok-b', actor: 'n' })).toMatchObject({ ok: true });
-    expect(await reportBootState(h.db.db, h.scheduler, { id: 'x3000c0s19b1n1', token: 'tok-b', actor: 'n' })).toMatchObject({ ok: false, code: 'NOT_FOUND' });
-    expect(await reportBootState(h.db.db, h.scheduler, { id: 'garbage', token: 'tok-b', actor: 'n' })).toMatchObject({ ok: false, code: 'NOT_FOUND' });
+    expect(await reportBootState(h.db.db, h.scheduler, { id: 'x3000c0s19b1n1', token: 'tok-b', actor: 'n' })).toMatchObject({
+      ok: false,
+      code: 'NOT_FOUND',
+    });
+    expect(await reportBootState(h.db.db, h.scheduler, { id: 'garbage', token: 'tok-b', actor: 'n' })).toMatchObject({
+      ok: false,
+      code: 'NOT_FOUND',
+    });
   });
 
   test.each<[boolean, string, string, string, boolean]>([
@@ -80,10 +104,18 @@ describe('the mutation', () => {
     const ok = await h.ok(REPORT, { id: ID, t: 'tok-b' }, node);
     const reporter = await h.db.db.execute(sql`select actor from component_events where kind = 'report' order by id desc limit 1`);
     expect(reporter.rows).toEqual([{ actor: `node:${ID}` }]);
-    expect(ok.reportBootState).toMatchObject({ __typename: 'BootStateReported', tokenKnown: true, component: { id: ID, actualState: { bssToken: 'tok-b', bootArtifacts: { kernel: 's3://boot-images/b/kernel' } } } });
+    expect(ok.reportBootState).toMatchObject({
+      __typename: 'BootStateReported',
+      tokenKnown: true,
+      component: { id: ID, actualState: { bssToken: 'tok-b', bootArtifacts: { kernel: 's3://boot-images/b/kernel' } } },
+    });
     await setState(true, 'powering_off', 'powering_off_gracefully');
     const conflict = await h.ok(REPORT, { id: ID, t: 'tok-a' });
-    expect(conflict.reportBootState).toMatchObject({ __typename: 'ReportRefused', code: 'CONFLICT', message: expect.stringMatching(/can not be updated/) });
+    expect(conflict.reportBootState).toMatchObject({
+      __typename: 'ReportRefused',
+      code: 'CONFLICT',
+      message: expect.stringMatching(/can not be updated/),
+    });
     const missing = await h.ok(REPORT, { id: 'x1c0s0b0n0', t: 'tok-a' });
     expect(missing.reportBootState).toMatchObject({ __typename: 'ReportRefused', code: 'NOT_FOUND' });
     expect(errorOf(await h.gql(REPORT, { id: ID, t: '' }))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'bssToken' });

@@ -15,7 +15,9 @@ beforeAll(async () => {
   h = await startHarness({ queueHealthy: async () => true, limits: { maxDepth: 6, maxAliases: 3 }, maxBodyBytes: 64 * 1024 });
   base = h.server.url.replace(/\/graphql$/, '');
 });
-afterAll(async () => { await h?.close(); });
+afterAll(async () => {
+  await h?.close();
+});
 
 describe('HTTP endpoints', () => {
   test('GET /healthz answers BOS-style JSON', async () => {
@@ -45,11 +47,23 @@ describe('limits', () => {
     const aliases = await h.gql(`{ a: version { version } b: version { version } c: version { version } d: version { version } }`);
     expect(errorOf(aliases)).toMatchObject({ code: 'GRAPHQL_VALIDATION_FAILED', message: 'query uses more than 3 aliases (4)' });
     h.scheduler.clear();
-    const shallow = await startApiServer({ db: h.db.db, scheduler: h.scheduler, port: 0, host: '127.0.0.1', limits: { maxDepth: 3 }, auth: h.auth.auth });
+    const shallow = await startApiServer({
+      db: h.db.db,
+      scheduler: h.scheduler,
+      port: 0,
+      host: '127.0.0.1',
+      limits: { maxDepth: 3 },
+      auth: h.auth.auth,
+    });
     try {
-      const r = await fetch(shallow.url, { method: 'POST', headers: { 'content-type': 'application/json', ...h.auth.bearer(h.auth.adminToken) },
-        body: JSON.stringify({ query: `fragment F on ComponentEdge { node { id } } mutation { a: putComponent(id: "x5c0s0b0n0", input: {}) { id } components { edges { ...F } } }` }) });
-      const body = await r.json() as { errors: { message: string; extensions: { code: string } }[] };
+      const r = await fetch(shallow.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...h.auth.bearer(h.auth.adminToken) },
+        body: JSON.stringify({
+          query: `fragment F on ComponentEdge { node { id } } mutation { a: putComponent(id: "x5c0s0b0n0", input: {}) { id } components { edges { ...F } } }`,
+        }),
+      });
+      const body = (await r.json()) as { errors: { message: string; extensions: { code: string } }[] };
       expect(body.errors[0]!.extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
       expect(body.errors[0]!.message).toMatch(/nested 4 levels deep; at most 3/);
       const none = await h.db.db.execute(sql`select count(*)::int as n from components where id = 'x5c0s0b0n0'`);
@@ -60,8 +74,11 @@ describe('limits', () => {
   });
 
   test('request bodies over maxBodyBytes are refused with 413', async () => {
-    const r = await fetch(h.server.url, { method: 'POST', headers: { 'content-type': 'application/json', ...h.auth.bearer(h.auth.adminToken) },
-      body: JSON.stringify({ query: `{ version { version } }`, variables: { pad: 'x'.repeat(70 * 1024) } }) });
+    const r = await fetch(h.server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...h.auth.bearer(h.auth.adminToken) },
+      body: JSON.stringify({ query: `{ version { version } }`, variables: { pad: 'x'.repeat(70 * 1024) } }),
+    });
     expect(r.status).toBe(413);
     expect(await r.json()).toMatchObject({ errors: [{ extensions: { code: 'PAYLOAD_TOO_LARGE' } }] });
   });
@@ -69,16 +86,29 @@ describe('limits', () => {
 
 describe('graphql-ws on the same port and path', () => {
   test('a WebSocket client with a credential can run operations', async () => {
-    const client = createClient({ url: h.server.wsUrl, webSocketImpl: WebSocket, lazy: true, retryAttempts: 0, connectionParams: h.auth.bearer(h.auth.adminToken) });
+    const client = createClient({
+      url: h.server.wsUrl,
+      webSocketImpl: WebSocket,
+      lazy: true,
+      retryAttempts: 0,
+      connectionParams: h.auth.bearer(h.auth.adminToken),
+    });
     try {
       const results: unknown[] = [];
       for await (const r of client.iterate({ query: '{ version { version } health { database } }' })) results.push(r);
       expect(results).toEqual([{ data: { version: { version: '0.1.0' }, health: { database: 'OK' } } }]);
       const limited = async () => {
-        for await (const _ of client.iterate({ query: '{ a: version { version } b: version { version } c: version { version } d: version { version } }' })) { /* refused */ }
+        for await (const _ of client.iterate({
+          query: '{ a: version { version } b: version { version } c: version { version } d: version { version } }',
+        })) {
+          /* refused */
+        }
       };
       // graphql-ws rejects with the validation errors themselves.
-      const refused = await limited().then(() => 'ran', (e: unknown) => e);
+      const refused = await limited().then(
+        () => 'ran',
+        (e: unknown) => e,
+      );
       expect(JSON.stringify(refused)).toMatch(/query uses more than 3 aliases/);
       expect(JSON.stringify(refused)).toMatch(/GRAPHQL_VALIDATION_FAILED/);
     } finally {
@@ -89,9 +119,19 @@ describe('graphql-ws on the same port and path', () => {
 
 describe('options', () => {
   test('defaults, patch, and range errors named by field', async () => {
-    const o = (await h.ok(`{ options { defaultRetryPolicy cleanupCompletedSessionTtl maxComponentBatchSize loggingLevel transitPollingFrequency } }`)).options;
-    expect(o).toEqual({ defaultRetryPolicy: 3, cleanupCompletedSessionTtl: '7d', maxComponentBatchSize: 2800, loggingLevel: 'INFO', transitPollingFrequency: 1 });
-    const p = await h.ok(`mutation { patchOptions(patch: { defaultRetryPolicy: 5, componentActualStateTtl: "2h", loggingLevel: "debug" }) { defaultRetryPolicy componentActualStateTtl loggingLevel pollingFrequency } }`);
+    const o = (
+      await h.ok(`{ options { defaultRetryPolicy cleanupCompletedSessionTtl maxComponentBatchSize loggingLevel transitPollingFrequency } }`)
+    ).options;
+    expect(o).toEqual({
+      defaultRetryPolicy: 3,
+      cleanupCompletedSessionTtl: '7d',
+      maxComponentBatchSize: 2800,
+      loggingLevel: 'INFO',
+      transitPollingFrequency: 1,
+    });
+    const p = await h.ok(
+      `mutation { patchOptions(patch: { defaultRetryPolicy: 5, componentActualStateTtl: "2h", loggingLevel: "debug" }) { defaultRetryPolicy componentActualStateTtl loggingLevel pollingFrequency } }`,
+    );
     expect(p.patchOptions).toEqual({ defaultRetryPolicy: 5, componentActualStateTtl: '2h', loggingLevel: 'debug', pollingFrequency: 15 });
     for (const [patch, field] of [
       ['{ bssReadTimeout: 5 }', 'patch.bssReadTimeout'],
@@ -101,22 +141,39 @@ describe('options', () => {
       ['{ loggingLevel: "LOUD" }', 'patch.loggingLevel'],
       ['{ transitPollingFrequency: 0.1 }', 'patch.transitPollingFrequency'],
     ]) {
-      expect(errorOf(await h.gql(`mutation { patchOptions(patch: ${patch}) { defaultRetryPolicy } }`))).toMatchObject({ code: 'BAD_USER_INPUT', field });
+      expect(errorOf(await h.gql(`mutation { patchOptions(patch: ${patch}) { defaultRetryPolicy } }`))).toMatchObject({
+        code: 'BAD_USER_INPUT',
+        field,
+      });
     }
     expect((await h.ok(`{ options { defaultRetryPolicy } }`)).options.defaultRetryPolicy).toBe(5);
     const stored = await h.db.db.execute(sql`select data from options where id = 1`);
-    expect((stored.rows[0] as { data: Record<string, unknown> }).data).toMatchObject({ default_retry_policy: 5, component_actual_state_ttl: '2h' });
+    expect((stored.rows[0] as { data: Record<string, unknown> }).data).toMatchObject({
+      default_retry_policy: 5,
+      component_actual_state_ttl: '2h',
+    });
   });
 });
 
 describe('identity and errors', () => {
   test('identify replaces the authenticator', async () => {
-    const s = await startApiServer({ db: h.db.db, scheduler: h.scheduler, port: 0, host: '127.0.0.1',
-      identify: ({ headers }) => ({ actor: `token:${headers.authorization ?? 'none'}`, tenant: null,
-        auth: { principal: { subject: 'custom', role: 'operator', tenant: null, via: 'jwt' } } }) });
+    const s = await startApiServer({
+      db: h.db.db,
+      scheduler: h.scheduler,
+      port: 0,
+      host: '127.0.0.1',
+      identify: ({ headers }) => ({
+        actor: `token:${headers.authorization ?? 'none'}`,
+        tenant: null,
+        auth: { principal: { subject: 'custom', role: 'operator', tenant: null, via: 'jwt' } },
+      }),
+    });
     try {
-      await fetch(s.url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'abc' },
-        body: JSON.stringify({ query: `mutation { putComponent(id: "x1c0s0b0n0", input: {}) { id } }` }) });
+      await fetch(s.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'abc' },
+        body: JSON.stringify({ query: `mutation { putComponent(id: "x1c0s0b0n0", input: {}) { id } }` }),
+      });
       const ev = await h.db.db.execute(sql`select actor from component_events where component_id = 'x1c0s0b0n0'`);
       expect(ev.rows).toEqual([{ actor: 'token:abc' }]);
     } finally {

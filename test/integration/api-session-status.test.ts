@@ -21,7 +21,21 @@ async function session(name: string, status: string, startAgoSeconds: number) {
 }
 
 /** count components of one kind, in session `name`, numbered from `from` in cabinet `cab`. */
-function comps(cab: number, from: number, count: number, cols: { session?: string; tenant?: string; staged?: string; enabled?: boolean; phase?: string; override?: string; error?: string; reason?: string }) {
+function comps(
+  cab: number,
+  from: number,
+  count: number,
+  cols: {
+    session?: string;
+    tenant?: string;
+    staged?: string;
+    enabled?: boolean;
+    phase?: string;
+    override?: string;
+    error?: string;
+    reason?: string;
+  },
+) {
   return sql`insert into components (id, session, session_tenant, staged_session, enabled, phase, status_override, error, failure_reason)
     select format('x%sc0s%sb0n0', ${cab}::int, g), ${cols.session ?? ''}, ${cols.tenant ?? ''}, ${cols.staged ?? ''}, ${cols.enabled ?? false},
       ${cols.phase ?? ''}, ${cols.override ?? ''}, ${cols.error ?? ''}, ${cols.reason ?? ''}
@@ -47,18 +61,26 @@ beforeAll(async () => {
   for (const p of parts) await h.db.db.execute(p);
   await session('empty', 'running', 20);
 });
-afterAll(async () => { await h?.close(); });
+afterAll(async () => {
+  await h?.close();
+});
 
 describe('computed live', () => {
   test('percentages of N = owned + staged, rounded to 2 decimals; phases count enabled, not on hold', async () => {
     const s = (await h.ok(STATUS, { n: 'st' })).sessionStatus;
     // C = 16 owned, S = 4 staged, N = 20; stable: 3 + 1 ("other") = 4 ... every disabled phase-'' row is stable.
     expect(s).toMatchObject({
-      name: 'st', status: 'RUNNING', managedComponentsCount: 20,
-      percentSuccessful: 20, percentFailed: 10, percentStaged: 20,
+      name: 'st',
+      status: 'RUNNING',
+      managedComponentsCount: 20,
+      percentSuccessful: 20,
+      percentFailed: 10,
+      percentStaged: 20,
       phases: { percentComplete: 30, percentPoweringOn: 10, percentPoweringOff: 5, percentConfiguring: 5 },
       timing: { startTime: '2026-02-28T09:56:56.000Z', endTime: null, duration: '1 day, 2:03:04' },
-      paused: true, pauseReason: 'failure budget spent', savedAt: null,
+      paused: true,
+      pauseReason: 'failure budget spent',
+      savedAt: null,
     });
   });
 
@@ -72,23 +94,35 @@ describe('computed live', () => {
     expect(boom.ids).toEqual([...boom.ids].sort());
     expect(boom.list).toBe(`${boom.ids.join(',')}...`);
     expect(other).toEqual({ key: 'other', count: 1, ids: ['x1000c0s15b0n0'], list: 'x1000c0s15b0n0' });
-    expect(s.failureReasons).toEqual([
-      { key: 'power_on_timeout', count: 2, ids: ['x1000c0s3b0n0', 'x1000c0s4b0n0'], list: 'x1000c0s3b0n0,x1000c0s4b0n0' },
-      { key: 'boot_never_reported', count: 2, ids: ['x1000c0s10b0n0', 'x1000c0s11b0n0'], list: 'x1000c0s10b0n0,x1000c0s11b0n0' },
-    ].sort((a, b) => (a.key < b.key ? -1 : 1)));
+    expect(s.failureReasons).toEqual(
+      [
+        { key: 'power_on_timeout', count: 2, ids: ['x1000c0s3b0n0', 'x1000c0s4b0n0'], list: 'x1000c0s3b0n0,x1000c0s4b0n0' },
+        { key: 'boot_never_reported', count: 2, ids: ['x1000c0s10b0n0', 'x1000c0s11b0n0'], list: 'x1000c0s10b0n0,x1000c0s11b0n0' },
+      ].sort((a, b) => (a.key < b.key ? -1 : 1)),
+    );
   });
 
   test('N = 0 gives zeros; an unknown session is null; Session.extendedStatus is the same', async () => {
     const s = (await h.ok(STATUS, { n: 'empty' })).sessionStatus;
-    expect(s).toMatchObject({ managedComponentsCount: 0, percentSuccessful: 0, percentFailed: 0, percentStaged: 0,
-      phases: { percentComplete: 0, percentPoweringOn: 0 }, errorSummary: [], failureReasons: [], timing: { duration: '0:00:20' } });
+    expect(s).toMatchObject({
+      managedComponentsCount: 0,
+      percentSuccessful: 0,
+      percentFailed: 0,
+      percentStaged: 0,
+      phases: { percentComplete: 0, percentPoweringOn: 0 },
+      errorSummary: [],
+      failureReasons: [],
+      timing: { duration: '0:00:20' },
+    });
     expect((await h.ok(STATUS, { n: 'nope' })).sessionStatus).toBeNull();
     const viaSession = await h.ok(`{ session(name: "st") { extendedStatus { managedComponentsCount percentFailed } } }`);
     expect(viaSession.session.extendedStatus).toEqual({ managedComponentsCount: 20, percentFailed: 10 });
   });
 
   test('a tenant session counts its own components (and staged ones of its tenant)', async () => {
-    await h.db.db.execute(sql`insert into sessions (tenant_key, tenant, name, operation, template_name, status) values ('tenant-b', 'tenant-b', 'st', 'boot', 'cos', 'running')`);
+    await h.db.db.execute(
+      sql`insert into sessions (tenant_key, tenant, name, operation, template_name, status) values ('tenant-b', 'tenant-b', 'st', 'boot', 'cos', 'running')`,
+    );
     await h.db.db.execute(sql`insert into tenant_xnames (tenant, xname) values ('tenant-b', 'x1001c0s0b0n0')`);
     const s = await computeSessionStatus(h.db.db, { tenantKey: 'tenant-b', name: 'st' }, NOW);
     expect(s).toMatchObject({ managedComponentsCount: 6, percentFailed: 83.33, percentStaged: 16.67 });
@@ -101,7 +135,12 @@ describe('snapshots', () => {
     await h.db.db.execute(sql`update sessions set end_time = ${new Date(NOW.getTime() - 300_000)} where name = 'done'`);
     await h.db.db.execute(comps(1003, 0, 2, { session: 'done' }));
     const saved = await saveSessionStatusSnapshot(h.db.db, { tenantKey: '', name: 'done' }, NOW);
-    expect(saved).toMatchObject({ managedComponentsCount: 2, percentSuccessful: 100, timing: { duration: '0:05:00' }, savedAt: NOW.toISOString() });
+    expect(saved).toMatchObject({
+      managedComponentsCount: 2,
+      percentSuccessful: 100,
+      timing: { duration: '0:05:00' },
+      savedAt: NOW.toISOString(),
+    });
     await h.db.db.execute(sql`update components set status_override = 'failed' where session = 'done'`);
     const shown = (await h.ok(STATUS, { n: 'done' })).sessionStatus;
     expect(shown).toMatchObject({ percentSuccessful: 100, percentFailed: 0, savedAt: NOW.toISOString() });

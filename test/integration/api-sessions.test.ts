@@ -19,24 +19,42 @@ beforeAll(async () => {
   await h.ok(PUT, { name: 'cos', input: { bootSets: [compute], rollout: { maxInFlight: '10%', canary: 2 } } });
   await h.ok(PUT, { name: 'http', input: { bootSets: [{ ...compute, type: 'http' }] } });
 });
-afterAll(async () => { await h?.close(); });
+afterAll(async () => {
+  await h?.close();
+});
 beforeEach(() => h.scheduler.clear());
 
-const setOptions = (patch: Record<string, unknown>) => h.ok(`mutation($p: OptionsPatchInput!) { patchOptions(patch: $p) { rejectNids } }`, { p: patch });
+const setOptions = (patch: Record<string, unknown>) =>
+  h.ok(`mutation($p: OptionsPatchInput!) { patchOptions(patch: $p) { rejectNids } }`, { p: patch });
 
 describe('createSession', () => {
   test('stores a pending session and kicks session-setup in the same transaction', async () => {
-    const r = await h.ok(CREATE, { input: { operation: 'REBOOT', templateName: 'cos', limit: 'x3000c0s19b1n0', rollout: { canary: 5, failureBudget: '1%' } } });
+    const r = await h.ok(CREATE, {
+      input: { operation: 'REBOOT', templateName: 'cos', limit: 'x3000c0s19b1n0', rollout: { canary: 5, failureBudget: '1%' } },
+    });
     const s = r.createSession.session;
     expect(s.name).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(s).toMatchObject({
-      tenant: null, operation: 'REBOOT', templateName: 'cos', limit: 'x3000c0s19b1n0', stage: false, includeDisabled: false,
-      components: [], createdBy: 'tester', paused: false, aborted: false, status: { status: 'PENDING', endTime: null, error: null },
+      tenant: null,
+      operation: 'REBOOT',
+      templateName: 'cos',
+      limit: 'x3000c0s19b1n0',
+      stage: false,
+      includeDisabled: false,
+      components: [],
+      createdBy: 'tester',
+      paused: false,
+      aborted: false,
+      status: { status: 'PENDING', endTime: null, error: null },
       rollout: { maxInFlight: '10%', canary: 5, failureBudget: '1%' },
     });
     expect(h.scheduler.committed).toEqual([['session-setup']]);
     const row = await h.db.db.execute(sql`select status, operation, "limit", rollout from sessions where name = ${s.name}`);
-    expect(row.rows[0]).toMatchObject({ status: 'pending', operation: 'reboot', rollout: { maxInFlight: '10%', canary: 5, failureBudget: '1%' } });
+    expect(row.rows[0]).toMatchObject({
+      status: 'pending',
+      operation: 'reboot',
+      rollout: { maxInFlight: '10%', canary: 5, failureBudget: '1%' },
+    });
   });
 
   test('a taken name is CONFLICT and kicks nothing', async () => {
@@ -54,7 +72,12 @@ describe('createSession', () => {
     ['limit syntax', { limit: 'x3000c0s19b1n0,,x1' }, 'limit', /token 2 is empty/],
     ['limit operator without name', { limit: 'all,!' }, 'limit', /operator but no name/],
     ['limit too long', { limit: 'x'.repeat(524_289) }, 'limit', /at most 524288/],
-    ['template fails its boot set checks', { templateName: 'http' }, 'templateName', /Session template fails check: templateName: bootSets.compute.type: boot set type "http" is not supported/],
+    [
+      'template fails its boot set checks',
+      { templateName: 'http' },
+      'templateName',
+      /Session template fails check: templateName: bootSets.compute.type: boot set type "http" is not supported/,
+    ],
     ['rollout', { rollout: { maxInFlight: '0' } }, 'rollout.maxInFlight', /count/],
   ])('%s -> BAD_USER_INPUT at %s', async (_n, over, field, message) => {
     const r = await h.gql(CREATE, { input: { operation: 'BOOT', templateName: 'cos', ...over } });
@@ -71,7 +94,10 @@ describe('createSession', () => {
   test('session_limit_required: an empty limit fails, * passes', async () => {
     await setOptions({ sessionLimitRequired: true });
     try {
-      expect(errorOf(await h.gql(CREATE, { input: { operation: 'BOOT', templateName: 'cos' } }))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'limit' });
+      expect(errorOf(await h.gql(CREATE, { input: { operation: 'BOOT', templateName: 'cos' } }))).toMatchObject({
+        code: 'BAD_USER_INPUT',
+        field: 'limit',
+      });
       expect(errorOf(await h.gql(CREATE, { input: { operation: 'BOOT', templateName: 'cos', limit: '  ' } })).field).toBe('limit');
       const r = await h.ok(CREATE, { input: { operation: 'BOOT', templateName: 'cos', limit: '*' } });
       expect(r.createSession.session.limit).toBe('*');
@@ -85,7 +111,10 @@ describe('createSession', () => {
     expect(warned.createSession.warnings).toEqual([{ field: 'limit', message: expect.stringMatching(/token 2 .* NID/) }]);
     await setOptions({ rejectNids: true });
     try {
-      expect(errorOf(await h.gql(CREATE, { input: { operation: 'BOOT', templateName: 'cos', limit: 'nid000001' } }))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'limit' });
+      expect(errorOf(await h.gql(CREATE, { input: { operation: 'BOOT', templateName: 'cos', limit: 'nid000001' } }))).toMatchObject({
+        code: 'BAD_USER_INPUT',
+        field: 'limit',
+      });
     } finally {
       await setOptions({ rejectNids: false });
     }
@@ -95,15 +124,29 @@ describe('createSession', () => {
     const images: ImagesPort = {
       async resolve(path) {
         if (path.includes('missing')) throw new Error('NoSuchKey');
-        return { kernel: 'k', initrd: path.includes('noinitrd') ? '' : 'i', bootParameters: '', arch: path.includes('arm') ? 'aarch64' : 'x86_64' };
+        return {
+          kernel: 'k',
+          initrd: path.includes('noinitrd') ? '' : 'i',
+          bootParameters: '',
+          arch: path.includes('arm') ? 'aarch64' : 'x86_64',
+        };
       },
     };
     const server = await startApiServer({ db: h.db.db, scheduler: h.scheduler, port: 0, host: '127.0.0.1', images, auth: h.auth.auth });
-    const call = async (query: string, variables: Record<string, unknown>) => (await fetch(server.url, {
-      method: 'POST', headers: { 'content-type': 'application/json', ...h.auth.bearer(h.auth.adminToken) }, body: JSON.stringify({ query, variables }),
-    })).json() as Promise<{ data?: any; errors?: any[] }>;
+    const call = async (query: string, variables: Record<string, unknown>) =>
+      (
+        await fetch(server.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...h.auth.bearer(h.auth.adminToken) },
+          body: JSON.stringify({ query, variables }),
+        })
+      ).json() as Promise<{ data?: any; errors?: any[] }>;
     try {
-      for (const [name, path] of [['missing', 's3://b/missing/manifest.json'], ['arm', 's3://b/arm/manifest.json'], ['noinitrd', 's3://b/noinitrd/manifest.json']]) {
+      for (const [name, path] of [
+        ['missing', 's3://b/missing/manifest.json'],
+        ['arm', 's3://b/arm/manifest.json'],
+        ['noinitrd', 's3://b/noinitrd/manifest.json'],
+      ]) {
         await h.ok(PUT, { name: `img-${name}`, input: { bootSets: [{ ...compute, path }] } });
       }
       const missing = await call(CREATE, { input: { operation: 'BOOT', templateName: 'img-missing' } });
@@ -111,7 +154,9 @@ describe('createSession', () => {
       const arm = await call(CREATE, { input: { operation: 'REBOOT', templateName: 'img-arm' } });
       expect(arm.errors![0].message).toMatch(/bootSets.compute.arch: boot set arch X86 needs an x86_64 image; this image is aarch64/);
       const noInitrd = await call(CREATE, { input: { operation: 'BOOT', templateName: 'img-noinitrd' } });
-      expect(noInitrd.data.createSession.warnings).toEqual([{ field: 'bootSets.compute.path', message: 'the image manifest names no initrd' }]);
+      expect(noInitrd.data.createSession.warnings).toEqual([
+        { field: 'bootSets.compute.path', message: 'the image manifest names no initrd' },
+      ]);
       const v = await call(`{ validateSessionTemplate(name: "img-missing") { valid errors { field } } }`, {});
       expect(v.data.validateSessionTemplate).toEqual({ valid: false, errors: [{ field: 'bootSets.compute.path' }] });
     } finally {
@@ -124,9 +169,15 @@ describe('list, get, delete', () => {
   const LIST = `query($s: SessionState, $min: String, $max: String) { sessions(status: $s, minAge: $min, maxAge: $max) { name status { status } } }`;
   test('status and age filters (age from start time)', async () => {
     await h.db.db.execute(sql`delete from sessions`);
-    for (const [name, status, hoursAgo] of [['old-done', 'complete', 48], ['new-done', 'complete', 1], ['running', 'running', 3]] as const) {
+    for (const [name, status, hoursAgo] of [
+      ['old-done', 'complete', 48],
+      ['new-done', 'complete', 1],
+      ['running', 'running', 3],
+    ] as const) {
       await h.ok(CREATE, { input: { operation: 'BOOT', templateName: 'cos', name } });
-      await h.db.db.execute(sql`update sessions set status = ${status}, start_time = now() - make_interval(hours => ${hoursAgo}) where name = ${name}`);
+      await h.db.db.execute(
+        sql`update sessions set status = ${status}, start_time = now() - make_interval(hours => ${hoursAgo}) where name = ${name}`,
+      );
     }
     const names = async (v: Record<string, unknown>) => (await h.ok(LIST, v)).sessions.map((s: { name: string }) => s.name);
     expect(await names({})).toEqual(['old-done', 'running', 'new-done']);
@@ -136,7 +187,10 @@ describe('list, get, delete', () => {
     expect(await names({ min: '2h', max: '1w' })).toEqual(['old-done', 'running']);
     expect(errorOf(await h.gql(LIST, { min: '3 days' }))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'minAge' });
 
-    expect((await h.ok(`{ session(name: "running") { name } nope: session(name: "nope") { name } }`))).toEqual({ session: { name: 'running' }, nope: null });
+    expect(await h.ok(`{ session(name: "running") { name } nope: session(name: "nope") { name } }`)).toEqual({
+      session: { name: 'running' },
+      nope: null,
+    });
 
     const del = await h.ok(`mutation { deleteSessions(status: COMPLETE, minAge: "1d") { count names } }`);
     expect(del.deleteSessions).toEqual({ count: 1, names: ['old-done'] });
@@ -169,6 +223,8 @@ describe('tenancy', () => {
     const del = await h.ok(`mutation { deleteSessions { names } }`);
     expect(del.deleteSessions.names).toContain('t1');
     expect((await h.ok(`{ sessions { name tenant } }`)).sessions).toEqual([{ name: 't1', tenant: 'vcluster-a' }]);
-    expect(errorOf(await h.gql(CREATE, { input: { operation: 'BOOT', templateName: 'cos' } }, { 'Cray-Tenant-Name': 'ghost' })).field).toBe('Cray-Tenant-Name');
+    expect(errorOf(await h.gql(CREATE, { input: { operation: 'BOOT', templateName: 'cos' } }, { 'Cray-Tenant-Name': 'ghost' })).field).toBe(
+      'Cray-Tenant-Name',
+    );
   });
 });

@@ -15,7 +15,11 @@ const NODE = 'x1c0s0b0n0';
 const OTHER_NODE = 'x1c0s0b0n1';
 
 type Kind = 'public' | 'self' | 'read' | 'system-read' | 'write' | 'system-write' | 'report' | 'admin';
-interface Op { kind: Kind; doc: string; vars?: Record<string, unknown> }
+interface Op {
+  kind: Kind;
+  doc: string;
+  vars?: Record<string, unknown>;
+}
 
 const q = (kind: Kind, doc: string, vars?: Record<string, unknown>): Op => ({ kind, doc, vars });
 
@@ -45,7 +49,10 @@ const QUERIES: Record<string, Op> = {
 };
 
 const MUTATIONS: Record<string, Op> = {
-  putSessionTemplate: q('write', 'mutation { putSessionTemplate(name: "authz-t", input: { bootSets: [{ name: "c", path: "s3://b/m.json", type: "s3", nodeList: ["x1c0s0b0n0"] }] }) { template { name } } }'),
+  putSessionTemplate: q(
+    'write',
+    'mutation { putSessionTemplate(name: "authz-t", input: { bootSets: [{ name: "c", path: "s3://b/m.json", type: "s3", nodeList: ["x1c0s0b0n0"] }] }) { template { name } } }',
+  ),
   patchSessionTemplate: q('write', 'mutation { patchSessionTemplate(name: "nope", patch: { description: "d" }) { template { name } } }'),
   deleteSessionTemplate: q('write', 'mutation { deleteSessionTemplate(name: "nope") }'),
   createSession: q('write', 'mutation { createSession(input: { operation: BOOT, templateName: "nope" }) { session { name } } }'),
@@ -78,21 +85,34 @@ const SUBSCRIPTIONS: Record<string, Op> = {
   sessionProgress: q('read', 'subscription { sessionProgress(name: "nope") { status } }'),
 };
 
-interface Caller { name: string; role: 'none' | 'viewer' | 'operator' | 'admin' | 'node'; tenant: string | null; headers: Record<string, string> }
+interface Caller {
+  name: string;
+  role: 'none' | 'viewer' | 'operator' | 'admin' | 'node';
+  tenant: string | null;
+  headers: Record<string, string>;
+}
 const callers: Caller[] = [];
 
 function allowed(kind: Kind, c: Caller): boolean {
   const human = c.role === 'viewer' || c.role === 'operator' || c.role === 'admin';
   const operator = c.role === 'operator' || c.role === 'admin';
   switch (kind) {
-    case 'public': return true;
-    case 'self': return c.role !== 'none';
-    case 'read': return human;
-    case 'system-read': return human && c.tenant === null;
-    case 'write': return operator;
-    case 'system-write': return operator && c.tenant === null;
-    case 'report': return operator || c.role === 'node';
-    case 'admin': return c.role === 'admin' && c.tenant === null;
+    case 'public':
+      return true;
+    case 'self':
+      return c.role !== 'none';
+    case 'read':
+      return human;
+    case 'system-read':
+      return human && c.tenant === null;
+    case 'write':
+      return operator;
+    case 'system-write':
+      return operator && c.tenant === null;
+    case 'report':
+      return operator || c.role === 'node';
+    case 'admin':
+      return c.role === 'admin' && c.tenant === null;
   }
 }
 
@@ -114,15 +134,19 @@ beforeAll(async () => {
     { name: 'tenant admin', role: 'admin', tenant: 'acme', headers: await bearer('admin', 'acme') },
   );
 });
-afterAll(async () => { await h?.close(); });
+afterAll(async () => {
+  await h?.close();
+});
 
 function codeOf(r: { errors?: { extensions?: Record<string, unknown> }[] }): string | undefined {
-  return r.errors?.map((e) => e.extensions?.code as string | undefined).find((c) => c && AUTH_CODES.includes(c))
-    ?? (r.errors?.[0]?.extensions?.code as string | undefined);
+  return (
+    r.errors?.map((e) => e.extensions?.code as string | undefined).find((c) => c && AUTH_CODES.includes(c)) ??
+    (r.errors?.[0]?.extensions?.code as string | undefined)
+  );
 }
 
 describe('every root field is classified', () => {
-  test('the table above names exactly the schema\'s root fields', () => {
+  test("the table above names exactly the schema's root fields", () => {
     const schema = buildSchema();
     const names = (t: { getFields(): Record<string, unknown> } | null | undefined) => Object.keys(t?.getFields() ?? {}).sort();
     expect(names(schema.getQueryType())).toEqual(Object.keys(QUERIES).sort());
@@ -160,7 +184,10 @@ describe('role x subscription over graphql-ws', () => {
       const code = codeOf(r);
       if (c.role === 'none') {
         // graphql-ws: a connection_init without a valid credential is closed, 4403 Forbidden.
-        expect(r.closed, `${field} for ${c.name}: ${JSON.stringify(r)}`).toMatchObject({ code: 4403, reason: expect.stringMatching(/^Forbidden: not authenticated/) });
+        expect(r.closed, `${field} for ${c.name}: ${JSON.stringify(r)}`).toMatchObject({
+          code: 4403,
+          reason: expect.stringMatching(/^Forbidden: not authenticated/),
+        });
         continue;
       }
       if (allowed(op.kind, c)) {
@@ -177,7 +204,13 @@ describe('credentials', () => {
   const WHOAMI = '{ whoami { subject role tenant credentialTenant node via tokenId actor } }';
 
   test('whoami says who the credential is, and what writes record as the actor', async () => {
-    expect((await h.ok(WHOAMI)).whoami).toMatchObject({ subject: 'tester', role: 'ADMIN', tenant: null, via: 'API_TOKEN', actor: 'tester' });
+    expect((await h.ok(WHOAMI)).whoami).toMatchObject({
+      subject: 'tester',
+      role: 'ADMIN',
+      tenant: null,
+      via: 'API_TOKEN',
+      actor: 'tester',
+    });
     const node = await h.ok(WHOAMI, {}, h.auth.bearer(await h.auth.token('node', { xname: 'X0001C0S0B0N5' })));
     expect(node.whoami).toMatchObject({ subject: 'x1c0s0b0n5', role: 'NODE', node: 'x1c0s0b0n5', actor: 'node:x1c0s0b0n5' });
     const tenant = await h.ok(WHOAMI, {}, h.auth.bearer(await h.auth.token('operator', { tenant: 'acme', subject: 'ann' })));
@@ -199,7 +232,9 @@ describe('credentials', () => {
   });
 
   test('revoked and expired tokens stop working at once', async () => {
-    const issued = await h.ok('mutation { createApiToken(role: OPERATOR, subject: "temp", ttlSeconds: 3600) { token info { id role expiresAt } } }');
+    const issued = await h.ok(
+      'mutation { createApiToken(role: OPERATOR, subject: "temp", ttlSeconds: 3600) { token info { id role expiresAt } } }',
+    );
     const { token, info } = issued.createApiToken;
     expect(info.role).toBe('OPERATOR');
     expect((await h.gql('{ whoami { subject } }', {}, h.auth.bearer(token))).data.whoami.subject).toBe('temp');
@@ -233,7 +268,7 @@ describe('credentials', () => {
     expect((await h.gql('{ version { version } }', {}, { ...acme, 'Cray-Tenant-Name': 'bolt' })).errors).toBeUndefined();
   });
 
-  test('the actor of every write is the credential\'s subject, not a header', async () => {
+  test("the actor of every write is the credential's subject, not a header", async () => {
     const op = h.auth.bearer(await h.auth.token('operator', { subject: 'olga' }));
     await h.ok('mutation { putComponent(id: "x7c0s0b0n0", input: {}) { id } }', {}, { ...op, 'x-bootorch-actor': 'mallory' });
     const ev = await h.db.db.execute(sql`select actor from component_events where component_id = 'x7c0s0b0n0'`);
@@ -246,26 +281,52 @@ describe('token and tenant administration', () => {
     const list = await h.ok('{ apiTokens { id role tenant subject } }');
     expect(JSON.stringify(list)).not.toMatch(/bto_/);
     expect(list.apiTokens.find((t: { subject: string }) => t.subject === 'tester')).toMatchObject({ role: 'ADMIN', tenant: null });
-    expect(errorOf(await h.gql('mutation { createNodeToken(xname: "x1000") { token } }'))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'xname' });
-    expect(errorOf(await h.gql('mutation { createApiToken(role: VIEWER, subject: " ") { token } }'))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'subject' });
-    expect(errorOf(await h.gql('mutation { createApiToken(role: VIEWER, subject: "s", tenant: "ghost") { token } }'))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'tenant' });
-    expect(errorOf(await h.gql('mutation { createApiToken(role: VIEWER, subject: "s", ttlSeconds: 0) { token } }'))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'ttlSeconds' });
+    expect(errorOf(await h.gql('mutation { createNodeToken(xname: "x1000") { token } }'))).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      field: 'xname',
+    });
+    expect(errorOf(await h.gql('mutation { createApiToken(role: VIEWER, subject: " ") { token } }'))).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      field: 'subject',
+    });
+    expect(errorOf(await h.gql('mutation { createApiToken(role: VIEWER, subject: "s", tenant: "ghost") { token } }'))).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      field: 'tenant',
+    });
+    expect(errorOf(await h.gql('mutation { createApiToken(role: VIEWER, subject: "s", ttlSeconds: 0) { token } }'))).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      field: 'ttlSeconds',
+    });
     expect(errorOf(await h.gql('mutation { revokeApiToken(id: "zz") }'))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'id' });
   });
 
   test('tenants: set (idempotent), an xname has one owner, delete', async () => {
-    const set = await h.ok('mutation { setTenantXnames(tenant: "blue", xnames: ["X5C0S0B0N1", "x5c0s0b0n0", "x5c0s0b0n0"]) { name xnames } }');
+    const set = await h.ok(
+      'mutation { setTenantXnames(tenant: "blue", xnames: ["X5C0S0B0N1", "x5c0s0b0n0", "x5c0s0b0n0"]) { name xnames } }',
+    );
     expect(set.setTenantXnames).toEqual({ name: 'blue', xnames: ['x5c0s0b0n0', 'x5c0s0b0n1'] });
-    expect((await h.ok('mutation { setTenantXnames(tenant: "blue", xnames: ["x5c0s0b0n1", "x5c0s0b0n0"]) { xnames } }')).setTenantXnames.xnames).toHaveLength(2);
+    expect(
+      (await h.ok('mutation { setTenantXnames(tenant: "blue", xnames: ["x5c0s0b0n1", "x5c0s0b0n0"]) { xnames } }')).setTenantXnames.xnames,
+    ).toHaveLength(2);
     const taken = await h.gql('mutation { setTenantXnames(tenant: "red", xnames: ["x5c0s0b0n2", "x5c0s0b0n1"]) { name } }');
-    expect(errorOf(taken)).toMatchObject({ code: 'CONFLICT', field: 'xnames[1]', message: expect.stringMatching(/belongs to tenant "blue"/) });
+    expect(errorOf(taken)).toMatchObject({
+      code: 'CONFLICT',
+      field: 'xnames[1]',
+      message: expect.stringMatching(/belongs to tenant "blue"/),
+    });
     const tenants = (await h.ok('{ tenants { name xnames } }')).tenants;
     expect(tenants.find((t: { name: string }) => t.name === 'blue').xnames).toEqual(['x5c0s0b0n0', 'x5c0s0b0n1']);
     expect(tenants.find((t: { name: string }) => t.name === 'red')).toBeUndefined();
-    expect(errorOf(await h.gql('mutation { setTenantXnames(tenant: "red", xnames: []) { name } }'))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'xnames' });
+    expect(errorOf(await h.gql('mutation { setTenantXnames(tenant: "red", xnames: []) { name } }'))).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      field: 'xnames',
+    });
     expect((await h.ok('mutation { deleteTenant(tenant: "blue") }')).deleteTenant).toBe(true);
     expect(errorOf(await h.gql('mutation { deleteTenant(tenant: "blue") }')).code).toBe('NOT_FOUND');
-    expect(errorOf(await h.gql('{ components { nodes { id } } }', {}, { 'Cray-Tenant-Name': 'blue' }))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'Cray-Tenant-Name' });
+    expect(errorOf(await h.gql('{ components { nodes { id } } }', {}, { 'Cray-Tenant-Name': 'blue' }))).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      field: 'Cray-Tenant-Name',
+    });
   });
 });
 
@@ -277,18 +338,29 @@ describe('rate limit', () => {
     const limiter = createRateLimiter({ burst: 3, perSecond: 1, now: () => new Date(t) });
     const s = await startApiServer({ db: h.db.db, scheduler: h.scheduler, port: 0, host: '127.0.0.1', auth: { ...h.auth.auth, limiter } });
     try {
-      const call = () => fetch(s.url, { method: 'POST', headers: { 'content-type': 'application/json', ...h.auth.bearer(h.auth.adminToken) },
-        body: JSON.stringify({ query: '{ sessions { name } }' }) });
+      const call = () =>
+        fetch(s.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...h.auth.bearer(h.auth.adminToken) },
+          body: JSON.stringify({ query: '{ sessions { name } }' }),
+        });
       for (let i = 0; i < 3; i++) expect((await call()).status).toBe(200);
       const refused = await call();
       expect(refused.status).toBe(429);
       expect(refused.headers.get('retry-after')).toBe('1');
-      const body = await refused.json() as { errors: { message: string; extensions: Record<string, unknown> }[] };
-      expect(body.errors[0]).toMatchObject({ message: expect.stringMatching(/rate limit of 1\/s \(burst 3\) exceeded for tester/), extensions: { code: 'RATE_LIMITED', retryAfterSeconds: 1 } });
+      const body = (await refused.json()) as { errors: { message: string; extensions: Record<string, unknown> }[] };
+      expect(body.errors[0]).toMatchObject({
+        message: expect.stringMatching(/rate limit of 1\/s \(burst 3\) exceeded for tester/),
+        extensions: { code: 'RATE_LIMITED', retryAfterSeconds: 1 },
+      });
       t += 1000;
       expect((await call()).status).toBe(200);
       // Requests without a credential are counted per client address, not against the principal.
-      const health = await fetch(s.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ health { api } }' }) });
+      const health = await fetch(s.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ health { api } }' }),
+      });
       expect(health.status).toBe(200);
     } finally {
       await s.close();

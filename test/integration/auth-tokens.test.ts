@@ -8,13 +8,27 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { freshDb, type TestDb } from '../helpers/db.ts';
 import { apiTokens, tenantXnames as tenantXnamesTable } from '../../src/db/schema.ts';
 import {
-  assertNodeMayReport, authorize, createApiToken, createAuthenticator, createNodeToken, isAuthFailure, listApiTokens,
-  revokeApiToken, tenantXnames, verifyApiToken, type AuthFailure, type Principal,
+  assertNodeMayReport,
+  authorize,
+  createApiToken,
+  createAuthenticator,
+  createNodeToken,
+  isAuthFailure,
+  listApiTokens,
+  revokeApiToken,
+  tenantXnames,
+  verifyApiToken,
+  type AuthFailure,
+  type Principal,
 } from '../../src/auth/index.ts';
 
 let t: TestDb;
-beforeAll(async () => { t = await freshDb(); });
-afterAll(async () => { await t?.drop(); });
+beforeAll(async () => {
+  t = await freshDb();
+});
+afterAll(async () => {
+  await t?.drop();
+});
 
 const T0 = new Date('2030-01-01T00:00:00Z');
 const at = (seconds: number) => () => new Date(T0.getTime() + seconds * 1000);
@@ -26,7 +40,11 @@ describe('API tokens', () => {
     expect(token).toMatch(/^bto_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/);
     expect(token).toContain(info.id);
     expect(await verifyApiToken(t.db, token, { now: at(1) })).toEqual({
-      subject: 'alice', role: 'operator', tenant: 'vc-a', via: 'api-token', tokenId: info.id,
+      subject: 'alice',
+      role: 'operator',
+      tenant: 'vc-a',
+      via: 'api-token',
+      tokenId: info.id,
     });
   });
 
@@ -106,8 +124,12 @@ describe('node tokens', () => {
 
 describe('createAuthenticator', () => {
   let dir: string;
-  beforeAll(async () => { dir = await mkdtemp(path.join(tmpdir(), 'bootorch-auth-')); });
-  afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'bootorch-auth-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('dev mode mints an admin token, saves it 0600 and reuses it on the next start', async () => {
     const file = path.join(dir, 'dev-admin-token');
@@ -154,11 +176,20 @@ describe('createAuthenticator', () => {
     const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: 'k', alg: 'RS256' }] };
     const issuer = 'https://idp.test/realms/shasta';
     const jwt = await new SignJWT({ sub: 'eve', realm_access: { roles: ['viewer'] }, tenant: 'vc-a' })
-      .setProtectedHeader({ alg: 'RS256', kid: 'k' }).setIssuer(issuer).setExpirationTime(Math.floor(T0.getTime() / 1000) + 60).sign(privateKey);
+      .setProtectedHeader({ alg: 'RS256', kid: 'k' })
+      .setIssuer(issuer)
+      .setExpirationTime(Math.floor(T0.getTime() / 1000) + 60)
+      .sign(privateKey);
     const { token } = await createApiToken(t.db, { role: 'operator', subject: 'frank' });
 
     const oidc = await createAuthenticator({ mode: 'oidc', issuer, jwks, now: at(0) }, t.db);
-    expect(await oidc.authenticate(`Bearer ${jwt}`)).toEqual({ subject: 'eve', role: 'viewer', tenant: 'vc-a', via: 'jwt', expiresAt: new Date(Math.floor(T0.getTime() / 1000) * 1000 + 60_000) });
+    expect(await oidc.authenticate(`Bearer ${jwt}`)).toEqual({
+      subject: 'eve',
+      role: 'viewer',
+      tenant: 'vc-a',
+      via: 'jwt',
+      expiresAt: new Date(Math.floor(T0.getTime() / 1000) * 1000 + 60_000),
+    });
     expect(failureOf(await oidc.authenticate(`Bearer ${token}`))).toBe('not-accepted');
 
     const both = await createAuthenticator({ mode: 'both', issuer, jwks, now: at(0) }, t.db);
@@ -173,7 +204,9 @@ describe('createAuthenticator', () => {
 describe('tenantXnames', () => {
   it('returns the set a tenant owns', async () => {
     await t.db.insert(tenantXnamesTable).values([
-      { tenant: 'vc-a', xname: 'x1000c0s0b0n0' }, { tenant: 'vc-a', xname: 'x1000c0s0b0n1' }, { tenant: 'vc-b', xname: 'x1000c0s1b0n0' },
+      { tenant: 'vc-a', xname: 'x1000c0s0b0n0' },
+      { tenant: 'vc-a', xname: 'x1000c0s0b0n1' },
+      { tenant: 'vc-b', xname: 'x1000c0s1b0n0' },
     ]);
     expect(await tenantXnames(t.db, 'vc-a')).toEqual(new Set(['x1000c0s0b0n0', 'x1000c0s0b0n1']));
     expect(await tenantXnames(t.db, 'nobody')).toEqual(new Set());

@@ -16,7 +16,9 @@ beforeAll(async () => {
   h = await startHarness({ nodeRegistry: new NodeRegistry(key) });
   env = { BOOTORCH_URL: h.server.url, BOOTORCH_TOKEN: h.auth.adminToken, BMC_PASSWORD: 'from-the-env' };
 });
-afterAll(async () => { await h?.close(); });
+afterAll(async () => {
+  await h?.close();
+});
 
 describe('bootorch node', { timeout: 120_000 }, () => {
   test('apply (the README example), register, list, delete', async () => {
@@ -27,8 +29,27 @@ describe('bootorch node', { timeout: 120_000 }, () => {
 
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bootorch-cli-'));
     fs.writeFileSync(path.join(dir, 'pw'), 'from-a-file\n');
-    const reg = await runCli(['node', 'register', 'x3000c0s3b0n0', '--mac', '52:54:00:00:00:03', '--group', 'compute', 'gpu',
-      '--bmc-driver', 'ipmi', '--bmc-address', '10.1.0.13', '--bmc-user', 'admin', '--bmc-password-file', path.join(dir, 'pw')], env);
+    const reg = await runCli(
+      [
+        'node',
+        'register',
+        'x3000c0s3b0n0',
+        '--mac',
+        '52:54:00:00:00:03',
+        '--group',
+        'compute',
+        'gpu',
+        '--bmc-driver',
+        'ipmi',
+        '--bmc-address',
+        '10.1.0.13',
+        '--bmc-user',
+        'admin',
+        '--bmc-password-file',
+        path.join(dir, 'pw'),
+      ],
+      env,
+    );
     expect(reg).toMatchObject({ code: 0, stdout: 'node x3000c0s3b0n0 registered\n' });
     const sealed = (await h.db.pool.query(`select bmc_secret from node_inventory where id = 'x3000c0s3b0n0'`)).rows[0].bmc_secret;
     expect(open(key, 'x3000c0s3b0n0', sealed)).toBe('from-a-file');
@@ -42,6 +63,9 @@ describe('bootorch node', { timeout: 120_000 }, () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/nodes\[0\]\.mac: must be a MAC address/);
     expect(await runCli(['node', 'delete', 'x3000c0s3b0n0'], env)).toMatchObject({ code: 0 });
-    expect(await runCli(['node', 'delete', 'x3000c0s3b0n0'], env)).toMatchObject({ code: 1, stderr: 'bootorch: no node "x3000c0s3b0n0"\n' });
+    expect(await runCli(['node', 'delete', 'x3000c0s3b0n0'], env)).toMatchObject({
+      code: 1,
+      stderr: 'bootorch: no node "x3000c0s3b0n0"\n',
+    });
   });
 });

@@ -18,7 +18,9 @@ const servers: import('node:http').Server[] = [];
 async function serve(authenticator?: Partial<Authenticator>, distDir = dist): Promise<string> {
   const app = express();
   app.use(consoleRouter({ dist: distDir, authenticator: authenticator as Authenticator }));
-  app.get('/', (_req, res) => { res.json([{ major: '0', links: [] }]); }); // stands in for the BOS door
+  app.get('/', (_req, res) => {
+    res.json([{ major: '0', links: [] }]);
+  }); // stands in for the BOS door
   const s = app.listen(0, '127.0.0.1');
   servers.push(s);
   await new Promise((r) => s.once('listening', r));
@@ -30,7 +32,10 @@ beforeAll(() => {
   writeFileSync(path.join(dist, 'index.html'), '<!doctype html><div id="root"></div>');
   writeFileSync(path.join(dist, 'assets', 'index-abc.js'), 'console.log(1)');
 });
-afterAll(() => { for (const s of servers) s.close(); rmSync(dist, { recursive: true, force: true }); });
+afterAll(() => {
+  for (const s of servers) s.close();
+  rmSync(dist, { recursive: true, force: true });
+});
 
 const BROWSER = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 

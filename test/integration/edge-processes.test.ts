@@ -21,10 +21,14 @@ let urlB: string;
 beforeAll(async () => {
   db = await freshDb();
   const env = {
-    DATABASE_URL: db.url, PORT: '0', ...devAuthEnv(),
+    DATABASE_URL: db.url,
+    PORT: '0',
+    ...devAuthEnv(),
     // Slow refill, so that what the test sees is the shared burst, not the refill.
-    BOOTORCH_RATE_LIMIT_BURST: String(BURST), BOOTORCH_RATE_LIMIT_PER_SECOND: '0.05',
-    BOOTORCH_RATE_LIMIT_ANON_BURST: String(ANON_BURST), BOOTORCH_RATE_LIMIT_ANON_PER_SECOND: '0.05',
+    BOOTORCH_RATE_LIMIT_BURST: String(BURST),
+    BOOTORCH_RATE_LIMIT_PER_SECOND: '0.05',
+    BOOTORCH_RATE_LIMIT_ANON_BURST: String(ANON_BURST),
+    BOOTORCH_RATE_LIMIT_ANON_PER_SECOND: '0.05',
   };
   apiA = startRole('api', env);
   urlA = (await apiA.waitFor(/bootorch api: (\S+)/))[1]!;
@@ -41,8 +45,12 @@ const token = async (subject: string, ttlSeconds?: number) =>
   (await createApiToken(db.db, { role: 'operator', subject, ttlSeconds })).token;
 
 async function call(url: string, headers: Record<string, string> = {}, query = '{ whoami { subject } }') {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query }) });
-  const body = await r.json() as { errors?: { message: string; extensions?: Record<string, unknown> }[] };
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ query }),
+  });
+  const body = (await r.json()) as { errors?: { message: string; extensions?: Record<string, unknown> }[] };
   return { status: r.status, retryAfter: r.headers.get('retry-after'), body };
 }
 
@@ -58,7 +66,7 @@ async function untilSpent(key: string, timeoutMs = 10_000): Promise<void> {
 }
 
 describe('the rate limit is shared by two API processes', () => {
-  test('a principal\'s burst spent on A is spent on B; both flooded at once admit about one burst', async () => {
+  test("a principal's burst spent on A is spent on B; both flooded at once admit about one burst", async () => {
     const bearer = { authorization: `Bearer ${await token('shared-limit')}` };
     const onA = [];
     for (let i = 0; i < BURST; i++) onA.push((await call(urlA, bearer)).status);
@@ -68,7 +76,10 @@ describe('the rate limit is shared by two API processes', () => {
     for (let i = 0; i < BURST; i++) onB.push(await call(urlB, bearer));
     expect(onB.map((r) => r.status)).toEqual(Array(BURST).fill(429));
     expect(Number(onB[0]!.retryAfter)).toBeGreaterThanOrEqual(1);
-    expect(onB[0]!.body.errors![0]).toMatchObject({ extensions: { code: 'RATE_LIMITED' }, message: expect.stringMatching(/exceeded for shared-limit/) });
+    expect(onB[0]!.body.errors![0]).toMatchObject({
+      extensions: { code: 'RATE_LIMITED' },
+      message: expect.stringMatching(/exceeded for shared-limit/),
+    });
 
     // A fresh principal, 40 requests at once, half to each replica.
     const flood = { authorization: `Bearer ${await token('flood')}` };
@@ -78,34 +89,45 @@ describe('the rate limit is shared by two API processes', () => {
     // At most a tenth of the burst per replica beyond the burst (shared-rate-limit.ts).
     expect(admitted).toBeGreaterThanOrEqual(BURST - 1);
     expect(admitted).toBeLessThanOrEqual(BURST + 2);
-    process.stdout.write(`\nshared rate limit, burst ${BURST}, 2 replicas: ${BURST} on A then ${BURST} on B -> ${onB.filter((r) => r.status === 429).length} refused on B; `
-      + `40 at once on both -> ${admitted} admitted, ${40 - admitted} refused\n`);
+    process.stdout.write(
+      `\nshared rate limit, burst ${BURST}, 2 replicas: ${BURST} on A then ${BURST} on B -> ${onB.filter((r) => r.status === 429).length} refused on B; ` +
+        `40 at once on both -> ${admitted} admitted, ${40 - admitted} refused\n`,
+    );
   });
 });
 
-describe('a credential\'s end ends its live streams on every replica', () => {
+describe("a credential's end ends its live streams on every replica", () => {
   const SUB = 'subscription { componentEvents(after: "0") { cursor } }';
 
   /** Opens `n` subscriptions on `url` with `bearer`; resolves each with its close event and time. */
   function subscribe(url: string, bearer: Record<string, string>, n: number) {
     const client = wsClient(url.replace(/^http/, 'ws'), bearer);
-    const ended = Array.from({ length: n }, () => new Promise<{ code: number; reason: string; at: number }>((resolve, reject) => {
-      client.subscribe({ query: SUB }, {
-        next: () => {},
-        error: (e) => {
-          const c = e as { code?: number; reason?: string };
-          if (typeof c.code === 'number') resolve({ code: c.code, reason: c.reason ?? '', at: Date.now() });
-          else reject(new Error(`not a close: ${JSON.stringify(e)}`));
-        },
-        complete: () => reject(new Error('completed instead of being closed')),
-      });
-    }));
+    const ended = Array.from(
+      { length: n },
+      () =>
+        new Promise<{ code: number; reason: string; at: number }>((resolve, reject) => {
+          client.subscribe(
+            { query: SUB },
+            {
+              next: () => {},
+              error: (e) => {
+                const c = e as { code?: number; reason?: string };
+                if (typeof c.code === 'number') resolve({ code: c.code, reason: c.reason ?? '', at: Date.now() });
+                else reject(new Error(`not a close: ${JSON.stringify(e)}`));
+              },
+              complete: () => reject(new Error('completed instead of being closed')),
+            },
+          );
+        }),
+    );
     return { client, ended };
   }
 
   /** Resolves once the subscription is live (the server answered an operation on the same socket). */
   async function live(client: ReturnType<typeof wsClient>): Promise<void> {
-    for await (const _ of client.iterate({ query: '{ version { version } }' })) { /* one answer */ }
+    for await (const _ of client.iterate({ query: '{ version { version } }' })) {
+      /* one answer */
+    }
   }
 
   test('revoked through replica A: every subscription on A and B closes within 2 s (4401, with the reason)', async () => {
@@ -124,7 +146,9 @@ describe('a credential\'s end ends its live streams on every replica', () => {
       expect(c.reason).toMatch(new RegExp(`API token ${id} was revoked`));
       expect(c.at - t0).toBeLessThan(2000);
     }
-    process.stdout.write(`\nrevocation: ${closes.length} subscriptions on 2 replicas closed in at most ${Math.max(...closes.map((c) => c.at - t0))} ms after the revoke\n`);
+    process.stdout.write(
+      `\nrevocation: ${closes.length} subscriptions on 2 replicas closed in at most ${Math.max(...closes.map((c) => c.at - t0))} ms after the revoke\n`,
+    );
     // The same credential cannot reconnect.
     const again = subscribe(urlB, bearer, 1);
     expect(await again.ended[0]).toMatchObject({ code: 4403 });
@@ -133,7 +157,10 @@ describe('a credential\'s end ends its live streams on every replica', () => {
 
   test('expiry: subscriptions opened with a short-lived token close within 2 s of its expiry, on both replicas', async () => {
     const tok = await token('expiring-live', 3);
-    const expiresAt = Number((await db.pool.query('select extract(epoch from expires_at) * 1000 as t from api_tokens where subject = $1', ['expiring-live'])).rows[0].t);
+    const expiresAt = Number(
+      (await db.pool.query('select extract(epoch from expires_at) * 1000 as t from api_tokens where subject = $1', ['expiring-live']))
+        .rows[0].t,
+    );
     const bearer = { authorization: `Bearer ${tok}` };
     const a = subscribe(urlA, bearer, 1);
     const b = subscribe(urlB, bearer, 1);
@@ -144,7 +171,9 @@ describe('a credential\'s end ends its live streams on every replica', () => {
       expect(c.reason).toMatch(/expired/);
       expect(c.at - expiresAt).toBeLessThan(2000);
     }
-    process.stdout.write(`\nexpiry: ${closes.length} subscriptions closed ${closes.map((c) => c.at - expiresAt).join(', ')} ms after the token's expiry\n`);
+    process.stdout.write(
+      `\nexpiry: ${closes.length} subscriptions closed ${closes.map((c) => c.at - expiresAt).join(', ')} ms after the token's expiry\n`,
+    );
     await Promise.all([a.client.dispose(), b.client.dispose()]);
   });
 });
@@ -155,13 +184,16 @@ describe('anonymous callers', () => {
   test('anonymous flooding and random tokens are limited per client address across both replicas', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 60; i++) {
-      const headers: Record<string, string> = i % 3 === 0 ? { authorization: `Bearer bto_${String(i).padStart(16, '0')}_${'z'.repeat(43)}` } : {};
+      const headers: Record<string, string> =
+        i % 3 === 0 ? { authorization: `Bearer bto_${String(i).padStart(16, '0')}_${'z'.repeat(43)}` } : {};
       statuses.push((await call(i % 2 ? urlA : urlB, headers, '{ version { version } }')).status);
     }
     const passed = statuses.filter((s) => s !== 429).length;
     // One bucket for requests without a credential, one for failed authentications, both shared.
     expect(passed).toBeGreaterThanOrEqual(2 * ANON_BURST - 2);
     expect(passed).toBeLessThanOrEqual(2 * ANON_BURST + 2);
-    process.stdout.write(`\nanonymous flood, 60 requests over 2 replicas (a third with random tokens): ${60 - passed} refused with 429, ${passed} answered\n`);
+    process.stdout.write(
+      `\nanonymous flood, 60 requests over 2 replicas (a third with random tokens): ${60 - passed} refused with 429, ${passed} answered\n`,
+    );
   });
 });

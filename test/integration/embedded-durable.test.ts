@@ -34,7 +34,13 @@ async function settings(port: number): Promise<Record<string, string>> {
 describe('the default database survives a crash', () => {
   test('a role started without DATABASE_URL runs its embedded PostgreSQL with fsync, synchronous commit and full page writes on', async () => {
     const port = await freePort();
-    api = startRole('api', { DATABASE_URL: undefined, BOOTORCH_DATA_DIR: dir, EMBEDDED_PG_PORT: String(port), PORT: '0', BOOTORCH_AUTH_MODE: 'tokens' });
+    api = startRole('api', {
+      DATABASE_URL: undefined,
+      BOOTORCH_DATA_DIR: dir,
+      EMBEDDED_PG_PORT: String(port),
+      PORT: '0',
+      BOOTORCH_AUTH_MODE: 'tokens',
+    });
     await api.waitFor(/bootorch api: (\S+)/, 120_000);
     expect(await settings(port)).toEqual({ fsync: 'on', synchronous_commit: 'on', full_page_writes: 'on' });
     expect(fs.existsSync(path.join(dir, 'pg.durable'))).toBe(true);

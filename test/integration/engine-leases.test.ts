@@ -46,7 +46,9 @@ describe('tick leases', () => {
 
     const kicked: string[][] = [];
     const reaper = new TickLeases({ url: db.url, log, queuePrefix: 'bootorch-', graceSeconds: 0, reapEveryMs: 20 });
-    await reaper.start(boss.boss, async (queues) => { kicked.push(queues); });
+    await reaper.start(boss.boss, async (queues) => {
+      kicked.push(queues);
+    });
     try {
       await until(async () => (await state(orphan!.id)) === 'failed', 'orphan reaped');
       const rounds = reaper.rounds;
@@ -55,7 +57,9 @@ describe('tick leases', () => {
       expect(kicked).toEqual([[queueOf('status')]]);
 
       // The holder's connection dies (SIGKILL closes it the same way): its tick is reaped too.
-      const holders = await db.pool.query(`select pid from pg_stat_activity where application_name = 'bootorch-leases' and datname = current_database()`);
+      const holders = await db.pool.query(
+        `select pid from pg_stat_activity where application_name = 'bootorch-leases' and datname = current_database()`,
+      );
       await other.stop();
       await until(async () => (await state(held!.id)) === 'failed', 'held tick reaped once its process is gone');
       expect(holders.rowCount).toBeGreaterThan(0);
@@ -73,9 +77,17 @@ describe('tick leases', () => {
       await mine.hold(job!.id);
       const admin = new pg.Client({ connectionString: db.url });
       await admin.connect();
-      await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'bootorch-leases' and datname = current_database()`);
-      const locked = async () => (await admin.query(`select count(*)::int as n from pg_locks where locktype = 'advisory' and classid = ${0x626f}
-        and objid::bigint = (hashtext($1)::bigint & 4294967295)`, [job!.id])).rows[0].n === 1;
+      await admin.query(
+        `select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'bootorch-leases' and datname = current_database()`,
+      );
+      const locked = async () =>
+        (
+          await admin.query(
+            `select count(*)::int as n from pg_locks where locktype = 'advisory' and classid = ${0x626f}
+        and objid::bigint = (hashtext($1)::bigint & 4294967295)`,
+            [job!.id],
+          )
+        ).rows[0].n === 1;
       await until(locked, 'lease re-taken after the connection was cut');
       await admin.end();
       expect(await state(job!.id)).toBe('active');

@@ -39,7 +39,12 @@ beforeAll(async () => {
     caches[name] = authenticator.tokenRows!;
     const scheduler = recordingScheduler();
     servers[name] = await startApiServer({
-      db: db.db, scheduler, port: 0, host: '127.0.0.1', auth: { authenticator }, reports: createReportBatcher(db.db, scheduler),
+      db: db.db,
+      scheduler,
+      port: 0,
+      host: '127.0.0.1',
+      auth: { authenticator },
+      reports: createReportBatcher(db.db, scheduler),
       fastReports: name !== 'ordinary',
     });
   }
@@ -51,14 +56,21 @@ afterAll(async () => {
 beforeEach(async () => {
   await db.db.execute(sql`delete from component_events`);
   await db.db.execute(sql`delete from components`);
-  await db.db.execute(sql`insert into components (id, actual_kernel, actual_updated_at, session) values (${A}, 'old', '2020-01-01Z', 's1'), (${B}, 'old', '2020-01-01Z', 's1')`);
+  await db.db.execute(
+    sql`insert into components (id, actual_kernel, actual_updated_at, session) values (${A}, 'old', '2020-01-01Z', 's1'), (${B}, 'old', '2020-01-01Z', 's1')`,
+  );
 });
 
 async function post(server: ApiServer, body: unknown, token: string): Promise<{ status: number; body: any }> {
-  const res = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+  const res = await fetch(server.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: await res.json() };
 }
-const report = (server: ApiServer, id: string, token: string, query = REPORT_MUTATION, t = 'tok-a') => post(server, { query, variables: { id, t, token: t } }, token);
+const report = (server: ApiServer, id: string, token: string, query = REPORT_MUTATION, t = 'tok-a') =>
+  post(server, { query, variables: { id, t, token: t } }, token);
 
 describe('cached credentials end on every replica', () => {
   test('a node token cached on one replica and revoked on the other is refused within 2 s', async () => {
@@ -68,7 +80,11 @@ describe('cached credentials end on every replica', () => {
     expect((await report(servers.fastB, A, token)).body.data.reportBootState.__typename).toBe('BootStateReported');
     expect(caches.fastB!.counts.hits).toBeGreaterThan(hits); // the second report was answered from the cache
     const id = /^bto_([0-9a-f]{16})_/.exec(token)![1]!;
-    const revoked = await post(servers.fast, { query: 'mutation($id: ID!) { revokeApiToken(id: $id) }', variables: { id } }, auth.adminToken);
+    const revoked = await post(
+      servers.fast,
+      { query: 'mutation($id: ID!) { revokeApiToken(id: $id) }', variables: { id } },
+      auth.adminToken,
+    );
     expect(revoked.body).toEqual({ data: { revokeApiToken: true } });
     const t0 = Date.now();
     let r = await report(servers.fastB, A, token);
@@ -91,10 +107,16 @@ describe('cached credentials end on every replica', () => {
 });
 
 describe('the fast path answers and writes as Apollo does', () => {
-  const rowOf = async (id: string) => (await db.db.execute(sql`select phase, status, last_action, session, actual_kernel, actual_kernel_parameters, actual_initrd, actual_bss_token,
-    actual_updated_at > '2020-01-02Z' as stamped from components where id = ${id}`)).rows[0];
-  const eventsOf = async (id: string) => (await db.db.execute(sql`select kind, actor, session, from_phase, to_phase, from_status, to_status, reason, data
-    from component_events where component_id = ${id} order by id`)).rows;
+  const rowOf = async (id: string) =>
+    (
+      await db.db.execute(sql`select phase, status, last_action, session, actual_kernel, actual_kernel_parameters, actual_initrd, actual_bss_token,
+    actual_updated_at > '2020-01-02Z' as stamped from components where id = ${id}`)
+    ).rows[0];
+  const eventsOf = async (id: string) =>
+    (
+      await db.db.execute(sql`select kind, actor, session, from_phase, to_phase, from_status, to_status, reason, data
+    from component_events where component_id = ${id} order by id`)
+    ).rows;
   const same = (a: unknown, from: string, to: string) => JSON.parse(JSON.stringify(a).replaceAll(from, to));
 
   test('an accepted report: same answer, same row, same event', async () => {
@@ -114,17 +136,23 @@ describe('the fast path answers and writes as Apollo does', () => {
   });
 
   test.each([
-    ['another node\'s report (FORBIDDEN)', async () => ({ id: B, token: (await createNodeToken(db.db, A)).token })],
-    ['mid-transition (ReportRefused CONFLICT)', async () => {
-      await db.db.execute(sql`update components set enabled = true, phase = 'powering_off', last_action = 'powering_off_gracefully'`);
-      return { id: A, token: auth.adminToken };
-    }],
+    ["another node's report (FORBIDDEN)", async () => ({ id: B, token: (await createNodeToken(db.db, A)).token })],
+    [
+      'mid-transition (ReportRefused CONFLICT)',
+      async () => {
+        await db.db.execute(sql`update components set enabled = true, phase = 'powering_off', last_action = 'powering_off_gracefully'`);
+        return { id: A, token: auth.adminToken };
+      },
+    ],
     ['an unknown component (NOT_FOUND)', async () => ({ id: 'x9000c0s0b0n0', token: auth.adminToken })],
     ['a malformed xname', async () => ({ id: 'garbage', token: auth.adminToken })],
-    ['a wrong variable type (400, answered by Apollo on both)', async () => ({ id: A, token: auth.adminToken, variables: { id: A, token: 7 } })],
+    [
+      'a wrong variable type (400, answered by Apollo on both)',
+      async () => ({ id: A, token: auth.adminToken, variables: { id: A, token: 7 } }),
+    ],
     ['an empty boot token', async () => ({ id: A, token: auth.adminToken, variables: { id: A, token: '' } })],
   ])('%s: the same answer on both paths', async (_what, setup) => {
-    const s = await setup() as { id: string; token: string; variables?: Record<string, unknown> };
+    const s = (await setup()) as { id: string; token: string; variables?: Record<string, unknown> };
     const body = { query: REPORT_MUTATION, variables: s.variables ?? { id: s.id, token: 'tok-a' } };
     const fast = await post(servers.fast, body, s.token);
     const ordinary = await post(servers.ordinary, body, s.token);

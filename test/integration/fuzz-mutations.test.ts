@@ -28,14 +28,24 @@ import { NodeRegistry } from '../../src/adapters/standalone/registry.ts';
 import { buildSchema } from '../../src/api/schema.ts';
 
 // The CommonJS graphql, the copy graphql-tools built the schema with (see src/api/server.ts).
-const { getNamedType, isEnumType, isInputObjectType, isListType, isNonNullType, isScalarType } =
-  createRequire(import.meta.url)('graphql') as typeof import('graphql');
+const { getNamedType, isEnumType, isInputObjectType, isListType, isNonNullType, isScalarType } = createRequire(import.meta.url)(
+  'graphql',
+) as typeof import('graphql');
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 120);
 // SERVICE_UNAVAILABLE: the dry run and explain need the outside services, which this harness has not.
 const TYPED = new Set(['BAD_USER_INPUT', 'NOT_FOUND', 'CONFLICT', 'PAYLOAD_TOO_LARGE', 'BAD_REQUEST', 'SERVICE_UNAVAILABLE']);
-const TABLES = ['session_templates', 'sessions', 'components', 'boot_artifacts', 'options', 'session_status_snapshots',
-  'component_events', 'tenant_xnames', 'api_tokens'];
+const TABLES = [
+  'session_templates',
+  'sessions',
+  'components',
+  'boot_artifacts',
+  'options',
+  'session_status_snapshots',
+  'component_events',
+  'tenant_xnames',
+  'api_tokens',
+];
 
 let h: Harness;
 const totals = { cases: 0, accepted: 0, rejected: 0, byCode: {} as Record<string, number> };
@@ -45,31 +55,121 @@ const NODES = ['x1000c0s0b0n0', 'x1000c0s0b0n1', 'x1000c0s1b0n0', 'x3000c0s19b1n
 const KNOWN = ['compute', 'sess-1', 'sess-2', 'acme', 'compute-cfg', ...NODES];
 
 const HOSTILE = [
-  '', ' ', '\t', "'; drop table components; --", "' or '1'='1", "x1000c0s0b0n0'--", '") { __schema { types { name } } } #',
-  '{"$gt": ""}', '\\', '%', '_', '*', 'all', '!all', '&', ',,,', '!', ',x1000c0s0b0n0,', 'x1000c0s0b0n0,!x1000c0s0b0n1',
-  'compute-a,&compute', '&!x1,,!&', 'nid000001', 'NID000001', 'x0c0s0b0n0', 'x99999c9s9b9n9', 'x1c8s0b0n0', 'X1000C0S0B0N0',
-  'x1000c0s0b0n0 ', 'x1000c0s0b0n0\nx1', '../../etc/passwd', 's3://boot-images/x/manifest.json', 's3://', 'http://169.254.169.254/',
-  '10%', '101%', '0%', '-5', '0', '1e309', 'NaN', 'Infinity', '9999999999999999999999', '1d', '0m', '1h2m', '52w', '-1d',
-  'null', 'undefined', '__proto__', 'constructor', 'toString', '\u0000', 'a\u0000b', '\ud800', '\udc00x', 'e\u0301', '\u202eevil',
-  '😀'.repeat(10), 'ᚠᛇᚻ᛫ᛒᛦᚦ', '<script>alert(1)</script>', '$(rm -rf /)', '${jndi:ldap://x}', '%s%s%s%n', 'a'.repeat(128), 'a'.repeat(4096),
+  '',
+  ' ',
+  '\t',
+  "'; drop table components; --",
+  "' or '1'='1",
+  "x1000c0s0b0n0'--",
+  '") { __schema { types { name } } } #',
+  '{"$gt": ""}',
+  '\\',
+  '%',
+  '_',
+  '*',
+  'all',
+  '!all',
+  '&',
+  ',,,',
+  '!',
+  ',x1000c0s0b0n0,',
+  'x1000c0s0b0n0,!x1000c0s0b0n1',
+  'compute-a,&compute',
+  '&!x1,,!&',
+  'nid000001',
+  'NID000001',
+  'x0c0s0b0n0',
+  'x99999c9s9b9n9',
+  'x1c8s0b0n0',
+  'X1000C0S0B0N0',
+  'x1000c0s0b0n0 ',
+  'x1000c0s0b0n0\nx1',
+  '../../etc/passwd',
+  's3://boot-images/x/manifest.json',
+  's3://',
+  'http://169.254.169.254/',
+  '10%',
+  '101%',
+  '0%',
+  '-5',
+  '0',
+  '1e309',
+  'NaN',
+  'Infinity',
+  '9999999999999999999999',
+  '1d',
+  '0m',
+  '1h2m',
+  '52w',
+  '-1d',
+  'null',
+  'undefined',
+  '__proto__',
+  'constructor',
+  'toString',
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  '\udc00x',
+  'e\u0301',
+  '\u202eevil',
+  '😀'.repeat(10),
+  'ᚠᛇᚻ᛫ᛒᛦᚦ',
+  '<script>alert(1)</script>',
+  '$(rm -rf /)',
+  '${jndi:ldap://x}',
+  '%s%s%s%n',
+  'a'.repeat(128),
+  'a'.repeat(4096),
 ];
 
 /**
  * Age and TTL strings (`<n><m|h|d|w>`) at the edge of the representable: around 100 years (the
  * largest accepted), the largest Date (8.64e15 ms), PostgreSQL's timestamp range, and far past them.
  */
-const duration: fc.Arbitrary<string> = fc.tuple(
-  fc.oneof(
-    fc.constantFrom('0', '1', '36525', '36526', '5217', '5218', '876600', '52596000', '9999999999', '99999999999999', '100000000', '14285714',
-      '1440000000', '144000000000', '2400000000', '8640000000', String(2 ** 53), '1'.repeat(30), '9'.repeat(400)),
-    fc.bigInt({ min: 1n, max: 10n ** 22n }).map(String),
-  ),
-  fc.constantFrom('m', 'h', 'd', 'w', 'M', 'H', 'D', 'W'),
-).map(([n, u]) => `${n}${u}`);
+const duration: fc.Arbitrary<string> = fc
+  .tuple(
+    fc.oneof(
+      fc.constantFrom(
+        '0',
+        '1',
+        '36525',
+        '36526',
+        '5217',
+        '5218',
+        '876600',
+        '52596000',
+        '9999999999',
+        '99999999999999',
+        '100000000',
+        '14285714',
+        '1440000000',
+        '144000000000',
+        '2400000000',
+        '8640000000',
+        String(2 ** 53),
+        '1'.repeat(30),
+        '9'.repeat(400),
+      ),
+      fc.bigInt({ min: 1n, max: 10n ** 22n }).map(String),
+    ),
+    fc.constantFrom('m', 'h', 'd', 'w', 'M', 'H', 'D', 'W'),
+  )
+  .map(([n, u]) => `${n}${u}`);
 
-const xname = fc.tuple(fc.integer({ min: 0, max: 10_000 }), fc.integer({ min: 0, max: 9 }), fc.integer({ min: 0, max: 70 }),
-  fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 }), fc.boolean())
-  .map(([x, c, s, b, n, upper]) => { const id = `x${x}c${c}s${s}b${b}n${n}`; return upper ? id.toUpperCase() : id; });
+const xname = fc
+  .tuple(
+    fc.integer({ min: 0, max: 10_000 }),
+    fc.integer({ min: 0, max: 9 }),
+    fc.integer({ min: 0, max: 70 }),
+    fc.integer({ min: 0, max: 3 }),
+    fc.integer({ min: 0, max: 3 }),
+    fc.boolean(),
+  )
+  .map(([x, c, s, b, n, upper]) => {
+    const id = `x${x}c${c}s${s}b${b}n${n}`;
+    return upper ? id.toUpperCase() : id;
+  });
 
 const text: fc.Arbitrary<string> = fc.oneof(
   { weight: 5, arbitrary: fc.constantFrom(...KNOWN) },
@@ -84,8 +184,14 @@ const text: fc.Arbitrary<string> = fc.oneof(
 
 /** A value of the wrong shape for wherever it lands. */
 const wrong: fc.Arbitrary<unknown> = fc.oneof(
-  fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constant({}), fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 }),
-  fc.dictionary(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 }), { maxKeys: 3 }), fc.constant('a'.repeat(70_000)),
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constant({}),
+  fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 }),
+  fc.dictionary(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 }), { maxKeys: 3 }),
+  fc.constant('a'.repeat(70_000)),
 );
 
 const int: fc.Arbitrary<unknown> = fc.oneof(
@@ -114,9 +220,11 @@ function arbitraryOf(type: GraphQLInputType, plausible: boolean, depth = 0): fc.
     const fields = Object.values(inner.getFields());
     const model = Object.fromEntries(fields.map((f) => [f.name, arbitraryOf(f.type, plausible, depth + 1)]));
     const requiredKeys = fields.filter((f) => isNonNullType(f.type)).map((f) => f.name);
-    right = plausible ? fc.record(model, { requiredKeys })
-      : fc.tuple(fc.record(model, { requiredKeys }), fc.option(fc.constantFrom('bogus', '__proto__', 'id'), { freq: 10 }))
-        .map(([o, extra]) => (extra ? { ...o, [extra]: 'x' } : o));
+    right = plausible
+      ? fc.record(model, { requiredKeys })
+      : fc
+          .tuple(fc.record(model, { requiredKeys }), fc.option(fc.constantFrom('bogus', '__proto__', 'id'), { freq: 10 }))
+          .map(([o, extra]) => (extra ? { ...o, [extra]: 'x' } : o));
   } else if (isEnumType(inner)) {
     const values = fc.constantFrom(...inner.getValues().map((v) => v.name));
     right = plausible ? values : fc.oneof({ weight: 8, arbitrary: values }, { weight: 1, arbitrary: text });
@@ -152,16 +260,34 @@ type Transport = 'http' | 'ws';
  * `SUBSCRIBED_MS` is open: accepted.
  */
 const SUBSCRIBED_MS = 150;
-async function run(transport: Transport, kind: OpKind, doc: string, variables: Record<string, unknown>): Promise<GqlResult & { open?: boolean }> {
+async function run(
+  transport: Transport,
+  kind: OpKind,
+  doc: string,
+  variables: Record<string, unknown>,
+): Promise<GqlResult & { open?: boolean }> {
   if (transport === 'http') return h.gql(doc, variables);
   return new Promise((resolve) => {
     let timer: NodeJS.Timeout | undefined;
-    const settle = (r: GqlResult & { open?: boolean }) => { clearTimeout(timer); stop(); resolve(r); };
-    const stop = ws.subscribe({ query: doc, variables }, {
-      next: (r) => settle({ ...(r as GqlResult), status: 200 }),
-      error: (e) => settle({ status: 0, errors: Array.isArray(e) ? e : [{ message: String((e as { reason?: string }).reason ?? e), extensions: { code: '(socket closed)' } }] }),
-      complete: () => settle({ status: 200, data: undefined }),
-    });
+    const settle = (r: GqlResult & { open?: boolean }) => {
+      clearTimeout(timer);
+      stop();
+      resolve(r);
+    };
+    const stop = ws.subscribe(
+      { query: doc, variables },
+      {
+        next: (r) => settle({ ...(r as GqlResult), status: 200 }),
+        error: (e) =>
+          settle({
+            status: 0,
+            errors: Array.isArray(e)
+              ? e
+              : [{ message: String((e as { reason?: string }).reason ?? e), extensions: { code: '(socket closed)' } }],
+          }),
+        complete: () => settle({ status: 200, data: undefined }),
+      },
+    );
     if (kind === 'subscription') timer = setTimeout(() => settle({ status: 200, open: true }), SUBSCRIBED_MS);
   });
 }
@@ -170,35 +296,40 @@ async function run(transport: Transport, kind: OpKind, doc: string, variables: R
 async function fuzzField(transport: Transport, kind: OpKind, field: GraphQLField<unknown, unknown>, runs: number): Promise<void> {
   const name = field.name;
   const doc = document(kind, name, field.args, getNamedType(field.type).name);
-  const args = (plausible: boolean) => fc.record(Object.fromEntries(field.args.map((a) => [a.name, arbitraryOf(a.type, plausible)])),
-    { requiredKeys: plausible ? field.args.filter((a) => isNonNullType(a.type)).map((a) => a.name) : [] });
+  const args = (plausible: boolean) =>
+    fc.record(Object.fromEntries(field.args.map((a) => [a.name, arbitraryOf(a.type, plausible)])), {
+      requiredKeys: plausible ? field.args.filter((a) => isNonNullType(a.type)).map((a) => a.name) : [],
+    });
   const vars = fc.oneof(args(true), args(false));
   const refusedOverHttp = kind === 'subscription' && transport === 'http';
-  await fc.assert(fc.asyncProperty(vars, async (variables) => {
-    const before = kind === 'mutation' ? await checksum() : '';
-    const r = await run(transport, kind, doc, variables as Record<string, unknown>);
-    totals.cases++;
-    if (r.open || !r.errors?.length) {
-      expect(refusedOverHttp, `${name} ran over HTTP`).toBe(false);
-      if (!r.open && kind === 'mutation') expect(r.data?.[name], `${name} answered without data`).not.toBeUndefined();
-      totals.accepted++;
-      return;
-    }
-    totals.rejected++;
-    if (process.env.FUZZ_DUMP && r.errors.some((e) => e.extensions?.code === 'INTERNAL_SERVER_ERROR')) {
-      (await import('node:fs')).writeFileSync(process.env.FUZZ_DUMP, JSON.stringify({ transport, query: doc, variables }));
-    }
-    for (const e of r.errors) {
-      const code = e.extensions?.code ?? '(none)';
-      totals.byCode[code] = (totals.byCode[code] ?? 0) + 1;
-      const what = `${transport} ${name}: ${JSON.stringify(e).slice(0, 500)} for ${JSON.stringify(variables).slice(0, 300)}`;
-      expect(refusedOverHttp ? code === 'BAD_REQUEST' || code === 'BAD_USER_INPUT' : TYPED.has(code), what).toBe(true);
-      // graphql gives up after 50 variable errors with one more that names nothing; the 50 name their fields.
-      const named = e.extensions?.field !== null || r.errors.some((x) => typeof x.extensions?.field === 'string');
-      if (code === 'BAD_USER_INPUT') expect(named && e.extensions?.field !== undefined, `${what}: no field named`).toBe(true);
-    }
-    if (kind === 'mutation') expect(await checksum(), `${name}: a rejected call changed the database`).toBe(before);
-  }), { numRuns: runs, seed: Number(process.env.FUZZ_SEED ?? 20261129), endOnFailure: !!process.env.FUZZ_NO_SHRINK });
+  await fc.assert(
+    fc.asyncProperty(vars, async (variables) => {
+      const before = kind === 'mutation' ? await checksum() : '';
+      const r = await run(transport, kind, doc, variables as Record<string, unknown>);
+      totals.cases++;
+      if (r.open || !r.errors?.length) {
+        expect(refusedOverHttp, `${name} ran over HTTP`).toBe(false);
+        if (!r.open && kind === 'mutation') expect(r.data?.[name], `${name} answered without data`).not.toBeUndefined();
+        totals.accepted++;
+        return;
+      }
+      totals.rejected++;
+      if (process.env.FUZZ_DUMP && r.errors.some((e) => e.extensions?.code === 'INTERNAL_SERVER_ERROR')) {
+        (await import('node:fs')).writeFileSync(process.env.FUZZ_DUMP, JSON.stringify({ transport, query: doc, variables }));
+      }
+      for (const e of r.errors) {
+        const code = e.extensions?.code ?? '(none)';
+        totals.byCode[code] = (totals.byCode[code] ?? 0) + 1;
+        const what = `${transport} ${name}: ${JSON.stringify(e).slice(0, 500)} for ${JSON.stringify(variables).slice(0, 300)}`;
+        expect(refusedOverHttp ? code === 'BAD_REQUEST' || code === 'BAD_USER_INPUT' : TYPED.has(code), what).toBe(true);
+        // graphql gives up after 50 variable errors with one more that names nothing; the 50 name their fields.
+        const named = e.extensions?.field !== null || r.errors.some((x) => typeof x.extensions?.field === 'string');
+        if (code === 'BAD_USER_INPUT') expect(named && e.extensions?.field !== undefined, `${what}: no field named`).toBe(true);
+      }
+      if (kind === 'mutation') expect(await checksum(), `${name}: a rejected call changed the database`).toBe(before);
+    }),
+    { numRuns: runs, seed: Number(process.env.FUZZ_SEED ?? 20261129), endOnFailure: !!process.env.FUZZ_NO_SHRINK },
+  );
 }
 
 /** One digest of every table the API writes (pg-boss is not involved: the harness kicker only records). */
@@ -213,15 +344,24 @@ let ws: Client;
 beforeAll(async () => {
   // With a node registry, so the standalone inventory's mutations are fuzzed too (schema/nodes.graphql).
   h = await startHarness({ nodeRegistry: new NodeRegistry(randomBytes(32)) });
-  ws = createClient({ url: h.server.wsUrl, webSocketImpl: WebSocket, lazy: true, retryAttempts: 0, connectionParams: h.auth.bearer(h.auth.adminToken) });
+  ws = createClient({
+    url: h.server.wsUrl,
+    webSocketImpl: WebSocket,
+    lazy: true,
+    retryAttempts: 0,
+    connectionParams: h.auth.bearer(h.auth.adminToken),
+  });
   await h.ok('mutation($c: [ComponentWithIdInput!]!) { putComponents(components: $c) { id } }', { c: NODES.map((id) => ({ id })) });
   await h.ok('mutation { setTenantXnames(tenant: "acme", xnames: ["x1000c0s1b0n0"]) { name } }');
   await h.ok(`mutation { putSessionTemplate(name: "compute", input: { cfs: { configuration: "compute-cfg" }, bootSets: [{ name: "compute",
     path: "s3://boot-images/i/manifest.json", type: "s3", nodeList: ["x1000c0s0b0n0", "x1000c0s0b0n1"] }] }) { template { name } } }`);
-  for (const name of ['sess-1', 'sess-2']) await h.ok(`mutation { createSession(input: { operation: REBOOT, templateName: "compute", name: "${name}" }) { session { name } } }`);
+  for (const name of ['sess-1', 'sess-2'])
+    await h.ok(`mutation { createSession(input: { operation: REBOOT, templateName: "compute", name: "${name}" }) { session { name } } }`);
 });
 afterAll(async () => {
-  console.log(`fuzz: ${totals.cases} cases (${RUNS} per mutation over HTTP, ${OTHER_RUNS} per field and transport otherwise): ${totals.accepted} accepted, ${totals.rejected} rejected with a typed error and the database unchanged; codes ${JSON.stringify(totals.byCode)}`);
+  console.log(
+    `fuzz: ${totals.cases} cases (${RUNS} per mutation over HTTP, ${OTHER_RUNS} per field and transport otherwise): ${totals.accepted} accepted, ${totals.rejected} rejected with a typed error and the database unchanged; codes ${JSON.stringify(totals.byCode)}`,
+  );
   await ws?.dispose();
   await h?.close();
 });
@@ -231,7 +371,8 @@ const mutations = Object.values(schema.getMutationType()!.getFields());
 const queries = Object.values(schema.getQueryType()!.getFields());
 const subscriptions = Object.values(schema.getSubscriptionType()!.getFields());
 const only = process.env.FUZZ_ONLY?.split(',');
-const chosen = (fields: GraphQLField<unknown, unknown>[]) => fields.filter((f) => !only || only.includes(f.name)).map((f) => [f.name, f] as const);
+const chosen = (fields: GraphQLField<unknown, unknown>[]) =>
+  fields.filter((f) => !only || only.includes(f.name)).map((f) => [f.name, f] as const);
 const OTHER_RUNS = Number(process.env.FUZZ_RUNS_OTHER ?? 30);
 
 describe('fuzzing every mutation', () => {
@@ -245,7 +386,19 @@ describe('fuzzing every mutation', () => {
 describe('fuzzing every operation type on every transport', () => {
   test.each(chosen(queries))('query %s over HTTP', (_name, f) => fuzzField('http', 'query', f, OTHER_RUNS), 300_000);
   test.each(chosen(queries))('query %s over graphql-ws', (_name, f) => fuzzField('ws', 'query', f, OTHER_RUNS), 300_000);
-  test.each(chosen(mutations))('mutation %s over graphql-ws', (_name, f) => fuzzField('ws', 'mutation', f, Math.ceil(OTHER_RUNS / 2)), 300_000);
-  test.each(chosen(subscriptions))('subscription %s over graphql-ws', (_name, f) => fuzzField('ws', 'subscription', f, OTHER_RUNS), 300_000);
-  test.each(chosen(subscriptions))('subscription %s over HTTP (refused, typed)', (_name, f) => fuzzField('http', 'subscription', f, OTHER_RUNS), 300_000);
+  test.each(chosen(mutations))(
+    'mutation %s over graphql-ws',
+    (_name, f) => fuzzField('ws', 'mutation', f, Math.ceil(OTHER_RUNS / 2)),
+    300_000,
+  );
+  test.each(chosen(subscriptions))(
+    'subscription %s over graphql-ws',
+    (_name, f) => fuzzField('ws', 'subscription', f, OTHER_RUNS),
+    300_000,
+  );
+  test.each(chosen(subscriptions))(
+    'subscription %s over HTTP (refused, typed)',
+    (_name, f) => fuzzField('http', 'subscription', f, OTHER_RUNS),
+    300_000,
+  );
 });

@@ -52,10 +52,17 @@ describe.skipIf(!HAVE_ALL)('IPMI power with ipmitool against ipmi_sim', () => {
       { xname: a.xname, mac: a.mac, bmc: { driver: 'ipmi', address: a.bmcAddress, username: BMC_USER, password: BMC_PASSWORD } },
       { xname: b.xname, mac: b.mac, bmc: { driver: 'ipmi', address: b.bmcAddress, username: BMC_USER, password: 'wrong' } },
       // Nothing listens there: ipmitool gives up after its own retries, or our deadline kills it.
-      { xname: 'x3000c0s12b0n0', mac: '52:54:00:00:03:12', bmc: { driver: 'ipmi', address: '127.0.0.1:9', username: BMC_USER, password: 'x' } },
+      {
+        xname: 'x3000c0s12b0n0',
+        mac: '52:54:00:00:03:12',
+        bmc: { driver: 'ipmi', address: '127.0.0.1:9', username: BMC_USER, password: 'x' },
+      },
     ]);
     expect(r.ok).toBe(true);
-    power = new StandalonePower(db.db, { drivers: { ipmi: new IpmiTool({ timeoutMs: 3000 }), redfish: new RedfishClient() }, secretKey: key });
+    power = new StandalonePower(db.db, {
+      drivers: { ipmi: new IpmiTool({ timeoutMs: 3000 }), redfish: new RedfishClient() },
+      secretKey: key,
+    });
   }, 60_000);
 
   afterAll(async () => {
@@ -81,7 +88,10 @@ describe.skipIf(!HAVE_ALL)('IPMI power with ipmitool against ipmi_sim', () => {
     const [soft] = await power.transition('Soft-Off', [a.xname]);
     await power.idle();
     // ipmi_sim forwards a soft-off to the VM's channel; with no VM on it, it refuses the command.
-    expect((await power.getTransition(soft!))!.tasks[0]).toMatchObject({ status: 'failed', error: expect.stringMatching(/chassis power soft failed: bmc_error: .*\(exit 1\)/) });
+    expect((await power.getTransition(soft!))!.tasks[0]).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/chassis power soft failed: bmc_error: .*\(exit 1\)/),
+    });
     expect((await power.powerStatus([a.xname])).get(a.xname)!.state).toBe('on');
 
     await power.transition('Force-Off', [a.xname]);
@@ -98,7 +108,11 @@ describe.skipIf(!HAVE_ALL)('IPMI power with ipmitool against ipmi_sim', () => {
     const [tid] = await power.transition('On', [b.xname, 'x9000c0s0b0n0']);
     await power.idle();
     const tasks = (await power.getTransition(tid!))!.tasks;
-    expect(tasks[0]).toMatchObject({ xname: b.xname, status: 'failed', error: expect.stringMatching(/chassis bootdev pxe failed: (unreachable|refused_login)/) });
+    expect(tasks[0]).toMatchObject({
+      xname: b.xname,
+      status: 'failed',
+      error: expect.stringMatching(/chassis bootdev pxe failed: (unreachable|refused_login)/),
+    });
     expect(tasks[1]).toEqual({ xname: 'x9000c0s0b0n0', status: 'failed', error: 'not in the inventory' });
     expect(b.powerOns()).toHaveLength(0);
   }, 30_000);

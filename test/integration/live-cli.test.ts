@@ -21,7 +21,14 @@ let env: Record<string, string>;
 beforeAll(async () => {
   c = await startCluster({ world: { nodes: 6, initial: { booted: true } }, options: { default_retry_policy: 1 } });
   const auth = await testAuth(c.db.db);
-  api = await startApiServer({ db: c.db.db, scheduler: c.engine.scheduler, port: 0, host: '127.0.0.1', images: c.adapters.images, auth: auth.auth });
+  api = await startApiServer({
+    db: c.db.db,
+    scheduler: c.engine.scheduler,
+    port: 0,
+    host: '127.0.0.1',
+    images: c.adapters.images,
+    auth: auth.auth,
+  });
   env = { BOOTORCH_URL: api.url, BOOTORCH_TOKEN: auth.adminToken };
 });
 afterAll(async () => {
@@ -39,8 +46,14 @@ describe('bootorch CLI', { timeout: 300_000 }, () => {
       runCli(['template', 'get', 'compute-demo', '--json'], env),
       runCli(['template', 'validate', 'compute-demo'], env),
     ]);
-    expect(list.stdout).toMatch(/^NAME\s+TENANT\s+BOOT SETS\s+CONFIGURATION\s+DESCRIPTION\ncompute-demo\s+compute\s+compute-cfg\s+x86 compute/);
-    expect(JSON.parse(get.stdout)).toMatchObject({ name: 'compute-demo', bootSets: [{ name: 'compute', nodeRolesGroups: ['Compute'], arch: 'X86' }], rollout: null });
+    expect(list.stdout).toMatch(
+      /^NAME\s+TENANT\s+BOOT SETS\s+CONFIGURATION\s+DESCRIPTION\ncompute-demo\s+compute\s+compute-cfg\s+x86 compute/,
+    );
+    expect(JSON.parse(get.stdout)).toMatchObject({
+      name: 'compute-demo',
+      bootSets: [{ name: 'compute', nodeRolesGroups: ['Compute'], arch: 'X86' }],
+      rollout: null,
+    });
     expect(valid).toMatchObject({ code: 0, stdout: 'template compute-demo is valid\n' });
     const gone = await runCli(['template', 'delete', 'compute-demo'], env);
     expect(gone.code).toBe(0);
@@ -55,7 +68,11 @@ describe('bootorch CLI', { timeout: 300_000 }, () => {
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split('\n');
     expect(lines[0]).toBe('session w1 created; watching (Ctrl-C stops watching, not the session)');
-    expect(lines.some((l) => /^w1: \d+(\.\d+)?% complete \(\d+\/6\) \| powering off \d+ · powering on \d+ · configuring \d+ \| failed 0/.test(l))).toBe(true);
+    expect(
+      lines.some((l) =>
+        /^w1: \d+(\.\d+)?% complete \(\d+\/6\) \| powering off \d+ · powering on \d+ · configuring \d+ \| failed 0/.test(l),
+      ),
+    ).toBe(true);
     expect(lines.at(-1)).toMatch(/^Session w1 complete in \d+:\d\d:\d\d: 6 nodes, 6 succeeded, 0 failed$/);
 
     const [list, get, status] = await Promise.all([
@@ -77,11 +94,16 @@ describe('bootorch CLI', { timeout: 300_000 }, () => {
       const human = await runCli(['session', 'create', '--template', 't2', '--operation', 'reboot', '--name', 'f1', '--watch'], env);
       expect(human.code).toBe(1);
       expect(human.stdout).toContain(`✗ ${dead} failed: power_on_timeout`);
-      expect(human.stdout).toMatch(/Session f1 complete in .*: 6 nodes, 5 succeeded, 1 failed\n  failed, by reason:\n    power_on_timeout \(1\): x/);
+      expect(human.stdout).toMatch(
+        /Session f1 complete in .*: 6 nodes, 5 succeeded, 1 failed\n  failed, by reason:\n    power_on_timeout \(1\): x/,
+      );
 
       const js = await runCli(['session', 'create', '--template', 't2', '--operation', 'reboot', '--name', 'f2', '--watch', '--json'], env);
       expect(js.code).toBe(1);
-      const objs = js.stdout.trim().split('\n').map((l) => JSON.parse(l));
+      const objs = js.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       const events = objs.filter((o) => o.type === 'event');
       const cursors = events.map((e) => Number(e.cursor));
       expect(cursors).toEqual([...new Set(cursors)].sort((a, b) => a - b));
@@ -129,12 +151,16 @@ describe('bootorch CLI', { timeout: 300_000 }, () => {
     const [down, noToken, badToken, good, unknown] = await Promise.all([
       runCli(['session', 'list'], { BOOTORCH_URL: 'http://127.0.0.1:2/graphql' }),
       runCli(['session', 'list'], { BOOTORCH_URL: api.url }),
-      runCli(['session', 'list', '--token', 'bto_0000000000000bad_nottherighttokennottherighttokennottherighttok'], { BOOTORCH_URL: api.url }),
+      runCli(['session', 'list', '--token', 'bto_0000000000000bad_nottherighttokennottherighttokennottherighttok'], {
+        BOOTORCH_URL: api.url,
+      }),
       runCli(['session', 'list', '--json'], env),
       runCli(['session', 'watch', 'nope'], env),
     ]);
     expect(down).toMatchObject({ code: 3, stdout: '' });
-    expect(down.stderr).toBe('bootorch: cannot reach the bootorch API at http://127.0.0.1:2/graphql (connection refused). Is it running? Set --url or BOOTORCH_URL.\n');
+    expect(down.stderr).toBe(
+      'bootorch: cannot reach the bootorch API at http://127.0.0.1:2/graphql (connection refused). Is it running? Set --url or BOOTORCH_URL.\n',
+    );
     expect(noToken).toMatchObject({ code: 3, stdout: '' });
     expect(noToken.stderr).toMatch(/^bootorch: the API wants a token: give --token or set BOOTORCH_TOKEN \(401 Unauthorized\)\n$/);
     expect(badToken).toMatchObject({ code: 3, stdout: '' });

@@ -10,19 +10,32 @@ import { collect, startLiveServer, untilState, type LiveServer } from '../helper
 import { appendEvents, type NewEvent } from '../../src/db/events.ts';
 
 let h: LiveServer;
-beforeAll(async () => { h = await startLiveServer({ wsDeflate: true }); });
-afterAll(async () => { await h.close(); });
+beforeAll(async () => {
+  h = await startLiveServer({ wsDeflate: true });
+});
+afterAll(async () => {
+  await h.close();
+});
 
 const BATCHES = 'subscription { componentEventBatches(filter: { session: "z" }) { cursor events { cursor componentId kind reason } } }';
-const events = (n: number): NewEvent[] => Array.from({ length: n }, (_, i) => ({
-  componentId: `x1c0s${i % 8}b0n0`, session: 'z', kind: 'transition', actor: 'test', reason: `r${i}`,
-}));
+const events = (n: number): NewEvent[] =>
+  Array.from({ length: n }, (_, i) => ({
+    componentId: `x1c0s${i % 8}b0n0`,
+    session: 'z',
+    kind: 'transition',
+    actor: 'test',
+    reason: `r${i}`,
+  }));
 
 test('a deflated shared payload decodes to the same events as the plain one, in far fewer bytes', async () => {
   const sockets: WebSocket[] = [];
-  const make = (deflate: boolean) => class extends WebSocket {
-    constructor(url: string, protocols?: string | string[]) { super(url, protocols, { perMessageDeflate: deflate }); sockets.push(this); }
-  };
+  const make = (deflate: boolean) =>
+    class extends WebSocket {
+      constructor(url: string, protocols?: string | string[]) {
+        super(url, protocols, { perMessageDeflate: deflate });
+        sockets.push(this);
+      }
+    };
   const zipped = createClient({ url: h.server.wsUrl, webSocketImpl: make(true), lazy: true, retryAttempts: 0, connectionParams: h.creds });
   const plain = createClient({ url: h.server.wsUrl, webSocketImpl: make(false), lazy: true, retryAttempts: 0, connectionParams: h.creds });
   try {

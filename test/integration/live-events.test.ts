@@ -37,8 +37,15 @@ afterAll(async () => {
 const SUB = `subscription($f: ComponentEventFilter, $after: ID) { componentEvents(filter: $f, after: $after) { ${EVENT_FIELDS} } }`;
 let seq = 0;
 const ev = (componentId: string, o: Partial<NewEvent> = {}): NewEvent => ({
-  componentId, kind: 'transition', actor: 'test', fromPhase: '', toPhase: 'powering_on', fromStatus: 'stable',
-  toStatus: 'power_on_pending', data: { n: ++seq }, ...o,
+  componentId,
+  kind: 'transition',
+  actor: 'test',
+  fromPhase: '',
+  toPhase: 'powering_on',
+  fromStatus: 'stable',
+  toStatus: 'power_on_pending',
+  data: { n: ++seq },
+  ...o,
 });
 
 async function write(events: NewEvent[]): Promise<void> {
@@ -50,7 +57,13 @@ async function openTx(events: NewEvent[]): Promise<{ commit(): Promise<void>; ro
   const c: pg.PoolClient = await db.pool.connect();
   await c.query('begin');
   await appendEvents(drizzleOver(c), events);
-  const end = async (sql: string) => { try { await c.query(sql); } finally { c.release(); } };
+  const end = async (sql: string) => {
+    try {
+      await c.query(sql);
+    } finally {
+      c.release();
+    }
+  };
   return { commit: () => end('commit'), rollback: () => end('rollback') };
 }
 
@@ -66,14 +79,31 @@ describe('componentEvents', () => {
       await untilFeed(feed, (f) => f.subscriberCount === 3, 'three subscribers');
       await write([ev('x1c0s0b0n0', { reason: 'a', session: 's1' }), ev('x1c0s0b0n1', { reason: 'b' })]);
       await write([ev('x1c0s0b0n1', { reason: 'c', kind: 'action', action: 'powering_on', toPhase: 'powering_on', toStatus: null })]);
-      await write([ev('x1c0s0b0n1', { reason: 'd', fromPhase: 'powering_on', toPhase: 'configuring', fromStatus: 'power_on_called', toStatus: 'configuring', error: 'boom' })]);
+      await write([
+        ev('x1c0s0b0n1', {
+          reason: 'd',
+          fromPhase: 'powering_on',
+          toPhase: 'configuring',
+          fromStatus: 'power_on_called',
+          toStatus: 'configuring',
+          error: 'boom',
+        }),
+      ]);
       await all.until((i) => i.length === 4, 'all four');
       expect(reasonsOf(all.items)).toEqual(['a', 'b', 'c', 'd']);
       const cursors = all.items.map((e) => Number(e.cursor));
       expect(cursors).toEqual([...cursors].sort((a, b) => a - b));
       expect(all.items[3]).toMatchObject({
-        componentId: 'x1c0s0b0n1', session: '', sessionTenant: null, kind: 'transition', actor: 'test',
-        fromPhase: 'POWERING_ON', toPhase: 'CONFIGURING', fromStatus: 'POWER_ON_CALLED', toStatus: 'CONFIGURING', error: 'boom',
+        componentId: 'x1c0s0b0n1',
+        session: '',
+        sessionTenant: null,
+        kind: 'transition',
+        actor: 'test',
+        fromPhase: 'POWERING_ON',
+        toPhase: 'CONFIGURING',
+        fromStatus: 'POWER_ON_CALLED',
+        toStatus: 'CONFIGURING',
+        error: 'boom',
       });
       expect(all.items[0]).toMatchObject({ session: 's1', fromPhase: 'NONE', toStatus: 'POWER_ON_PENDING', action: null });
       expect(new Date(all.items[0].at).getTime()).toBeGreaterThan(Date.now() - 60_000);

@@ -25,16 +25,28 @@ let acmeXnames: Set<string>;
 beforeAll(async () => {
   db = await freshDb();
   await db.pool.query(`insert into tenant_xnames (tenant, xname) values ('acme', $1), ('acme', $2)`, [IDS[0], IDS[2]]);
-  const events = fc.sample(fc.record({
-    componentId: fc.constantFrom(...IDS), session: fc.constantFrom(...SESSIONS), sessionTenant: fc.constantFrom(...TENANTS),
-    kind: fc.constantFrom(...KINDS), fromPhase: fc.constantFrom(...PHASES), toPhase: fc.constantFrom(...PHASES),
-    fromStatus: fc.constantFrom(...STATUSES), toStatus: fc.constantFrom(...STATUSES),
-  }), { numRuns: 300, seed: 7 }).map((e): NewEvent => ({ ...e, kind: e.kind as NewEvent['kind'], actor: 'test' }));
+  const events = fc
+    .sample(
+      fc.record({
+        componentId: fc.constantFrom(...IDS),
+        session: fc.constantFrom(...SESSIONS),
+        sessionTenant: fc.constantFrom(...TENANTS),
+        kind: fc.constantFrom(...KINDS),
+        fromPhase: fc.constantFrom(...PHASES),
+        toPhase: fc.constantFrom(...PHASES),
+        fromStatus: fc.constantFrom(...STATUSES),
+        toStatus: fc.constantFrom(...STATUSES),
+      }),
+      { numRuns: 300, seed: 7 },
+    )
+    .map((e): NewEvent => ({ ...e, kind: e.kind as NewEvent['kind'], actor: 'test' }));
   await appendEvents(db.db, events);
   all = await readEventsPage(db.db, {}, 0, Number.MAX_SAFE_INTEGER, 1000);
   acmeXnames = await tenantXnames(db.db, 'acme');
 });
-afterAll(async () => { await db.drop(); });
+afterAll(async () => {
+  await db.drop();
+});
 
 const filterArb = fc.record({
   ids: fc.option(fc.subarray(IDS, { minLength: 1 }), { nil: null }),
@@ -48,9 +60,12 @@ const filterArb = fc.record({
 
 test('the log query and the live matcher select the same events', async () => {
   expect(all).toHaveLength(300);
-  await fc.assert(fc.asyncProperty(filterArb, async (f: EventFilter) => {
-    const fromSql = await readEventsPage(db.db, f, 0, Number.MAX_SAFE_INTEGER, 1000);
-    const inMemory = all.filter(eventMatcher(f, f.tenant ? acmeXnames : null));
-    expect(fromSql.map((e) => e.id)).toEqual(inMemory.map((e) => e.id));
-  }), { numRuns: 150, seed: 11 });
+  await fc.assert(
+    fc.asyncProperty(filterArb, async (f: EventFilter) => {
+      const fromSql = await readEventsPage(db.db, f, 0, Number.MAX_SAFE_INTEGER, 1000);
+      const inMemory = all.filter(eventMatcher(f, f.tenant ? acmeXnames : null));
+      expect(fromSql.map((e) => e.id)).toEqual(inMemory.map((e) => e.id));
+    }),
+    { numRuns: 150, seed: 11 },
+  );
 });

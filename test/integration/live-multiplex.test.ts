@@ -23,27 +23,48 @@ beforeAll(async () => {
   viewer = h.auth.bearer(await h.auth.token('viewer'));
   await db.pool.query(`insert into tenant_xnames (tenant, xname) values ('acme', 'x1c0s0b0n0'), ('acme', 'x1c0s0b0n2')`);
 });
-afterAll(async () => { await h.close(); });
+afterAll(async () => {
+  await h.close();
+});
 // Each test counts subscribers and groups: the previous test's must be gone first.
-afterEach(async () => { await untilState(server.live, () => server.live.stats().subscribers === 0 && server.live.stats().groups === 0, 'subscribers and groups released'); });
+afterEach(async () => {
+  await untilState(
+    server.live,
+    () => server.live.stats().subscribers === 0 && server.live.stats().groups === 0,
+    'subscribers and groups released',
+  );
+});
 
 const BATCHES = `subscription($f: ComponentEventFilter, $after: ID) { componentEventBatches(filter: $f, after: $after) { cursor events { ${EVENT_FIELDS} } } }`;
 const EVENTS = `subscription($f: ComponentEventFilter, $after: ID) { componentEvents(filter: $f, after: $after) { ${EVENT_FIELDS} } }`;
 const NODES = ['x1c0s0b0n0', 'x1c0s0b0n1', 'x1c0s0b0n2', 'x1c0s0b0n3'];
 let seq = 0;
-const events = (n: number, session: string): NewEvent[] => Array.from({ length: n }, () => ({
-  componentId: NODES[seq % NODES.length]!, session, kind: 'transition', actor: 'test', fromPhase: '', toPhase: 'powering_on',
-  fromStatus: 'stable', toStatus: 'power_on_pending', reason: `r${++seq}`,
-}));
+const events = (n: number, session: string): NewEvent[] =>
+  Array.from({ length: n }, () => ({
+    componentId: NODES[seq % NODES.length]!,
+    session,
+    kind: 'transition',
+    actor: 'test',
+    fromPhase: '',
+    toPhase: 'powering_on',
+    fromStatus: 'stable',
+    toStatus: 'power_on_pending',
+    reason: `r${++seq}`,
+  }));
 const flat = (batches: any[]) => batches.flatMap((b) => b.events);
 const count = (batches: any[]) => batches.reduce((n, b) => n + b.events.length, 0);
 /** The log's events of a session after a cursor, as Query.componentEvents pages them over HTTP. */
 async function logOf(session: string, after = 0): Promise<unknown[]> {
   const out: unknown[] = [];
-  for (let cursor = String(after); ;) {
-    const r = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json', ...admin }, body: JSON.stringify({
-      query: `query($f: ComponentEventFilter, $after: ID) { componentEvents(filter: $f, after: $after, first: 1000) { ${EVENT_FIELDS} } }`,
-      variables: { f: { session }, after: cursor } }) });
+  for (let cursor = String(after); ; ) {
+    const r = await fetch(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...admin },
+      body: JSON.stringify({
+        query: `query($f: ComponentEventFilter, $after: ID) { componentEvents(filter: $f, after: $after, first: 1000) { ${EVENT_FIELDS} } }`,
+        variables: { f: { session }, after: cursor },
+      }),
+    });
     const page = ((await r.json()) as any).data.componentEvents as any[];
     out.push(...page);
     if (page.length < 1000) return out;
@@ -54,7 +75,11 @@ async function logOf(session: string, after = 0): Promise<unknown[]> {
 describe('multiplexed subscriptions', () => {
   test('identical subscribers share one execution per message; other filters and tenants get their own', async () => {
     const base = String((await db.pool.query('select coalesce(max(id), 0)::int as m from component_events')).rows[0].m);
-    const clients = [wsClient(server.wsUrl, admin), wsClient(server.wsUrl, admin), wsClient(server.wsUrl, { ...admin, 'Cray-Tenant-Name': 'acme' })];
+    const clients = [
+      wsClient(server.wsUrl, admin),
+      wsClient(server.wsUrl, admin),
+      wsClient(server.wsUrl, { ...admin, 'Cray-Tenant-Name': 'acme' }),
+    ];
     try {
       // Five alike (one resumes from a cursor: the cursor is its own, the group is shared), on two sockets.
       const same = [0, 1, 0, 1].map((i) => collect(clients[i]!, BATCHES, { f: { session: 'm1' } }));
@@ -72,12 +97,14 @@ describe('multiplexed subscriptions', () => {
       await appendEvents(db.db, written.slice(10));
       for (const s of same) await s.until((b) => count(b) === 1000, 'all 1000');
       await other.until((b) => count(b) === written.filter((e) => e.componentId === 'x1c0s0b0n1').length, 'one node of four');
-      for (const s of acme) await s.until((b) => count(b) === 500, 'acme\'s two nodes');
+      for (const s of acme) await s.until((b) => count(b) === 500, "acme's two nodes");
       await untenanted.until((b) => count(b) === 1000, 'every node');
       // Every alike subscriber got the very same messages, made once.
       for (const s of same) expect(s.items).toEqual(same[0]!.items);
       expect(acme[1]!.items).toEqual(acme[0]!.items);
-      expect(server.live.executions - before).toBe(same[0]!.items.length + other.items.length + acme[0]!.items.length + untenanted.items.length);
+      expect(server.live.executions - before).toBe(
+        same[0]!.items.length + other.items.length + acme[0]!.items.length + untenanted.items.length,
+      );
       expect(flat(same[0]!.items)).toEqual(await logOf('m1', Number(base)));
       expect(new Set(flat(other.items).map((e) => e.componentId))).toEqual(new Set(['x1c0s0b0n1']));
       expect(new Set(flat(acme[0]!.items).map((e) => e.componentId))).toEqual(new Set(['x1c0s0b0n0', 'x1c0s0b0n2']));
@@ -90,8 +117,12 @@ describe('multiplexed subscriptions', () => {
     const a = wsClient(server.wsUrl, admin);
     const v = wsClient(server.wsUrl, viewer);
     try {
-      const subs = [collect(a, EVENTS, { f: { session: 'm2' } }), collect(a, EVENTS, { f: { session: 'm2' } }),
-        collect(v, EVENTS, { f: { session: 'm2' } }), collect(v, EVENTS, { f: { session: 'm2' } })];
+      const subs = [
+        collect(a, EVENTS, { f: { session: 'm2' } }),
+        collect(a, EVENTS, { f: { session: 'm2' } }),
+        collect(v, EVENTS, { f: { session: 'm2' } }),
+        collect(v, EVENTS, { f: { session: 'm2' } }),
+      ];
       await untilState(server.live, () => server.live.stats().live === 4, 'four live subscribers');
       expect(server.live.stats().groups).toBe(2);
       const before = server.live.executions;
@@ -105,7 +136,7 @@ describe('multiplexed subscriptions', () => {
     }
   });
 
-  test('batches carry exactly the log\'s events in order; resuming from a batch\'s cursor continues without gap', async () => {
+  test("batches carry exactly the log's events in order; resuming from a batch's cursor continues without gap", async () => {
     const first = wsClient(server.wsUrl, admin);
     let got: any[] = [];
     try {

@@ -40,8 +40,12 @@ afterAll(async () => {
 });
 
 async function gql(url: string, query: string, variables: Record<string, unknown> = {}) {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...devAdminHeaders() }, body: JSON.stringify({ query, variables }) });
-  const body = await r.json() as { data?: any; errors?: unknown[] };
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...devAdminHeaders() },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await r.json()) as { data?: any; errors?: unknown[] };
   if (body.errors) throw new Error(JSON.stringify(body.errors));
   return body.data;
 }
@@ -61,8 +65,11 @@ describe('live across processes', () => {
     const image = new SimWorld({ nodes: NODES, seed: 1 });
     const manifest = image.defaultImage.manifest;
     image.close();
-    await gql(urlA, `mutation($b: [BootSetInput!]!) { putSessionTemplate(name: "t", input: { cfs: { configuration: "compute-cfg" }, bootSets: $b }) { template { name } } }`,
-      { b: [{ name: 'compute', path: manifest, type: 's3', nodeGroups: ['compute-a', 'compute-b'] }] });
+    await gql(
+      urlA,
+      `mutation($b: [BootSetInput!]!) { putSessionTemplate(name: "t", input: { cfs: { configuration: "compute-cfg" }, bootSets: $b }) { template { name } } }`,
+      { b: [{ name: 'compute', path: manifest, type: 's3', nodeGroups: ['compute-a', 'compute-b'] }] },
+    );
 
     // From the log's current end: whatever the session writes comes after it, however fast the
     // subscriptions register (their catch-up finds nothing, then they are live).
@@ -71,7 +78,10 @@ describe('live across processes', () => {
     const flaky = wsClient(ws(urlB), devAdminHeaders());
     const interrupted = collect(flaky, EVENTS, { f: { session: 'r1' }, after: base });
 
-    const created = await gql(urlA, `mutation { createSession(input: { operation: REBOOT, templateName: "t", name: "r1" }) { session { name status { status } } } }`);
+    const created = await gql(
+      urlA,
+      `mutation { createSession(input: { operation: REBOOT, templateName: "t", name: "r1" }) { session { name status { status } } } }`,
+    );
     expect(created.createSession.session.status.status).toBe('PENDING');
     const progress = collect(watcher, PROGRESS, { n: 'r1' });
 
@@ -99,7 +109,8 @@ describe('live across processes', () => {
     // Lag: from the worker's write (`at`, the start of its transaction) to arrival on API B.
     const lags = steady.items.map((e, i) => steady.arrivedAt[i]! - new Date(e.at).getTime());
     const transitions = steady.items.flatMap((e, i) => (e.kind === 'transition' && e.actor.startsWith('operator:') ? [lags[i]!] : []));
-    const line = (name: string, v: number[]) => `${name}: n=${v.length} p50=${percentile(v, 50)} ms p99=${percentile(v, 99)} ms max=${Math.max(...v)} ms`;
+    const line = (name: string, v: number[]) =>
+      `${name}: n=${v.length} p50=${percentile(v, 50)} ms p99=${percentile(v, 99)} ms max=${Math.max(...v)} ms`;
     process.stdout.write(`\nlive lag, worker -> API B subscriber\n  ${line('all events', lags)}\n  ${line('transitions', transitions)}\n`);
     expect(percentile(lags, 50)).toBeLessThan(1000);
     await watcher.dispose();

@@ -65,8 +65,14 @@ describe('sessionProgress', () => {
       expect(last.savedAt).not.toBeNull();
       expect(last.timing.endTime).not.toBeNull();
       // The final snapshot is what sessionStatus answers from now on, savedAt included.
-      const r = await fetch(api.url, { method: 'POST', headers: { 'content-type': 'application/json', ...creds },
-        body: JSON.stringify({ query: PROGRESS.replace(/^subscription/, 'query').replace('sessionProgress', 'sessionStatus'), variables: { n: 'r1' } }) });
+      const r = await fetch(api.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...creds },
+        body: JSON.stringify({
+          query: PROGRESS.replace(/^subscription/, 'query').replace('sessionProgress', 'sessionStatus'),
+          variables: { n: 'r1' },
+        }),
+      });
       expect(((await r.json()) as any).data.sessionStatus).toEqual(last);
       // Progress was seen on the way, not only the two ends.
       expect(p.items.length).toBeGreaterThanOrEqual(3);

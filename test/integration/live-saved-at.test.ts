@@ -14,19 +14,26 @@ import { completeSession } from '../../src/db/sessions/lifecycle.ts';
 import { transaction } from '../../src/db/tx.ts';
 
 let db: TestDb;
-beforeAll(async () => { db = await freshDb(); });
-afterAll(async () => { await db.drop(); });
+beforeAll(async () => {
+  db = await freshDb();
+});
+afterAll(async () => {
+  await db.drop();
+});
 
 /** A pool that runs `after` once, right after the first read of the sessions table returns. */
 class CompletesAfterFirstSessionRead extends pg.Pool {
   after?: () => Promise<void>;
   query(...args: any[]): any {
-    const text = typeof args[0] === 'string' ? args[0] : args[0]?.text ?? '';
+    const text = typeof args[0] === 'string' ? args[0] : (args[0]?.text ?? '');
     const p = (super.query as (...a: any[]) => Promise<unknown>)(...args);
     if (!this.after || !/from "sessions"/.test(text)) return p;
     const after = this.after;
     this.after = undefined;
-    return p.then(async (r) => { await after(); return r; });
+    return p.then(async (r) => {
+      await after();
+      return r;
+    });
   }
 }
 
@@ -37,9 +44,10 @@ test('a session that completes while its status is read shows as running or as t
   try {
     const racyDb = drizzle(racy, { schema }) as unknown as Db;
     // The completion as the engine commits it: status and snapshot in one transaction.
-    racy.after = () => transaction(db.db, async (tx) => {
-      expect(await completeSession(tx, { tenantKey: '', name: 's1' }, null)).toBe(true);
-    });
+    racy.after = () =>
+      transaction(db.db, async (tx) => {
+        expect(await completeSession(tx, { tenantKey: '', name: 's1' }, null)).toBe(true);
+      });
     const during = await readSessionStatus(racyDb, { tenantKey: '', name: 's1' });
     expect(racy.after).toBeUndefined(); // the completion did commit in the middle of the read
     expect(during).toMatchObject({ status: 'running', savedAt: null });

@@ -11,24 +11,42 @@ import { appendEvents, type NewEvent } from '../../src/db/events.ts';
 
 const MAX_QUEUE = 3000;
 let h: LiveServer;
-beforeAll(async () => { h = await startLiveServer({ liveOptions: { windowMs: 20, maxBatch: 500, maxQueue: MAX_QUEUE } }); });
-afterAll(async () => { await h.close(); });
+beforeAll(async () => {
+  h = await startLiveServer({ liveOptions: { windowMs: 20, maxBatch: 500, maxQueue: MAX_QUEUE } });
+});
+afterAll(async () => {
+  await h.close();
+});
 
 const BATCHES = 'subscription { componentEventBatches(filter: { session: "slow" }) { cursor events { cursor componentId error } } }';
 // Big events, so that a few rounds fill the kernel's socket buffers between server and stalled client.
 const PADDING = 'x'.repeat(2000);
 let seq = 0;
-const round = (n: number): NewEvent[] => Array.from({ length: n }, () => ({
-  componentId: `x1c0s0b0n${seq % 2}`, session: 'slow', kind: 'error', actor: 'test', error: `${++seq} ${PADDING}`,
-}));
+const round = (n: number): NewEvent[] =>
+  Array.from({ length: n }, () => ({
+    componentId: `x1c0s0b0n${seq % 2}`,
+    session: 'slow',
+    kind: 'error',
+    actor: 'test',
+    error: `${++seq} ${PADDING}`,
+  }));
 const flat = (batches: any[]) => batches.flatMap((b) => b.events.map((e: any) => Number(e.cursor)));
 
 test('a stalled reader falls back to the log without delaying the others, then gets every event once, in order', async () => {
   const sockets: WebSocket[] = [];
   class Tracked extends WebSocket {
-    constructor(...a: ConstructorParameters<typeof WebSocket>) { super(...a); sockets.push(this); }
+    constructor(...a: ConstructorParameters<typeof WebSocket>) {
+      super(...a);
+      sockets.push(this);
+    }
   }
-  const stalledClient = createClient({ url: h.server.wsUrl, webSocketImpl: Tracked, lazy: true, retryAttempts: 0, connectionParams: h.creds });
+  const stalledClient = createClient({
+    url: h.server.wsUrl,
+    webSocketImpl: Tracked,
+    lazy: true,
+    retryAttempts: 0,
+    connectionParams: h.creds,
+  });
   const fastClient = wsClient(h.server.wsUrl, h.creds);
   try {
     const stalled = collect(stalledClient, BATCHES);
@@ -39,7 +57,9 @@ test('a stalled reader falls back to the log without delaying the others, then g
     (sockets[0] as unknown as { _socket: { pause(): void } })._socket.pause();
     let written = 0;
     let maxQueued = 0;
-    const off = h.server.live.onState(() => { maxQueued = Math.max(maxQueued, h.server.live.stats().longestQueue); });
+    const off = h.server.live.onState(() => {
+      maxQueued = Math.max(maxQueued, h.server.live.stats().longestQueue);
+    });
     for (let r = 0; r < 40 && h.server.live.stats().fellBehind === 0; r++) {
       await appendEvents(h.db.db, round(1000));
       written += 1000;

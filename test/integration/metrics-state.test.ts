@@ -39,8 +39,9 @@ afterAll(async () => {
 
 describe('state gauges', () => {
   it('count components by enabled, status and phase, failed by reason, sessions by status, and age the oldest pending work', async () => {
-    await db.pool.query(`insert into options (id, data) values (1, $1)`,
-      [JSON.stringify({ max_power_off_wait_time: 10, max_power_on_wait_time: 20, max_boot_wait_time: 30 })]);
+    await db.pool.query(`insert into options (id, data) values (1, $1)`, [
+      JSON.stringify({ max_power_off_wait_time: 10, max_power_on_wait_time: 20, max_boot_wait_time: 30 }),
+    ]);
     await db.pool.query(`insert into components (id, enabled, phase, last_action, desired_updated_at)
       select 'x1000c0s' || i || 'b0n0', true, 'powering_off', '', now() - interval '90 seconds' from generate_series(0, 2) i`);
     await db.pool.query(`insert into components (id, enabled, phase, status_override, failure_reason)
@@ -103,8 +104,12 @@ describe('state gauges', () => {
     expect(value(text, 'bootorch_reports_total', { outcome: 'accepted' })).toBe(1);
     expect(value(text, 'bootorch_reports_total', { outcome: 'refused', code: 'NOT_FOUND' })).toBe(1);
     expect(value(text, 'bootorch_report_duration_seconds_count')).toBe(2);
-    expect(exporter.getFinishedSpans().filter((s) => s.name === 'report').map((s) => s.attributes['bootorch.outcome']))
-      .toEqual(['accepted', 'NOT_FOUND']);
+    expect(
+      exporter
+        .getFinishedSpans()
+        .filter((s) => s.name === 'report')
+        .map((s) => s.attributes['bootorch.outcome']),
+    ).toEqual(['accepted', 'NOT_FOUND']);
   });
 
   it('cost little to scrape at 100,000 components', async () => {
@@ -125,7 +130,9 @@ describe('state gauges', () => {
         ms.push(performance.now() - t);
         expect(s.components.reduce((n, r) => n + r.count, 0)).toBe(total);
       }
-      process.stdout.write(`\nstate gauges at ${total} components, ${what}: p50 ${percentile(ms, 50).toFixed(1)} ms, max ${Math.max(...ms).toFixed(1)} ms (7 reads)\n`);
+      process.stdout.write(
+        `\nstate gauges at ${total} components, ${what}: p50 ${percentile(ms, 50).toFixed(1)} ms, max ${Math.max(...ms).toFixed(1)} ms (7 reads)\n`,
+      );
       return percentile(ms, 50);
     };
     expect(await measure('a third enabled')).toBeLessThan(1000);

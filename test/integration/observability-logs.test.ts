@@ -10,11 +10,20 @@ import { startHarness, type Harness } from './api-harness.ts';
 import { createLogger } from '../../src/observability/logging.ts';
 
 const lines: any[] = [];
-const sink = new Writable({ write(chunk, _enc, done) { for (const l of String(chunk).split('\n')) if (l) lines.push(JSON.parse(l)); done(); } });
+const sink = new Writable({
+  write(chunk, _enc, done) {
+    for (const l of String(chunk).split('\n')) if (l) lines.push(JSON.parse(l));
+    done();
+  },
+});
 let h: Harness;
 
-beforeAll(async () => { h = await startHarness({ logger: pino({ level: 'info' }, sink) }); });
-afterAll(async () => { await h?.close(); });
+beforeAll(async () => {
+  h = await startHarness({ logger: pino({ level: 'info' }, sink) });
+});
+afterAll(async () => {
+  await h?.close();
+});
 
 async function mutate(headers: Record<string, string>): Promise<{ id: string | null; audit: any }> {
   const res = await fetch(h.server.url, {
@@ -28,7 +37,7 @@ async function mutate(headers: Record<string, string>): Promise<{ id: string | n
 }
 
 describe('request ids', () => {
-  it('keeps a sane caller id, answers it, and logs it on the request\'s lines', async () => {
+  it("keeps a sane caller id, answers it, and logs it on the request's lines", async () => {
     const r = await mutate({ 'x-request-id': 'ci-run-42.7' });
     expect(r.id).toBe('ci-run-42.7');
     expect(r.audit.reqId).toBe('ci-run-42.7');
@@ -48,12 +57,23 @@ describe('request ids', () => {
 describe('role loggers', () => {
   const capture = () => {
     let text = '';
-    return { stream: new Writable({ write(c, _e, done) { text += String(c); done(); } }), text: () => text };
+    return {
+      stream: new Writable({
+        write(c, _e, done) {
+          text += String(c);
+          done();
+        },
+      }),
+      text: () => text,
+    };
   };
 
   it('write one JSON object per line with the role', () => {
     const out = capture();
-    createLogger({ level: 'info', role: 'worker', pretty: false, destination: out.stream }).info({ session: 's1', nodes: 3 }, 'session set up');
+    createLogger({ level: 'info', role: 'worker', pretty: false, destination: out.stream }).info(
+      { session: 's1', nodes: 3 },
+      'session set up',
+    );
     expect(JSON.parse(out.text())).toMatchObject({ role: 'worker', session: 's1', nodes: 3, msg: 'session set up' });
   });
 

@@ -38,11 +38,16 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 function run(env: Record<string, string | undefined>): Promise<string> {
   return new Promise((resolve, reject) => {
     const p = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', SCRIPT], {
-      cwd: ROOT, env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: undefined, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: undefined, ...env },
+      cwd: ROOT,
+      env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: undefined, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: undefined, ...env },
     });
     let out = '';
-    p.stdout.on('data', (d) => { out += d; });
-    p.stderr.on('data', (d) => { out += d; });
+    p.stdout.on('data', (d) => {
+      out += d;
+    });
+    p.stderr.on('data', (d) => {
+      out += d;
+    });
     p.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}: ${out}`))));
   });
 }

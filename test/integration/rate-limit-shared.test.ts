@@ -12,7 +12,9 @@ import { pruneBuckets } from '../../src/db/rate-limits.ts';
 
 let db: TestDb;
 const open: SharedRateLimiter[] = [];
-beforeAll(async () => { db = await freshDb(); });
+beforeAll(async () => {
+  db = await freshDb();
+});
 afterAll(async () => {
   for (const l of open) await l.close();
   await db?.drop();
@@ -20,7 +22,13 @@ afterAll(async () => {
 
 /** A replica's limiter: burst 5, a refill too slow to matter within a test. */
 function replica(o: { store?: ReturnType<typeof dbStore>; burst?: number } = {}): SharedRateLimiter {
-  const l = createSharedRateLimiter({ burst: o.burst ?? 5, perSecond: 0.001, anonymous: { burst: 2, perSecond: 0.001 }, store: o.store ?? dbStore(db.db), waitMs: 2000 });
+  const l = createSharedRateLimiter({
+    burst: o.burst ?? 5,
+    perSecond: 0.001,
+    anonymous: { burst: 2, perSecond: 0.001 },
+    store: o.store ?? dbStore(db.db),
+    waitMs: 2000,
+  });
   open.push(l);
   return l;
 }

@@ -14,7 +14,9 @@ beforeAll(async () => {
   db = await freshDb();
   await db.pool.query(`insert into boot_artifacts (token, kernel, kernel_parameters, initrd) values ('tok-a', 'k', 'p', 'i')`);
 });
-afterAll(async () => { await db?.drop(); });
+afterAll(async () => {
+  await db?.drop();
+});
 
 // [name, component columns] — each is created twice: x1000cNs0b0n0 (single path) and x1000cNs0b0n1 (batched).
 const CASES: Array<[string, Record<string, unknown>, string]> = [
@@ -26,12 +28,21 @@ const CASES: Array<[string, Record<string, unknown>, string]> = [
 
 async function insert(id: string, cols: Record<string, unknown>) {
   const keys = ['id', ...Object.keys(cols)];
-  await db.pool.query(`insert into components (${keys.join(',')}) values (${keys.map((_, i) => `$${i + 1}`).join(',')})`, [id, ...Object.values(cols)]);
+  await db.pool.query(`insert into components (${keys.join(',')}) values (${keys.map((_, i) => `$${i + 1}`).join(',')})`, [
+    id,
+    ...Object.values(cols),
+  ]);
 }
 
 const comparable = (r: any) => ({
-  ...r, id: undefined, updated_at: undefined,
-  actual_updated_at: r.actual_updated_at ? (Date.now() - r.actual_updated_at.getTime() < 60_000 ? 'now' : r.actual_updated_at.toISOString()) : null,
+  ...r,
+  id: undefined,
+  updated_at: undefined,
+  actual_updated_at: r.actual_updated_at
+    ? Date.now() - r.actual_updated_at.getTime() < 60_000
+      ? 'now'
+      : r.actual_updated_at.toISOString()
+    : null,
 });
 
 describe('batched reports', () => {
@@ -48,12 +59,16 @@ describe('batched reports', () => {
       expect(b.ok, name).toBe(single.ok);
       if (single.ok && b.ok) expect(b.tokenKnown, name).toBe(single.tokenKnown);
       if (!single.ok && !b.ok) expect(b.code, name).toBe(single.code);
-      const rows = (await db.pool.query(`select * from components where id in ($1, $2) order by id`, [`x1000c${i}s0b0n0`, `x1000c${i}s0b0n1`])).rows;
+      const rows = (
+        await db.pool.query(`select * from components where id in ($1, $2) order by id`, [`x1000c${i}s0b0n0`, `x1000c${i}s0b0n1`])
+      ).rows;
       expect(comparable(rows[1]), name).toEqual(comparable(rows[0]));
     }
     const missing = await batcher.report({ id: 'x9999c0s0b0n0', token: 'tok-a', actor: 'node' });
     expect(missing).toMatchObject({ ok: false, code: 'NOT_FOUND' });
-    const events = (await db.pool.query(`select component_id, kind, actor from component_events where kind = 'report' order by component_id`)).rows;
+    const events = (
+      await db.pool.query(`select component_id, kind, actor from component_events where kind = 'report' order by component_id`)
+    ).rows;
     expect(events.map((e) => e.component_id)).toEqual(expect.arrayContaining(['x1000c0s0b0n0', 'x1000c0s0b0n1']));
   });
 

@@ -20,8 +20,11 @@ import { recordBootArtifacts } from '../../src/db/boot-artifacts.ts';
 const key = randomBytes(32);
 const REGISTER = `mutation($n: [NodeInput!]!) { registerNodes(nodes: $n) { xname mac groups bmc { driver address username hasPassword } } }`;
 const node = (i: number, more: Record<string, unknown> = {}) => ({
-  xname: `x3000c0s${i}b0n0`, mac: `52:54:00:00:01:0${i}`, groups: ['rack1'],
-  bmc: { driver: 'IPMI', address: `10.0.0.${i}:623`, username: 'admin', password: `secret-${i}` }, ...more,
+  xname: `x3000c0s${i}b0n0`,
+  mac: `52:54:00:00:01:0${i}`,
+  groups: ['rack1'],
+  bmc: { driver: 'IPMI', address: `10.0.0.${i}:623`, username: 'admin', password: `secret-${i}` },
+  ...more,
 });
 const busybox = spawnSync('busybox', ['true']).status === 0;
 
@@ -33,15 +36,21 @@ beforeAll(async () => {
   h = await startHarness({ nodeRegistry: new NodeRegistry(key) });
   // The harness builds its server before we know the db; a second server carries the boot routes.
 });
-afterAll(async () => { await h?.close(); });
+afterAll(async () => {
+  await h?.close();
+});
 
 describe('node registration', () => {
   it('stores nodes with sealed passwords that the API never returns, and kicks discovery', async () => {
     const r = await h.gql(REGISTER, { n: [node(1), node(2, { mac: '52-54-00-00-01-02' })] });
     expect(r.errors).toBeUndefined();
     expect(JSON.stringify(r)).not.toContain('secret-');
-    expect(r.data.registerNodes[1]).toEqual({ xname: 'x3000c0s2b0n0', mac: '52:54:00:00:01:02', groups: ['rack1'],
-      bmc: { driver: 'IPMI', address: '10.0.0.2:623', username: 'admin', hasPassword: true } });
+    expect(r.data.registerNodes[1]).toEqual({
+      xname: 'x3000c0s2b0n0',
+      mac: '52:54:00:00:01:02',
+      groups: ['rack1'],
+      bmc: { driver: 'IPMI', address: '10.0.0.2:623', username: 'admin', hasPassword: true },
+    });
     const { rows } = await h.db.pool.query(`select id, bmc_secret from node_inventory order by id`);
     expect(rows[0].bmc_secret).not.toContain('secret');
     expect(open(key, rows[0].id, rows[0].bmc_secret)).toBe('secret-1');
@@ -55,7 +64,10 @@ describe('node registration', () => {
   });
 
   it('re-registering without a password keeps the stored one', async () => {
-    const { bmc: { password: _p, ...bmc }, ...rest } = node(1);
+    const {
+      bmc: { password: _p, ...bmc },
+      ...rest
+    } = node(1);
     await h.ok(REGISTER, { n: [{ ...rest, bmc }] });
     const { rows } = await h.db.pool.query(`select bmc_secret from node_inventory where id = 'x3000c0s1b0n0'`);
     expect(open(key, 'x3000c0s1b0n0', rows[0].bmc_secret)).toBe('secret-1');
@@ -65,7 +77,11 @@ describe('node registration', () => {
     ['a bad MAC', [node(3, { mac: 'nope' })], 'nodes[0].mac'],
     ['a bad xname', [node(3, { xname: 'node3' })], 'nodes[0].xname'],
     ['an ipmi BMC without address', [node(3, { bmc: { driver: 'IPMI' } })], 'nodes[0].bmc.address'],
-    ['a redfish address that is not a System URL', [node(3, { bmc: { driver: 'REDFISH', address: 'https://bmc/' } })], 'nodes[0].bmc.address'],
+    [
+      'a redfish address that is not a System URL',
+      [node(3, { bmc: { driver: 'REDFISH', address: 'https://bmc/' } })],
+      'nodes[0].bmc.address',
+    ],
     ['a MAC given twice', [node(3), node(4, { mac: '52:54:00:00:01:03' })], 'nodes[1].mac'],
     ['a MAC another node holds', [node(3, { mac: '52:54:00:00:01:01' })], 'nodes[0].mac'],
   ])('refuses %s naming the field', async (_what, nodes, field) => {
@@ -84,7 +100,9 @@ describe('node registration', () => {
     const other = await startHarness();
     try {
       expect(errorOf(await other.gql(`{ nodes { xname } }`)).code).toBe('FAILED_PRECONDITION');
-    } finally { await other.close(); }
+    } finally {
+      await other.close();
+    }
   });
 });
 
@@ -95,37 +113,67 @@ describe('boot-script endpoint and shell reporter', () => {
     // A server on the same database with the boot routes, as the API runs in standalone mode.
     const { startApiServer } = await import('../../src/api/server.ts');
     const server = await startApiServer({
-      db: h.db.db, scheduler: h.scheduler, port: 0, host: '127.0.0.1', auth: h.auth.auth,
+      db: h.db.db,
+      scheduler: h.scheduler,
+      port: 0,
+      host: '127.0.0.1',
+      auth: h.auth.auth,
       bootRoutes: bootRoutes({ db: h.db.db, filesDir: files }),
     });
     boot = { ...h, server, close: () => server.close() };
     base = server.url.replace(/\/graphql$/, '');
   });
-  afterAll(async () => { await boot?.close(); });
+  afterAll(async () => {
+    await boot?.close();
+  });
 
-  const get = async (p: string) => { const r = await fetch(`${base}${p}`); return { status: r.status, text: await r.text() }; };
+  const get = async (p: string) => {
+    const r = await fetch(`${base}${p}`);
+    return { status: r.status, text: await r.text() };
+  };
 
   it('chains iPXE to the boot script by MAC', async () => {
     expect((await get('/boot/v1/ipxe')).text).toBe(`#!ipxe\nchain ${base}/boot/v1/bootscript?mac=\${net0/mac}\n`);
-    expect(await get('/boot/v1/bootscript?mac=52%3A54%3A00%3A00%3A09%3A09')).toMatchObject({ status: 404, text: expect.stringContaining('no node with MAC') });
+    expect(await get('/boot/v1/bootscript?mac=52%3A54%3A00%3A00%3A09%3A09')).toMatchObject({
+      status: 404,
+      text: expect.stringContaining('no node with MAC'),
+    });
     expect(await get('/boot/v1/bootscript?mac=zz')).toMatchObject({ status: 400 });
     expect((await get('/boot/v1/bootscript?mac=52:54:00:00:01:01')).text).toContain('no boot parameters for x3000c0s1b0n0');
   });
 
   it('serves kernel, initrd and parameters with the referral token and a node credential, and the files folder', async () => {
     const bss = new StandaloneBootParams(h.db.db);
-    const { token } = await bss.setBootParameters({ hosts: ['x3000c0s1b0n0'], kernel: 'vmlinuz', initrd: 'https://images/initrd', params: 'console=ttyS0' });
-    await expect(bss.setBootParameters({ hosts: ['x9c0s0b0n0'], kernel: 'k', initrd: '', params: '' })).rejects.toThrow(/not in the node inventory/);
+    const { token } = await bss.setBootParameters({
+      hosts: ['x3000c0s1b0n0'],
+      kernel: 'vmlinuz',
+      initrd: 'https://images/initrd',
+      params: 'console=ttyS0',
+    });
+    await expect(bss.setBootParameters({ hosts: ['x9c0s0b0n0'], kernel: 'k', initrd: '', params: '' })).rejects.toThrow(
+      /not in the node inventory/,
+    );
     const script = (await get('/boot/v1/bootscript?mac=52-54-00-00-01-01')).text;
-    expect(script).toContain(`kernel ${base}/boot/v1/files/vmlinuz initrd=initrd console=ttyS0 xname=x3000c0s1b0n0 bss_referral_token=${token} bootorch_url=${base}/graphql bootorch_token=bto_`);
+    expect(script).toContain(
+      `kernel ${base}/boot/v1/files/vmlinuz initrd=initrd console=ttyS0 xname=x3000c0s1b0n0 bss_referral_token=${token} bootorch_url=${base}/graphql bootorch_token=bto_`,
+    );
     expect(script).toContain('initrd --name initrd https://images/initrd || goto initrd_failed');
     expect(await get('/boot/v1/files/vmlinuz')).toEqual({ status: 200, text: 'kernel bytes' });
     expect((await get('/boot/v1/files/..%2f..%2fetc%2fpasswd')).status).toBe(404);
     // iPXE's word that a load failed becomes an error event on the node.
     expect(script).toContain(`:kernel_failed\nimgfetch ${base}/boot/v1/failed/\${net0/mac}/kernel ||\ngoto failed`);
-    expect((await get('/boot/v1/failed/52%3A54%3A00%3A00%3A01%3A01/kernel')).text).toBe(`#!ipxe\necho bootorch: recorded: iPXE could not load the kernel ${base}/boot/v1/files/vmlinuz\n`);
-    const { rows } = await h.db.pool.query(`select kind, error, reason, actor from component_events where component_id = 'x3000c0s1b0n0' order by id desc limit 1`);
-    expect(rows[0]).toEqual({ kind: 'error', error: `iPXE could not load the kernel ${base}/boot/v1/files/vmlinuz`, reason: 'boot_never_reported', actor: 'node:x3000c0s1b0n0' });
+    expect((await get('/boot/v1/failed/52%3A54%3A00%3A00%3A01%3A01/kernel')).text).toBe(
+      `#!ipxe\necho bootorch: recorded: iPXE could not load the kernel ${base}/boot/v1/files/vmlinuz\n`,
+    );
+    const { rows } = await h.db.pool.query(
+      `select kind, error, reason, actor from component_events where component_id = 'x3000c0s1b0n0' order by id desc limit 1`,
+    );
+    expect(rows[0]).toEqual({
+      kind: 'error',
+      error: `iPXE could not load the kernel ${base}/boot/v1/files/vmlinuz`,
+      reason: 'boot_never_reported',
+      actor: 'node:x3000c0s1b0n0',
+    });
     expect((await get('/boot/v1/failed/52:54:00:00:01:01/elsewhere')).status).toBe(404);
     expect((await get('/boot/v1/reporter.sh')).text).toBe(readFileSync(new URL('../../src/api/boot/reporter.sh', import.meta.url), 'utf8'));
   });
@@ -144,12 +192,20 @@ describe('boot-script endpoint and shell reporter', () => {
     const bb = execFileSync('sh', ['-c', 'command -v busybox'], { encoding: 'utf8' }).trim();
     for (const applet of ['sh', 'wget', 'timeout', 'cat', 'head', 'sleep', 'echo']) symlinkSync(bb, path.join(bin, applet));
     // Asynchronously: the API answering it runs in this process.
-    const run = (line: string) => new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      writeFileSync(path.join(dir, 'cmdline'), line);
-      execFile(path.join(bin, 'sh'), [path.resolve('src/api/boot/reporter.sh')], {
-        env: { PATH: bin, BOOTORCH_CMDLINE: path.join(dir, 'cmdline'), BOOTORCH_REPORT_ATTEMPTS: '1' }, encoding: 'utf8', timeout: 20_000,
-      }, (err, stdout, stderr) => resolve({ status: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }));
-    });
+    const run = (line: string) =>
+      new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+        writeFileSync(path.join(dir, 'cmdline'), line);
+        execFile(
+          path.join(bin, 'sh'),
+          [path.resolve('src/api/boot/reporter.sh')],
+          {
+            env: { PATH: bin, BOOTORCH_CMDLINE: path.join(dir, 'cmdline'), BOOTORCH_REPORT_ATTEMPTS: '1' },
+            encoding: 'utf8',
+            timeout: 20_000,
+          },
+          (err, stdout, stderr) => resolve({ status: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }),
+        );
+      });
     // Its credential reports for its own node only.
     const other = await run(cmdline.replace('xname=x3000c0s1b0n0', 'xname=x3000c0s2b0n0'));
     expect(other.status).toBe(1);

@@ -28,13 +28,23 @@ beforeAll(async () => {
   writeFileSync(path.join(dir, 'ok'), `#!/bin/sh\necho "$@" >> ${dir}/ok.log\n`, { mode: 0o755 });
   writeFileSync(path.join(dir, 'bad'), '#!/bin/sh\necho "no such playbook" >&2\nexit 3\n', { mode: 0o755 });
   writeFileSync(path.join(dir, 'not-executable'), '#!/bin/sh\n', { mode: 0o644 });
-  const r = await new NodeRegistry(undefined).register(db.db, [A, B, C].map((xname, i) => ({ xname, mac: `52:54:00:00:04:0${i}` })));
+  const r = await new NodeRegistry(undefined).register(
+    db.db,
+    [A, B, C].map((xname, i) => ({ xname, mac: `52:54:00:00:04:0${i}` })),
+  );
   expect(r.ok).toBe(true);
   await db.pool.query(`insert into components (id) values ($1), ($2), ($3)`, [A, B, C]);
   runs = [];
-  config = new StandaloneConfig(db.db, { hooksDir: dir, batchWindowMs: 50, onHookDone: (name, ids, code) => runs.push({ name, ids, code }) });
+  config = new StandaloneConfig(db.db, {
+    hooksDir: dir,
+    batchWindowMs: 50,
+    onHookDone: (name, ids, code) => runs.push({ name, ids, code }),
+  });
 });
-afterAll(async () => { await config?.close(); await db?.drop(); });
+afterAll(async () => {
+  await config?.close();
+  await db?.drop();
+});
 
 const status = async (id: string) => (await config.getComponents([id]))[0]!;
 /** The node booted what bootorch set: the boot parameters' token reported on its component. */
@@ -52,8 +62,14 @@ describe('configuration hooks', () => {
   });
 
   it('waits for the boot report, then runs once for the nodes enabled together', async () => {
-    expect(await config.patchComponents([A, B, 'x9000c0s0b0n0'], { enabled: false, desiredConfig: 'ok', tags: { bos_session: 's1' }, clearState: true }))
-      .toEqual([A, B]);
+    expect(
+      await config.patchComponents([A, B, 'x9000c0s0b0n0'], {
+        enabled: false,
+        desiredConfig: 'ok',
+        tags: { bos_session: 's1' },
+        clearState: true,
+      }),
+    ).toEqual([A, B]);
     await config.getComponents([A, B]);
     await config.idle();
     expect(runs).toEqual([]);
@@ -65,7 +81,11 @@ describe('configuration hooks', () => {
     expect(readFileSync(path.join(dir, 'ok.log'), 'utf8')).toBe(`${A} ${B}\n`);
     expect(await status(B)).toMatchObject({ configurationStatus: 'configured', enabled: true, errorCount: 0 });
     const elsewhere = new StandaloneConfig(db.db, { hooksDir: dir });
-    expect((await elsewhere.getComponents([B]))[0]).toMatchObject({ desiredConfig: 'ok', configurationStatus: 'configured', tags: { bos_session: 's1' } });
+    expect((await elsewhere.getComponents([B]))[0]).toMatchObject({
+      desiredConfig: 'ok',
+      configurationStatus: 'configured',
+      tags: { bos_session: 's1' },
+    });
   });
 
   it('counts failures, retries to the retry policy, then reports failed', async () => {
@@ -84,7 +104,14 @@ describe('configuration hooks', () => {
     runs.length = 0;
     await config.patchComponents([A], { enabled: false, desiredConfig: 'ok', clearState: true });
     await boots([A]);
-    const api = new StandaloneConfig(db.db, { hooksDir: dir, batchWindowMs: 50, onHookDone: () => { throw new Error('the API ran a hook'); }, runHooks: false });
+    const api = new StandaloneConfig(db.db, {
+      hooksDir: dir,
+      batchWindowMs: 50,
+      onHookDone: () => {
+        throw new Error('the API ran a hook');
+      },
+      runHooks: false,
+    });
     expect((await api.getComponents([A]))[0]).toMatchObject({ configurationStatus: 'pending', enabled: true });
     await api.idle();
     expect(runs).toEqual([]);

@@ -26,11 +26,14 @@ const CREATE = 'mutation($i: CreateSessionInput!) { createSession(input: $i) { s
 
 /** Every row of bolt's (templates, sessions, nodes and their events), as one string. */
 async function boltRows(): Promise<string> {
-  const r = await h.db.pool.query(`select
+  const r = await h.db.pool.query(
+    `select
     (select json_agg(t order by name) from session_templates t where tenant_key = 'bolt') as templates,
     (select json_agg(s order by name) from sessions s where tenant_key = 'bolt') as sessions,
     (select json_agg(c order by id) from components c where id = any($1)) as components,
-    (select count(*) from component_events where component_id = any($1)) as events`, [B]);
+    (select count(*) from component_events where component_id = any($1)) as events`,
+    [B],
+  );
   return JSON.stringify(r.rows[0]);
 }
 
@@ -58,7 +61,10 @@ afterAll(async () => {
   world?.close();
 });
 
-describe.each([['an acme credential', () => acme], ['an untenanted admin naming acme', () => viaHeader]])('queries, as %s', (_who, as) => {
+describe.each([
+  ['an acme credential', () => acme],
+  ['an untenanted admin naming acme', () => viaHeader],
+])('queries, as %s', (_who, as) => {
   const ok = (query: string, vars: Record<string, unknown> = {}) => h.ok(query, vars, as());
   const gql = (query: string, vars: Record<string, unknown> = {}) => h.gql(query, vars, as());
 
@@ -88,7 +94,9 @@ describe.each([['an acme credential', () => acme], ['an untenanted admin naming 
     const plan = await ok('{ planSession(input: { operation: REBOOT, templateName: "bolt-only" }) { valid errors { field message } } }');
     expect(plan.planSession).toMatchObject({ valid: false, errors: [{ field: 'templateName' }] });
     expect((await ok('query($id: ID!) { explain(componentId: $id) { summary } }', { id: B[0] })).explain).toBeNull();
-    expect((await ok('query($id: ID!) { explain(componentId: $id) { componentId } }', { id: A[0] })).explain).toEqual({ componentId: A[0] });
+    expect((await ok('query($id: ID!) { explain(componentId: $id) { componentId } }', { id: A[0] })).explain).toEqual({
+      componentId: A[0],
+    });
     expect((await ok('{ explainSession(name: "bolt-s") { name } }')).explainSession).toBeNull();
     const byNode = await ok('query($id: ID) { componentTimeline(componentId: $id) { events { componentId } } }', { id: B[0] });
     expect(byNode.componentTimeline.events).toEqual([]);
@@ -99,7 +107,9 @@ describe.each([['an acme credential', () => acme], ['an untenanted admin naming 
   });
 
   test('componentEvents (the log, paged)', async () => {
-    const all = await ok('query($ids: [ID!]) { componentEvents(filter: { ids: $ids }, first: 1000) { componentId } }', { ids: [...A, ...B] });
+    const all = await ok('query($ids: [ID!]) { componentEvents(filter: { ids: $ids }, first: 1000) { componentId } }', {
+      ids: [...A, ...B],
+    });
     expect(all.componentEvents.length).toBeGreaterThan(0);
     expect(all.componentEvents.filter((e: { componentId: string }) => !A.includes(e.componentId))).toEqual([]);
     const bySession = await ok('{ componentEvents(filter: { session: "bolt-s" }, first: 1000) { componentId } }');
@@ -110,35 +120,63 @@ describe.each([['an acme credential', () => acme], ['an untenanted admin naming 
 describe('mutations, as an acme credential', () => {
   const gql = (query: string, vars: Record<string, unknown> = {}) => h.gql(query, vars, acme);
 
-  test('templates: bolt\'s are not found; a name bolt uses is acme\'s own in acme\'s namespace', async () => {
-    expect(errorOf(await gql('mutation { patchSessionTemplate(name: "bolt-only", patch: { description: "x" }) { template { name } } }')).code).toBe('NOT_FOUND');
+  test("templates: bolt's are not found; a name bolt uses is acme's own in acme's namespace", async () => {
+    expect(
+      errorOf(await gql('mutation { patchSessionTemplate(name: "bolt-only", patch: { description: "x" }) { template { name } } }')).code,
+    ).toBe('NOT_FOUND');
     expect(errorOf(await gql('mutation { deleteSessionTemplate(name: "bolt-only") }')).code).toBe('NOT_FOUND');
     const mine = await gql(PUT, { n: 'bolt-only', i: TEMPLATE(A) });
     expect(mine.data.putSessionTemplate.template).toEqual({ name: 'bolt-only', tenant: 'acme' });
     expect((await gql('mutation { deleteSessionTemplate(name: "bolt-only") }')).data.deleteSessionTemplate).toBe(true);
   });
 
-  test('sessions: bolt\'s template and sessions are out of reach', async () => {
-    expect(errorOf(await gql(CREATE, { i: { operation: 'BOOT', templateName: 'bolt-only' } }))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'templateName' });
+  test("sessions: bolt's template and sessions are out of reach", async () => {
+    expect(errorOf(await gql(CREATE, { i: { operation: 'BOOT', templateName: 'bolt-only' } }))).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      field: 'templateName',
+    });
     expect(errorOf(await gql('mutation { deleteSession(name: "bolt-s") }')).code).toBe('NOT_FOUND');
-    for (const m of ['pauseSession(name: "bolt-s") { name }', 'resumeSession(name: "bolt-s") { name }', 'abortSession(name: "bolt-s") { stopped }']) {
+    for (const m of [
+      'pauseSession(name: "bolt-s") { name }',
+      'resumeSession(name: "bolt-s") { name }',
+      'abortSession(name: "bolt-s") { stopped }',
+    ]) {
       expect(errorOf(await gql(`mutation { ${m} }`)).code, m).toBe('NOT_FOUND');
     }
     // A same-named session in acme's namespace does not collide with bolt's.
-    expect((await gql(CREATE, { i: { operation: 'BOOT', templateName: 'shared', name: 'bolt-s' } })).data.createSession.session).toEqual({ name: 'bolt-s', tenant: 'acme' });
+    expect((await gql(CREATE, { i: { operation: 'BOOT', templateName: 'shared', name: 'bolt-s' } })).data.createSession.session).toEqual({
+      name: 'bolt-s',
+      tenant: 'acme',
+    });
     expect((await gql('mutation { deleteSession(name: "bolt-s") }')).data.deleteSession).toBe(true);
   });
 
-  test('components: bolt\'s nodes are not found, skipped, or ignored', async () => {
+  test("components: bolt's nodes are not found, skipped, or ignored", async () => {
     const vars = { id: B[0], ids: [B[0]] };
-    expect(errorOf(await gql('mutation($id: ID!) { patchComponent(id: $id, patch: { enabled: true }) { id } }', vars)).code).toBe('NOT_FOUND');
-    expect(errorOf(await gql('mutation($ids: [ID!]) { patchComponents(filter: { ids: $ids }, patch: { enabled: true }) { id } }', vars)).code).toBe('NOT_FOUND');
-    expect((await gql('mutation($ids: [ID!]) { patchComponents(filter: { ids: $ids }, patch: { enabled: true }, skipBadIds: true) { id } }', vars)).data.patchComponents).toEqual([]);
-    expect((await gql('mutation { patchComponents(filter: { session: "bolt-s" }, patch: { enabled: true }) { id } }')).data.patchComponents).toEqual([]);
+    expect(errorOf(await gql('mutation($id: ID!) { patchComponent(id: $id, patch: { enabled: true }) { id } }', vars)).code).toBe(
+      'NOT_FOUND',
+    );
+    expect(
+      errorOf(await gql('mutation($ids: [ID!]) { patchComponents(filter: { ids: $ids }, patch: { enabled: true }) { id } }', vars)).code,
+    ).toBe('NOT_FOUND');
+    expect(
+      (
+        await gql(
+          'mutation($ids: [ID!]) { patchComponents(filter: { ids: $ids }, patch: { enabled: true }, skipBadIds: true) { id } }',
+          vars,
+        )
+      ).data.patchComponents,
+    ).toEqual([]);
+    expect(
+      (await gql('mutation { patchComponents(filter: { session: "bolt-s" }, patch: { enabled: true }) { id } }')).data.patchComponents,
+    ).toEqual([]);
     expect(errorOf(await gql('mutation($id: ID!) { deleteComponent(id: $id) }', vars)).code).toBe('NOT_FOUND');
     const staged = await gql('mutation($ids: [ID!]!) { applyStaged(xnames: $ids) { succeeded failed ignored } }', vars);
     expect(staged.data.applyStaged).toEqual({ succeeded: [], failed: [], ignored: [B[0]] });
-    const report = await gql('mutation($id: ID!) { reportBootState(id: $id, bssToken: "t") { __typename ... on ReportRefused { code } } }', vars);
+    const report = await gql(
+      'mutation($id: ID!) { reportBootState(id: $id, bssToken: "t") { __typename ... on ReportRefused { code } } }',
+      vars,
+    );
     expect(report.data.reportBootState).toEqual({ __typename: 'ReportRefused', code: 'NOT_FOUND' });
     // Writes BOS does not tenant-check (component PUTs) and system settings are not for tenants at all.
     expect(errorOf(await gql('mutation($id: ID!) { putComponent(id: $id, input: {}) { id } }', vars)).code).toBe('FORBIDDEN');
@@ -146,22 +184,36 @@ describe('mutations, as an acme credential', () => {
     expect(errorOf(await gql('mutation { patchOptions(patch: { defaultRetryPolicy: 1 }) { defaultRetryPolicy } }')).code).toBe('FORBIDDEN');
   });
 
-  test('deleteSessions removes only acme\'s sessions', async () => {
+  test("deleteSessions removes only acme's sessions", async () => {
     const r = await gql('mutation { deleteSessions { count names } }');
     expect(r.data.deleteSessions).toEqual({ count: 1, names: ['acme-s'] });
   });
 });
 
 describe('subscriptions, as an acme credential', () => {
-  test('componentEvents streams only acme\'s nodes, from the log and live', async () => {
+  test("componentEvents streams only acme's nodes, from the log and live", async () => {
     const client = createClient({ url: h.server.wsUrl, webSocketImpl: WebSocket, lazy: true, retryAttempts: 0, connectionParams: acme });
     const got: { componentId: string; session: string }[] = [];
     const errors: unknown[] = [];
     let poke = () => {};
-    const stop = client.subscribe<{ componentEvents: { componentId: string; session: string } }>({
-      query: 'subscription($f: ComponentEventFilter) { componentEvents(filter: $f, after: "0") { componentId session } }',
-      variables: { f: { ids: [...A, ...B] } },
-    }, { next: (r) => { if (r.data) got.push(r.data.componentEvents); if (r.errors) errors.push(...r.errors); poke(); }, error: (e) => { errors.push(e); poke(); }, complete: () => {} });
+    const stop = client.subscribe<{ componentEvents: { componentId: string; session: string } }>(
+      {
+        query: 'subscription($f: ComponentEventFilter) { componentEvents(filter: $f, after: "0") { componentId session } }',
+        variables: { f: { ids: [...A, ...B] } },
+      },
+      {
+        next: (r) => {
+          if (r.data) got.push(r.data.componentEvents);
+          if (r.errors) errors.push(...r.errors);
+          poke();
+        },
+        error: (e) => {
+          errors.push(e);
+          poke();
+        },
+        complete: () => {},
+      },
+    );
     try {
       // A write to an acme node after subscribing is the sentinel: once it arrives, everything before it has.
       await h.ok('mutation($id: ID!) { patchComponent(id: $id, patch: { enabled: false }) { id } }', { id: A[1] }, acme);
@@ -169,7 +221,12 @@ describe('subscriptions, as an acme credential', () => {
       await h.ok('mutation($id: ID!) { patchComponent(id: $id, patch: { enabled: true }) { id } }', { id: A[0] }, acme);
       await new Promise<void>((resolve, reject) => {
         const deadline = setTimeout(() => reject(new Error(`sentinel not received (${JSON.stringify(got)})`)), 10_000);
-        poke = () => { if (errors.length || got.filter((e) => e.componentId === A[0]).length >= 2) { clearTimeout(deadline); resolve(); } };
+        poke = () => {
+          if (errors.length || got.filter((e) => e.componentId === A[0]).length >= 2) {
+            clearTimeout(deadline);
+            resolve();
+          }
+        };
         poke();
       });
       expect(errors).toEqual([]);
@@ -181,7 +238,7 @@ describe('subscriptions, as an acme credential', () => {
     }
   });
 
-  test('componentEvents by bolt\'s session and sessionProgress of bolt\'s session give nothing of bolt\'s', async () => {
+  test("componentEvents by bolt's session and sessionProgress of bolt's session give nothing of bolt's", async () => {
     const progress = await firstResult(h.server.wsUrl, acme, 'subscription { sessionProgress(name: "bolt-s") { status } }');
     expect(progress.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     const own = await firstResult(h.server.wsUrl, acme, 'subscription { sessionProgress(name: "shared-none") { status } }');
@@ -190,7 +247,7 @@ describe('subscriptions, as an acme credential', () => {
 });
 
 describe('bolt, afterwards', () => {
-  test('every row of bolt\'s is as it was, but the one write an admin made', async () => {
+  test("every row of bolt's is as it was, but the one write an admin made", async () => {
     const now = JSON.parse(await boltRows());
     const before = JSON.parse(boltSnapshot);
     expect(now.templates).toEqual(before.templates);

@@ -15,7 +15,11 @@ export interface BosReply<T = any> {
 
 export interface BosClient {
   /** `path` is under the base given (e.g. `/apis/bos` + `/v2/components`). */
-  req<T = any>(method: string, path: string, o?: { body?: unknown; headers?: Record<string, string>; raw?: string; check?: boolean }): Promise<BosReply<T>>;
+  req<T = any>(
+    method: string,
+    path: string,
+    o?: { body?: unknown; headers?: Record<string, string>; raw?: string; check?: boolean },
+  ): Promise<BosReply<T>>;
   exchanges: Exchange[];
   violations(): Promise<Violation[]>;
 }
@@ -24,7 +28,9 @@ export interface BosClient {
  * Load (and compile) the BOS contract before the first test: it takes seconds, and a keep-alive
  * connection left idle that long is closed by the server under the next request (ECONNRESET).
  */
-export const loadBosContract = async () => { if (!contractsMissing()) await contract('bos'); };
+export const loadBosContract = async () => {
+  if (!contractsMissing()) await contract('bos');
+};
 
 export function bosClient(base: string, defaultHeaders: Record<string, string>, o: { fetch?: typeof fetch } = {}): BosClient {
   const exchanges: Exchange[] = [];
@@ -34,17 +40,28 @@ export function bosClient(base: string, defaultHeaders: Record<string, string>, 
     async req(method, path, r = {}) {
       const requestBody = r.raw ?? (r.body === undefined ? '' : JSON.stringify(r.body));
       const requestHeaders: Record<string, string> = {
-        ...defaultHeaders, ...(requestBody ? { 'content-type': 'application/json' } : {}), ...r.headers,
+        ...defaultHeaders,
+        ...(requestBody ? { 'content-type': 'application/json' } : {}),
+        ...r.headers,
       };
       const res = await doFetch(`${base}${path}`, { method, headers: requestHeaders, body: requestBody || undefined });
       const text = await res.text();
       const url = new URL(`${base}${path}`);
       const responseHeaders: Record<string, string> = {};
-      res.headers.forEach((v, k) => { responseHeaders[k] = v; });
+      res.headers.forEach((v, k) => {
+        responseHeaders[k] = v;
+      });
       if (r.check !== false) {
         exchanges.push({
-          service: 'bos', method, path: url.pathname, query: url.search.slice(1), requestHeaders, requestBody,
-          status: res.status, responseHeaders, responseBody: text,
+          service: 'bos',
+          method,
+          path: url.pathname,
+          query: url.search.slice(1),
+          requestHeaders,
+          requestBody,
+          status: res.status,
+          responseHeaders,
+          responseBody: text,
         });
       }
       let body: unknown = text;

@@ -23,7 +23,9 @@ beforeAll(async () => {
   // The report batcher's kicks go to the harness's recording scheduler, like the server's own.
   let scheduler: Harness['scheduler'] | undefined;
   const lazy: Scheduler = {
-    kick: (db, ops) => scheduler!.kick(db, ops), wakeAt: (db, op, at) => scheduler!.wakeAt(db, op, at), poll: (op, s) => scheduler!.poll(op, s),
+    kick: (db, ops) => scheduler!.kick(db, ops),
+    wakeAt: (db, op, at) => scheduler!.wakeAt(db, op, at),
+    poll: (op, s) => scheduler!.poll(op, s),
   };
   h = await startHarness({ reports: { report: (i) => reports.report(i), stats: () => reports.stats() } });
   scheduler = h.scheduler;
@@ -32,14 +34,22 @@ beforeAll(async () => {
   await h.db.db.execute(sql`insert into boot_artifacts (token, kernel, kernel_parameters, initrd)
     values ('tok-a', 's3://boot-images/a/kernel', 'console=ttyS0', 's3://boot-images/a/initrd')`);
 });
-afterAll(async () => { await h?.close(); });
+afterAll(async () => {
+  await h?.close();
+});
 beforeEach(async () => {
   await h.db.db.execute(sql`delete from components`);
   await h.db.db.execute(sql`delete from component_events`);
-  const put = await bos.req('PUT', '/v2/components', { body: [A, B, C].map((id) => ({
-    id, enabled: false, error: '', session: '', last_action: { action: 'newly_discovered', failed: false },
-    actual_state: { boot_artifacts: { kernel: '', kernel_parameters: '', initrd: '' }, bss_token: '' },
-  })) });
+  const put = await bos.req('PUT', '/v2/components', {
+    body: [A, B, C].map((id) => ({
+      id,
+      enabled: false,
+      error: '',
+      session: '',
+      last_action: { action: 'newly_discovered', failed: false },
+      actual_state: { boot_artifacts: { kernel: '', kernel_parameters: '', initrd: '' }, bss_token: '' },
+    })),
+  });
   expect(put.status).toBe(200);
 });
 afterEach(async () => {
@@ -52,7 +62,11 @@ describe('components', () => {
   test('row 5: PUT /v2/components creates (and replaces) the records as discovery does', async () => {
     const list = await bos.req('GET', '/v2/components');
     expect(list.body.map((c: { id: string }) => c.id)).toEqual([A, B, C]);
-    expect(list.body[0]).toMatchObject({ id: A, enabled: false, last_action: { action: 'newly_discovered', failed: false, last_updated: expect.stringMatching(NAIVE_TIME) } });
+    expect(list.body[0]).toMatchObject({
+      id: A,
+      enabled: false,
+      last_action: { action: 'newly_discovered', failed: false, last_updated: expect.stringMatching(NAIVE_TIME) },
+    });
     const one = await bos.req('PUT', `/v2/components/${C}`, { body: { enabled: true, retry_policy: 2 } });
     expect(one.body).toMatchObject({ id: C, enabled: true, retry_policy: 2, status: { status_override: 'on_hold' } });
   });
@@ -74,8 +88,9 @@ describe('components', () => {
     // Empty filters are not given, as in BOS (the contract does not allow an empty `ids`, so no check).
     expect((await bos.req('GET', '/v2/components?session=&ids=', { check: false })).body).toHaveLength(3);
     const one = await bos.req('GET', `/v2/components/${B}`);
-    expect(Object.keys(one.body).sort()).toEqual(['actual_state', 'desired_state', 'enabled', 'error', 'event_stats', 'id',
-      'last_action', 'session', 'staged_state', 'status'].sort());
+    expect(Object.keys(one.body).sort()).toEqual(
+      ['actual_state', 'desired_state', 'enabled', 'error', 'event_stats', 'id', 'last_action', 'session', 'staged_state', 'status'].sort(),
+    );
     expect(one.body.status).toEqual({ phase: 'powering_on', status: 'power_on_pending', status_override: '' });
     const missing = await bos.req('GET', '/v2/components/x9999c0s0b0n0');
     expect(missing.body).toMatchObject({ status: 404, detail: expect.stringContaining('x9999c0s0b0n0') });
@@ -88,9 +103,20 @@ describe('components', () => {
       body: { desired_state: { boot_artifacts: { kernel: 'k1', initrd: 'i1' }, configuration: 'cfg' }, enabled: false, retry_policy: 4 },
     });
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ id: A, enabled: false, retry_policy: 4, session: '',
-      desired_state: { boot_artifacts: { kernel: 'k1', kernel_parameters: '', initrd: 'i1' }, configuration: 'cfg', last_updated: expect.stringMatching(NAIVE_TIME) } });
-    const more = await bos.req('PATCH', `/v2/components/${A}`, { body: { desired_state: { boot_artifacts: { kernel_parameters: 'quiet' } } } });
+    expect(r.body).toMatchObject({
+      id: A,
+      enabled: false,
+      retry_policy: 4,
+      session: '',
+      desired_state: {
+        boot_artifacts: { kernel: 'k1', kernel_parameters: '', initrd: 'i1' },
+        configuration: 'cfg',
+        last_updated: expect.stringMatching(NAIVE_TIME),
+      },
+    });
+    const more = await bos.req('PATCH', `/v2/components/${A}`, {
+      body: { desired_state: { boot_artifacts: { kernel_parameters: 'quiet' } } },
+    });
     expect(more.body.desired_state.boot_artifacts).toEqual({ kernel: 'k1', kernel_parameters: 'quiet', initrd: 'i1' });
     const bad = await bos.req('PATCH', `/v2/components/${A}`, { body: { retry_policy: -1 }, check: false });
     expect(bad.body).toMatchObject({ status: 400, detail: expect.stringMatching(/^retry_policy: must be at least 0/) });
@@ -101,28 +127,49 @@ describe('components', () => {
 
   test('row 8: PATCH many by ids or by session answers the patched records; bad filters are 400; unknown ids 404 unless skipped', async () => {
     const byIds = await bos.req('PATCH', '/v2/components', { body: { filters: { ids: `${A},${B}` }, patch: { enabled: true } } });
-    expect(byIds.body.map((c: { id: string; enabled: boolean }) => [c.id, c.enabled])).toEqual([[A, true], [B, true]]);
+    expect(byIds.body.map((c: { id: string; enabled: boolean }) => [c.id, c.enabled])).toEqual([
+      [A, true],
+      [B, true],
+    ]);
     await h.db.db.execute(sql`update components set session = 'sx' where id = ${C}`);
     const bySession = await bos.req('PATCH', '/v2/components', { body: { filters: { session: 'sx' }, patch: { error: 'stop' } } });
     expect(bySession.body).toMatchObject([{ id: C, error: 'stop' }]);
-    const both = await bos.req('PATCH', '/v2/components', { body: { filters: { ids: A, session: 'sx' }, patch: { enabled: true } }, check: false });
+    const both = await bos.req('PATCH', '/v2/components', {
+      body: { filters: { ids: A, session: 'sx' }, patch: { enabled: true } },
+      check: false,
+    });
     expect(both.body).toMatchObject({ status: 400, detail: 'filters: give exactly one of ids and session' });
     const unknown = await bos.req('PATCH', '/v2/components', { body: { filters: { ids: `${A},x9999c0s0b0n0` }, patch: { error: 'e' } } });
     expect(unknown.status).toBe(404);
-    const skipped = await bos.req('PATCH', '/v2/components?skip_bad_ids=true', { body: { filters: { ids: `${A},x9999c0s0b0n0` }, patch: { error: 'e' } } });
+    const skipped = await bos.req('PATCH', '/v2/components?skip_bad_ids=true', {
+      body: { filters: { ids: `${A},x9999c0s0b0n0` }, patch: { error: 'e' } },
+    });
     expect(skipped.body).toMatchObject([{ id: A, error: 'e' }]);
-    const list = await bos.req('PATCH', '/v2/components', { body: [{ id: A, error: 'one' }, { id: B, error: 'two' }] });
+    const list = await bos.req('PATCH', '/v2/components', {
+      body: [
+        { id: A, error: 'one' },
+        { id: B, error: 'two' },
+      ],
+    });
     expect(list.body.map((c: { error: string }) => c.error)).toEqual(['one', 'two']);
   });
 
   test('row 9: applystaged answers succeeded, failed and ignored', async () => {
     await bos.req('PUT', '/v2/sessiontemplates/t', { body: { boot_sets: { b: { path: 'p', type: 's3', node_list: [A] } } } });
     await bos.req('POST', '/v2/sessions', { body: { name: 'staged', operation: 'boot', template_name: 't', stage: true } });
-    await bos.req('PATCH', `/v2/components/${A}`, { body: { staged_state: { boot_artifacts: { kernel: 'k', kernel_parameters: 'p', initrd: 'i' }, configuration: '', session: 'staged' } } });
+    await bos.req('PATCH', `/v2/components/${A}`, {
+      body: {
+        staged_state: { boot_artifacts: { kernel: 'k', kernel_parameters: 'p', initrd: 'i' }, configuration: '', session: 'staged' },
+      },
+    });
     await bos.req('PATCH', `/v2/components/${B}`, { body: { staged_state: { session: 'gone' } } });
     const r = await bos.req('POST', '/v2/applystaged', { body: { xnames: [A, B, C] } });
     expect(r.body).toEqual({ succeeded: [A], failed: [B], ignored: [C] });
-    expect((await bos.req('GET', `/v2/components/${A}`)).body).toMatchObject({ enabled: true, session: 'staged', desired_state: { boot_artifacts: { kernel: 'k' } } });
+    expect((await bos.req('GET', `/v2/components/${A}`)).body).toMatchObject({
+      enabled: true,
+      session: 'staged',
+      desired_state: { boot_artifacts: { kernel: 'k' } },
+    });
   });
 
   test('DELETE one: 204, then 404', async () => {
@@ -142,18 +189,25 @@ describe('row 12: the bos-reporter PATCH', () => {
     expect(r.status).toBe(200);
     expect(r.body.actual_state).toEqual({
       boot_artifacts: { kernel: 's3://boot-images/a/kernel', kernel_parameters: 'console=ttyS0', initrd: 's3://boot-images/a/initrd' },
-      bss_token: 'tok-a', last_updated: expect.stringMatching(NAIVE_TIME),
+      bss_token: 'tok-a',
+      last_updated: expect.stringMatching(NAIVE_TIME),
     });
     expect(reports.stats().reports).toBe(before + 1);
     const ev = await h.db.db.execute(sql`select kind, actor from component_events where component_id = ${A} and kind = 'report'`);
     expect(ev.rows).toEqual([{ kind: 'report', actor: 'tester' }]);
   });
 
-  test('409 while bootorch is mid-transition (BOS\'s rule), allowed after a power-on; unknown xname 404 with a JSON detail', async () => {
-    await h.db.db.execute(sql`update components set enabled = true, phase = 'powering_off', last_action = 'powering_off_gracefully' where id = ${A}`);
+  test("409 while bootorch is mid-transition (BOS's rule), allowed after a power-on; unknown xname 404 with a JSON detail", async () => {
+    await h.db.db.execute(
+      sql`update components set enabled = true, phase = 'powering_off', last_action = 'powering_off_gracefully' where id = ${A}`,
+    );
     const refused = await report(A, 'tok-a');
     expect(refused.status).toBe(409);
-    expect(refused.body).toMatchObject({ status: 409, title: 'The update was not allowed due to a conflict', detail: expect.stringMatching(/^Actual state can not be updated/) });
+    expect(refused.body).toMatchObject({
+      status: 409,
+      title: 'The update was not allowed due to a conflict',
+      detail: expect.stringMatching(/^Actual state can not be updated/),
+    });
     await h.db.db.execute(sql`update components set phase = 'powering_on', last_action = 'powering_on' where id = ${A}`);
     expect((await report(A, 'tok-a')).status).toBe(200);
     const unknown = await report('x9999c0s0b0n0', 'tok-a');
@@ -165,7 +219,11 @@ describe('row 12: the bos-reporter PATCH', () => {
   test('reports arriving together each go through the batcher and are answered on their own', async () => {
     const before = reports.stats().reports;
     const rs = await Promise.all([A, B, C].map((id) => report(id, 'tok-a')));
-    expect(rs.map((r) => [r.status, r.body.id, r.body.actual_state.bss_token])).toEqual([[200, A, 'tok-a'], [200, B, 'tok-a'], [200, C, 'tok-a']]);
+    expect(rs.map((r) => [r.status, r.body.id, r.body.actual_state.bss_token])).toEqual([
+      [200, A, 'tok-a'],
+      [200, B, 'tok-a'],
+      [200, C, 'tok-a'],
+    ]);
     expect(reports.stats().reports).toBe(before + 3);
   });
 

@@ -17,15 +17,29 @@ const NODE = 'x1000c0s0b0n0';
 
 const bootSet = { path: 's3://b/m.json', type: 's3', node_list: [NODE], arch: 'X86', cfs: { configuration: 'c' }, kernel_parameters: 'q' };
 const component = {
-  enabled: true, error: '', session: '', retry_policy: 3, status: { phase: '', status_override: '' },
+  enabled: true,
+  error: '',
+  session: '',
+  retry_policy: 3,
+  status: { phase: '', status_override: '' },
   actual_state: { boot_artifacts: { kernel: 'k', kernel_parameters: 'p', initrd: 'i' }, bss_token: 't' },
-  desired_state: { boot_artifacts: { kernel: 'k' }, configuration: 'c' }, last_action: { action: 'powering_on', failed: false },
-  event_stats: { power_on_attempts: 1 }, staged_state: { session: '' },
+  desired_state: { boot_artifacts: { kernel: 'k' }, configuration: 'c' },
+  last_action: { action: 'powering_on', failed: false },
+  event_stats: { power_on_attempts: 1 },
+  staged_state: { session: '' },
 };
 const ROUTES: { method: string; path: string; body: unknown }[] = [
-  { method: 'PUT', path: '/v2/sessiontemplates/fz', body: { description: 'd', enable_cfs: true, cfs: { configuration: 'c' }, boot_sets: { bs: bootSet } } },
+  {
+    method: 'PUT',
+    path: '/v2/sessiontemplates/fz',
+    body: { description: 'd', enable_cfs: true, cfs: { configuration: 'c' }, boot_sets: { bs: bootSet } },
+  },
   { method: 'PATCH', path: '/v2/sessiontemplates/fz', body: { description: 'd', boot_sets: { bs: bootSet } } },
-  { method: 'POST', path: '/v2/sessions', body: { operation: 'boot', template_name: 'fz', limit: NODE, stage: false, include_disabled: false } },
+  {
+    method: 'POST',
+    path: '/v2/sessions',
+    body: { operation: 'boot', template_name: 'fz', limit: NODE, stage: false, include_disabled: false },
+  },
   { method: 'PUT', path: '/v2/components', body: [{ id: NODE, ...component }] },
   { method: 'PUT', path: `/v2/components/${NODE}`, body: component },
   { method: 'PATCH', path: `/v2/components/${NODE}`, body: component },
@@ -51,8 +65,16 @@ function replaced(v: unknown, path: (string | number)[], value: unknown): unknow
 }
 
 const hostile: fc.Arbitrary<unknown> = fc.oneof(
-  fc.jsonValue({ maxDepth: 2 }), fc.constant(null), fc.constant(''), fc.constant('a'.repeat(70_000)), fc.constant(-1),
-  fc.constant('\u0000'), fc.constant([]), fc.constant({}), fc.constant(1e300), fc.string({ unit: 'binary', maxLength: 20 }),
+  fc.jsonValue({ maxDepth: 2 }),
+  fc.constant(null),
+  fc.constant(''),
+  fc.constant('a'.repeat(70_000)),
+  fc.constant(-1),
+  fc.constant('\u0000'),
+  fc.constant([]),
+  fc.constant({}),
+  fc.constant(1e300),
+  fc.string({ unit: 'binary', maxLength: 20 }),
 );
 
 beforeAll(async () => {
@@ -61,24 +83,31 @@ beforeAll(async () => {
   await h.db.db.execute(sql`insert into components (id) values (${NODE})`);
   await bos.req('PUT', '/v2/sessiontemplates/fz', { body: ROUTES[0]!.body, check: false });
 });
-afterAll(async () => { await h?.close(); });
+afterAll(async () => {
+  await h?.close();
+});
 
 describe('hostile bodies never make a 500', () => {
   test.each(ROUTES.map((r) => [`${r.method} ${r.path}`, r] as const))('%s', async (_name, route) => {
     const all = paths(route.body);
     const mutation = fc.oneof(
       fc.tuple(fc.constantFrom(...all), hostile).map(([p, x]) => replaced(route.body, p, x)),
-      fc.tuple(fc.constantFrom(...all.filter((p) => p.length === 0 || typeof p.at(-1) === 'string')), fc.string({ maxLength: 10 }), hostile)
+      fc
+        .tuple(fc.constantFrom(...all.filter((p) => p.length === 0 || typeof p.at(-1) === 'string')), fc.string({ maxLength: 10 }), hostile)
         .map(([p, k, x]) => replaced(route.body, [...p.slice(0, -1), k], x)),
       hostile,
     );
-    await fc.assert(fc.asyncProperty(mutation, async (body) => {
-      const r = await bos.req(route.method, route.path, { body, check: false });
-      if (r.status >= 500) throw new Error(`${r.status} for ${JSON.stringify(body).slice(0, 300)}: ${JSON.stringify(r.body).slice(0, 300)}`);
-      if (r.status >= 400) {
-        expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-        expect(r.body.detail).toEqual(expect.any(String));
-      }
-    }), { numRuns: RUNS, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined });
+    await fc.assert(
+      fc.asyncProperty(mutation, async (body) => {
+        const r = await bos.req(route.method, route.path, { body, check: false });
+        if (r.status >= 500)
+          throw new Error(`${r.status} for ${JSON.stringify(body).slice(0, 300)}: ${JSON.stringify(r.body).slice(0, 300)}`);
+        if (r.status >= 400) {
+          expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+          expect(r.body.detail).toEqual(expect.any(String));
+        }
+      }),
+      { numRuns: RUNS, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined },
+    );
   });
 });

@@ -19,8 +19,12 @@ const TEMPLATE = {
   cfs: { configuration: 'compute-cfg' },
   boot_sets: {
     compute: {
-      path: 's3://boot-images/abc/manifest.json', type: 's3', node_list: ['x1000c0s0b0n0', 'x1000c0s0b0n1'],
-      kernel_parameters: 'console=ttyS0', rootfs_provider: 'sbps', rootfs_provider_passthrough: 'dvs:api-gw-service-nmn.local:300:nmn0',
+      path: 's3://boot-images/abc/manifest.json',
+      type: 's3',
+      node_list: ['x1000c0s0b0n0', 'x1000c0s0b0n1'],
+      kernel_parameters: 'console=ttyS0',
+      rootfs_provider: 'sbps',
+      rootfs_provider_passthrough: 'dvs:api-gw-service-nmn.local:300:nmn0',
     },
   },
 };
@@ -32,9 +36,11 @@ beforeAll(async () => {
   bos = bosClient(`${h.server.baseUrl}/apis/bos`, h.auth.bearer(h.auth.adminToken));
   mesh = bosClient(h.server.baseUrl, h.auth.bearer(h.auth.adminToken));
 });
-afterAll(async () => { await h?.close(); });
+afterAll(async () => {
+  await h?.close();
+});
 afterEach(async () => {
-  const found = [...await bos.violations(), ...await mesh.violations()];
+  const found = [...(await bos.violations()), ...(await mesh.violations())];
   bos.exchanges.length = 0;
   mesh.exchanges.length = 0;
   expect(found).toEqual([]);
@@ -45,7 +51,11 @@ describe('session templates', () => {
     const r = await bos.req('PUT', '/v2/sessiontemplates/compute-t', { body: TEMPLATE });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
-      name: 'compute-t', tenant: null, description: 'compute nodes', enable_cfs: true, cfs: { configuration: 'compute-cfg' },
+      name: 'compute-t',
+      tenant: null,
+      description: 'compute nodes',
+      enable_cfs: true,
+      cfs: { configuration: 'compute-cfg' },
       boot_sets: { compute: { ...TEMPLATE.boot_sets.compute, arch: 'X86' } },
     });
   });
@@ -71,20 +81,37 @@ describe('session templates', () => {
     const bootSet = { path: TEMPLATE.boot_sets.compute.path, type: 's3', kernel_parameters: 'quiet' };
     const r = await bos.req('PATCH', '/v2/sessiontemplates/patched', { body: { description: 'new', boot_sets: { compute: bootSet } } });
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ description: 'new', cfs: { configuration: 'compute-cfg' }, boot_sets: { compute: { kernel_parameters: 'quiet', node_list: TEMPLATE.boot_sets.compute.node_list } } });
+    expect(r.body).toMatchObject({
+      description: 'new',
+      cfs: { configuration: 'compute-cfg' },
+      boot_sets: { compute: { kernel_parameters: 'quiet', node_list: TEMPLATE.boot_sets.compute.node_list } },
+    });
     expect((await bos.req('PATCH', '/v2/sessiontemplates/nope', { body: { description: 'x' } })).status).toBe(404);
   });
 
   test('bad templates are 400 problems naming the field in BOS spelling', async () => {
-    const noHw = await bos.req('PUT', '/v2/sessiontemplates/bad', { body: { boot_sets: { compute: { path: 'p', type: 's3' } } }, check: false });
+    const noHw = await bos.req('PUT', '/v2/sessiontemplates/bad', {
+      body: { boot_sets: { compute: { path: 'p', type: 's3' } } },
+      check: false,
+    });
     expect(noHw.status).toBe(400);
-    expect(noHw.body).toMatchObject({ title: 'Bad Request', status: 400, detail: expect.stringContaining('boot_sets.compute: must have at least one of node_list') });
-    const badNode = await bos.req('PUT', '/v2/sessiontemplates/bad', { body: { boot_sets: { bs: { path: 'p', type: 's3', node_list: ['x1000c0s0b0n0', 'bogus'] } } }, check: false });
+    expect(noHw.body).toMatchObject({
+      title: 'Bad Request',
+      status: 400,
+      detail: expect.stringContaining('boot_sets.compute: must have at least one of node_list'),
+    });
+    const badNode = await bos.req('PUT', '/v2/sessiontemplates/bad', {
+      body: { boot_sets: { bs: { path: 'p', type: 's3', node_list: ['x1000c0s0b0n0', 'bogus'] } } },
+      check: false,
+    });
     expect(badNode.status).toBe(400);
     expect(badNode.body.detail).toMatch(/boot_sets\.bs\.node_list\[1\]/);
     const unknown = await bos.req('PUT', '/v2/sessiontemplates/bad', { body: { ...TEMPLATE, colour: 'red' }, check: false });
     expect(unknown.body).toMatchObject({ status: 400, detail: 'colour: is not a field of this object' });
-    const wrongName = await bos.req('PUT', '/v2/sessiontemplates/bad', { body: { boot_sets: { a: { ...TEMPLATE.boot_sets.compute, name: 'b' } } }, check: false });
+    const wrongName = await bos.req('PUT', '/v2/sessiontemplates/bad', {
+      body: { boot_sets: { a: { ...TEMPLATE.boot_sets.compute, name: 'b' } } },
+      check: false,
+    });
     expect(wrongName.body.detail).toMatch(/^boot_sets\.a\.name: must be the boot set's key/);
     const notJson = await bos.req('PUT', '/v2/sessiontemplates/bad', { raw: '{"boot_sets":', check: false });
     expect(notJson.body).toMatchObject({ status: 400, detail: expect.stringMatching(/not valid JSON/) });
@@ -105,17 +132,27 @@ describe('session templates', () => {
 describe('sessions', () => {
   test('row 3: POST answers 201 with the session; row 4: list with filters, get, status, delete (204 then 404)', async () => {
     await bos.req('PUT', '/v2/sessiontemplates/st', { body: TEMPLATE });
-    const c = await bos.req('POST', '/v2/sessions', { body: { name: 's1', operation: 'reboot', template_name: 'st', limit: 'x1000c0s0b0n0' } });
+    const c = await bos.req('POST', '/v2/sessions', {
+      body: { name: 's1', operation: 'reboot', template_name: 'st', limit: 'x1000c0s0b0n0' },
+    });
     expect(c.status).toBe(201);
     expect(c.body).toEqual({
-      name: 's1', operation: 'reboot', template_name: 'st', limit: 'x1000c0s0b0n0', stage: false, components: '', include_disabled: false,
+      name: 's1',
+      operation: 'reboot',
+      template_name: 'st',
+      limit: 'x1000c0s0b0n0',
+      stage: false,
+      components: '',
+      include_disabled: false,
       status: { status: 'pending', start_time: expect.stringMatching(NAIVE_TIME), end_time: null, error: null },
     });
     const generated = await bos.req('POST', '/v2/sessions', { body: { operation: 'boot', template_name: 'st', stage: true } });
     expect(generated.body.name).toMatch(/^[0-9a-f-]{36}$/);
     expect(generated.body.stage).toBe(true);
 
-    expect((await bos.req('GET', '/v2/sessions')).body.map((s: { name: string }) => s.name).sort()).toEqual([generated.body.name, 's1'].sort());
+    expect((await bos.req('GET', '/v2/sessions')).body.map((s: { name: string }) => s.name).sort()).toEqual(
+      [generated.body.name, 's1'].sort(),
+    );
     expect((await bos.req('GET', '/v2/sessions?status=pending&max_age=1h')).body).toHaveLength(2);
     expect((await bos.req('GET', '/v2/sessions?status=complete')).body).toEqual([]);
     expect((await bos.req('GET', '/v2/sessions?min_age=1d')).body).toEqual([]);
@@ -124,9 +161,14 @@ describe('sessions', () => {
     const st = await bos.req('GET', '/v2/sessions/s1/status');
     expect(st.status).toBe(200);
     expect(st.body).toMatchObject({
-      status: 'pending', managed_components_count: 0, percent_successful: 0, percent_failed: 0, percent_staged: 0,
+      status: 'pending',
+      managed_components_count: 0,
+      percent_successful: 0,
+      percent_failed: 0,
+      percent_staged: 0,
       phases: { percent_complete: 0, percent_powering_on: 0, percent_powering_off: 0, percent_configuring: 0 },
-      error_summary: {}, timing: { start_time: expect.stringMatching(NAIVE_TIME), end_time: null, duration: expect.stringMatching(/^\d+:\d\d:\d\d$/) },
+      error_summary: {},
+      timing: { start_time: expect.stringMatching(NAIVE_TIME), end_time: null, duration: expect.stringMatching(/^\d+:\d\d:\d\d$/) },
     });
 
     expect((await bos.req('DELETE', '/v2/sessions/s1')).status).toBe(204);
@@ -144,7 +186,8 @@ describe('sessions', () => {
       ('x1000c0s0b0n0', 's2', false, '', ''), ('x1000c0s0b0n1', 's2', true, 'powering_on', 'pcs said no')`);
     const st = await bos.req('GET', '/v2/sessions/s2/status');
     expect(st.body).toMatchObject({
-      managed_components_count: 2, percent_successful: 50,
+      managed_components_count: 2,
+      percent_successful: 50,
       phases: { percent_complete: 50, percent_powering_on: 50 },
       error_summary: { 'pcs said no': { count: 1, list: 'x1000c0s0b0n1' } },
     });
@@ -196,7 +239,12 @@ describe('one code path for both doors', () => {
 describe('options, version, health', () => {
   test('row 10: GET options with BOS names; PATCH merges and answers every option; a bad value is 400 naming it', async () => {
     const o = await bos.req('GET', '/v2/options');
-    expect(o.body).toMatchObject({ polling_frequency: 15, default_retry_policy: 3, max_component_batch_size: 2800, cleanup_completed_session_ttl: '7d' });
+    expect(o.body).toMatchObject({
+      polling_frequency: 15,
+      default_retry_policy: 3,
+      max_component_batch_size: 2800,
+      cleanup_completed_session_ttl: '7d',
+    });
     const p = await bos.req('PATCH', '/v2/options', { body: { default_retry_policy: 5, logging_level: 'DEBUG' } });
     expect(p.body).toMatchObject({ default_retry_policy: 5, logging_level: 'DEBUG', polling_frequency: 15 });
     expect((await bos.req('GET', '/v2/options')).body.default_retry_policy).toBe(5);
@@ -207,7 +255,13 @@ describe('options, version, health', () => {
   test('row 11: version, healthz and the versions document, at the gateway and in-mesh paths', async () => {
     const v = await bos.req('GET', '/v2/version');
     expect(v.body).toMatchObject({ major: expect.stringMatching(/^\d+$/), minor: expect.any(String), patch: expect.any(String) });
-    expect((await mesh.req('GET', '/v2')).body).toEqual({ ...v.body, links: [{ href: '/v2', rel: 'self' }, { href: '/', rel: 'versions' }] });
+    expect((await mesh.req('GET', '/v2')).body).toEqual({
+      ...v.body,
+      links: [
+        { href: '/v2', rel: 'self' },
+        { href: '/', rel: 'versions' },
+      ],
+    });
     expect((await bos.req('GET', '/v2/healthz')).body).toEqual({ dbStatus: 'ok', apiStatus: 'ok' });
     const root = await mesh.req('GET', '/');
     expect(root.status).toBe(200);

@@ -23,7 +23,9 @@ beforeAll(async () => {
   await h.ok('mutation($x: [ID!]!) { setTenantXnames(tenant: "acme", xnames: $x) { name } }', { x: [ACME_NODE] });
   await h.db.db.execute(sql`insert into components (id) values (${ACME_NODE}), (${OTHER_NODE})`);
 });
-afterAll(async () => { await h?.close(); });
+afterAll(async () => {
+  await h?.close();
+});
 afterEach(async () => {
   const found = await admin.violations();
   admin.exchanges.length = 0;
@@ -33,13 +35,15 @@ afterEach(async () => {
 const acme = { 'cray-tenant-name': 'acme' };
 
 describe('row 13: tenants', () => {
-  test('templates and sessions are the tenant\'s own namespace; lists show only the tenant\'s, untenanted lists show all', async () => {
+  test("templates and sessions are the tenant's own namespace; lists show only the tenant's, untenanted lists show all", async () => {
     expect((await admin.req('PUT', '/v2/sessiontemplates/same', { body: template(OTHER_NODE) })).body.tenant).toBeNull();
     const t = await admin.req('PUT', '/v2/sessiontemplates/same', { body: template(ACME_NODE), headers: acme });
     expect(t.body).toMatchObject({ name: 'same', tenant: 'acme' });
     expect((await admin.req('GET', '/v2/sessiontemplates/same', { headers: acme })).body.boot_sets.b.node_list).toEqual([ACME_NODE]);
     expect((await admin.req('GET', '/v2/sessiontemplates/same')).body.boot_sets.b.node_list).toEqual([OTHER_NODE]);
-    expect((await admin.req('GET', '/v2/sessiontemplates', { headers: acme })).body.map((x: { tenant: string }) => x.tenant)).toEqual(['acme']);
+    expect((await admin.req('GET', '/v2/sessiontemplates', { headers: acme })).body.map((x: { tenant: string }) => x.tenant)).toEqual([
+      'acme',
+    ]);
     expect((await admin.req('GET', '/v2/sessiontemplates')).body).toHaveLength(2);
 
     const s = await admin.req('POST', '/v2/sessions', { body: { name: 'sa', operation: 'boot', template_name: 'same' }, headers: acme });
@@ -57,7 +61,10 @@ describe('row 13: tenants', () => {
     expect(list.body.map((c: { id: string }) => c.id)).toEqual([ACME_NODE]);
     expect((await admin.req('GET', `/v2/components/${OTHER_NODE}`, { headers: acme })).status).toBe(404);
     expect((await admin.req('PATCH', `/v2/components/${OTHER_NODE}`, { body: { enabled: false }, headers: acme })).status).toBe(404);
-    const nobody = await admin.req('PUT', '/v2/sessiontemplates/x', { body: template(ACME_NODE), headers: { 'cray-tenant-name': 'nobody' } });
+    const nobody = await admin.req('PUT', '/v2/sessiontemplates/x', {
+      body: template(ACME_NODE),
+      headers: { 'cray-tenant-name': 'nobody' },
+    });
     expect(nobody.body).toMatchObject({ status: 400, detail: 'Cray-Tenant-Name: Invalid tenant "nobody"' });
   });
 
@@ -65,7 +72,9 @@ describe('row 13: tenants', () => {
     const acmeOperator = h.auth.bearer(await h.auth.token('operator', { tenant: 'acme' }));
     const other = await admin.req('GET', '/v2/sessiontemplates', { headers: { ...acmeOperator, 'cray-tenant-name': 'umbrella' } });
     expect(other.body).toMatchObject({ status: 403, title: 'Forbidden' });
-    expect((await admin.req('GET', '/v2/sessiontemplates', { headers: acmeOperator })).body.map((x: { tenant: string }) => x.tenant)).toEqual(['acme']);
+    expect(
+      (await admin.req('GET', '/v2/sessiontemplates', { headers: acmeOperator })).body.map((x: { tenant: string }) => x.tenant),
+    ).toEqual(['acme']);
     expect((await admin.req('PATCH', '/v2/options', { body: { polling_frequency: 20 }, headers: acmeOperator })).status).toBe(403);
   });
 });
@@ -94,7 +103,9 @@ describe('credentials and roles', () => {
   });
 
   test('the per-token rate limit (the same edge as GraphQL, every request counted) answers 429 with Retry-After', async () => {
-    const limited = await startHarness({ auth: { authenticator: h.auth.auth.authenticator, limiter: createRateLimiter({ burst: 2, perSecond: 0.01, now: () => new Date(0) }) } });
+    const limited = await startHarness({
+      auth: { authenticator: h.auth.auth.authenticator, limiter: createRateLimiter({ burst: 2, perSecond: 0.01, now: () => new Date(0) }) },
+    });
     try {
       const c = bosClient(`${limited.server.baseUrl}/apis/bos`, h.auth.bearer(h.auth.adminToken));
       expect((await c.req('GET', '/v2/healthz')).status).toBe(200);
@@ -109,7 +120,7 @@ describe('credentials and roles', () => {
     }
   });
 
-  test('writes record the credential\'s subject as the actor, as GraphQL writes do', async () => {
+  test("writes record the credential's subject as the actor, as GraphQL writes do", async () => {
     const operator = h.auth.bearer(await h.auth.token('operator', { subject: 'rest-op' }));
     await admin.req('PATCH', `/v2/components/${ACME_NODE}`, { body: { error: 'looked at' }, headers: operator });
     const ev = await h.db.db.execute(sql`select actor from component_events where component_id = ${ACME_NODE} order by id desc limit 1`);

@@ -1,23 +1,41 @@
 /** Template validation (BOS PUT) and PATCH deep merge, as table tests over the pure domain. */
 import { describe, expect, test } from 'vitest';
 import {
-  checkBootSets, mergeTemplatePatch, recordToDraft, validateTemplate, type BootSetDraft, type TemplateDraft, type TemplateRecord,
+  checkBootSets,
+  mergeTemplatePatch,
+  recordToDraft,
+  validateTemplate,
+  type BootSetDraft,
+  type TemplateDraft,
+  type TemplateRecord,
 } from '../../src/domain/templates.ts';
 
 const rules = { rejectNids: false };
 const bs = (over: Partial<BootSetDraft> = {}): BootSetDraft => ({
-  name: 'compute', path: 's3://boot-images/abc/manifest.json', type: 's3', nodeList: ['x3000c0s19b1n0'], ...over,
+  name: 'compute',
+  path: 's3://boot-images/abc/manifest.json',
+  type: 's3',
+  nodeList: ['x3000c0s19b1n0'],
+  ...over,
 });
 const draft = (over: Partial<TemplateDraft> = {}): TemplateDraft => ({ bootSets: [bs()], ...over });
 
 describe('validateTemplate', () => {
   test('fills BOS defaults: arch X86, enableCfs true; drops an empty cfs; canonicalises node lists', () => {
-    const r = validateTemplate(draft({ cfs: { configuration: '' }, bootSets: [bs({ nodeList: ['X3000C0S019B1N00'], cfs: { configuration: '' } })] }), rules);
+    const r = validateTemplate(
+      draft({ cfs: { configuration: '' }, bootSets: [bs({ nodeList: ['X3000C0S019B1N00'], cfs: { configuration: '' } })] }),
+      rules,
+    );
     expect(r.ok).toBe(true);
     if (!r.ok) return;
     expect(r.value.enableCfs).toBe(true);
     expect(r.value.cfs).toBeNull();
-    expect(r.value.bootSets.compute).toEqual({ path: 's3://boot-images/abc/manifest.json', type: 's3', arch: 'X86', node_list: ['x3000c0s19b1n0'] });
+    expect(r.value.bootSets.compute).toEqual({
+      path: 's3://boot-images/abc/manifest.json',
+      type: 's3',
+      arch: 'X86',
+      node_list: ['x3000c0s19b1n0'],
+    });
   });
 
   test.each<[string, Partial<TemplateDraft>, string, RegExp]>([
@@ -29,10 +47,20 @@ describe('validateTemplate', () => {
     ['duplicate boot set', { bootSets: [bs(), bs()] }, 'bootSets[1].name', /given twice/],
     ['no hardware', { bootSets: [bs({ nodeList: null })] }, 'bootSets.compute', /at least one of nodeList/],
     ['empty node list', { bootSets: [bs({ nodeList: [], nodeGroups: ['g'] })] }, 'bootSets.compute.nodeList', /at least 1 entry/],
-    ['bad xname', { bootSets: [bs({ nodeList: ['x3000c0s19b1n0', 'x1', 'x3000c0s1b0n0', 'not-a-node'] })] }, 'bootSets.compute.nodeList[3]', /not a valid xname/],
+    [
+      'bad xname',
+      { bootSets: [bs({ nodeList: ['x3000c0s19b1n0', 'x1', 'x3000c0s1b0n0', 'not-a-node'] })] },
+      'bootSets.compute.nodeList[3]',
+      /not a valid xname/,
+    ],
     ['empty path', { bootSets: [bs({ path: '' })] }, 'bootSets.compute.path', /must not be empty/],
     ['missing type', { bootSets: [bs({ type: null })] }, 'bootSets.compute.type', /is required/],
-    ['long kernel parameters', { bootSets: [bs({ kernelParameters: 'k'.repeat(4097) })] }, 'bootSets.compute.kernelParameters', /at most 4096/],
+    [
+      'long kernel parameters',
+      { bootSets: [bs({ kernelParameters: 'k'.repeat(4097) })] },
+      'bootSets.compute.kernelParameters',
+      /at most 4096/,
+    ],
     ['empty rootfs provider', { bootSets: [bs({ rootfsProvider: '' })] }, 'bootSets.compute.rootfsProvider', /must not be empty/],
     ['empty group name', { bootSets: [bs({ nodeGroups: [''] })] }, 'bootSets.compute.nodeGroups[0]', /must not be empty/],
     ['bad rollout percent', { rollout: { maxInFlight: '150%' } }, 'rollout.maxInFlight', /percentage/],
@@ -66,7 +94,12 @@ describe('validateTemplate', () => {
 
 describe('mergeTemplatePatch (BOS deep merge)', () => {
   const stored: TemplateRecord = {
-    name: 't', tenant: null, description: 'd', enableCfs: true, cfs: { configuration: 'base' }, rollout: { canary: 1 },
+    name: 't',
+    tenant: null,
+    description: 'd',
+    enableCfs: true,
+    cfs: { configuration: 'base' },
+    rollout: { canary: 1 },
     bootSets: {
       compute: { path: 'p1', type: 's3', arch: 'X86', node_list: ['x1c0s0b0n0'], kernel_parameters: 'quiet', cfs: { configuration: 'c1' } },
       uan: { path: 'p2', type: 's3', arch: 'ARM', node_groups: ['uan'] },
@@ -113,7 +146,11 @@ describe('mergeTemplatePatch (BOS deep merge)', () => {
 });
 
 describe('checkBootSets (session-time static checks)', () => {
-  const t = (b: Record<string, unknown>) => ({ bootSets: { compute: { path: 'p', type: 's3', arch: 'X86', node_list: ['x1c0s0b0n0'], ...b } } }) as Pick<TemplateRecord, 'bootSets'>;
+  const t = (b: Record<string, unknown>) =>
+    ({ bootSets: { compute: { path: 'p', type: 's3', arch: 'X86', node_list: ['x1c0s0b0n0'], ...b } } }) as Pick<
+      TemplateRecord,
+      'bootSets'
+    >;
   test.each<[string, Record<string, unknown>, 'boot' | 'shutdown', string[], string[]]>([
     ['fine', {}, 'boot', [], []],
     ['unsupported rootfs provider warns', { rootfs_provider: 'cpss3' }, 'boot', [], ['bootSets.compute.rootfsProvider']],
@@ -127,6 +164,8 @@ describe('checkBootSets (session-time static checks)', () => {
     expect(r.warnings.map((e) => e.field)).toEqual(warnings);
   });
   test('no boot sets at all', () => {
-    expect(checkBootSets({ bootSets: {} }, 'boot', rules).errors).toEqual([{ field: 'bootSets', message: 'the template has no boot sets' }]);
+    expect(checkBootSets({ bootSets: {} }, 'boot', rules).errors).toEqual([
+      { field: 'bootSets', message: 'the template has no boot sets' },
+    ]);
   });
 });

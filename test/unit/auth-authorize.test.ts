@@ -2,14 +2,17 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Kind, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import {
-  assertNodeMayReport, authorize, AuthzError, POLICY, resolveTenant, type OperationPolicy,
-} from '../../src/auth/authorize.ts';
+import { assertNodeMayReport, authorize, AuthzError, POLICY, resolveTenant, type OperationPolicy } from '../../src/auth/authorize.ts';
 import { authFailureError, authzError, throwUnlessOk } from '../../src/auth/errors.ts';
 import { authFailure, ROLES, type Principal, type Role } from '../../src/auth/principal.ts';
 
-const who = (role: Role, tenant: string | null = null, node?: string): Principal =>
-  ({ subject: node ?? `${role}-user`, role, tenant, via: 'api-token', ...(node ? { node } : {}) });
+const who = (role: Role, tenant: string | null = null, node?: string): Principal => ({
+  subject: node ?? `${role}-user`,
+  role,
+  tenant,
+  via: 'api-token',
+  ...(node ? { node } : {}),
+});
 
 const NODE = 'x1000c0s0b0n0';
 
@@ -29,18 +32,24 @@ function expected(p: OperationPolicy, caller: Principal | null, args: Record<str
 
 const callers: Array<[string, Principal | null]> = [
   ['anonymous', null],
-  ...ROLES.filter((r) => r !== 'node').flatMap((r): Array<[string, Principal]> => [
-    [r, who(r)], [`${r}@tenant-a`, who(r, 'tenant-a')],
-  ]),
+  ...ROLES.filter((r) => r !== 'node').flatMap(
+    (r): Array<[string, Principal]> => [
+      [r, who(r)],
+      [`${r}@tenant-a`, who(r, 'tenant-a')],
+    ],
+  ),
   ['node', who('node', null, NODE)],
 ];
 const argVariants: Array<[string, Record<string, unknown>]> = [
-  ['own xname', { id: NODE }], ['other xname', { id: 'x1000c0s0b0n1' }], ['no args', {}],
+  ['own xname', { id: NODE }],
+  ['other xname', { id: 'x1000c0s0b0n1' }],
+  ['no args', {}],
 ];
 
 describe('policy table: every caller × every operation', () => {
   const rows = Object.entries(POLICY).flatMap(([op, p]) =>
-    callers.flatMap(([name, caller]) => argVariants.map(([argName, args]) => ({ op, p, name, caller, argName, args }))));
+    callers.flatMap(([name, caller]) => argVariants.map(([argName, args]) => ({ op, p, name, caller, argName, args }))),
+  );
 
   it.each(rows)('$op by $name ($argName)', ({ op, p, caller, args }) => {
     const r = authorize(caller, op, args);
@@ -50,8 +59,7 @@ describe('policy table: every caller × every operation', () => {
 });
 
 describe('the classes of operation the brief names', () => {
-  const allowed = (op: string, args: Record<string, unknown> = {}) =>
-    callers.filter(([, c]) => authorize(c, op, args).ok).map(([n]) => n);
+  const allowed = (op: string, args: Record<string, unknown> = {}) => callers.filter(([, c]) => authorize(c, op, args).ok).map(([n]) => n);
 
   it('queries: viewer and up, tenants included; nodes not', () => {
     for (const op of ['sessions', 'sessionTemplates', 'components', 'options', 'sessionStatus']) {
@@ -110,9 +118,17 @@ describe('authorize edge cases', () => {
     const node = who('node', null, NODE);
     expect(() => assertNodeMayReport(node, NODE)).not.toThrow();
     expect(() => assertNodeMayReport(who('operator'), 'x1c0s0b0n0')).not.toThrow();
-    for (const [p, x] of [[node, 'x1000c0s0b0n1'], [who('viewer'), NODE], [who('node'), NODE]] as const) {
+    for (const [p, x] of [
+      [node, 'x1000c0s0b0n1'],
+      [who('viewer'), NODE],
+      [who('node'), NODE],
+    ] as const) {
       expect(() => assertNodeMayReport(p, x)).toThrow(AuthzError);
-      try { assertNodeMayReport(p, x); } catch (e) { expect((e as AuthzError).code).toBe('FORBIDDEN'); }
+      try {
+        assertNodeMayReport(p, x);
+      } catch (e) {
+        expect((e as AuthzError).code).toBe('FORBIDDEN');
+      }
     }
   });
 });
@@ -139,8 +155,10 @@ describe('the SDL and the table agree', () => {
     const fields: string[] = [];
     for (const f of files) {
       for (const def of parse(readFileSync(path.join(dir, f), 'utf8')).definitions) {
-        if ((def.kind === Kind.OBJECT_TYPE_DEFINITION || def.kind === Kind.OBJECT_TYPE_EXTENSION)
-          && ['Query', 'Mutation', 'Subscription'].includes(def.name.value)) {
+        if (
+          (def.kind === Kind.OBJECT_TYPE_DEFINITION || def.kind === Kind.OBJECT_TYPE_EXTENSION) &&
+          ['Query', 'Mutation', 'Subscription'].includes(def.name.value)
+        ) {
           fields.push(...(def.fields ?? []).map((fd) => `${def.name.value}.${fd.name.value}`));
         }
       }

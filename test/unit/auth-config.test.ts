@@ -4,10 +4,17 @@ import { AuthConfigError, loadAuthConfig } from '../../src/auth/config.ts';
 describe('auth config', () => {
   it('has documented defaults', () => {
     expect(loadAuthConfig({})).toEqual({
-      mode: 'tokens', issuer: undefined, jwksUrl: undefined, audience: undefined,
-      roleClaim: ['realm_access.roles', 'roles'], tenantClaim: 'tenant', xnameClaim: 'xname', subjectClaim: 'sub',
+      mode: 'tokens',
+      issuer: undefined,
+      jwksUrl: undefined,
+      audience: undefined,
+      roleClaim: ['realm_access.roles', 'roles'],
+      tenantClaim: 'tenant',
+      xnameClaim: 'xname',
+      subjectClaim: 'sub',
       roleMap: { admin: 'admin', operator: 'operator', viewer: 'viewer', node: 'node' },
-      devAdminToken: undefined, rateLimit: { burst: 200, perSecond: 50, anonymous: { burst: 20, perSecond: 2 }, syncMs: 100 },
+      devAdminToken: undefined,
+      rateLimit: { burst: 200, perSecond: 50, anonymous: { burst: 20, perSecond: 2 }, syncMs: 100 },
     });
     expect(loadAuthConfig({}, { defaultMode: 'dev' }).mode).toBe('dev');
     expect(loadAuthConfig({ BOOTORCH_AUTH_MODE: 'tokens' }, { defaultMode: 'dev' }).mode).toBe('tokens');
@@ -15,13 +22,19 @@ describe('auth config', () => {
 
   it('parses OIDC settings', () => {
     const c = loadAuthConfig({
-      BOOTORCH_AUTH_MODE: 'oidc', OIDC_ISSUER: 'https://idp/realms/shasta', OIDC_AUDIENCE: 'bootorch',
-      OIDC_ROLE_CLAIM: 'resource_access.bootorch.roles, realm_access.roles', OIDC_ROLE_MAP: 'admin=admin, monitor-ro=viewer',
+      BOOTORCH_AUTH_MODE: 'oidc',
+      OIDC_ISSUER: 'https://idp/realms/shasta',
+      OIDC_AUDIENCE: 'bootorch',
+      OIDC_ROLE_CLAIM: 'resource_access.bootorch.roles, realm_access.roles',
+      OIDC_ROLE_MAP: 'admin=admin, monitor-ro=viewer',
       BOOTORCH_RATE_LIMIT_BURST: '0',
     });
     expect(c).toMatchObject({
-      mode: 'oidc', audience: 'bootorch', roleClaim: ['resource_access.bootorch.roles', 'realm_access.roles'],
-      roleMap: { admin: 'admin', 'monitor-ro': 'viewer' }, rateLimit: null,
+      mode: 'oidc',
+      audience: 'bootorch',
+      roleClaim: ['resource_access.bootorch.roles', 'realm_access.roles'],
+      roleMap: { admin: 'admin', 'monitor-ro': 'viewer' },
+      rateLimit: null,
     });
   });
 

@@ -30,8 +30,7 @@ function sign(claims: JWTPayload, o: { key?: CryptoKey; kid?: string; iss?: stri
     .sign(o.key ?? key);
 }
 
-const verifier = (more: Partial<JwtVerifierOptions> = {}) =>
-  createJwtVerifier({ issuer: ISSUER, jwks, now: () => NOW, ...more });
+const verifier = (more: Partial<JwtVerifierOptions> = {}) => createJwtVerifier({ issuer: ISSUER, jwks, now: () => NOW, ...more });
 
 const failureOf = (r: Principal | AuthFailure) => ('failure' in r ? r.failure : 'ok');
 
@@ -75,14 +74,19 @@ describe('JWT verification', () => {
 
   it('rejects a tampered payload', async () => {
     const [h, , s] = (await sign({})).split('.');
-    const forged = Buffer.from(JSON.stringify({ sub: 'mallory', iss: ISSUER, exp: sec(NOW) + 300, realm_access: { roles: ['admin'] } })).toString('base64url');
+    const forged = Buffer.from(
+      JSON.stringify({ sub: 'mallory', iss: ISSUER, exp: sec(NOW) + 300, realm_access: { roles: ['admin'] } }),
+    ).toString('base64url');
     expect(failureOf(await verifier().verify(`${h}.${forged}.${s}`))).toBe('bad-signature');
   });
 
   it('rejects HS256 (a public JWKS must never verify a symmetric signature) and alg none', async () => {
     const secret = new TextEncoder().encode('x'.repeat(32));
-    const hs = await new SignJWT({ sub: 'a', realm_access: { roles: ['admin'] } }).setProtectedHeader({ alg: 'HS256', kid: 'k1' })
-      .setIssuer(ISSUER).setExpirationTime(sec(NOW) + 60).sign(secret);
+    const hs = await new SignJWT({ sub: 'a', realm_access: { roles: ['admin'] } })
+      .setProtectedHeader({ alg: 'HS256', kid: 'k1' })
+      .setIssuer(ISSUER)
+      .setExpirationTime(sec(NOW) + 60)
+      .sign(secret);
     expect(failureOf(await verifier().verify(hs))).toBe('malformed');
     const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ sub: 'a', iss: ISSUER })).toString('base64url')}.`;
     expect(failureOf(await verifier().verify(none))).toBe('malformed');
@@ -111,8 +115,18 @@ describe('claimsToPrincipal', () => {
     ['unmapped IdP roles grant nothing', kc(['user', 'offline_access']), {}, 'no-role'],
     ['top-level roles claim', { sub: 'u', roles: ['viewer'] }, {}, 'viewer'],
     ['scope-style role string', { sub: 'u', roles: 'viewer operator' }, {}, 'operator'],
-    ['Keycloak client roles', { sub: 'u', resource_access: { bootorch: { roles: ['admin'] } } }, { roleClaim: 'resource_access.bootorch.roles' }, 'admin'],
-    ['other clients are not read', { sub: 'u', resource_access: { grafana: { roles: ['admin'] } } }, { roleClaim: 'resource_access.bootorch.roles' }, 'no-role'],
+    [
+      'Keycloak client roles',
+      { sub: 'u', resource_access: { bootorch: { roles: ['admin'] } } },
+      { roleClaim: 'resource_access.bootorch.roles' },
+      'admin',
+    ],
+    [
+      'other clients are not read',
+      { sub: 'u', resource_access: { grafana: { roles: ['admin'] } } },
+      { roleClaim: 'resource_access.bootorch.roles' },
+      'no-role',
+    ],
     ['CSM role names through a role map', kc(['admin', 'monitor-ro']), { roleMap: { 'monitor-ro': 'viewer' as const } }, 'viewer'],
     ['human role outranks node', kc(['node', 'viewer']), {}, 'viewer'],
     ['node without xname', kc(['node']), {}, 'invalid-claims'],
@@ -138,8 +152,12 @@ describe('remote JWKS and discovery (loopback server)', () => {
   beforeAll(async () => {
     server = createServer((req, res) => {
       hits.push(req.url!);
-      const body = req.url === '/.well-known/openid-configuration' ? { issuer: base, jwks_uri: `${base}/certs` }
-        : req.url === '/certs' ? jwks : undefined;
+      const body =
+        req.url === '/.well-known/openid-configuration'
+          ? { issuer: base, jwks_uri: `${base}/certs` }
+          : req.url === '/certs'
+            ? jwks
+            : undefined;
       res.writeHead(body ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(body ?? {}));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -160,7 +178,7 @@ describe('remote JWKS and discovery (loopback server)', () => {
     expect(hits.filter((h) => h.includes('openid-configuration'))).toHaveLength(1);
   });
 
-  it('reports an unreachable key set as idp-unavailable, not as the caller\'s fault', async () => {
+  it("reports an unreachable key set as idp-unavailable, not as the caller's fault", async () => {
     const v = createJwtVerifier({ issuer: ISSUER, jwksUrl: `${base}/missing`, now: () => NOW });
     expect(failureOf(await v.verify(await sign({})))).toBe('idp-unavailable');
     const d = createJwtVerifier({ issuer: `${base}/nowhere`, now: () => NOW });

@@ -4,7 +4,12 @@ import { rateLimitError } from '../../src/auth/errors.ts';
 
 function clock(start = Date.parse('2030-01-01T00:00:00Z')) {
   let t = start;
-  return { now: () => new Date(t), advance: (ms: number) => { t += ms; } };
+  return {
+    now: () => new Date(t),
+    advance: (ms: number) => {
+      t += ms;
+    },
+  };
 }
 const alice = { subject: 'alice', role: 'operator' as const };
 const bob = { subject: 'bob', role: 'operator' as const };
@@ -20,7 +25,8 @@ describe('token bucket rate limiter', () => {
   it('refills at the steady rate and never above the burst', () => {
     const c = clock();
     const rl = createRateLimiter({ burst: 2, perSecond: 2, now: c.now });
-    rl.take(alice); rl.take(alice);
+    rl.take(alice);
+    rl.take(alice);
     expect(rl.take(alice).ok).toBe(false);
     c.advance(500);
     expect(rl.take(alice)).toEqual({ ok: true, remaining: 0 });
@@ -65,7 +71,8 @@ describe('token bucket rate limiter', () => {
   it('drops the least recently used bucket beyond maxKeys', () => {
     const c = clock();
     const rl = createRateLimiter({ burst: 1, perSecond: 0.001, maxKeys: 2, now: c.now });
-    rl.take(alice); rl.take(bob);
+    rl.take(alice);
+    rl.take(bob);
     rl.take(alice); // alice is now the most recent
     rl.take({ subject: 'carol', role: 'viewer' });
     expect(rl.size()).toBe(2);

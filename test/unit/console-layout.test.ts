@@ -6,12 +6,13 @@ const cell = (l: ReturnType<typeof layoutNodes>, ids: string[], id: string) => (
 
 function cabinet(cab: number): string[] {
   const ids: string[] = [];
-  for (let c = 0; c < 8; c++) for (let s = 0; s < 8; s++) for (let b = 0; b < 2; b++) for (let n = 0; n < 2; n++) ids.push(`x${cab}c${c}s${s}b${b}n${n}`);
+  for (let c = 0; c < 8; c++)
+    for (let s = 0; s < 8; s++) for (let b = 0; b < 2; b++) for (let n = 0; n < 2; n++) ids.push(`x${cab}c${c}s${s}b${b}n${n}`);
   return ids;
 }
 
 describe('map layout', () => {
-  test('a cabinet: chassis are rows (highest on top), slots left to right, a slot\'s nodes side by side', () => {
+  test("a cabinet: chassis are rows (highest on top), slots left to right, a slot's nodes side by side", () => {
     const ids = cabinet(1000);
     const l = layoutNodes(ids);
     expect(cell(l, ids, 'x1000c7s0b0n0')).toEqual({ x: 0, y: TITLE_ROWS });
@@ -31,8 +32,10 @@ describe('map layout', () => {
     expect(cells.size).toBe(ids.length);
     for (const id of ids) {
       const p = cell(a, ids, id);
-      expect(p.x).toBeGreaterThanOrEqual(0); expect(p.x).toBeLessThan(a.width);
-      expect(p.y).toBeGreaterThanOrEqual(0); expect(p.y).toBeLessThan(a.height);
+      expect(p.x).toBeGreaterThanOrEqual(0);
+      expect(p.x).toBeLessThan(a.width);
+      expect(p.y).toBeGreaterThanOrEqual(0);
+      expect(p.y).toBeLessThan(a.height);
       expect(cell(b, shuffled, id)).toEqual(p);
     }
     expect(a.labels.map((t) => t.text)).toEqual(['x1000', 'x1001', 'x3000', 'other nodes']);

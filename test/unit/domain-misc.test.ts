@@ -7,7 +7,14 @@ import { chunks } from '../../src/domain/lists.ts';
 import { retryLimitHit } from '../../src/engine/action-operator.ts';
 
 describe('age strings and durations', () => {
-  it.each([['0', 0], ['0h', 0], ['30m', 1800], ['12H', 43200], ['7d', 604800], ['2w', 1209600]])('%s', (a, s) => {
+  it.each([
+    ['0', 0],
+    ['0h', 0],
+    ['30m', 1800],
+    ['12H', 43200],
+    ['7d', 604800],
+    ['2w', 1209600],
+  ])('%s', (a, s) => {
     expect(ageSeconds(a)).toBe(s);
   });
   it.each(['', '1', '01d', '5y', '-1d'])('rejects %j', (a) => expect(() => ageSeconds(a)).toThrow());
@@ -19,14 +26,19 @@ describe('age strings and durations', () => {
     expect(optionsPatchSchema.safeParse({ cleanup_completed_session_ttl: '99999999999999w' }).success).toBe(false);
     expect(optionsPatchSchema.safeParse({ component_actual_state_ttl: '9999999999d' }).success).toBe(false);
   });
-  it.each([[20_000, '0:00:20'], [3_600_000 + 61_000, '1:01:01'], [93_784_000, '1 day, 2:03:04'], [2 * 86_400_000, '2 days, 0:00:00']])(
-    '%d ms prints as %s', (ms, s) => expect(formatDuration(ms)).toBe(s),
-  );
+  it.each([
+    [20_000, '0:00:20'],
+    [3_600_000 + 61_000, '1:01:01'],
+    [93_784_000, '1 day, 2:03:04'],
+    [2 * 86_400_000, '2 days, 0:00:00'],
+  ])('%d ms prints as %s', (ms, s) => expect(formatDuration(ms)).toBe(s));
 });
 
 describe('xnames', () => {
   it.each([
-    ['X03000C0S019B01N0', 'x3000c0s19b1n0'], [' x1000c3s5b1n0 ', 'x1000c3s5b1n0'], ['x0c0s0b0n0', 'x0c0s0b0n0'],
+    ['X03000C0S019B01N0', 'x3000c0s19b1n0'],
+    [' x1000c3s5b1n0 ', 'x1000c3s5b1n0'],
+    ['x0c0s0b0n0', 'x0c0s0b0n0'],
   ])('canonicalises %s', (raw, id) => expect(canonicalXname(raw)).toBe(id));
   it('parses component ids with reasons', () => {
     expect(parseComponentId('x1000c0s0b0n0')).toEqual({ id: 'x1000c0s0b0n0' });
@@ -57,7 +69,12 @@ describe('options', () => {
 });
 
 describe('rollout amounts', () => {
-  it.each([['50', 1000, 50], ['10%', 1000, 100], ['1%', 10, 1], ['10%', 5, 1]])('%s of %d', (s, n, r) => {
+  it.each([
+    ['50', 1000, 50],
+    ['10%', 1000, 100],
+    ['1%', 10, 1],
+    ['10%', 5, 1],
+  ])('%s of %d', (s, n, r) => {
     expect(resolveCountOrPercent(s, n)).toBe(r);
   });
   it('validates and knows which policies gate admission', () => {

@@ -6,10 +6,25 @@ import { fromError } from '../../src/engine/outcome.ts';
 describe('fromError', () => {
   it.each([
     ['a 503 from PCS', new ServiceError('pcs', 'POST /transitions', 'Service Unavailable', 503), 'continue', 'service_unavailable'],
-    ['a timeout', new ServiceError('hsm', 'GET /hsm/v2/State/Components', 'timeout: no response within 10 s'), 'continue', 'service_unavailable'],
+    [
+      'a timeout',
+      new ServiceError('hsm', 'GET /hsm/v2/State/Components', 'timeout: no response within 10 s'),
+      'continue',
+      'service_unavailable',
+    ],
     ['a 400 from PCS', new ServiceError('pcs', 'POST /transitions', 'bad xname', 400, false), 'failed', 'service_unavailable'],
-    ['BSS refusing the parameters', new ServiceError('bss', 'PUT /boot/v1/bootparameters', 'bad kernel', 400, false), 'failed', 'boot_parameters_failed'],
-    ['a lost database', Object.assign(new Error('Connection terminated unexpectedly'), { code: '57P01' }), 'continue', 'service_unavailable'],
+    [
+      'BSS refusing the parameters',
+      new ServiceError('bss', 'PUT /boot/v1/bootparameters', 'bad kernel', 400, false),
+      'failed',
+      'boot_parameters_failed',
+    ],
+    [
+      'a lost database',
+      Object.assign(new Error('Connection terminated unexpectedly'), { code: '57P01' }),
+      'continue',
+      'service_unavailable',
+    ],
     ['a bug', new TypeError('x is undefined'), 'failed', 'service_unavailable'],
   ] as const)('%s', (_name, e, kind, reason) => {
     const o = fromError(e);
@@ -19,7 +34,8 @@ describe('fromError', () => {
 
   it('an operator may name the reason its problems get (a BSS refusal keeps its own)', () => {
     expect(fromError(new ServiceError('pcs', 'POST /transitions', 'down', 503), 'power_on_timeout')).toMatchObject({
-      kind: 'continue', problem: { reason: 'power_on_timeout' },
+      kind: 'continue',
+      problem: { reason: 'power_on_timeout' },
     });
   });
 });

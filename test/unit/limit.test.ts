@@ -3,11 +3,14 @@ import { applyLimit, checkLimitSyntax, isNoLimit, LimitSyntaxError } from '../..
 
 const nodes = new Set(['x1000c0s0b0n0', 'x1000c0s0b0n1', 'x1000c0s1b0n0', 'x1000c0s1b0n1']);
 const inv = {
-  members: (name: string) => ({
-    'compute-a': new Set(['x1000c0s0b0n0', 'x1000c0s0b0n1']),
-    Compute: new Set(nodes),
-    'x9': new Set(['x9999c0s0b0n0']),
-  } as Record<string, Set<string>>)[name],
+  members: (name: string) =>
+    (
+      ({
+        'compute-a': new Set(['x1000c0s0b0n0', 'x1000c0s0b0n1']),
+        Compute: new Set(nodes),
+        x9: new Set(['x9999c0s0b0n0']),
+      }) as Record<string, Set<string>>
+    )[name],
 };
 
 describe('limit expressions (BOS §1.3)', () => {

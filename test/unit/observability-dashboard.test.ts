@@ -24,8 +24,12 @@ async function exported(): Promise<Map<string, string[]>> {
   for (const m of await metricsRegistry.getMetricsAsJSON()) {
     const labels = [...((metricsRegistry.getSingleMetric(m.name) as unknown as { labelNames?: string[] })?.labelNames ?? []), 'role'];
     const type = String(m.type);
-    const names = type === 'histogram' ? ['_bucket', '_sum', '_count'].map((s) => m.name + s)
-      : type === 'summary' ? [m.name, `${m.name}_sum`, `${m.name}_count`] : [m.name];
+    const names =
+      type === 'histogram'
+        ? ['_bucket', '_sum', '_count'].map((s) => m.name + s)
+        : type === 'summary'
+          ? [m.name, `${m.name}_sum`, `${m.name}_count`]
+          : [m.name];
     for (const n of names) out.set(n, type === 'histogram' && n.endsWith('_bucket') ? [...labels, 'le'] : labels);
   }
   return out;
@@ -45,7 +49,10 @@ const dashboardExprs: string[] = dashboard.panels.flatMap((p: { targets?: { expr
 const rules = parse(readFileSync(path.join(ROOT, 'observability/prometheus/alerts.yml'), 'utf8'));
 const ruleExprs: string[] = rules.groups.flatMap((g: { rules: { expr: string }[] }) => g.rules.map((r) => r.expr));
 
-describe.each([['dashboard', dashboardExprs], ['alert rules', ruleExprs]])('the %s', (_what, exprs) => {
+describe.each([
+  ['dashboard', dashboardExprs],
+  ['alert rules', ruleExprs],
+])('the %s', (_what, exprs) => {
   it('reference only exported series, by labels they carry', async () => {
     const known = await exported();
     expect(exprs.length).toBeGreaterThan(4);
@@ -55,7 +62,10 @@ describe.each([['dashboard', dashboardExprs], ['alert rules', ruleExprs]])('the 
       for (const r of references(expr)) {
         refs++;
         const labels = known.get(r.name);
-        if (!labels) { problems.push(`${r.name} is not exported (in ${expr.trim()})`); continue; }
+        if (!labels) {
+          problems.push(`${r.name} is not exported (in ${expr.trim()})`);
+          continue;
+        }
         for (const l of r.labels) if (!labels.includes(l) && !ADDED_BY_PROMETHEUS.includes(l)) problems.push(`${r.name} has no label ${l}`);
       }
     }

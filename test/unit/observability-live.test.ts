@@ -9,10 +9,19 @@ import { local, value } from '../helpers/metrics.ts';
 /** A stream of `items` that says how many are still queued, as EventStream does. */
 function stream(items: number[]): AsyncIterableIterator<number> & { queued: number } {
   const it = {
-    get queued() { return items.length; },
-    async next() { return items.length ? { done: false, value: items.shift()! } : { done: true as const, value: undefined }; },
-    async return() { items.length = 0; return { done: true as const, value: undefined }; },
-    [Symbol.asyncIterator]() { return it; },
+    get queued() {
+      return items.length;
+    },
+    async next() {
+      return items.length ? { done: false, value: items.shift()! } : { done: true as const, value: undefined };
+    },
+    async return() {
+      items.length = 0;
+      return { done: true as const, value: undefined };
+    },
+    [Symbol.asyncIterator]() {
+      return it;
+    },
   };
   return it as AsyncIterableIterator<number> & { queued: number };
 }

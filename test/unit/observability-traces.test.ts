@@ -43,9 +43,13 @@ describe('outside calls at the ports', () => {
     world.faults.setService('pcs', { down: false });
     expect(await sample('bootorch_outside_calls_total', { service: 'pcs', operation: 'powerStatus', outcome: 'ok' })).toBe(ok0 + 1);
     expect(await sample('bootorch_outside_calls_total', { service: 'pcs', operation: 'powerStatus', outcome: 'error' })).toBe(err0 + 2);
-    expect(await sample('bootorch_outside_call_duration_seconds_count', { service: 'pcs', operation: 'powerStatus', outcome: 'error' })).toBe(err0 + 2);
+    expect(
+      await sample('bootorch_outside_call_duration_seconds_count', { service: 'pcs', operation: 'powerStatus', outcome: 'error' }),
+    ).toBe(err0 + 2);
     await adapters.inventory.listNodes();
-    expect(await sample('bootorch_outside_calls_total', { service: 'hsm', operation: 'listNodes', outcome: 'ok' })).toBeGreaterThanOrEqual(1);
+    expect(await sample('bootorch_outside_calls_total', { service: 'hsm', operation: 'listNodes', outcome: 'ok' })).toBeGreaterThanOrEqual(
+      1,
+    );
     // configure() and the world pass through; wrapping twice does not count twice.
     expect(adapters.world).toBe(world);
     const twice = instrumentAdapters(adapters);
@@ -69,15 +73,24 @@ describe('traces', () => {
     const adapters = instrumentAdapters(createSimAdapters(world));
     const ids = world.ids().slice(0, 3);
     world.faults.setService('bss', { down: true });
-    const problems = await observeTick('power-on', () => observeBatch(log, 'powering_on', ids.length, 0, async () => {
-      await adapters.power.powerStatus(ids);
-      try {
-        await adapters.bootParams.setBootParameters({ hosts: ids, kernel: 'k', initrd: 'i', params: 'p' });
-        return [];
-      } catch {
-        return ids.map((id) => ({ id, reason: 'service_unavailable' }));
-      }
-    }, () => 'service_unavailable'));
+    const problems = await observeTick('power-on', () =>
+      observeBatch(
+        log,
+        'powering_on',
+        ids.length,
+        0,
+        async () => {
+          await adapters.power.powerStatus(ids);
+          try {
+            await adapters.bootParams.setBootParameters({ hosts: ids, kernel: 'k', initrd: 'i', params: 'p' });
+            return [];
+          } catch {
+            return ids.map((id) => ({ id, reason: 'service_unavailable' }));
+          }
+        },
+        () => 'service_unavailable',
+      ),
+    );
     world.faults.setService('bss', { down: false });
     expect(problems).toHaveLength(3);
     const spans = exporter.getFinishedSpans();

@@ -16,23 +16,34 @@ function timed(q: string, limits: QueryLimits) {
   return { r: checkDocument(schema, q, limits) };
 }
 
-const limitOf = (r: ReturnType<typeof checkDocument>) => (r.ok ? 'ok' : r.error.extensions.limit ?? r.error.extensions.code);
+const limitOf = (r: ReturnType<typeof checkDocument>) => (r.ok ? 'ok' : (r.error.extensions.limit ?? r.error.extensions.code));
 
 describe('bombs are refused by a limit computed linearly (memoised through fragments), never by a stack overflow', () => {
   it('the 8-level fragment fan-out (10^8 fields once expanded) is refused by cost, or by the fragment count without a token', () => {
     const bomb = fanOut(8, 10);
     expect(bomb.length).toBeLessThan(820);
-    for (const [limits, want] of [[DEFAULT_LIMITS, 'cost'], [ANONYMOUS_LIMITS, 'fragments']] as const) {
+    for (const [limits, want] of [
+      [DEFAULT_LIMITS, 'cost'],
+      [ANONYMOUS_LIMITS, 'fragments'],
+    ] as const) {
       const { r } = timed(bomb, limits);
       expect(limitOf(r)).toBe(want);
     }
     // The same with aliases in the leaf: Armor's alias count is memoised too.
-    const aliased = timed(fanOut(8, 10, 'a: version { version } b: version { version }'), { ...DEFAULT_LIMITS, maxCost: Number.MAX_VALUE, maxSelections: Number.MAX_VALUE });
+    const aliased = timed(fanOut(8, 10, 'a: version { version } b: version { version }'), {
+      ...DEFAULT_LIMITS,
+      maxCost: Number.MAX_VALUE,
+      maxSelections: Number.MAX_VALUE,
+    });
     expect(limitOf(aliased.r)).toBe('aliases');
   });
 
   it('deeper and wider fan-outs cost no more to refuse', () => {
-    for (const [levels, width] of [[12, 10], [30, 3], [99, 2]] as const) {
+    for (const [levels, width] of [
+      [12, 10],
+      [30, 3],
+      [99, 2],
+    ] as const) {
       const { r } = timed(fanOut(levels, width), { ...DEFAULT_LIMITS, maxTokens: 100_000, maxFragments: 1000 });
       expect(limitOf(r), `${levels}x${width}`).toBe('cost');
     }
@@ -60,7 +71,7 @@ describe('bombs are refused by a limit computed linearly (memoised through fragm
     if (r.ok) expect(gql.validate(schema, r.document)).toEqual([]);
   });
 
-  it('selection sets wider than graphql\'s field merging can afford are refused, fragments included', () => {
+  it("selection sets wider than graphql's field merging can afford are refused, fragments included", () => {
     const frags = Array.from({ length: 5 }, (_, i) => `fragment G${i} on Query { ${'version{version} '.repeat(95)} }`);
     const side = `{ ${frags.map((_, i) => `...G${i}`).join(' ')} } ${frags.join(' ')}`;
     expect(limitOf(checkDocument(schema, side, DEFAULT_LIMITS))).toBe('selections');
@@ -83,13 +94,26 @@ describe('bombs are refused by a limit computed linearly (memoised through fragm
 
 describe('ordinary documents', () => {
   it('pass, with the counts the old rules had', () => {
-    expect(limitOf(checkDocument(schema, '{ components { edges { node { desiredState { bootArtifacts { kernel } } } } } }', DEFAULT_LIMITS))).toBe('ok');
-    expect(limitOf(checkDocument(schema, '{ components { edges { node { desiredState { bootArtifacts { kernel } } } } } }', { ...DEFAULT_LIMITS, maxDepth: 5 }))).toBe('depth');
+    expect(
+      limitOf(checkDocument(schema, '{ components { edges { node { desiredState { bootArtifacts { kernel } } } } } }', DEFAULT_LIMITS)),
+    ).toBe('ok');
+    expect(
+      limitOf(
+        checkDocument(schema, '{ components { edges { node { desiredState { bootArtifacts { kernel } } } } } }', {
+          ...DEFAULT_LIMITS,
+          maxDepth: 5,
+        }),
+      ),
+    ).toBe('depth');
     expect(limitOf(checkDocument(schema, '{ components(first: 10000) { nodes { id enabled } } }', DEFAULT_LIMITS))).toBe('ok');
-    expect(limitOf(checkDocument(schema, 'query($n: Int) { components(first: $n) { nodes { id } } }', { ...DEFAULT_LIMITS, maxCost: 10_000 }))).toBe('cost');
+    expect(
+      limitOf(checkDocument(schema, 'query($n: Int) { components(first: $n) { nodes { id } } }', { ...DEFAULT_LIMITS, maxCost: 10_000 })),
+    ).toBe('cost');
     expect(limitOf(checkDocument(schema, gql.getIntrospectionQuery(), DEFAULT_LIMITS))).toBe('ok');
     expect(limitOf(checkDocument(schema, '{ version { version } health { api database queue } }', ANONYMOUS_LIMITS))).toBe('ok');
-    expect(limitOf(checkDocument(schema, `{ ${'version @include(if: true) { version } '.repeat(6)} }`, ANONYMOUS_LIMITS))).toBe('directives');
+    expect(limitOf(checkDocument(schema, `{ ${'version @include(if: true) { version } '.repeat(6)} }`, ANONYMOUS_LIMITS))).toBe(
+      'directives',
+    );
   });
 
   it('introspection is recognised through fragments, __typename is not introspection', () => {

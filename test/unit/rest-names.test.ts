@@ -25,12 +25,18 @@ describe('bosField', () => {
 
 describe('words and keys', () => {
   test('known field names in messages are translated, other words are left alone', () => {
-    expect(bosWords('must have at least one of nodeList, nodeRolesGroups or nodeGroups')).toBe('must have at least one of node_list, node_roles_groups or node_groups');
+    expect(bosWords('must have at least one of nodeList, nodeRolesGroups or nodeGroups')).toBe(
+      'must have at least one of node_list, node_roles_groups or node_groups',
+    );
     expect(bosWords('boot set "computeA" is given twice')).toBe('boot set "computeA" is given twice');
   });
 
   test('convertKeys converts nested keys and leaves map keys named in `keep` as they are', () => {
-    expect(convertKeys({ desired_state: { boot_artifacts: { kernel_parameters: 'x' } } }, camel)).toEqual({ desiredState: { bootArtifacts: { kernelParameters: 'x' } } });
-    expect(convertKeys({ bootSets: { myComputeSet: { nodeList: [] } } }, snake, new Set(['boot_sets']))).toEqual({ boot_sets: { myComputeSet: { node_list: [] } } });
+    expect(convertKeys({ desired_state: { boot_artifacts: { kernel_parameters: 'x' } } }, camel)).toEqual({
+      desiredState: { bootArtifacts: { kernelParameters: 'x' } },
+    });
+    expect(convertKeys({ bootSets: { myComputeSet: { nodeList: [] } } }, snake, new Set(['boot_sets']))).toEqual({
+      boot_sets: { myComputeSet: { node_list: [] } },
+    });
   });
 });

@@ -19,7 +19,7 @@ describe('sim adapters', () => {
     expect(nodes[0]).toEqual({ id: 'x1000c0s0b0n0', role: 'Compute', subRole: '', arch: 'X86', enabled: true, nid: 1 });
     const q = await a.inventory.queryNodes(['X1000C0S0B0N0', 'x1000c0s0b1n0', 'x9999c0s0b0n0']);
     expect(q.map((n) => n.id)).toEqual(['x1000c0s0b0n0', 'x1000c0s0b1n0']);
-    expect((await a.inventory.queryNodes(['x1000c0s0b1n0'], { enabledOnly: true }))).toEqual([]);
+    expect(await a.inventory.queryNodes(['x1000c0s0b1n0'], { enabledOnly: true })).toEqual([]);
     expect(await a.inventory.queryNodes([])).toEqual([]);
     expect((await a.inventory.groups()).find((g) => g.label === 'compute-a')!.members).toHaveLength(8);
     expect((await a.inventory.partitions())[0]).toMatchObject({ label: 'p1' });
@@ -71,7 +71,12 @@ describe('sim adapters', () => {
   it('config: GET in batches of 200 following next, PATCH in batches of 1000', async () => {
     const { w, a } = make({ nodes: 2500, cfsOptions: { default_page_size: 150 } });
     const ids = w.ids();
-    const patched = await a.config.patchComponents(ids, { enabled: false, desiredConfig: 'compute-cfg', tags: { bos_session: 'S' }, clearState: true });
+    const patched = await a.config.patchComponents(ids, {
+      enabled: false,
+      desiredConfig: 'compute-cfg',
+      tags: { bos_session: 'S' },
+      clearState: true,
+    });
     expect(patched).toHaveLength(2500);
     expect(w.counters.callCount('cfs', 'PATCH /v3/components')).toBe(3);
     const got = await a.config.getComponents(ids.slice(0, 450));
@@ -79,7 +84,12 @@ describe('sim adapters', () => {
     // 200, 200, 50 ids; pages of 150: 2 + 2 + 1 calls.
     expect(w.counters.callCount('cfs', 'GET /v3/components')).toBe(5);
     expect(got[0]).toEqual({
-      id: ids[0], desiredConfig: 'compute-cfg', configurationStatus: 'pending', enabled: false, errorCount: 0, tags: { bos_session: 'S' },
+      id: ids[0],
+      desiredConfig: 'compute-cfg',
+      configurationStatus: 'pending',
+      enabled: false,
+      errorCount: 0,
+      tags: { bos_session: 'S' },
     });
     w.counters.reset();
     expect(await a.config.getComponents()).toHaveLength(2500);

@@ -9,16 +9,37 @@ const C2 = 'b'.repeat(40);
 const U1 = 'https://vcs/one.git';
 const U2 = 'https://vcs/two.git';
 const configs = new Map<string, CfsConfiguration>([
-  ['two', { name: 'two', last_updated: '', layers: [{ clone_url: U1, playbook: 'site.yml', commit: C1 }, { clone_url: U2, playbook: 'p.yml', commit: C2 }] }],
+  [
+    'two',
+    {
+      name: 'two',
+      last_updated: '',
+      layers: [
+        { clone_url: U1, playbook: 'site.yml', commit: C1 },
+        { clone_url: U2, playbook: 'p.yml', commit: C2 },
+      ],
+    },
+  ],
   ['empty', { name: 'empty', last_updated: '', layers: [] }],
   ['nocommit', { name: 'nocommit', last_updated: '', layers: [{ clone_url: U1, playbook: 'site.yml', branch: 'main' }] }],
   ['source', { name: 'source', last_updated: '', layers: [{ source: 'src', playbook: 'site.yml', commit: C1 }] }],
   ['defplay', { name: 'defplay', last_updated: '', layers: [{ clone_url: U1, commit: C1 }] }],
 ]);
-const layer = (url: string, commit: string, status: CfsStateLayer['status'], playbook = url === U1 ? 'site.yml' : 'p.yml'): CfsStateLayer =>
-  ({ clone_url: url, playbook, commit, status, last_updated: '', session_name: 's' });
-const comp = (desired: string, state: CfsStateLayer[], error_count = 0, retry_policy?: number): CfsComponent =>
-  ({ id: 'x', desired_config: desired, state, error_count, retry_policy, enabled: true, tags: {} });
+const layer = (
+  url: string,
+  commit: string,
+  status: CfsStateLayer['status'],
+  playbook = url === U1 ? 'site.yml' : 'p.yml',
+): CfsStateLayer => ({ clone_url: url, playbook, commit, status, last_updated: '', session_name: 's' });
+const comp = (desired: string, state: CfsStateLayer[], error_count = 0, retry_policy?: number): CfsComponent => ({
+  id: 'x',
+  desired_config: desired,
+  state,
+  error_count,
+  retry_policy,
+  enabled: true,
+  tags: {},
+});
 
 describe('configuration_status (csm-services §1.2)', () => {
   const ok1 = layer(U1, C1, 'applied');
@@ -75,7 +96,8 @@ describe('CFS component writes', () => {
     c = patchComponent(c, { state_append: { clone_url: U2, playbook: 'p.yml', commit: C2, session_name: 's1' } }, 'T2');
     c = patchComponent(c, { state_append: { clone_url: U1, playbook: 'site.yml', commit: `${C2}_failed`, session_name: 's2' } }, 'T3');
     expect(c.state.map((l) => [l.clone_url, l.commit, l.status, l.last_updated])).toEqual([
-      [U2, C2, 'applied', 'T2'], [U1, C2, 'failed', 'T3'],
+      [U2, C2, 'applied', 'T2'],
+      [U1, C2, 'failed', 'T3'],
     ]);
   });
 
@@ -140,7 +162,10 @@ describe('sim cfs-batcher', () => {
   });
 
   it('a node whose configuration fails is retried until its retry policy is spent, then failed', async () => {
-    const w = make({ batcher: { batchWindowMs: 0, checkIntervalMs: 1, runTimeMs: 1 }, faults: { nodes: { configurationFails: ['x1000c0s0b0n0'] } } });
+    const w = make({
+      batcher: { batchWindowMs: 0, checkIntervalMs: 1, runTimeMs: 1 },
+      faults: { nodes: { configurationFails: ['x1000c0s0b0n0'] } },
+    });
     const [A, B] = w.ids() as [string, string];
     w.cfs.patchWhere({ ids: `${A},${B}` }, { desired_config: 'compute-cfg', enabled: true, state: [] });
     await w.waitUntil(() => w.cfs.status(A) === 'failed' && w.cfs.status(B) === 'configured', 3000);

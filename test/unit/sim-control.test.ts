@@ -53,7 +53,8 @@ describe('--fault specs', () => {
     f = parseFault('cfs:failRate=0.5', f);
     f = parseFault('hsm:slowMs=300', f);
     expect(f).toEqual({
-      rates: { neverPowersOn: 0.25 }, nodes: { ignoresSoftOff: ['x1000c0s0b0n0', 'x1000c0s0b0n1'] },
+      rates: { neverPowersOn: 0.25 },
+      nodes: { ignoresSoftOff: ['x1000c0s0b0n0', 'x1000c0s0b0n1'] },
       services: { pcs: { down: true }, cfs: { failRate: 0.5 }, hsm: { slowMs: 300 } },
     });
     expect(() => parseFault('nosuch=1')).toThrow(/want/);

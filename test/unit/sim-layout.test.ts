@@ -49,7 +49,12 @@ describe('sim layout', () => {
     expect(arm.length % 4).toBe(0);
     for (const id of arm) {
       const blade = id.replace(/b\dn\d$/, '');
-      expect(a.ids().filter((x) => x.startsWith(`${blade}b`)).every((x) => a.node(x)!.arch === 'ARM')).toBe(true);
+      expect(
+        a
+          .ids()
+          .filter((x) => x.startsWith(`${blade}b`))
+          .every((x) => a.node(x)!.arch === 'ARM'),
+      ).toBe(true);
     }
     expect(arm.length / 512).toBeGreaterThan(0.1);
     expect(arm.length / 512).toBeLessThan(0.45);

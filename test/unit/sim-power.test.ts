@@ -22,7 +22,10 @@ describe('sim power and boot', () => {
     expect(w.node(A)!.power).toBe('off');
     expect(w.power.transitions.get(id)!.transitionStatus).toBe('in-progress');
     await w.waitUntil(() => reports.length === 2, 2000, 'two reports');
-    expect(reports.sort()).toEqual([[A, token], [B, token]]);
+    expect(reports.sort()).toEqual([
+      [A, token],
+      [B, token],
+    ]);
     expect(w.node(A)).toMatchObject({ power: 'on', hsmState: 'Ready', booted: { kernel: 'k', token } });
     expect(w.power.transitions.get(id)!.transitionStatus).toBe('completed');
     expect(w.power.transitions.get(id)!.tasks.every((t) => t.taskStatus === 'succeeded')).toBe(true);
@@ -42,7 +45,8 @@ describe('sim power and boot', () => {
   it('retries a refused report with capped backoff until it is accepted', async () => {
     let calls = 0;
     const w = make({
-      reportRetryBaseMs: 1, reportRetryMaxMs: 3,
+      reportRetryBaseMs: 1,
+      reportRetryMaxMs: 3,
       onReport: async () => {
         calls++;
         if (calls < 4) throw Object.assign(new Error('409 Conflict'), { status: 409 });
@@ -73,7 +77,12 @@ describe('sim power and boot', () => {
     expect(failed.error).toBe('Timeout waiting for transition, soft-off.');
     await w.waitUntil(() => w.node(B)!.power === 'off', 2000);
     expect(w.node(A)!.power).toBe('on');
-    expect(w.power.transitions.get(t)!.tasks.map((k) => k.taskStatus).sort()).toEqual(['failed', 'succeeded']);
+    expect(
+      w.power.transitions
+        .get(t)!
+        .tasks.map((k) => k.taskStatus)
+        .sort(),
+    ).toEqual(['failed', 'succeeded']);
     w.transition('Force-Off', [A]);
     await w.waitUntil(() => w.node(A)!.power === 'off', 2000);
     expect(w.counters.transitionCount('Force-Off', A)).toBe(1);
@@ -95,7 +104,8 @@ describe('sim power and boot', () => {
     w.on('power', () => changes++);
     const t = w.transition('On', [A]);
     expect(w.power.transitions.get(t)!.tasks[0]).toMatchObject({
-      taskStatus: 'succeeded', taskStatusDescription: 'Component already in desired state',
+      taskStatus: 'succeeded',
+      taskStatusDescription: 'Component already in desired state',
     });
     expect(changes).toBe(0);
   });

@@ -29,11 +29,21 @@ describe('BMC secrets (AES-256-GCM, node id bound in)', () => {
 });
 
 describe('node drafts', () => {
-  const good = { xname: 'X3000C0S01B0N0', mac: '52-54-00-AA-BB-01', bmc: { driver: 'ipmi', address: 'bmc1:623', username: 'admin', password: 'p' } };
+  const good = {
+    xname: 'X3000C0S01B0N0',
+    mac: '52-54-00-AA-BB-01',
+    bmc: { driver: 'ipmi', address: 'bmc1:623', username: 'admin', password: 'p' },
+  };
   it('canonicalises xname and MAC and fills defaults', () => {
     const r = checkNodeDrafts([good]);
     expect(r.ok && r.value[0]).toMatchObject({
-      xname: 'x3000c0s1b0n0', mac: '52:54:00:aa:bb:01', arch: 'X86', role: 'Compute', groups: [], enabled: true, locked: false,
+      xname: 'x3000c0s1b0n0',
+      mac: '52:54:00:aa:bb:01',
+      arch: 'X86',
+      role: 'Compute',
+      groups: [],
+      enabled: true,
+      locked: false,
     });
     expect(checkNodeDrafts([{ xname: 'x3000c0s2b0n0', mac: '525400aabb02' }]).ok).toBe(true);
   });

@@ -31,7 +31,8 @@ import { Machines, BMC_USER, BMC_PASSWORD } from './machines.ts';
 import { NodeRegistry } from '../../src/adapters/standalone/registry.ts';
 
 const ENABLED = process.env.BOOTORCH_VM_TESTS === '1';
-if (!ENABLED) console.info('test/vm skipped: set BOOTORCH_VM_TESTS=1 (and install the packages in scripts/vm-assets.sh\'s header) to boot real VMs');
+if (!ENABLED)
+  console.info("test/vm skipped: set BOOTORCH_VM_TESTS=1 (and install the packages in scripts/vm-assets.sh's header) to boot real VMs");
 
 const NODES = [
   { name: 'vm1', xname: 'x3000c0s1b0n0' },
@@ -55,7 +56,8 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
 
   const gql = async (query: string, variables: Record<string, unknown> = {}) => {
     const res = await fetch(api.url, {
-      method: 'POST', headers: { 'content-type': 'application/json', ...auth.bearer(auth.adminToken) },
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth.bearer(auth.adminToken) },
       body: JSON.stringify({ query, variables }),
     });
     const body = (await res.json()) as { data?: any; errors?: { message: string }[] };
@@ -64,29 +66,51 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
   };
 
   /** Re-checks on every component event and every 250 ms, until the deadline. */
-  const waitFor = (cond: () => Promise<boolean>, what: string, timeoutMs: number) => new Promise<void>((resolve, reject) => {
-    let busy = false;
-    const check = async () => {
-      if (busy) return;
-      busy = true;
-      try { if (await cond()) { finish(); resolve(); } } catch (e) { finish(); reject(e); } finally { busy = false; }
-    };
-    const tick = setInterval(check, 250);
-    const deadline = setTimeout(() => { finish(); reject(new Error(`${what}: not reached within ${timeoutMs} ms`)); }, timeoutMs);
-    const finish = () => { clearInterval(tick); clearTimeout(deadline); waiters.delete(check); };
-    waiters.add(check);
-    void check();
-  });
+  const waitFor = (cond: () => Promise<boolean>, what: string, timeoutMs: number) =>
+    new Promise<void>((resolve, reject) => {
+      let busy = false;
+      const check = async () => {
+        if (busy) return;
+        busy = true;
+        try {
+          if (await cond()) {
+            finish();
+            resolve();
+          }
+        } catch (e) {
+          finish();
+          reject(e);
+        } finally {
+          busy = false;
+        }
+      };
+      const tick = setInterval(check, 250);
+      const deadline = setTimeout(() => {
+        finish();
+        reject(new Error(`${what}: not reached within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const finish = () => {
+        clearInterval(tick);
+        clearTimeout(deadline);
+        waiters.delete(check);
+      };
+      waiters.add(check);
+      void check();
+    });
 
   const component = async (id: string) => (await db.pool.query('select * from components where id = $1', [id])).rows[0];
   const events = async (id: string, session: string) =>
     (await db.pool.query('select * from component_events where component_id = $1 and session = $2 order by id', [id, session])).rows;
 
   const runSession = async (name: string, operation: string, limit: string, timeoutMs: number) => {
-    await gql(`mutation($i: CreateSessionInput!) { createSession(input: $i) { session { name } } }`,
-      { i: { name, operation, templateName: 'vms', limit } });
-    await waitFor(async () => (await db.pool.query('select status from sessions where name = $1', [name])).rows[0]?.status === 'complete',
-      `session ${name} complete`, timeoutMs);
+    await gql(`mutation($i: CreateSessionInput!) { createSession(input: $i) { session { name } } }`, {
+      i: { name, operation, templateName: 'vms', limit },
+    });
+    await waitFor(
+      async () => (await db.pool.query('select status from sessions where name = $1', [name])).rows[0]?.status === 'complete',
+      `session ${name} complete`,
+      timeoutMs,
+    );
   };
 
   /**
@@ -99,7 +123,10 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
       const ev = await events(id, session);
       const on = ev.filter((e) => e.kind === 'action' && e.action === 'powering_on').at(-1);
       const report = ev.filter((e) => e.kind === 'report').at(-1);
-      const start = machines.nodes.find((m) => m.xname === id)!.powerOns().at(-1);
+      const start = machines.nodes
+        .find((m) => m.xname === id)!
+        .powerOns()
+        .at(-1);
       if (on && report && start) {
         out[id] = { action: (report.at.getTime() - on.at.getTime()) / 1000, qemu: (report.at.getTime() - start) / 1000 };
       }
@@ -110,18 +137,28 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
   beforeAll(async () => {
     const assets = execFileSync(path.join(ROOT, 'scripts/vm-assets.sh'), { encoding: 'utf8' }).trim().split('\n').at(-1)!;
     db = await freshDb();
-    await db.pool.query('insert into options (id, data) values (1, $1)', [JSON.stringify({
-      polling_frequency: 2, transit_polling_frequency: 0.5, discovery_frequency: 1,
-      max_power_off_wait_time: 5, max_power_on_wait_time: 30, max_boot_wait_time: 45,
-      default_retry_policy: 1, cleanup_completed_session_ttl: '0',
-    })]);
+    await db.pool.query('insert into options (id, data) values (1, $1)', [
+      JSON.stringify({
+        polling_frequency: 2,
+        transit_polling_frequency: 0.5,
+        discovery_frequency: 1,
+        max_power_off_wait_time: 5,
+        max_power_on_wait_time: 30,
+        max_boot_wait_time: 45,
+        default_retry_policy: 1,
+        cleanup_completed_session_ttl: '0',
+      }),
+    ]);
     // The artifact folder bootorch serves: the VM assets, a manifest for them, and one whose kernel is missing.
     const files = path.join(assets, 'served');
     mkdirSync(path.join(files, 'broken'), { recursive: true });
-    const manifest = (kernel: string) => JSON.stringify({ artifacts: [
-      { type: 'application/vnd.cray.image.kernel', link: { path: kernel } },
-      { type: 'application/vnd.cray.image.initrd', link: { path: 'initrd.gz' } },
-    ] });
+    const manifest = (kernel: string) =>
+      JSON.stringify({
+        artifacts: [
+          { type: 'application/vnd.cray.image.kernel', link: { path: kernel } },
+          { type: 'application/vnd.cray.image.initrd', link: { path: 'initrd.gz' } },
+        ],
+      });
     writeFileSync(path.join(files, 'manifest.json'), manifest('vmlinuz'));
     writeFileSync(path.join(files, 'broken', 'manifest.json'), manifest('no-such-vmlinuz'));
     for (const f of ['vmlinuz', 'initrd.gz']) writeFileSync(path.join(files, f), readFileSync(path.join(assets, f)));
@@ -132,38 +169,63 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     engine = await startEngine({ url: db.url, db: db.db, adapters, operators: ALL_OPERATORS, log });
     auth = await testAuth(db.db);
     api = await startApiServer({
-      db: db.db, scheduler: engine.scheduler, port: 0, host: '127.0.0.1', auth: auth.auth, adapters, images: adapters.images,
-      reports: createReportBatcher(db.db, engine.scheduler), nodeRegistry: new NodeRegistry(secretKey), bootRoutes: bootRoutes({ db: db.db, filesDir: files, onRequest: (l) => requests.push(`${Date.now()} ${l}`) }),
+      db: db.db,
+      scheduler: engine.scheduler,
+      port: 0,
+      host: '127.0.0.1',
+      auth: auth.auth,
+      adapters,
+      images: adapters.images,
+      reports: createReportBatcher(db.db, engine.scheduler),
+      nodeRegistry: new NodeRegistry(secretKey),
+      bootRoutes: bootRoutes({ db: db.db, filesDir: files, onRequest: (l) => requests.push(`${Date.now()} ${l}`) }),
     });
     listener = new pg.Client({ connectionString: db.url });
     await listener.connect();
     await listener.query(`listen ${EVENTS_CHANNEL}`);
-    listener.on('notification', () => { for (const w of [...waiters]) w(); });
+    listener.on('notification', () => {
+      for (const w of [...waiters]) w();
+    });
 
     const port = new URL(api.url).port;
     machines = new Machines({
-      assets, bootfile: `http://10.0.2.2:${port}/boot/v1/ipxe`, accel: process.env.BOOTORCH_VM_ACCEL === 'kvm' ? 'kvm' : 'tcg',
+      assets,
+      bootfile: `http://10.0.2.2:${port}/boot/v1/ipxe`,
+      accel: process.env.BOOTORCH_VM_ACCEL === 'kvm' ? 'kvm' : 'tcg',
     });
     for (const [i, n] of NODES.entries()) await machines.add(n.name, n.xname, i + 1);
     await machines.ready();
 
     // Registered through the API, as an operator would (BMC passwords sealed, never returned).
-    const registered = (await gql(`mutation($n: [NodeInput!]!) { registerNodes(nodes: $n) { xname mac bmc { driver address hasPassword } } }`, {
-      n: machines.nodes.map((m) => ({
-        xname: m.xname, hostname: m.name, mac: m.mac, groups: ['vms'],
-        bmc: { driver: 'IPMI', address: m.bmcAddress, username: BMC_USER, password: BMC_PASSWORD },
-      })),
-    })).registerNodes;
-    expect(registered.map((n: any) => n.bmc)).toEqual(machines.nodes.map((m) => ({ driver: 'IPMI', address: m.bmcAddress, hasPassword: true })));
-    await gql(`mutation($i: SessionTemplateInput!) { putSessionTemplate(name: "vms", input: $i) { template { name } } }`, { i: {
-      enableCfs: false,
-      bootSets: [
-        { name: 'good', type: 's3', path: 'manifest.json', kernelParameters: 'console=ttyS0 quiet', nodeList: GOOD },
-        { name: 'broken', type: 's3', path: 'broken/manifest.json', kernelParameters: 'console=ttyS0 quiet', nodeList: [BROKEN] },
-      ],
-    } });
+    const registered = (
+      await gql(`mutation($n: [NodeInput!]!) { registerNodes(nodes: $n) { xname mac bmc { driver address hasPassword } } }`, {
+        n: machines.nodes.map((m) => ({
+          xname: m.xname,
+          hostname: m.name,
+          mac: m.mac,
+          groups: ['vms'],
+          bmc: { driver: 'IPMI', address: m.bmcAddress, username: BMC_USER, password: BMC_PASSWORD },
+        })),
+      })
+    ).registerNodes;
+    expect(registered.map((n: any) => n.bmc)).toEqual(
+      machines.nodes.map((m) => ({ driver: 'IPMI', address: m.bmcAddress, hasPassword: true })),
+    );
+    await gql(`mutation($i: SessionTemplateInput!) { putSessionTemplate(name: "vms", input: $i) { template { name } } }`, {
+      i: {
+        enableCfs: false,
+        bootSets: [
+          { name: 'good', type: 's3', path: 'manifest.json', kernelParameters: 'console=ttyS0 quiet', nodeList: GOOD },
+          { name: 'broken', type: 's3', path: 'broken/manifest.json', kernelParameters: 'console=ttyS0 quiet', nodeList: [BROKEN] },
+        ],
+      },
+    });
     // Discovery makes the registered nodes components.
-    await waitFor(async () => (await db.pool.query('select count(*)::int as n from components')).rows[0].n === 3, 'components discovered', 15_000);
+    await waitFor(
+      async () => (await db.pool.query('select count(*)::int as n from components')).rows[0].n === 3,
+      'components discovered',
+      15_000,
+    );
   }, 180_000);
 
   afterAll(async () => {
@@ -209,7 +271,9 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     expect(ev.some((e) => e.kind === 'report')).toBe(false);
     expect(machines.ipmitool(machines.nodes.find((m) => m.xname === BROKEN)!, 'chassis', 'power', 'status')).toMatch(/is off/);
     // iPXE said why: the kernel URL did not load.
-    expect(ev.find((e) => e.kind === 'error' && e.actor === `node:${BROKEN}`)?.error).toMatch(/^iPXE could not load the kernel http:\/\/10\.0\.2\.2:\d+\/boot\/v1\/files\/no-such-vmlinuz$/);
+    expect(ev.find((e) => e.kind === 'error' && e.actor === `node:${BROKEN}`)?.error).toMatch(
+      /^iPXE could not load the kernel http:\/\/10\.0\.2\.2:\d+\/boot\/v1\/files\/no-such-vmlinuz$/,
+    );
   }, 300_000);
 
   it('reboots the booted nodes: a graceful off the guests obey, then a fresh boot and report', async () => {

@@ -28,8 +28,14 @@ function Console({ token, who, signOut }: { token: string; who: Identity; signOu
     const a = createApiClient(token);
     setApi(a);
     const live = startLiveMap(a, store, (e) => setLiveError(e.message));
-    void live.ready.then(() => setLiveError(''), () => {});
-    return () => { live.stop(); a.close(); };
+    void live.ready.then(
+      () => setLiveError(''),
+      () => {},
+    );
+    return () => {
+      live.stop();
+      a.close();
+    };
   }, [token, store]);
   if (!api) return null;
 
@@ -38,19 +44,40 @@ function Console({ token, who, signOut }: { token: string; who: Identity; signOu
       <IdentityContext.Provider value={who}>
         <header>
           <b>bootorch</b>
-          <nav><Link href="/">Machine</Link><Link href="/sessions">Sessions</Link>{canOperate(who) && <Link href="/sessions/new">New session</Link>}</nav>
-          <span className="who" data-testid="whoami">{who.subject} · {who.role.toLowerCase()}{who.tenant ? ` · tenant ${who.tenant}` : ''}</span>
-          <button type="button" onClick={signOut}>Sign out</button>
+          <nav>
+            <Link href="/">Machine</Link>
+            <Link href="/sessions">Sessions</Link>
+            {canOperate(who) && <Link href="/sessions/new">New session</Link>}
+          </nav>
+          <span className="who" data-testid="whoami">
+            {who.subject} · {who.role.toLowerCase()}
+            {who.tenant ? ` · tenant ${who.tenant}` : ''}
+          </span>
+          <button type="button" onClick={signOut}>
+            Sign out
+          </button>
         </header>
-        {liveError && <p className="error banner" role="alert">{liveError}</p>}
+        {liveError && (
+          <p className="error banner" role="alert">
+            {liveError}
+          </p>
+        )}
         <main>
           <Switch>
-            <Route path="/"><MapPage store={store} /></Route>
+            <Route path="/">
+              <MapPage store={store} />
+            </Route>
             <Route path="/node/:id">{(p) => <NodePage id={p.id} store={store} />}</Route>
-            <Route path="/sessions"><SessionsPage /></Route>
+            <Route path="/sessions">
+              <SessionsPage />
+            </Route>
             <Route path="/sessions/new">{canOperate(who) ? <CreateSession /> : <p>Only operators start sessions.</p>}</Route>
             <Route path="/sessions/:name">{(p) => <SessionPage name={p.name} />}</Route>
-            <Route><p>Nothing here. <Link href="/">The machine</Link></p></Route>
+            <Route>
+              <p>
+                Nothing here. <Link href="/">The machine</Link>
+              </p>
+            </Route>
           </Switch>
         </main>
       </IdentityContext.Provider>
@@ -65,15 +92,37 @@ export function App() {
   useEffect(() => {
     const t = storedToken();
     if (!t) return;
-    checkToken(t).then((who) => setAuth({ token: t, who }), (e: Error) => { storeToken(null); setProblem(e.message); })
+    checkToken(t)
+      .then(
+        (who) => setAuth({ token: t, who }),
+        (e: Error) => {
+          storeToken(null);
+          setProblem(e.message);
+        },
+      )
       .finally(() => setChecking(false));
   }, []);
   if (checking) return <p>checking the stored token…</p>;
   return (
     <Router hook={useHashLocation}>
-      {auth
-        ? <Console token={auth.token} who={auth.who} signOut={() => { storeToken(null); setAuth(null); }} />
-        : <SignIn problem={problem} onSignedIn={(token, who) => { storeToken(token); setAuth({ token, who }); }} />}
+      {auth ? (
+        <Console
+          token={auth.token}
+          who={auth.who}
+          signOut={() => {
+            storeToken(null);
+            setAuth(null);
+          }}
+        />
+      ) : (
+        <SignIn
+          problem={problem}
+          onSignedIn={(token, who) => {
+            storeToken(token);
+            setAuth({ token, who });
+          }}
+        />
+      )}
     </Router>
   );
 }

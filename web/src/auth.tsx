@@ -7,7 +7,12 @@ import { createContext, useContext, useEffect, useState, type FormEvent } from '
 
 const KEY = 'bootorch.token';
 
-export interface Identity { subject: string; role: string; tenant?: string | null; via: string }
+export interface Identity {
+  subject: string;
+  role: string;
+  tenant?: string | null;
+  via: string;
+}
 
 export const IdentityContext = createContext<Identity | null>(null);
 export const useIdentity = (): Identity => useContext(IdentityContext)!;
@@ -15,7 +20,10 @@ export const useIdentity = (): Identity => useContext(IdentityContext)!;
 export const canOperate = (who: Identity): boolean => who.role === 'ADMIN' || who.role === 'OPERATOR';
 
 export const storedToken = (): string | null => sessionStorage.getItem(KEY);
-export const storeToken = (t: string | null): void => { if (t) sessionStorage.setItem(KEY, t); else sessionStorage.removeItem(KEY); };
+export const storeToken = (t: string | null): void => {
+  if (t) sessionStorage.setItem(KEY, t);
+  else sessionStorage.removeItem(KEY);
+};
 
 /** Checks a token with whoami over plain fetch (no client exists before sign-in). */
 export async function checkToken(token: string): Promise<Identity> {
@@ -24,7 +32,7 @@ export async function checkToken(token: string): Promise<Identity> {
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
     body: JSON.stringify({ query: '{ whoami { subject role tenant via } }' }),
   });
-  const body = await r.json() as { data?: { whoami: Identity }; errors?: { message: string }[] };
+  const body = (await r.json()) as { data?: { whoami: Identity }; errors?: { message: string }[] };
   if (!body.data?.whoami) throw new Error(body.errors?.[0]?.message ?? `HTTP ${r.status}`);
   if (body.data.whoami.role === 'NODE') throw new Error('a node credential cannot sign in to the console');
   return body.data.whoami;
@@ -37,31 +45,60 @@ export function SignIn({ onSignedIn, problem }: { onSignedIn: (token: string, wh
   const [busy, setBusy] = useState(false);
 
   useEffect(() => {
-    fetch('/console/dev-token').then(async (r) => { if (r.ok) setDevToken(((await r.json()) as { token: string }).token); }).catch(() => {});
+    fetch('/console/dev-token')
+      .then(async (r) => {
+        if (r.ok) setDevToken(((await r.json()) as { token: string }).token);
+      })
+      .catch(() => {});
   }, []);
 
   const signIn = async (t: string) => {
     setBusy(true);
     setError('');
-    try { onSignedIn(t, await checkToken(t.trim())); } catch (e) { setError((e as Error).message); } finally { setBusy(false); }
+    try {
+      onSignedIn(t, await checkToken(t.trim()));
+    } catch (e) {
+      setError((e as Error).message);
+    } finally {
+      setBusy(false);
+    }
   };
-  const submit = (e: FormEvent) => { e.preventDefault(); void signIn(token.trim()); };
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    void signIn(token.trim());
+  };
 
   return (
     <div className="signin">
       <h1>bootorch</h1>
       <form onSubmit={submit}>
         <label htmlFor="token">API token or OIDC access token</label>
-        <input id="token" name="token" type="password" autoComplete="off" value={token} onChange={(e) => setToken(e.target.value)} placeholder="bto_…" />
-        <button type="submit" disabled={busy || !token.trim()}>Sign in</button>
+        <input
+          id="token"
+          name="token"
+          type="password"
+          autoComplete="off"
+          value={token}
+          onChange={(e) => setToken(e.target.value)}
+          placeholder="bto_…"
+        />
+        <button type="submit" disabled={busy || !token.trim()}>
+          Sign in
+        </button>
       </form>
       {devToken && (
         <div className="devtoken">
           <p>This is a local development server: its admin token is offered to this machine only.</p>
-          <button type="button" data-testid="use-dev-token" disabled={busy} onClick={() => void signIn(devToken)}>Sign in with the dev admin token</button>
+          <button type="button" data-testid="use-dev-token" disabled={busy} onClick={() => void signIn(devToken)}>
+            Sign in with the dev admin token
+          </button>
         </div>
       )}
-      {error && <p className="error" role="alert">{error}</p>}
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
     </div>
   );
 }

@@ -42,7 +42,10 @@ export function createApiClient(token: string): ApiClient {
   });
   return {
     client,
-    onReconnect: (cb) => ws.on('connected', (_socket, _payload, wasRetry) => { if (wasRetry) cb(); }),
+    onReconnect: (cb) =>
+      ws.on('connected', (_socket, _payload, wasRetry) => {
+        if (wasRetry) cb();
+      }),
     close: () => void ws.dispose(),
   };
 }

@@ -9,19 +9,27 @@ import type { ServiceClient } from '../http.ts';
 import type { BootParameters, BootParamsPort } from '../ports.ts';
 
 const NAMES_PER_GET = 200;
-const entries = z.array(z.object({
-  hosts: z.array(z.string()).nullish(),
-  kernel: z.string().nullish(),
-  initrd: z.string().nullish(),
-  params: z.string().nullish(),
-}).passthrough()).nullable();
+const entries = z
+  .array(
+    z
+      .object({
+        hosts: z.array(z.string()).nullish(),
+        kernel: z.string().nullish(),
+        initrd: z.string().nullish(),
+        params: z.string().nullish(),
+      })
+      .passthrough(),
+  )
+  .nullable();
 
 export class HttpBootParams implements BootParamsPort {
   constructor(private readonly http: ServiceClient) {}
 
   async setBootParameters(p: BootParameters): Promise<{ token: string }> {
     const r = await this.http.request({
-      endpoint: EP.bssPut, method: 'PUT', path: '/boot/v1/bootparameters',
+      endpoint: EP.bssPut,
+      method: 'PUT',
+      path: '/boot/v1/bootparameters',
       body: { hosts: p.hosts, params: p.params, kernel: p.kernel, initrd: p.initrd },
     });
     const token = r.headers.get('bss-referral-token');
@@ -33,8 +41,12 @@ export class HttpBootParams implements BootParamsPort {
     const out: BootParameters[] = [];
     for (const chunk of chunks(hosts, NAMES_PER_GET)) {
       const r = await this.http.request({
-        endpoint: EP.bssGet, method: 'GET', path: '/boot/v1/bootparameters', query: { name: chunk.join(',') },
-        schema: entries, accept: [404],
+        endpoint: EP.bssGet,
+        method: 'GET',
+        path: '/boot/v1/bootparameters',
+        query: { name: chunk.join(',') },
+        schema: entries,
+        accept: [404],
       });
       if (r.status === 404) continue;
       for (const e of r.data ?? []) {

@@ -4,7 +4,10 @@ import { EP, type SettingsRef } from '../common.ts';
 import type { BootParameters, BootParamsPort } from '../ports.ts';
 
 export class SimBootParams implements BootParamsPort {
-  constructor(private readonly world: SimWorld, private readonly settings: SettingsRef) {}
+  constructor(
+    private readonly world: SimWorld,
+    private readonly settings: SettingsRef,
+  ) {}
 
   async setBootParameters(p: BootParameters): Promise<{ token: string }> {
     await this.world.enter('bss', EP.bssPut, this.settings.timeoutMs('bss'));

@@ -10,18 +10,22 @@ import type { ConfigComponent, ConfigPatch, ConfigPort, ConfigurationStatus } fr
 import { wirePatch } from './wire.ts';
 
 const STATUSES = ['unconfigured', 'pending', 'failed', 'configured'] as const;
-const component = z.object({
-  id: z.string(),
-  desired_config: z.string().nullish(),
-  configuration_status: z.string().nullish(),
-  enabled: z.boolean().nullish(),
-  error_count: z.number().nullish(),
-  tags: z.record(z.string(), z.string()).nullish(),
-}).passthrough();
-const page = z.object({
-  components: z.array(component),
-  next: z.record(z.string(), z.unknown()).nullish(),
-}).passthrough();
+const component = z
+  .object({
+    id: z.string(),
+    desired_config: z.string().nullish(),
+    configuration_status: z.string().nullish(),
+    enabled: z.boolean().nullish(),
+    error_count: z.number().nullish(),
+    tags: z.record(z.string(), z.string()).nullish(),
+  })
+  .passthrough();
+const page = z
+  .object({
+    components: z.array(component),
+    next: z.record(z.string(), z.unknown()).nullish(),
+  })
+  .passthrough();
 const patched = z.object({ component_ids: z.array(z.string()).nullish() }).passthrough();
 
 type Query = Record<string, string | number | boolean | undefined>;
@@ -31,8 +35,12 @@ function toComponent(c: z.infer<typeof component>): ConfigComponent {
   // Anything CFS calls other than the four statuses is treated like `unconfigured` (BOS: not valid).
   const status: ConfigurationStatus = (STATUSES as readonly string[]).includes(s) ? (s as ConfigurationStatus) : 'unconfigured';
   return {
-    id: c.id, desiredConfig: c.desired_config ?? '', configurationStatus: status, enabled: c.enabled ?? false,
-    errorCount: c.error_count ?? 0, tags: c.tags ?? {},
+    id: c.id,
+    desiredConfig: c.desired_config ?? '',
+    configurationStatus: status,
+    enabled: c.enabled ?? false,
+    errorCount: c.error_count ?? 0,
+    tags: c.tags ?? {},
   };
 }
 
@@ -50,7 +58,13 @@ export class HttpConfig implements ConfigPort {
     const out: ConfigComponent[] = [];
     let query: Query | undefined = first;
     while (query) {
-      const r: HttpResponse<z.infer<typeof page>> = await this.http.request({ endpoint: EP.cfsComponents, method: 'GET', path: '/v3/components', query, schema: page });
+      const r: HttpResponse<z.infer<typeof page>> = await this.http.request({
+        endpoint: EP.cfsComponents,
+        method: 'GET',
+        path: '/v3/components',
+        query,
+        schema: page,
+      });
       out.push(...r.data.components.map(toComponent));
       query = r.data.next ? nextQuery(r.data.next) : undefined;
     }
@@ -61,7 +75,10 @@ export class HttpConfig implements ConfigPort {
     const out: string[] = [];
     for (const chunk of chunks(ids, CFS_PATCH_BATCH)) {
       const r = await this.http.request({
-        endpoint: EP.cfsPatch, method: 'PATCH', path: '/v3/components', schema: patched,
+        endpoint: EP.cfsPatch,
+        method: 'PATCH',
+        path: '/v3/components',
+        schema: patched,
         body: { patch: wirePatch(patch), filters: { ids: chunk.join(',') } },
       });
       out.push(...(r.data.component_ids ?? []));
@@ -71,7 +88,10 @@ export class HttpConfig implements ConfigPort {
 
   async configurationExists(name: string): Promise<boolean> {
     const r = await this.http.request({
-      endpoint: EP.cfsConfiguration, method: 'GET', path: `/v3/configurations/${encodeURIComponent(name)}`, accept: [404],
+      endpoint: EP.cfsConfiguration,
+      method: 'GET',
+      path: `/v3/configurations/${encodeURIComponent(name)}`,
+      accept: [404],
     });
     return r.status !== 404;
   }

@@ -10,7 +10,10 @@ import type { ListQuery } from '../../sim/cfs.ts';
 import { wirePatch } from './wire.ts';
 
 export class SimConfig implements ConfigPort {
-  constructor(private readonly world: SimWorld, private readonly settings: SettingsRef) {}
+  constructor(
+    private readonly world: SimWorld,
+    private readonly settings: SettingsRef,
+  ) {}
 
   private enter(endpoint: string) {
     return this.world.enter('cfs', endpoint, this.settings.timeoutMs('cfs'));
@@ -37,7 +40,11 @@ export class SimConfig implements ConfigPort {
 
   private view(c: CfsComponent): ConfigComponent {
     return {
-      id: c.id, desiredConfig: c.desired_config, enabled: c.enabled, errorCount: c.error_count, tags: { ...c.tags },
+      id: c.id,
+      desiredConfig: c.desired_config,
+      enabled: c.enabled,
+      errorCount: c.error_count,
+      tags: { ...c.tags },
       configurationStatus: this.world.cfs.status(c.id)!,
     };
   }

@@ -10,7 +10,10 @@ import type { ImageArtifacts, ImagesPort } from '../ports.ts';
 import { resolveManifest } from './manifest.ts';
 
 export class HttpImages implements ImagesPort {
-  constructor(private readonly http: ServiceClient, private readonly s3Url: string) {}
+  constructor(
+    private readonly http: ServiceClient,
+    private readonly s3Url: string,
+  ) {}
 
   /** The HTTP URL of an s3:// or http(s):// path. */
   urlOf(path: string): string {

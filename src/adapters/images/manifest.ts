@@ -6,16 +6,20 @@ import { z } from 'zod';
 import { ServiceError } from '../errors.ts';
 import type { ImageArtifacts } from '../ports.ts';
 
-const artifact = z.object({
-  type: z.string(),
-  link: z.object({ path: z.string(), etag: z.string().optional() }).passthrough(),
-}).passthrough();
+const artifact = z
+  .object({
+    type: z.string(),
+    link: z.object({ path: z.string(), etag: z.string().optional() }).passthrough(),
+  })
+  .passthrough();
 
-export const manifestSchema = z.object({
-  artifacts: z.array(artifact),
-  /** Not in real IMS manifests (IMS keeps arch on the image record); the simulator adds it. */
-  arch: z.string().optional(),
-}).passthrough();
+export const manifestSchema = z
+  .object({
+    artifacts: z.array(artifact),
+    /** Not in real IMS manifests (IMS keeps arch on the image record); the simulator adds it. */
+    arch: z.string().optional(),
+  })
+  .passthrough();
 
 export const MAX_MANIFEST_BYTES = 1024 * 1024;
 

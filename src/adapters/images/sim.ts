@@ -6,7 +6,10 @@ import type { ImageArtifacts, ImagesPort } from '../ports.ts';
 import { resolveManifest } from './manifest.ts';
 
 export class SimImages implements ImagesPort {
-  constructor(private readonly world: SimWorld, private readonly settings: SettingsRef) {}
+  constructor(
+    private readonly world: SimWorld,
+    private readonly settings: SettingsRef,
+  ) {}
 
   private async read(path: string): Promise<string> {
     await this.world.enter('ims', EP.imsObject, this.settings.timeoutMs('ims'));

@@ -8,22 +8,29 @@ import { EP, chunks, type SettingsRef } from '../common.ts';
 import type { ServiceClient } from '../http.ts';
 import type { Arch, InventoryGroup, InventoryNode, InventoryPort } from '../ports.ts';
 
-const component = z.object({
-  ID: z.string(),
-  Type: z.string().optional(),
-  Role: z.string().optional(),
-  SubRole: z.string().optional(),
-  Arch: z.string().optional(),
-  Enabled: z.boolean().optional(),
-  NID: z.number().optional(),
-}).passthrough();
+const component = z
+  .object({
+    ID: z.string(),
+    Type: z.string().optional(),
+    Role: z.string().optional(),
+    SubRole: z.string().optional(),
+    Arch: z.string().optional(),
+    Enabled: z.boolean().optional(),
+    NID: z.number().optional(),
+  })
+  .passthrough();
 const componentArray = z.object({ Components: z.array(component).nullish() }).passthrough();
-const members = z.object({ ids: z.array(z.string()).nullish() }).passthrough().nullish();
+const members = z
+  .object({ ids: z.array(z.string()).nullish() })
+  .passthrough()
+  .nullish();
 const groups = z.array(z.object({ label: z.string(), members }).passthrough()).nullable();
 const partitions = z.array(z.object({ name: z.string(), members }).passthrough()).nullable();
-const locks = z.object({
-  Components: z.array(z.object({ ID: z.string(), Locked: z.boolean().optional() }).passthrough()).nullish(),
-}).passthrough();
+const locks = z
+  .object({
+    Components: z.array(z.object({ ID: z.string(), Locked: z.boolean().optional() }).passthrough()).nullish(),
+  })
+  .passthrough();
 
 function toNode(c: z.infer<typeof component>): InventoryNode {
   const arch: Arch = c.Arch === 'X86' || c.Arch === 'ARM' || c.Arch === 'Other' ? c.Arch : 'Unknown';
@@ -32,11 +39,18 @@ function toNode(c: z.infer<typeof component>): InventoryNode {
 }
 
 export class HttpInventory implements InventoryPort {
-  constructor(private readonly http: ServiceClient, private readonly settings: SettingsRef) {}
+  constructor(
+    private readonly http: ServiceClient,
+    private readonly settings: SettingsRef,
+  ) {}
 
   async listNodes(): Promise<InventoryNode[]> {
     const r = await this.http.request({
-      endpoint: EP.hsmComponents, method: 'GET', path: '/hsm/v2/State/Components', query: { type: 'Node' }, schema: componentArray,
+      endpoint: EP.hsmComponents,
+      method: 'GET',
+      path: '/hsm/v2/State/Components',
+      query: { type: 'Node' },
+      schema: componentArray,
     });
     return (r.data.Components ?? []).map(toNode);
   }
@@ -47,7 +61,11 @@ export class HttpInventory implements InventoryPort {
       const body: Record<string, unknown> = { ComponentIDs: chunk };
       if (opts.enabledOnly) body.enabled = ['True'];
       const r = await this.http.request({
-        endpoint: EP.hsmQuery, method: 'POST', path: '/hsm/v2/State/Components/Query', body, schema: componentArray,
+        endpoint: EP.hsmQuery,
+        method: 'POST',
+        path: '/hsm/v2/State/Components/Query',
+        body,
+        schema: componentArray,
       });
       out.push(...(r.data.Components ?? []).map(toNode));
     }
@@ -66,7 +84,11 @@ export class HttpInventory implements InventoryPort {
 
   async lockedNodes(): Promise<string[]> {
     const r = await this.http.request({
-      endpoint: EP.hsmLocks, method: 'GET', path: '/hsm/v2/locks/status', query: { type: 'Node', locked: 'true' }, schema: locks,
+      endpoint: EP.hsmLocks,
+      method: 'GET',
+      path: '/hsm/v2/locks/status',
+      query: { type: 'Node', locked: 'true' },
+      schema: locks,
     });
     return (r.data.Components ?? []).filter((c) => c.Locked !== false).map((c) => c.ID);
   }

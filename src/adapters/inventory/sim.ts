@@ -10,7 +10,10 @@ export function inventoryNode(n: SimNode): InventoryNode {
 }
 
 export class SimInventory implements InventoryPort {
-  constructor(private readonly world: SimWorld, private readonly settings: SettingsRef) {}
+  constructor(
+    private readonly world: SimWorld,
+    private readonly settings: SettingsRef,
+  ) {}
 
   private enter(endpoint: string) {
     return this.world.enter('hsm', endpoint, this.settings.timeoutMs('hsm'));

@@ -4,7 +4,10 @@ import { EP, chunks, type SettingsRef } from '../common.ts';
 import type { PowerOperation, PowerPort, PowerState, TransitionStatus } from '../ports.ts';
 
 export class SimPower implements PowerPort {
-  constructor(private readonly world: SimWorld, private readonly settings: SettingsRef) {}
+  constructor(
+    private readonly world: SimWorld,
+    private readonly settings: SettingsRef,
+  ) {}
 
   async powerStatus(ids: string[]): Promise<Map<string, PowerState>> {
     const out = new Map<string, PowerState>();
@@ -31,9 +34,13 @@ export class SimPower implements PowerPort {
   async getTransition(id: string): Promise<TransitionStatus | undefined> {
     await this.world.enter('pcs', EP.pcsTransition, this.settings.timeoutMs('pcs'));
     const t = this.world.power.transitions.get(id);
-    return t && {
-      id: t.transitionID, operation: t.operation, status: t.transitionStatus,
-      tasks: t.tasks.map((k) => ({ xname: k.xname, status: k.taskStatus, error: k.error ?? '' })),
-    };
+    return (
+      t && {
+        id: t.transitionID,
+        operation: t.operation,
+        status: t.transitionStatus,
+        tasks: t.tasks.map((k) => ({ xname: k.xname, status: k.taskStatus, error: k.error ?? '' })),
+      }
+    );
   }
 }

@@ -26,7 +26,14 @@ export interface BmcDriver {
 export type BmcProblem = 'unreachable' | 'timeout' | 'refused_login' | 'unexpected_answer' | 'bmc_error';
 
 /** A classified BMC failure; the kind leads the detail text so an operator can group them. */
-export function bmcError(driver: string, call: string, t: Pick<BmcTarget, 'id' | 'address'>, kind: BmcProblem, detail: string, status?: number): ServiceError {
+export function bmcError(
+  driver: string,
+  call: string,
+  t: Pick<BmcTarget, 'id' | 'address'>,
+  kind: BmcProblem,
+  detail: string,
+  status?: number,
+): ServiceError {
   const transient = kind === 'unreachable' || kind === 'timeout' || kind === 'bmc_error';
   return new ServiceError('bmc', `${driver} ${call}`, `${kind}: ${t.id} (BMC ${t.address}): ${detail}`, status, transient);
 }

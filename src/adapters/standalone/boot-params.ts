@@ -19,12 +19,23 @@ export class StandaloneBootParams implements BootParamsPort {
     const written = await setBootParameters(this.db, p.hosts, { kernel: p.kernel, initrd: p.initrd, params: p.params, token });
     const missing = p.hosts.filter((h) => !written.includes(h));
     if (missing.length) {
-      throw new ServiceError('bss', 'standalone boot parameters', `not in the node inventory: ${missing.slice(0, 10).join(', ')}`, undefined, false);
+      throw new ServiceError(
+        'bss',
+        'standalone boot parameters',
+        `not in the node inventory: ${missing.slice(0, 10).join(', ')}`,
+        undefined,
+        false,
+      );
     }
     return { token };
   }
 
   async getBootParameters(hosts: string[]): Promise<BootParameters[]> {
-    return (await bootParametersOf(this.db, hosts)).map((r) => ({ hosts: [r.id], kernel: r.bootKernel, initrd: r.bootInitrd, params: r.bootParams }));
+    return (await bootParametersOf(this.db, hosts)).map((r) => ({
+      hosts: [r.id],
+      kernel: r.bootKernel,
+      initrd: r.bootInitrd,
+      params: r.bootParams,
+    }));
   }
 }

@@ -14,7 +14,14 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import type { Db } from '../../db/client.ts';
-import { claimConfigRuns, enableBootedConfig, finishConfigRun, listNodes, patchConfig, type NodeInventoryRow } from '../../db/node-inventory.ts';
+import {
+  claimConfigRuns,
+  enableBootedConfig,
+  finishConfigRun,
+  listNodes,
+  patchConfig,
+  type NodeInventoryRow,
+} from '../../db/node-inventory.ts';
 import type { ConfigComponent, ConfigPatch, ConfigPort, ConfigurationStatus } from '../ports.ts';
 
 export interface StandaloneConfigOptions {
@@ -40,19 +47,36 @@ export class StandaloneConfig implements ConfigPort {
   private closed = false;
   private readonly runs = new Set<Promise<void>>();
 
-  constructor(private readonly db: Db, private readonly o: StandaloneConfigOptions = {}) {}
+  constructor(
+    private readonly db: Db,
+    private readonly o: StandaloneConfigOptions = {},
+  ) {}
 
   /** Also the tick that notices work: booted nodes get their configuration enabled, due runs are scheduled. */
   async getComponents(ids?: string[]): Promise<ConfigComponent[]> {
     let rows = await listNodes(this.db, ids && [...new Set(ids)]);
-    if ((await enableBootedConfig(this.db, rows.map((r) => r.id))).length) rows = await listNodes(this.db, rows.map((r) => r.id));
+    if (
+      (
+        await enableBootedConfig(
+          this.db,
+          rows.map((r) => r.id),
+        )
+      ).length
+    )
+      rows = await listNodes(
+        this.db,
+        rows.map((r) => r.id),
+      );
     if (rows.some((r) => this.due(r))) this.schedule();
     return rows.map((r) => this.view(r));
   }
 
   async patchComponents(ids: string[], patch: ConfigPatch): Promise<string[]> {
     const patched = await patchConfig(this.db, [...new Set(ids)], {
-      desired: patch.desiredConfig, enabled: patch.enabled, tags: patch.tags, restart: patch.clearState,
+      desired: patch.desiredConfig,
+      enabled: patch.enabled,
+      tags: patch.tags,
+      restart: patch.clearState,
     });
     if (patch.enabled === true && patched.length) this.schedule();
     return patched;
@@ -101,8 +125,12 @@ export class StandaloneConfig implements ConfigPort {
 
   private view(r: NodeInventoryRow): ConfigComponent {
     return {
-      id: r.id, desiredConfig: r.configDesired, configurationStatus: this.status(r), enabled: r.configEnabled,
-      errorCount: r.configErrorCount, tags: { ...r.configTags },
+      id: r.id,
+      desiredConfig: r.configDesired,
+      configurationStatus: this.status(r),
+      enabled: r.configEnabled,
+      errorCount: r.configErrorCount,
+      tags: { ...r.configTags },
     };
   }
 
@@ -121,12 +149,14 @@ export class StandaloneConfig implements ConfigPort {
     const claimed = await claimConfigRuns(this.db, this.retryPolicy, this.staleSeconds);
     const byName = new Map<string, string[]>();
     for (const c of claimed) byName.set(c.desired, [...(byName.get(c.desired) ?? []), c.id]);
-    await Promise.all([...byName].map(async ([name, ids]) => {
-      const { code, output } = await this.runHook(name, ids);
-      await finishConfigRun(this.db, ids, name, code === 0);
-      this.o.onHookDone?.(name, ids, code, output);
-      if (code !== 0) this.schedule();
-    }));
+    await Promise.all(
+      [...byName].map(async ([name, ids]) => {
+        const { code, output } = await this.runHook(name, ids);
+        await finishConfigRun(this.db, ids, name, code === 0);
+        this.o.onHookDone?.(name, ids, code, output);
+        if (code !== 0) this.schedule();
+      }),
+    );
   }
 
   private runHook(name: string, ids: string[]): Promise<{ code: number | null; output: string }> {
@@ -135,7 +165,9 @@ export class StandaloneConfig implements ConfigPort {
     return new Promise((resolve) => {
       const child = spawn(file, ids, { stdio: ['ignore', 'pipe', 'pipe'], timeout: this.o.hookTimeoutMs ?? 30 * 60_000 });
       let output = '';
-      const keep = (d: Buffer) => { output = (output + d.toString()).slice(-4000); };
+      const keep = (d: Buffer) => {
+        output = (output + d.toString()).slice(-4000);
+      };
       child.stdout.on('data', keep);
       child.stderr.on('data', keep);
       child.on('error', (e) => resolve({ code: null, output: e.message }));

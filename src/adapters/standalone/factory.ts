@@ -43,7 +43,8 @@ export function createStandaloneAdapters(c: StandaloneAdaptersConfig): Standalon
     inventory: new StandaloneInventory(c.db),
     power: new StandalonePower(c.db, {
       drivers: { ipmi: new IpmiTool({ binary: c.ipmitool, timeoutMs }), redfish: new RedfishClient({ timeoutMs, caFile: c.bmcCaFile }) },
-      secretKey: c.secretKey, onTaskFailed: c.onTaskFailed,
+      secretKey: c.secretKey,
+      onTaskFailed: c.onTaskFailed,
     }),
     bootParams: new StandaloneBootParams(c.db),
     config: new StandaloneConfig(c.db, { hooksDir: c.hooksDir, onHookDone: c.onHookDone, onError: c.onError, runHooks: c.runHooks }),

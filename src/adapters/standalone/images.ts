@@ -11,7 +11,10 @@ import { MAX_MANIFEST_BYTES, resolveManifest } from '../images/manifest.ts';
 import type { ImageArtifacts, ImagesPort } from '../ports.ts';
 
 export class StandaloneImages implements ImagesPort {
-  constructor(private readonly filesDir?: string, private readonly timeoutMs = 20_000) {}
+  constructor(
+    private readonly filesDir?: string,
+    private readonly timeoutMs = 20_000,
+  ) {}
 
   resolve(p: string): Promise<ImageArtifacts> {
     return resolveManifest(p, (q) => this.read(q));
@@ -35,7 +38,13 @@ export class StandaloneImages implements ImagesPort {
     try {
       return (await readFile(file, 'utf8')).slice(0, MAX_MANIFEST_BYTES + 1);
     } catch (e) {
-      throw new ServiceError('ims', endpoint, `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, 404, false);
+      throw new ServiceError(
+        'ims',
+        endpoint,
+        `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+        404,
+        false,
+      );
     }
   }
 }

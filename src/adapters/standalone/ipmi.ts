@@ -35,7 +35,8 @@ export class IpmiTool implements BmcDriver {
     // Network boot for the next boot only; the BMC forgets it after one boot, as Ironic sets it.
     if (op === 'On') await this.run(t, ['chassis', 'bootdev', 'pxe']);
     const out = await this.run(t, COMMANDS[op]);
-    if (!/Chassis Power Control:/i.test(out)) throw bmcError('ipmitool', COMMANDS[op].join(' '), t, 'unexpected_answer', out.trim().slice(0, 200));
+    if (!/Chassis Power Control:/i.test(out))
+      throw bmcError('ipmitool', COMMANDS[op].join(' '), t, 'unexpected_answer', out.trim().slice(0, 200));
   }
 
   /** host[:port] -> -H host -p port (IPv6 as [addr]:port). */
@@ -51,7 +52,8 @@ export class IpmiTool implements BmcDriver {
     const timeoutMs = this.o.timeoutMs ?? 15_000;
     return new Promise((resolve, reject) => {
       const child = spawn(this.o.binary ?? 'ipmitool', args, {
-        env: { PATH: process.env.PATH, IPMI_PASSWORD: t.password }, stdio: ['ignore', 'pipe', 'pipe'],
+        env: { PATH: process.env.PATH, IPMI_PASSWORD: t.password },
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -65,7 +67,15 @@ export class IpmiTool implements BmcDriver {
         clearTimeout(timer);
         if (signal === 'SIGKILL') return reject(bmcError('ipmitool', call, t, 'timeout', `no answer within ${timeoutMs / 1000} s`));
         if (code === 0) return resolve(out);
-        reject(bmcError('ipmitool', call, t, classifyIpmitool(out), `${out.trim().split('\n').slice(-2).join(' | ').slice(0, 300)} (exit ${code})`));
+        reject(
+          bmcError(
+            'ipmitool',
+            call,
+            t,
+            classifyIpmitool(out),
+            `${out.trim().split('\n').slice(-2).join(' | ').slice(0, 300)} (exit ${code})`,
+          ),
+        );
       });
     });
   }

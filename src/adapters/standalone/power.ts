@@ -31,7 +31,10 @@ export class StandalonePower implements PowerPort {
   /** Background work of unfinished transitions (tests and shutdown wait on it). */
   private readonly running = new Set<Promise<void>>();
 
-  constructor(private readonly db: Db, private readonly o: StandalonePowerOptions) {}
+  constructor(
+    private readonly db: Db,
+    private readonly o: StandalonePowerOptions,
+  ) {}
 
   async powerStatus(ids: string[]): Promise<Map<string, PowerState>> {
     const out = new Map<string, PowerState>();
@@ -52,12 +55,18 @@ export class StandalonePower implements PowerPort {
     const known = new Set(rows.map((r) => r.id));
     const id = randomUUID();
     const t: TransitionStatus = {
-      id, operation, status: 'in-progress',
-      tasks: ids.map((xname) => ({ xname, status: known.has(xname) ? 'in-progress' : 'failed', error: known.has(xname) ? '' : 'not in the inventory' })),
+      id,
+      operation,
+      status: 'in-progress',
+      tasks: ids.map((xname) => ({
+        xname,
+        status: known.has(xname) ? 'in-progress' : 'failed',
+        error: known.has(xname) ? '' : 'not in the inventory',
+      })),
     };
     this.remember(t);
-    const work = settleAll(rows, this.o.concurrency ?? 16, (r) => this.withBmc(r, (d, target) => d.power(target, operation)))
-      .then((results) => {
+    const work = settleAll(rows, this.o.concurrency ?? 16, (r) => this.withBmc(r, (d, target) => d.power(target, operation))).then(
+      (results) => {
         rows.forEach((r, i) => {
           const res = results[i]!;
           const task = t.tasks.find((k) => k.xname === r.id)!;
@@ -68,7 +77,8 @@ export class StandalonePower implements PowerPort {
           }
         });
         t.status = 'completed';
-      });
+      },
+    );
     this.running.add(work);
     void work.finally(() => this.running.delete(work));
     return [id];

@@ -20,12 +20,17 @@ export interface RedfishOptions {
 
 const RESET: Record<PowerOperation, string> = { On: 'On', 'Soft-Off': 'GracefulShutdown', 'Force-Off': 'ForceOff' };
 
-const system = z.object({
-  PowerState: z.enum(['On', 'Off', 'PoweringOn', 'PoweringOff', 'Paused']).nullish(),
-  Actions: z.object({
-    '#ComputerSystem.Reset': z.object({ target: z.string() }).passthrough(),
-  }).passthrough().optional(),
-}).passthrough();
+const system = z
+  .object({
+    PowerState: z.enum(['On', 'Off', 'PoweringOn', 'PoweringOff', 'Paused']).nullish(),
+    Actions: z
+      .object({
+        '#ComputerSystem.Reset': z.object({ target: z.string() }).passthrough(),
+      })
+      .passthrough()
+      .optional(),
+  })
+  .passthrough();
 
 export class RedfishClient implements BmcDriver {
   private readonly dispatcher?: Dispatcher;
@@ -84,7 +89,13 @@ export class RedfishClient implements BmcDriver {
     let res: Awaited<ReturnType<typeof undiciFetch>>;
     let text: string;
     try {
-      res = await undiciFetch(url, { method, headers, signal, dispatcher: this.dispatcher, body: body === undefined ? undefined : JSON.stringify(body) });
+      res = await undiciFetch(url, {
+        method,
+        headers,
+        signal,
+        dispatcher: this.dispatcher,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       text = await res.text();
     } catch (e) {
       if (signal.aborted) throw bmcError('redfish', call, t, 'timeout', `no answer within ${timeoutMs / 1000} s`);

@@ -21,17 +21,37 @@ export class NodeRegistry {
     if (missingKey >= 0) {
       return fail([{ field: `nodes[${missingKey}].bmc.password`, message: 'cannot be stored: the server has no BOOTORCH_SECRET_KEY' }]);
     }
-    const holders = new Map((await nodesByMacs(db, nodes.map((n) => n.mac))).map((r) => [r.mac, r.id]));
+    const holders = new Map(
+      (
+        await nodesByMacs(
+          db,
+          nodes.map((n) => n.mac),
+        )
+      ).map((r) => [r.mac, r.id]),
+    );
     const taken = nodes.flatMap((n, i) => {
       const holder = holders.get(n.mac);
       return holder && holder !== n.xname ? [{ field: `nodes[${i}].mac`, message: `is registered to ${holder}` }] : [];
     });
     if (taken.length) return fail(taken);
-    const rows = await upsertNodes(db, nodes.map((n) => ({
-      id: n.xname, hostname: n.hostname, mac: n.mac, arch: n.arch, role: n.role, subRole: n.subRole, groups: n.groups,
-      enabled: n.enabled, locked: n.locked, bmcDriver: n.bmc.driver, bmcAddress: n.bmc.address, bmcUsername: n.bmc.username,
-      bmcSecret: n.bmc.password ? seal(this.secretKey!, n.xname, n.bmc.password) : '',
-    })));
+    const rows = await upsertNodes(
+      db,
+      nodes.map((n) => ({
+        id: n.xname,
+        hostname: n.hostname,
+        mac: n.mac,
+        arch: n.arch,
+        role: n.role,
+        subRole: n.subRole,
+        groups: n.groups,
+        enabled: n.enabled,
+        locked: n.locked,
+        bmcDriver: n.bmc.driver,
+        bmcAddress: n.bmc.address,
+        bmcUsername: n.bmc.username,
+        bmcSecret: n.bmc.password ? seal(this.secretKey!, n.xname, n.bmc.password) : '',
+      })),
+    );
     return ok(rows);
   }
 }

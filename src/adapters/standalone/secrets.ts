@@ -18,7 +18,8 @@ export function secretKeyFrom(env: { BOOTORCH_SECRET_KEY?: string; BOOTORCH_SECR
 
 export function parseSecretKey(text: string): Buffer {
   const key = /^[0-9a-f]{64}$/i.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
-  if (key.length !== 32) throw new SecretKeyError('BOOTORCH_SECRET_KEY must be 32 bytes, as 64 hex digits or base64 (openssl rand -base64 32)');
+  if (key.length !== 32)
+    throw new SecretKeyError('BOOTORCH_SECRET_KEY must be 32 bytes, as 64 hex digits or base64 (openssl rand -base64 32)');
   return key;
 }
 

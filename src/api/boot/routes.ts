@@ -46,11 +46,17 @@ export function bootRoutes(o: BootRoutesOptions): express.Router {
   const r = express.Router();
   if (o.onRequest) {
     const tell = o.onRequest;
-    r.use((req, res, next) => { res.on('close', () => tell(`${req.method} ${req.originalUrl} ${res.statusCode}`)); next(); });
+    r.use((req, res, next) => {
+      res.on('close', () => tell(`${req.method} ${req.originalUrl} ${res.statusCode}`));
+      next();
+    });
   }
   const base = (req: express.Request) => (o.baseUrl ?? `${req.protocol}://${req.get('host')}`).replace(/\/+$/, '');
   const ipxe = (res: express.Response, status: number, lines: string[]) =>
-    res.status(status).type('text/plain').send(['#!ipxe', ...lines, ''].join('\n'));
+    res
+      .status(status)
+      .type('text/plain')
+      .send(['#!ipxe', ...lines, ''].join('\n'));
 
   r.get('/ipxe', (req, res) => ipxe(res, 200, [`chain ${base(req)}/boot/v1/bootscript?mac=\${net0/mac}`]));
 
@@ -61,19 +67,28 @@ export function bootRoutes(o: BootRoutesOptions): express.Router {
       const node = await nodeByMac(o.db, mac);
       if (!node) return ipxe(res, 404, [`echo bootorch: no node with MAC ${mac}`, 'exit 1']);
       if (!node.enabled) return ipxe(res, 200, [`echo bootorch: ${node.id} is disabled in the inventory`, 'exit 1']);
-      if (!node.bootKernel) return ipxe(res, 200, [`echo bootorch: no boot parameters for ${node.id} (not booted by a session yet)`, 'exit 1']);
+      if (!node.bootKernel)
+        return ipxe(res, 200, [`echo bootorch: no boot parameters for ${node.id} (not booted by a session yet)`, 'exit 1']);
       const b = base(req);
       const { token } = await createNodeToken(o.db, node.id, { ttlSeconds: o.tokenTtlSeconds ?? 3600, revokeExisting: false });
       const params = [
-        node.bootInitrd ? 'initrd=initrd' : '', node.bootParams, `xname=${node.id}`, `bss_referral_token=${node.bootToken}`,
-        `bootorch_url=${b}/graphql`, `bootorch_token=${token}`,
-      ].filter(Boolean).join(' ');
+        node.bootInitrd ? 'initrd=initrd' : '',
+        node.bootParams,
+        `xname=${node.id}`,
+        `bss_referral_token=${node.bootToken}`,
+        `bootorch_url=${b}/graphql`,
+        `bootorch_token=${token}`,
+      ]
+        .filter(Boolean)
+        .join(' ');
       const failed = (stage: string) => [`:${stage}_failed`, `imgfetch ${b}/boot/v1/failed/\${net0/mac}/${stage} ||`, 'goto failed'];
       return ipxe(res, 200, [
         `kernel ${artifactUrl(b, node.bootKernel)} ${params} || goto kernel_failed`,
         ...(node.bootInitrd ? [`initrd --name initrd ${artifactUrl(b, node.bootInitrd)} || goto initrd_failed`] : []),
         'boot || goto boot_failed',
-        ...failed('kernel'), ...failed('initrd'), ...failed('boot'),
+        ...failed('kernel'),
+        ...failed('initrd'),
+        ...failed('boot'),
         ':failed',
         `echo bootorch: ${node.id} could not load its boot artifacts`,
         'exit 1',
@@ -91,10 +106,17 @@ export function bootRoutes(o: BootRoutesOptions): express.Router {
       if (!node || !stage) return ipxe(res, 404, ['echo bootorch: unknown node or stage']);
       const what = req.params.stage === 'kernel' ? node.bootKernel : req.params.stage === 'initrd' ? node.bootInitrd : '';
       const error = `iPXE could not ${stage}${what ? ` ${artifactUrl(base(req), what)}` : ''}`;
-      await appendEvents(o.db, [{
-        componentId: node.id, ...(await componentSessionOf(o.db, node.id)), kind: 'error', actor: `node:${node.id}`,
-        error, reason: 'boot_never_reported', data: { stage: req.params.stage, bootToken: node.bootToken },
-      }]);
+      await appendEvents(o.db, [
+        {
+          componentId: node.id,
+          ...(await componentSessionOf(o.db, node.id)),
+          kind: 'error',
+          actor: `node:${node.id}`,
+          error,
+          reason: 'boot_never_reported',
+          data: { stage: req.params.stage, bootToken: node.bootToken },
+        },
+      ]);
       return ipxe(res, 200, [`echo bootorch: recorded: ${error}`]);
     } catch (e) {
       next(e);

@@ -8,7 +8,12 @@ import { bootRoutes } from './routes.ts';
 export function standaloneApi(config: Config, db: Db): { bootRoutes?: ReturnType<typeof bootRoutes>; nodeRegistry?: NodeRegistry } {
   if (config.BOOTORCH_ADAPTERS !== 'standalone') return {};
   return {
-    bootRoutes: bootRoutes({ db, baseUrl: config.BOOTORCH_BOOT_URL, filesDir: config.BOOTORCH_BOOT_FILES, tokenTtlSeconds: config.BOOTORCH_BOOT_TOKEN_TTL }),
+    bootRoutes: bootRoutes({
+      db,
+      baseUrl: config.BOOTORCH_BOOT_URL,
+      filesDir: config.BOOTORCH_BOOT_FILES,
+      tokenTtlSeconds: config.BOOTORCH_BOOT_TOKEN_TTL,
+    }),
     nodeRegistry: new NodeRegistry(secretKeyFrom(config)),
   };
 }

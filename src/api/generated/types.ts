@@ -505,7 +505,7 @@ export type LastAction = {
   __typename?: 'LastAction';
   /**
    * One of actual_state_cleanup, apply_staged, newly_discovered, powering_off_forcefully,
-   * powering_off_gracefully, powering_on, session_setup; empty when none.
+   *   powering_off_gracefully, powering_on, session_setup; empty when none.
    */
   action: Scalars['String']['output'];
   failed: Scalars['Boolean']['output'];

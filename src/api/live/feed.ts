@@ -29,7 +29,10 @@ export interface LiveFeedOptions {
   maxHoleWaitMs?: number;
 }
 
-export interface SessionKey { tenantKey: string; name: string }
+export interface SessionKey {
+  tenantKey: string;
+  name: string;
+}
 
 type EventsListener = (events: LiveEvent[]) => void;
 /** Called after every read of the log and every (un)subscription: metrics and tests watch the feed with it. */
@@ -77,19 +80,26 @@ export class LiveFeed {
   /** Connects (once; again after a failure) and fixes the starting mark. */
   ready(): Promise<void> {
     if (this.closed) return Promise.reject(new Error('live feed closed'));
-    this.starting ??= this.start().catch((e) => { this.starting = undefined; throw e; });
+    this.starting ??= this.start().catch((e) => {
+      this.starting = undefined;
+      throw e;
+    });
     return this.starting;
   }
 
   onEvents(fn: EventsListener): () => void {
     this.eventListeners.add(fn);
     this.changed();
-    return () => { if (this.eventListeners.delete(fn)) this.changed(); };
+    return () => {
+      if (this.eventListeners.delete(fn)) this.changed();
+    };
   }
 
   onState(fn: StateListener): () => void {
     this.stateListeners.add(fn);
-    return () => { this.stateListeners.delete(fn); };
+    return () => {
+      this.stateListeners.delete(fn);
+    };
   }
 
   /** True while events wait behind a gap in the ids that is not settled yet. */
@@ -99,7 +109,9 @@ export class LiveFeed {
 
   onSession(fn: SessionListener): () => void {
     this.sessionListeners.add(fn);
-    return () => { this.sessionListeners.delete(fn); };
+    return () => {
+      this.sessionListeners.delete(fn);
+    };
   }
 
   get subscriberCount(): number {
@@ -134,7 +146,10 @@ export class LiveFeed {
 
   private async connect(): Promise<void> {
     const client = await listenConnection(this.listenConfig, [EVENTS_CHANNEL, SESSIONS_CHANNEL]);
-    if (this.closed) { await client.end().catch(() => {}); return; }
+    if (this.closed) {
+      await client.end().catch(() => {});
+      return;
+    }
     this.client = client;
     client.on('notification', (n) => {
       if (n.channel === EVENTS_CHANNEL) this.pump();
@@ -175,14 +190,19 @@ export class LiveFeed {
     try {
       const [tenantKey, name] = JSON.parse(payload) as [string, string];
       key = { tenantKey, name };
-    } catch { /* unreadable: treat as "any session" */ }
+    } catch {
+      /* unreadable: treat as "any session" */
+    }
     for (const fn of [...this.sessionListeners]) fn(key);
   }
 
   /** Read the log now, or right after the read in progress (bursts of NOTIFY collapse into one read). */
   private pump(): void {
     if (!this.started || this.closed) return;
-    if (this.pumping) { this.again = true; return; }
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
     this.pumping = true;
     void this.drain();
   }

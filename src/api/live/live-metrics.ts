@@ -24,7 +24,8 @@ for (const [key, help] of Object.entries(HELP) as Array<[keyof MultiplexerStats,
   const name = `bootorch_live_${key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`;
   if (register.getSingleMetric(name)) continue;
   new Gauge({
-    name, help,
+    name,
+    help,
     collect() {
       let v = 0;
       for (const m of muxes) v = key === 'longestQueue' ? Math.max(v, m.stats()[key]) : v + m.stats()[key];
@@ -39,22 +40,35 @@ const FEED: Record<string, [string, (f: LiveFeed) => number]> = {
 };
 for (const [name, [help, read]] of Object.entries(FEED)) {
   if (register.getSingleMetric(name)) continue;
-  new Gauge({ name, help, collect() { let v = 0; for (const f of feeds) v = Math.max(v, read(f)); this.set(v); } });
+  new Gauge({
+    name,
+    help,
+    collect() {
+      let v = 0;
+      for (const f of feeds) v = Math.max(v, read(f));
+      this.set(v);
+    },
+  });
 }
 
 /** Report this multiplexer and feed at /metrics until the returned function is called. */
 export function exposeLiveMetrics(mux: Multiplexer, feed: LiveFeed): () => void {
   muxes.add(mux);
   feeds.add(feed);
-  return () => { muxes.delete(mux); feeds.delete(feed); };
+  return () => {
+    muxes.delete(mux);
+    feeds.delete(feed);
+  };
 }
 
 const WRITE_LAG = 'bootorch_live_write_lag_seconds';
-const writeLag = (register.getSingleMetric(WRITE_LAG) as Histogram | undefined) ?? new Histogram({
-  name: WRITE_LAG,
-  help: 'from the oldest event\'s write (its `at`) to the socket write of a shared live message, per subscriber',
-  buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60],
-});
+const writeLag =
+  (register.getSingleMetric(WRITE_LAG) as Histogram | undefined) ??
+  new Histogram({
+    name: WRITE_LAG,
+    help: "from the oldest event's write (its `at`) to the socket write of a shared live message, per subscriber",
+    buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60],
+  });
 
 /** A shared message carrying an event written at `at` (ms since the epoch) was written to a socket now. */
 export function observeWriteLag(at: number): void {

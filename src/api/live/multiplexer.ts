@@ -68,7 +68,9 @@ export class Multiplexer {
   /** Called after every join, leave and message sent: tests wait on it. */
   onState(fn: () => void): () => void {
     this.stateListeners.add(fn);
-    return () => { this.stateListeners.delete(fn); };
+    return () => {
+      this.stateListeners.delete(fn);
+    };
   }
 
   /** @internal by Group */
@@ -77,7 +79,15 @@ export class Multiplexer {
   }
 
   stats(): MultiplexerStats {
-    const s: MultiplexerStats = { groups: this.groups.size, subscribers: 0, live: 0, executions: this.executions, queuedEvents: 0, longestQueue: 0, fellBehind: 0 };
+    const s: MultiplexerStats = {
+      groups: this.groups.size,
+      subscribers: 0,
+      live: 0,
+      executions: this.executions,
+      queuedEvents: 0,
+      longestQueue: 0,
+      fellBehind: 0,
+    };
     for (const g of this.groups.values()) {
       for (const m of g.members) {
         s.subscribers++;
@@ -104,7 +114,12 @@ class Group implements GroupLink {
   private readonly offFeed: () => void;
   private readonly first: LiveSubscriber['request'];
 
-  constructor(private readonly mux: Multiplexer, readonly key: string, first: LiveSubscriber, private readonly args: ExecutionArgs) {
+  constructor(
+    private readonly mux: Multiplexer,
+    readonly key: string,
+    first: LiveSubscriber,
+    private readonly args: ExecutionArgs,
+  ) {
     this.first = first.request;
     this.offFeed = this.first.feed.onEvents((batch) => this.onFeed(batch));
   }
@@ -170,8 +185,8 @@ class Group implements GroupLink {
     this.mux.executions++;
     const r = graphqlRuntime.execute({ ...this.args, rootValue: root });
     // Subscription fields resolve their root value synchronously (eventView, batchView).
-    const result: ExecutionResult = r instanceof Promise
-      ? { errors: [new GraphQLError('a live subscription field resolved asynchronously; it cannot be shared')] } : r;
+    const result: ExecutionResult =
+      r instanceof Promise ? { errors: [new GraphQLError('a live subscription field resolved asynchronously; it cannot be shared')] } : r;
     return { json: Buffer.from(resultJson(result)), lastId, count, oldestAt: new Date(oldest.at).getTime() };
   }
 }
@@ -182,8 +197,10 @@ class Group implements GroupLink {
  */
 function groupKey(args: ExecutionArgs, visibility: string, batched: boolean): string {
   const doc = args.document.loc?.source.body ?? JSON.stringify(args.document);
-  const op = args.document.definitions.find((d): d is OperationDefinitionNode =>
-    d.kind === Kind.OPERATION_DEFINITION && (args.operationName == null || d.name?.value === args.operationName));
+  const op = args.document.definitions.find(
+    (d): d is OperationDefinitionNode =>
+      d.kind === Kind.OPERATION_DEFINITION && (args.operationName == null || d.name?.value === args.operationName),
+  );
   const field = op?.selectionSet.selections.find((s) => s.kind === Kind.FIELD);
   const afterArg = field?.kind === Kind.FIELD ? field.arguments?.find((a) => a.name.value === 'after') : undefined;
   const cursorVar = afterArg?.value.kind === Kind.VARIABLE ? afterArg.value.name.value : undefined;
@@ -193,6 +210,11 @@ function groupKey(args: ExecutionArgs, visibility: string, batched: boolean): st
 
 function stable(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(stable);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, stable((v as Record<string, unknown>)[k])]));
+  if (v && typeof v === 'object')
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, stable((v as Record<string, unknown>)[k])]),
+    );
   return v;
 }

@@ -22,7 +22,10 @@ export interface ProgressStreamOptions {
 }
 
 /** A status as read (null: the session is gone) and when that read started. */
-interface Reading { status: SessionExtendedStatus | null; startedAt: number }
+interface Reading {
+  status: SessionExtendedStatus | null;
+  startedAt: number;
+}
 type Read = () => Promise<SessionExtendedStatus | null>;
 
 /** Equal for our purpose: the same but for the duration, which runs on by itself. */
@@ -66,8 +69,13 @@ class ProgressSource {
   private readonly detach: Array<() => void>;
   private readonly minIntervalMs: number;
 
-  constructor(feed: LiveFeed, key: SessionKey, private readonly read: Read, private readonly o: ProgressStreamOptions,
-    private readonly forget: () => void) {
+  constructor(
+    feed: LiveFeed,
+    key: SessionKey,
+    private readonly read: Read,
+    private readonly o: ProgressStreamOptions,
+    private readonly forget: () => void,
+  ) {
     this.minIntervalMs = o.minIntervalMs ?? 250;
     this.detach = [
       feed.onEvents((batch) => {
@@ -97,10 +105,16 @@ class ProgressSource {
   /** Read now, or as soon as the interval allows; signals meanwhile collapse into one read. */
   private trigger(): void {
     if (this.done) return;
-    if (this.reading) { this.dirty = true; return; }
+    if (this.reading) {
+      this.dirty = true;
+      return;
+    }
     const wait = this.lastRead + this.minIntervalMs - Date.now();
     if (wait > 0) {
-      this.timer ??= setTimeout(() => { this.timer = undefined; this.trigger(); }, wait);
+      this.timer ??= setTimeout(() => {
+        this.timer = undefined;
+        this.trigger();
+      }, wait);
       return;
     }
     void this.refresh();
@@ -166,7 +180,9 @@ export class ProgressStream implements AsyncIterableIterator<SessionExtendedStat
         return { value, done: false };
       }
       if (this.ended) break;
-      await new Promise<void>((resolve) => { this.wake = resolve; });
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
     }
     this.close();
     return { value: undefined, done: true };

@@ -12,13 +12,23 @@ import { check } from '../../domain/validation.ts';
 import { enumValues } from '../enums.ts';
 import { badInput, notFound, valueOrThrow } from '../errors.ts';
 import type { ApiContext } from '../context.ts';
-import type { ComponentEvent, ComponentEventBatch, ComponentEventFilter, ComponentPhase, ComponentStatus, Resolvers } from '../generated/types.ts';
+import type {
+  ComponentEvent,
+  ComponentEventBatch,
+  ComponentEventFilter,
+  ComponentPhase,
+  ComponentStatus,
+  Resolvers,
+} from '../generated/types.ts';
 import { LiveSubscriber, type EventBatch } from './subscriber.ts';
 import { followProgress } from './progress-stream.ts';
 import { observeStream, trackSubscription } from '../../observability/live.ts';
 import type { LiveFeed } from './feed.ts';
 
-const cursorSchema = z.string().regex(/^\d{1,15}$/, 'is not a cursor this API gave out').transform(Number);
+const cursorSchema = z
+  .string()
+  .regex(/^\d{1,15}$/, 'is not a cursor this API gave out')
+  .transform(Number);
 const kindsSchema = z.array(z.string().min(1).max(32)).max(32);
 const firstSchema = z.number().int().min(1, 'must be from 1 to 1000').max(1000, 'must be from 1 to 1000');
 
@@ -71,20 +81,25 @@ function eventFilter(f: ComponentEventFilter | null | undefined, ctx: ApiContext
 export function eventMatcher(f: EventFilter, owned: Set<string> | null): (e: LiveEvent) => boolean {
   const ids = f.ids ? new Set(f.ids) : null;
   const kinds = f.kinds ? new Set(f.kinds) : null;
-  return (e) => (!ids || ids.has(e.componentId))
-    && (f.session == null || (e.session === f.session && e.sessionTenant === (f.sessionTenant ?? '')))
-    && (f.phase == null || e.fromPhase === f.phase || e.toPhase === f.phase)
-    && (f.status == null || e.fromStatus === f.status || e.toStatus === f.status)
-    && (!kinds || kinds.has(e.kind))
-    && (!owned || owned.has(e.componentId));
+  return (e) =>
+    (!ids || ids.has(e.componentId)) &&
+    (f.session == null || (e.session === f.session && e.sessionTenant === (f.sessionTenant ?? ''))) &&
+    (f.phase == null || e.fromPhase === f.phase || e.toPhase === f.phase) &&
+    (f.status == null || e.fromStatus === f.status || e.toStatus === f.status) &&
+    (!kinds || kinds.has(e.kind)) &&
+    (!owned || owned.has(e.componentId));
 }
 
 /**
  * The subscriber of componentEvents (one message per event) or componentEventBatches; it joins the
  * multiplexer group of everyone with the same document, variables and visibility (subscribe.ts).
  */
-async function liveEvents(ctx: ApiContext, filter: ComponentEventFilter | null | undefined, after: string | null | undefined,
-  batched: boolean): Promise<LiveSubscriber> {
+async function liveEvents(
+  ctx: ApiContext,
+  filter: ComponentEventFilter | null | undefined,
+  after: string | null | undefined,
+  batched: boolean,
+): Promise<LiveSubscriber> {
   const feed = feedOf(ctx);
   await ctx.requireKnownTenant();
   const f = eventFilter(filter, ctx);
@@ -92,7 +107,7 @@ async function liveEvents(ctx: ApiContext, filter: ComponentEventFilter | null |
   const owned = ctx.tenant === null ? null : await tenantXnames(ctx.db, ctx.tenant);
   await feed.ready();
   const p = ctx.auth?.principal;
-  const visibility = JSON.stringify([p && 'role' in p ? p.role : null, p && 'node' in p ? p.node ?? null : null, ctx.tenant]);
+  const visibility = JSON.stringify([p && 'role' in p ? p.role : null, p && 'node' in p ? (p.node ?? null) : null, ctx.tenant]);
   let sub: LiveSubscriber | undefined;
   const tracker = trackSubscription(batched ? 'componentEventBatches' : 'componentEvents', () => sub?.queuedEvents ?? 0);
   sub = new LiveSubscriber({ feed, db: ctx.db, filter: f, matches: eventMatcher(f, owned), after: cursor, batched, visibility, tracker });
@@ -134,7 +149,10 @@ export const liveResolvers: Resolvers = {
           onError: (e) => ctx.logger?.warn({ err: (e as Error).message, session: name }, 'sessionProgress: status read failed'),
         });
         const readAt = Date.now();
-        const first = await read().catch(async (e) => { await stream.return(); throw e; });
+        const first = await read().catch(async (e) => {
+          await stream.return();
+          throw e;
+        });
         if (!first) {
           await stream.return();
           throw notFound('session', name);

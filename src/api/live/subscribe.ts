@@ -22,7 +22,10 @@ type Source = AsyncIterator<unknown> & { return?(): Promise<IteratorResult<unkno
 
 /** Maps each value of a source through `map`; return() reaches the source at once (stack notes §3). */
 class Mapped implements AsyncIterableIterator<ExecutionResult> {
-  constructor(private readonly source: Source, private readonly map: (v: unknown) => ExecutionResult | Promise<ExecutionResult>) {}
+  constructor(
+    private readonly source: Source,
+    private readonly map: (v: unknown) => ExecutionResult | Promise<ExecutionResult>,
+  ) {}
   [Symbol.asyncIterator](): AsyncIterableIterator<ExecutionResult> {
     return this;
   }

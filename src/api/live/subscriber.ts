@@ -31,7 +31,9 @@ export interface SharedPayload {
 
 /** The root value of one message read from the log: an event, or a batch of events. */
 export type LiveRoot = LiveEvent | EventBatch;
-export interface EventBatch { events: LiveEvent[] }
+export interface EventBatch {
+  events: LiveEvent[];
+}
 
 export type Delivery = { kind: 'own'; root: LiveRoot; lastId: number; count: number } | ({ kind: 'shared' } & SharedPayload);
 
@@ -121,7 +123,10 @@ export class LiveSubscriber implements AsyncIterableIterator<Delivery> {
         return { value: d, done: false };
       }
       if (!this.live) await this.readLog();
-      else await new Promise<void>((resolve) => { this.wake = resolve; });
+      else
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+        });
     }
     return { value: undefined, done: true };
   }
@@ -177,8 +182,16 @@ export class LiveSubscriber implements AsyncIterableIterator<Delivery> {
     if (this.cursor > upTo) {
       // A cursor another replica gave out, past what this one has settled: wait for the feed to get there.
       await new Promise<void>((resolve) => {
-        const off = feed.onState(() => { if (this.closed || feed.mark >= this.cursor) { off(); resolve(); } });
-        this.wake = () => { off(); resolve(); };
+        const off = feed.onState(() => {
+          if (this.closed || feed.mark >= this.cursor) {
+            off();
+            resolve();
+          }
+        });
+        this.wake = () => {
+          off();
+          resolve();
+        };
       });
       return;
     }

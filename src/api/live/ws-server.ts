@@ -18,13 +18,21 @@ import { sendDeflated } from './deflate.ts';
 import { observeWriteLag } from './live-metrics.ts';
 import type { SharedPayload } from './subscriber.ts';
 
-export interface Extra { socket: WebSocket; request: http.IncomingMessage }
+export interface Extra {
+  socket: WebSocket;
+  request: http.IncomingMessage;
+}
 
 let spliced: SharedPayload | undefined;
 const CLOSE = Buffer.from('}');
 
 function payloadMarker(r: SharedResult): object {
-  return { toJSON: () => { spliced = r.shared; return undefined; } };
+  return {
+    toJSON: () => {
+      spliced = r.shared;
+      return undefined;
+    },
+  };
 }
 
 /** The message's text up to its payload, and the shared payload (none: send the message as it is). */
@@ -35,14 +43,18 @@ function takeSplice(data: string): { prefix: string; shared: SharedPayload } | u
   return shared && { prefix: `${data.slice(0, -1)},"payload":`, shared };
 }
 
-export function useLiveServer(options: ServerOptions<Record<string, unknown>, Extra>, ws: WebSocketServer, mux: Multiplexer,
-  keepAlive = 12_000): { dispose(): Promise<void> } {
+export function useLiveServer(
+  options: ServerOptions<Record<string, unknown>, Extra>,
+  ws: WebSocketServer,
+  mux: Multiplexer,
+  keepAlive = 12_000,
+): { dispose(): Promise<void> } {
   const server = makeServer<Record<string, unknown>, Extra>({
     ...options,
     subscribe: liveSubscribe(mux) as ServerOptions['subscribe'],
     // A shared result's bytes are spliced in as it is sent; any other result goes through the caller's onNext.
-    onNext: (ctx, id, payload, args, result) => (result instanceof SharedResult ? payloadMarker(result) as never
-      : options.onNext?.(ctx, id, payload, args, result)),
+    onNext: (ctx, id, payload, args, result) =>
+      result instanceof SharedResult ? (payloadMarker(result) as never) : options.onNext?.(ctx, id, payload, args, result),
   });
   ws.options.handleProtocols = handleProtocols;
   ws.on('connection', (socket, request) => {
@@ -51,33 +63,41 @@ export function useLiveServer(options: ServerOptions<Record<string, unknown>, Ex
     const ping = setInterval(() => {
       if (socket.readyState !== socket.OPEN) return;
       pongWait = setTimeout(() => socket.terminate(), keepAlive);
-      socket.once('pong', () => { clearTimeout(pongWait); pongWait = undefined; });
+      socket.once('pong', () => {
+        clearTimeout(pongWait);
+        pongWait = undefined;
+      });
       socket.ping();
     }, keepAlive);
-    const closed = server.opened({
-      protocol: socket.protocol,
-      send: (data) => new Promise<void>((resolve, reject) => {
-        const splice = takeSplice(data);
-        if (socket.readyState !== socket.OPEN) return resolve();
-        // Resolves once written: a socket that does not drain holds its subscriber's loop (subscriber.ts).
-        const done = (err?: Error) => {
-          if (err) return reject(err);
-          if (splice) observeWriteLag(splice.shared.oldestAt);
-          resolve();
-        };
-        if (splice && sendDeflated(socket, splice.prefix, splice.shared.json, done)) return;
-        const out = splice ? Buffer.concat([Buffer.from(splice.prefix), splice.shared.json, CLOSE]) : data;
-        socket.send(out, { binary: false, compress: false }, done);
-      }),
-      close: (code, reason) => socket.close(code, reason),
-      onMessage: (cb) => socket.on('message', async (event) => {
-        try {
-          await cb(String(event));
-        } catch {
-          socket.close(CloseCode.InternalServerError, 'Internal server error');
-        }
-      }),
-    }, { socket, request });
+    const closed = server.opened(
+      {
+        protocol: socket.protocol,
+        send: (data) =>
+          new Promise<void>((resolve, reject) => {
+            const splice = takeSplice(data);
+            if (socket.readyState !== socket.OPEN) return resolve();
+            // Resolves once written: a socket that does not drain holds its subscriber's loop (subscriber.ts).
+            const done = (err?: Error) => {
+              if (err) return reject(err);
+              if (splice) observeWriteLag(splice.shared.oldestAt);
+              resolve();
+            };
+            if (splice && sendDeflated(socket, splice.prefix, splice.shared.json, done)) return;
+            const out = splice ? Buffer.concat([Buffer.from(splice.prefix), splice.shared.json, CLOSE]) : data;
+            socket.send(out, { binary: false, compress: false }, done);
+          }),
+        close: (code, reason) => socket.close(code, reason),
+        onMessage: (cb) =>
+          socket.on('message', async (event) => {
+            try {
+              await cb(String(event));
+            } catch {
+              socket.close(CloseCode.InternalServerError, 'Internal server error');
+            }
+          }),
+      },
+      { socket, request },
+    );
     socket.once('close', (code, reason) => {
       clearTimeout(pongWait);
       clearInterval(ping);

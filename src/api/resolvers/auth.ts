@@ -16,16 +16,27 @@ import type { ApiToken, Resolvers, Role } from '../generated/types.ts';
 
 /** Ten years: a longer-lived credential is a mistake, not a policy. */
 const MAX_TTL = 10 * 365 * 24 * 3600;
-const ttlSchema = z.number().int('must be a whole number of seconds').min(1, 'must be at least 1').max(MAX_TTL, `must be at most ${MAX_TTL}`);
-const subjectSchema = text(1, 127).regex(/^[^\p{Cc}\p{Cs}]+$/u, 'must not contain control characters').refine((s) => s.trim() !== '', 'must not be blank');
+const ttlSchema = z
+  .number()
+  .int('must be a whole number of seconds')
+  .min(1, 'must be at least 1')
+  .max(MAX_TTL, `must be at most ${MAX_TTL}`);
+const subjectSchema = text(1, 127)
+  .regex(/^[^\p{Cc}\p{Cs}]+$/u, 'must not contain control characters')
+  .refine((s) => s.trim() !== '', 'must not be blank');
 const tokenIdSchema = z.string().regex(/^[0-9a-f]{16}$/, 'is not an API token id (16 hex digits)');
 const tenantName = (v: unknown, field: string) => valueOrThrow(check(nameSchema, v, field));
 
 const ttl = (v: number | null | undefined, field = 'ttlSeconds') => (v == null ? undefined : valueOrThrow(check(ttlSchema, v, field)));
 
 const tokenView = (t: ApiTokenInfo): ApiToken => ({
-  id: t.id, role: t.role.toUpperCase() as Role, tenant: t.tenant, subject: t.subject,
-  expiresAt: t.expiresAt, revokedAt: t.revokedAt, createdAt: t.createdAt,
+  id: t.id,
+  role: t.role.toUpperCase() as Role,
+  tenant: t.tenant,
+  subject: t.subject,
+  expiresAt: t.expiresAt,
+  revokedAt: t.revokedAt,
+  createdAt: t.createdAt,
 });
 
 function principalOf(ctx: ApiContext) {
@@ -40,8 +51,14 @@ export const authResolvers: Resolvers = {
     whoami: (_p, _a, ctx) => {
       const p = principalOf(ctx);
       return {
-        subject: p.subject, role: p.role.toUpperCase() as Role, tenant: ctx.tenant, credentialTenant: p.tenant,
-        node: p.node ?? null, via: p.via.toUpperCase().replace('-', '_'), tokenId: p.tokenId ?? null, actor: ctx.actor,
+        subject: p.subject,
+        role: p.role.toUpperCase() as Role,
+        tenant: ctx.tenant,
+        credentialTenant: p.tenant,
+        node: p.node ?? null,
+        via: p.via.toUpperCase().replace('-', '_'),
+        tokenId: p.tokenId ?? null,
+        actor: ctx.actor,
       };
     },
     apiTokens: async (_p, { includeRevoked }, ctx) =>
@@ -75,11 +92,15 @@ export const authResolvers: Resolvers = {
     setTenantXnames: async (_p, args, ctx) => {
       const tenant = tenantName(args.tenant, 'tenant');
       const xnames = valueOrThrow(checkComponentIds(args.xnames, 'xnames', 65535));
-      if (xnames.length === 0) throw badInput([{ field: 'xnames', message: 'must name at least one xname (deleteTenant removes a tenant)' }]);
+      if (xnames.length === 0)
+        throw badInput([{ field: 'xnames', message: 'must name at least one xname (deleteTenant removes a tenant)' }]);
       const r = await transaction(ctx.db, (tx) => replaceTenantXnames(tx, tenant, xnames));
       if (!r.ok) {
         const first = r.taken[0]!;
-        const i = args.xnames.findIndex((x) => { const p = parseComponentId(x); return !('error' in p) && p.id === first.xname; });
+        const i = args.xnames.findIndex((x) => {
+          const p = parseComponentId(x);
+          return !('error' in p) && p.id === first.xname;
+        });
         const more = r.taken.length > 1 ? ` (and ${r.taken.length - 1} more)` : '';
         throw conflict(`${first.xname} belongs to tenant "${first.tenant}"${more}; an xname belongs to at most one tenant`, `xnames[${i}]`);
       }

@@ -5,7 +5,14 @@
 import { transaction } from '../../db/tx.ts';
 import type { Db } from '../../db/client.ts';
 import type { ComponentRow } from '../../db/schema.ts';
-import { countComponents, deleteComponent, getComponent, listComponents, lockComponents, lockSessionComponents } from '../../db/components/read.ts';
+import {
+  countComponents,
+  deleteComponent,
+  getComponent,
+  listComponents,
+  lockComponents,
+  lockSessionComponents,
+} from '../../db/components/read.ts';
 import { writeComponents, type ComponentWrite, type WriteOptions } from '../../db/components/write.ts';
 import { applyStaged } from '../../db/components/staged.ts';
 import { reportBootState } from '../../engine/reports.ts';
@@ -35,13 +42,19 @@ export const componentResolvers: Resolvers = {
     components: async (_p, { filter, first, after }, ctx) => {
       await ctx.requireKnownTenant();
       const size = first ?? 1000;
-      if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE) throw badInput([{ field: 'first', message: `must be from 1 to ${MAX_PAGE}` }]);
+      if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE)
+        throw badInput([{ field: 'first', message: `must be from 1 to ${MAX_PAGE}` }]);
       const afterId = after == null ? null : decodeCursor(after);
       if (after != null && afterId === null) throw badInput([{ field: 'after', message: 'is not a cursor this API gave out' }]);
       const ids = filter?.ids ? valueOrThrow(checkComponentIds(filter.ids, 'filter.ids', 65535)) : null;
       const query = {
-        ids, session: filter?.session, stagedSession: filter?.stagedSession, enabled: filter?.enabled,
-        phase: filter?.phase, status: filter?.status, tenant: ctx.tenant,
+        ids,
+        session: filter?.session,
+        stagedSession: filter?.stagedSession,
+        enabled: filter?.enabled,
+        phase: filter?.phase,
+        status: filter?.status,
+        tenant: ctx.tenant,
       };
       const page = await listComponents(ctx.db, query, { first: size, after: afterId });
       return { ...page, query };
@@ -108,7 +121,12 @@ export const componentResolvers: Resolvers = {
         } else {
           ids = await lockSessionComponents(tx, filter.session!, ctx.tenant);
         }
-        return write(tx, ctx, ids.map((id) => ({ id, body })), 'patch');
+        return write(
+          tx,
+          ctx,
+          ids.map((id) => ({ id, body })),
+          'patch',
+        );
       });
       return r.rows.map(componentView);
     },
@@ -118,10 +136,18 @@ export const componentResolvers: Resolvers = {
       await transaction(ctx.db, async (tx) => {
         const gone = await deleteComponent(tx, id, ctx.tenant);
         if (!gone) throw notFound('component', id);
-        await appendEvents(tx, [{
-          componentId: id, session: gone.session, sessionTenant: gone.sessionTenant, kind: 'manual', actor: ctx.actor,
-          fromPhase: gone.phase, fromStatus: gone.status, reason: 'deleted',
-        }]);
+        await appendEvents(tx, [
+          {
+            componentId: id,
+            session: gone.session,
+            sessionTenant: gone.sessionTenant,
+            kind: 'manual',
+            actor: ctx.actor,
+            fromPhase: gone.phase,
+            fromStatus: gone.status,
+            reason: 'deleted',
+          },
+        ]);
       });
       return true;
     },
@@ -154,5 +180,8 @@ export const componentResolvers: Resolvers = {
 };
 
 function refused(c: ComponentRow) {
-  return conflict(`Actual state can not be updated: ${c.id} is ${c.status} after ${c.lastAction || 'no action'}; bootorch is mid-transition`, 'patch.actualState');
+  return conflict(
+    `Actual state can not be updated: ${c.id} is ${c.status} after ${c.lastAction || 'no action'}; bootorch is mid-transition`,
+    'patch.actualState',
+  );
 }

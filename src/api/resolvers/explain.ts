@@ -21,11 +21,19 @@ import type { ApiContext } from '../context.ts';
 import type { Resolvers } from '../generated/types.ts';
 
 function adapters(ctx: ApiContext) {
-  if (!ctx.adapters) throw new GraphQLError('the outside services are not configured in this API process', { extensions: { code: 'SERVICE_UNAVAILABLE' } });
+  if (!ctx.adapters)
+    throw new GraphQLError('the outside services are not configured in this API process', { extensions: { code: 'SERVICE_UNAVAILABLE' } });
   return ctx.adapters;
 }
 
-const COUNT_KEYS = { power_cycle: 'powerCycle', power_on: 'powerOn', power_off: 'powerOff', configure_only: 'configureOnly', nothing: 'nothing', unknown: 'unknown' } as const;
+const COUNT_KEYS = {
+  power_cycle: 'powerCycle',
+  power_on: 'powerOn',
+  power_off: 'powerOff',
+  configure_only: 'configureOnly',
+  nothing: 'nothing',
+  unknown: 'unknown',
+} as const;
 
 export const explainResolvers: Resolvers = {
   Query: {
@@ -33,9 +41,14 @@ export const explainResolvers: Resolvers = {
       await ctx.requireKnownTenant();
       const c = await checkSessionInput(ctx, input);
       const base = {
-        operation: input.operation, templateName: input.templateName, errors: messages(c.errors), warnings: messages(c.warnings),
+        operation: input.operation,
+        templateName: input.templateName,
+        errors: messages(c.errors),
+        warnings: messages(c.warnings),
         counts: { managed: 0, skipped: 0, powerCycle: 0, powerOn: 0, powerOff: 0, configureOnly: 0, nothing: 0, unknown: 0 },
-        bootSets: [], nodes: [], setupError: null as string | null,
+        bootSets: [],
+        nodes: [],
+        setupError: null as string | null,
       };
       if (c.errors.length || !c.session || !c.template) return { ...base, valid: false };
       const a = adapters(ctx);
@@ -46,7 +59,8 @@ export const explainResolvers: Resolvers = {
           { operation: c.session.operation, limit: c.session.limit, includeDisabled: c.session.includeDisabled, tenant: ctx.tenant },
           c.template,
           {
-            adapters: a, options,
+            adapters: a,
+            options,
             tenantXnames: ctx.tenant ? await tenantXnames(ctx.db, ctx.tenant) : null,
             existingComponents: (ids) => existingComponents(ctx.db, ids),
           },
@@ -59,8 +73,15 @@ export const explainResolvers: Resolvers = {
       const counts = { ...base.counts, managed: plan.managed.size, skipped: plan.skipped.size };
       for (const n of detail.nodes) if (n.action !== 'skip') counts[COUNT_KEYS[n.action]]++;
       return {
-        ...base, valid: true, setupError: plan.error, counts,
-        warnings: messages([...c.warnings, ...plan.warnings.map((m) => ({ field: '', message: m })), ...detail.warnings.map((m) => ({ field: '', message: m }))]),
+        ...base,
+        valid: true,
+        setupError: plan.error,
+        counts,
+        warnings: messages([
+          ...c.warnings,
+          ...plan.warnings.map((m) => ({ field: '', message: m })),
+          ...detail.warnings.map((m) => ({ field: '', message: m })),
+        ]),
         bootSets: plan.bootSets.map((b) => ({ name: b.name, nodeCount: b.nodes.length, ...b.desired })),
         nodes: detail.nodes.map((n) => ({ id: n.id, bootSet: n.bootSet, action: n.action, skipReason: n.skipReason, detail: n.detail })),
       };
@@ -72,18 +93,36 @@ export const explainResolvers: Resolvers = {
       const e = await explainComponent(ctx.db, adapters(ctx), componentId);
       if (!e) return null;
       return {
-        componentId: e.id, summary: e.summary, waitingFor: e.waitingFor, nextOperator: e.nextOperator, phase: e.phase as never,
-        status: e.status as never, enabled: e.enabled, session: e.session?.name ?? null, sessionPaused: !!e.session?.paused,
-        sessionPauseReason: e.session?.pauseReason ?? null, powerState: e.power ? (e.power.state || e.power.error) : null,
-        cfsDesiredConfig: e.cfs?.desiredConfig ?? null, cfsStatus: e.cfs?.configurationStatus ?? null,
+        componentId: e.id,
+        summary: e.summary,
+        waitingFor: e.waitingFor,
+        nextOperator: e.nextOperator,
+        phase: e.phase as never,
+        status: e.status as never,
+        enabled: e.enabled,
+        session: e.session?.name ?? null,
+        sessionPaused: !!e.session?.paused,
+        sessionPauseReason: e.session?.pauseReason ?? null,
+        powerState: e.power ? e.power.state || e.power.error : null,
+        cfsDesiredConfig: e.cfs?.desiredConfig ?? null,
+        cfsStatus: e.cfs?.configurationStatus ?? null,
         decision: e.decision ? { ...e.decision, phase: e.decision.phase as never } : null,
-        criteria: e.criteria, blockers: e.blockers, lastEvents: e.lastEvents.map(timelineView),
+        criteria: e.criteria,
+        blockers: e.blockers,
+        lastEvents: e.lastEvents.map(timelineView),
       };
     },
     explainSession: async (_p, { name }, ctx) => {
       const e = await explainSession(ctx.db, ctx.tenantKey, name);
       if (!e) return null;
-      return { name: e.name, state: e.status as never, paused: e.paused, pauseReason: e.pauseReason, remaining: e.remaining, groups: e.groups };
+      return {
+        name: e.name,
+        state: e.status as never,
+        paused: e.paused,
+        pauseReason: e.pauseReason,
+        remaining: e.remaining,
+        groups: e.groups,
+      };
     },
     componentTimeline: async (_p, { componentId, session: s, first, after }, ctx) => {
       if (!componentId && !s) throw badInput([{ field: 'componentId', message: 'give a componentId or a session' }]);
@@ -93,8 +132,13 @@ export const explainResolvers: Resolvers = {
       const id = componentId ? canonicalXname(componentId) : null;
       // The same settled log the componentEvents query and subscription read, so a page never shows a hole.
       const upTo = ctx.live ? (await ctx.live.ready(), ctx.live.mark) : Number.MAX_SAFE_INTEGER;
-      const rows = await readEventsPage(ctx.db, { ids: id ? [id] : null, session: s ?? null, sessionTenant: ctx.tenantKey, tenant: ctx.tenant },
-        after == null ? 0 : Number(after), upTo, limit);
+      const rows = await readEventsPage(
+        ctx.db,
+        { ids: id ? [id] : null, session: s ?? null, sessionTenant: ctx.tenantKey, tenant: ctx.tenant },
+        after == null ? 0 : Number(after),
+        upTo,
+        limit,
+      );
       return { events: rows.map(timelineView), nextCursor: rows.length === limit ? String(rows.at(-1)!.id) : null };
     },
   },
@@ -103,8 +147,18 @@ export const explainResolvers: Resolvers = {
 /** A LiveEvent (the log reader's) or a stored event row (explain's last events). */
 function timelineView(x: LiveEvent | EventRow) {
   return {
-    cursor: String(x.id), at: x.at, componentId: x.componentId, session: x.session, kind: x.kind, actor: x.actor,
-    fromPhase: x.fromPhase, toPhase: x.toPhase, fromStatus: x.fromStatus, toStatus: x.toStatus, action: x.action,
-    error: x.error, reason: x.reason,
+    cursor: String(x.id),
+    at: x.at,
+    componentId: x.componentId,
+    session: x.session,
+    kind: x.kind,
+    actor: x.actor,
+    fromPhase: x.fromPhase,
+    toPhase: x.toPhase,
+    fromStatus: x.fromStatus,
+    toStatus: x.toStatus,
+    action: x.action,
+    error: x.error,
+    reason: x.reason,
   };
 }

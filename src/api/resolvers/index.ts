@@ -15,7 +15,15 @@ import { nodeResolvers } from './nodes.ts';
 export function allResolvers(): Resolvers {
   const parts: Record<string, unknown>[] = [
     { DateTime, ...enumValues },
-    systemResolvers, templateResolvers, sessionResolvers, componentResolvers, optionResolvers, subscriptionResolvers, explainResolvers, authResolvers, nodeResolvers,
+    systemResolvers,
+    templateResolvers,
+    sessionResolvers,
+    componentResolvers,
+    optionResolvers,
+    subscriptionResolvers,
+    explainResolvers,
+    authResolvers,
+    nodeResolvers,
   ];
   const out: Record<string, unknown> = {};
   for (const part of parts) {

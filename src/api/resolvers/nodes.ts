@@ -20,11 +20,25 @@ function registryOf(ctx: ApiContext): NodeRegistry {
 
 export function nodeView(r: NodeInventoryRow): InventoryNode {
   return {
-    xname: r.id, hostname: r.hostname, mac: r.mac, arch: r.arch as InventoryNode['arch'], role: r.role, subRole: r.subRole,
-    groups: r.groups, enabled: r.enabled, locked: r.locked,
-    bmc: { driver: r.bmcDriver.toUpperCase() as BmcDriver, address: r.bmcAddress, username: r.bmcUsername, hasPassword: r.bmcSecret !== '' },
-    bootParameters: r.bootKernel || r.bootInitrd || r.bootParams
-      ? { kernel: r.bootKernel, initrd: r.bootInitrd, params: r.bootParams, setAt: r.bootSetAt } : null,
+    xname: r.id,
+    hostname: r.hostname,
+    mac: r.mac,
+    arch: r.arch as InventoryNode['arch'],
+    role: r.role,
+    subRole: r.subRole,
+    groups: r.groups,
+    enabled: r.enabled,
+    locked: r.locked,
+    bmc: {
+      driver: r.bmcDriver.toUpperCase() as BmcDriver,
+      address: r.bmcAddress,
+      username: r.bmcUsername,
+      hasPassword: r.bmcSecret !== '',
+    },
+    bootParameters:
+      r.bootKernel || r.bootInitrd || r.bootParams
+        ? { kernel: r.bootKernel, initrd: r.bootInitrd, params: r.bootParams, setAt: r.bootSetAt }
+        : null,
   };
 }
 
@@ -45,9 +59,16 @@ export const nodeResolvers: Resolvers = {
   Mutation: {
     registerNodes: async (_p, { nodes }, ctx) => {
       const registry = registryOf(ctx);
-      const drafts = nodes.map((n) => Object.fromEntries(Object.entries({
-        ...n, bmc: n.bmc ? Object.fromEntries(Object.entries({ ...n.bmc, driver: n.bmc.driver.toLowerCase() }).filter(([, v]) => v != null)) : undefined,
-      }).filter(([, v]) => v != null)));
+      const drafts = nodes.map((n) =>
+        Object.fromEntries(
+          Object.entries({
+            ...n,
+            bmc: n.bmc
+              ? Object.fromEntries(Object.entries({ ...n.bmc, driver: n.bmc.driver.toLowerCase() }).filter(([, v]) => v != null))
+              : undefined,
+          }).filter(([, v]) => v != null),
+        ),
+      );
       const rows = await transaction(ctx.db, async (tx) => {
         const stored = valueOrThrow(await registry.register(tx, drafts));
         await ctx.scheduler.kick(tx, ['discovery']);

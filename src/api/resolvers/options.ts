@@ -15,7 +15,11 @@ export const optionResolvers: Resolvers = {
   },
   Mutation: {
     patchOptions: async (_p, { patch }, ctx) => {
-      const given = Object.fromEntries(Object.entries(patch).filter(([, v]) => v != null).map(([k, v]) => [snake(k), v]));
+      const given = Object.fromEntries(
+        Object.entries(patch)
+          .filter(([, v]) => v != null)
+          .map(([k, v]) => [snake(k), v]),
+      );
       const r = optionsPatchSchema.safeParse(given);
       if (!r.success) throw badInput(zodIssues(r.error, 'patch', (path) => path.map(camel)));
       const next = await transaction(ctx.db, (tx) => patchOptions(tx, r.data as Partial<Options>));

@@ -14,7 +14,9 @@ export function versionInfo() {
 }
 
 /** Never throws: a failed probe reads as not available. */
-export async function health(ctx: Pick<ApiContext, 'db' | 'queueHealthy'>): Promise<{ api: HealthState; database: HealthState; queue: HealthState }> {
+export async function health(
+  ctx: Pick<ApiContext, 'db' | 'queueHealthy'>,
+): Promise<{ api: HealthState; database: HealthState; queue: HealthState }> {
   const [database, queue] = await Promise.all([
     databaseHealthy(ctx.db),
     ctx.queueHealthy ? ctx.queueHealthy().catch(() => false) : Promise.resolve(undefined),

@@ -3,8 +3,13 @@ import { transaction } from '../../db/tx.ts';
 import { deleteTemplate, getTemplate, listTemplates, upsertTemplate } from '../../db/templates.ts';
 import { getOptions } from '../../db/options.ts';
 import {
-  checkBootSets, EXAMPLE_TEMPLATE, mergeTemplatePatch, recordToDraft, validateTemplate,
-  type TemplateDraft, type TemplatePatch,
+  checkBootSets,
+  EXAMPLE_TEMPLATE,
+  mergeTemplatePatch,
+  recordToDraft,
+  validateTemplate,
+  type TemplateDraft,
+  type TemplatePatch,
 } from '../../domain/templates.ts';
 import { check, nameSchema } from '../../domain/validation.ts';
 import { checkArtifacts } from '../template-checks.ts';

@@ -14,9 +14,17 @@ import { arrayParam, rowVersion, unnestAs } from '../sql.ts';
 import { ATTEMPT_COUNTERS, attempts, type AttemptCounter, type EngineComponent } from './select.ts';
 
 /** The read rows as an unnest source `u(id, version)`, for a write guarded by the row version. */
-const readRows = (rows: readonly EngineComponent[]) => unnestAs('u', {
-  id: arrayParam(rows.map((r) => r.id), 'text'), version: arrayParam(rows.map((r) => r.version), 'text'),
-});
+const readRows = (rows: readonly EngineComponent[]) =>
+  unnestAs('u', {
+    id: arrayParam(
+      rows.map((r) => r.id),
+      'text',
+    ),
+    version: arrayParam(
+      rows.map((r) => r.version),
+      'text',
+    ),
+  });
 const unchangedSinceRead = sql`${components.id} = u.id and ${rowVersion(components)} = u.version`;
 
 /**
@@ -25,24 +33,48 @@ const unchangedSinceRead = sql`${components.id} = u.id and ${rowVersion(componen
  * Returns the components actually updated (one whose row changed since it was read is skipped).
  */
 export async function recordAction(
-  db: Db, rows: EngineComponent[], action: string, counter: AttemptCounter | null, actor: string,
+  db: Db,
+  rows: EngineComponent[],
+  action: string,
+  counter: AttemptCounter | null,
+  actor: string,
 ): Promise<EngineComponent[]> {
   if (rows.length === 0) return [];
   const set: PgUpdateSetSource<typeof components> = {
-    lastAction: action, lastActionFailed: false, lastActionAt: sql`now()`, error: '', updatedAt: sql`now()`,
+    lastAction: action,
+    lastActionFailed: false,
+    lastActionAt: sql`now()`,
+    error: '',
+    updatedAt: sql`now()`,
   };
   if (counter) set[counterKey(counter)] = sql`${ATTEMPT_COUNTERS[counter]} + 1`;
-  const updated = await db.update(components).set(set)
-    .from(readRows(rows)).where(sql`${unchangedSinceRead} and ${components.enabled}`)
+  const updated = await db
+    .update(components)
+    .set(set)
+    .from(readRows(rows))
+    .where(sql`${unchangedSinceRead} and ${components.enabled}`)
     .returning({ id: components.id, version: rowVersion(components), status: components.status });
   const after = new Map(updated.map((x) => [x.id, x]));
   const kept = rows.filter((x) => after.has(x.id)).map((x) => ({ ...x, version: after.get(x.id)!.version, lastAction: action }));
   // The status the action leads to (e.g. power_off_gracefully_called), so each node's log is one unbroken chain.
-  await appendEvents(db, kept.map((x): NewEvent => ({
-    componentId: x.id, session: x.session, sessionTenant: x.sessionTenant, kind: 'action', actor, action,
-    fromPhase: x.phase, toPhase: x.phase, fromStatus: x.status, toStatus: after.get(x.id)!.status,
-    data: counter ? { attempt: attempts(x, counter) + 1 } : null,
-  })));
+  await appendEvents(
+    db,
+    kept.map(
+      (x): NewEvent => ({
+        componentId: x.id,
+        session: x.session,
+        sessionTenant: x.sessionTenant,
+        kind: 'action',
+        actor,
+        action,
+        fromPhase: x.phase,
+        toPhase: x.phase,
+        fromStatus: x.status,
+        toStatus: after.get(x.id)!.status,
+        data: counter ? { attempt: attempts(x, counter) + 1 } : null,
+      }),
+    ),
+  );
   return kept;
 }
 
@@ -60,10 +92,21 @@ export interface ComponentProblem {
 }
 
 /** Errors and reasons per component, as an unnest source `u(id, error, reason)`. */
-const problemRows = (problems: readonly ComponentProblem[]) => unnestAs('u', {
-  id: arrayParam(problems.map((p) => p.id), 'text'), error: arrayParam(problems.map((p) => p.error), 'text'),
-  reason: arrayParam(problems.map((p) => p.reason), 'text'),
-});
+const problemRows = (problems: readonly ComponentProblem[]) =>
+  unnestAs('u', {
+    id: arrayParam(
+      problems.map((p) => p.id),
+      'text',
+    ),
+    error: arrayParam(
+      problems.map((p) => p.error),
+      'text',
+    ),
+    reason: arrayParam(
+      problems.map((p) => p.reason),
+      'text',
+    ),
+  });
 
 /**
  * Write each component's error and classified reason; with `fail`, also mark it failed
@@ -71,20 +114,36 @@ const problemRows = (problems: readonly ComponentProblem[]) => unnestAs('u', {
  * operator disables failed components on its next pass.
  */
 export async function recordProblems(
-  db: Db, rows: EngineComponent[], problems: ComponentProblem[], actor: string, o: { fail?: boolean } = {},
+  db: Db,
+  rows: EngineComponent[],
+  problems: ComponentProblem[],
+  actor: string,
+  o: { fail?: boolean } = {},
 ): Promise<void> {
   if (problems.length === 0) return;
-  await db.update(components)
+  await db
+    .update(components)
     .set({ error: sql`u.error`, failureReason: sql`u.reason`, updatedAt: sql`now()`, ...(o.fail ? { statusOverride: 'failed' } : {}) })
-    .from(problemRows(problems)).where(sql`${components.id} = u.id`);
+    .from(problemRows(problems))
+    .where(sql`${components.id} = u.id`);
   const byId = new Map(rows.map((r) => [r.id, r]));
-  await appendEvents(db, problems.map((p): NewEvent => {
-    const r = byId.get(p.id);
-    const where = { componentId: p.id, session: r?.session ?? '', sessionTenant: r?.sessionTenant ?? '', actor, error: p.error, reason: p.reason };
-    return o.fail
-      ? { ...where, kind: 'failed', fromPhase: r?.phase, toPhase: r?.phase, fromStatus: r?.status, toStatus: 'failed' }
-      : { ...where, kind: 'error' };
-  }));
+  await appendEvents(
+    db,
+    problems.map((p): NewEvent => {
+      const r = byId.get(p.id);
+      const where = {
+        componentId: p.id,
+        session: r?.session ?? '',
+        sessionTenant: r?.sessionTenant ?? '',
+        actor,
+        error: p.error,
+        reason: p.reason,
+      };
+      return o.fail
+        ? { ...where, kind: 'failed', fromPhase: r?.phase, toPhase: r?.phase, fromStatus: r?.status, toStatus: 'failed' }
+        : { ...where, kind: 'error' };
+    }),
+  );
 }
 
 /** Mark components failed with their problem (see recordProblems). */
@@ -95,8 +154,11 @@ export function failComponents(db: Db, rows: EngineComponent[], problems: Compon
 /** Power-on: the token BSS returned for these components' boot parameters. */
 export async function setDesiredBssToken(db: Db, ids: string[], token: string): Promise<void> {
   if (ids.length === 0) return;
-  await db.update(components).set({ desiredBssToken: token, updatedAt: sql`now()` })
-    .from(unnestAs('u', { id: arrayParam(ids, 'text') })).where(sql`${components.id} = u.id`);
+  await db
+    .update(components)
+    .set({ desiredBssToken: token, updatedAt: sql`now()` })
+    .from(unnestAs('u', { id: arrayParam(ids, 'text') }))
+    .where(sql`${components.id} = u.id`);
 }
 
 /** Discovery: a disabled component for every inventory node bootorch does not know yet. */
@@ -106,19 +168,42 @@ export async function insertDiscovered(db: Db, ids: string[], actor: string): Pr
   const added = await db.execute<{ id: string }>(sql`insert into components (id, enabled, last_action, last_action_at)
     select id, false, 'newly_discovered', now() from unnest(${arrayParam(ids, 'text')}) as u(id)
     on conflict (id) do nothing returning id`);
-  await appendEvents(db, added.rows.map(({ id }): NewEvent => ({ componentId: id, kind: 'action', actor, action: 'newly_discovered' })));
+  await appendEvents(
+    db,
+    added.rows.map(({ id }): NewEvent => ({ componentId: id, kind: 'action', actor, action: 'newly_discovered' })),
+  );
   return added.rows.map((x) => x.id);
 }
 
 /** Actual-state cleanup: forget what stale nodes claimed they booted. */
 export async function clearActualState(db: Db, rows: EngineComponent[], actor: string): Promise<void> {
   if (rows.length === 0) return;
-  await db.update(components).set({
-    actualKernel: '', actualKernelParameters: '', actualInitrd: '', actualBssToken: '', actualUpdatedAt: sql`now()`,
-    lastAction: 'actual_state_cleanup', lastActionFailed: false, lastActionAt: sql`now()`, updatedAt: sql`now()`,
-  }).from(readRows(rows)).where(unchangedSinceRead);
-  await appendEvents(db, rows.map((r): NewEvent => ({
-    componentId: r.id, session: r.session, sessionTenant: r.sessionTenant, kind: 'action', actor, action: 'actual_state_cleanup',
-  })));
+  await db
+    .update(components)
+    .set({
+      actualKernel: '',
+      actualKernelParameters: '',
+      actualInitrd: '',
+      actualBssToken: '',
+      actualUpdatedAt: sql`now()`,
+      lastAction: 'actual_state_cleanup',
+      lastActionFailed: false,
+      lastActionAt: sql`now()`,
+      updatedAt: sql`now()`,
+    })
+    .from(readRows(rows))
+    .where(unchangedSinceRead);
+  await appendEvents(
+    db,
+    rows.map(
+      (r): NewEvent => ({
+        componentId: r.id,
+        session: r.session,
+        sessionTenant: r.sessionTenant,
+        kind: 'action',
+        actor,
+        action: 'actual_state_cleanup',
+      }),
+    ),
+  );
 }
-

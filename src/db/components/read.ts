@@ -34,7 +34,9 @@ export function componentWhere(q: ComponentQuery): SQL | undefined {
 
 /** One page: up to `first` rows with id > after, plus whether more follow. */
 export async function listComponents(db: Db, q: ComponentQuery, page: { first: number; after?: string | null }) {
-  const rows = await db.select().from(components)
+  const rows = await db
+    .select()
+    .from(components)
     .where(and(componentWhere(q), page.after != null ? gt(components.id, page.after) : undefined))
     .orderBy(asc(components.id))
     .limit(page.first + 1);
@@ -47,17 +49,17 @@ export async function countComponents(db: Db, q: ComponentQuery): Promise<number
 }
 
 export async function getComponent(db: Db, id: string, tenant: string | null): Promise<ComponentRow | null> {
-  const rows = await db.select().from(components).where(and(eq(components.id, id), visibleTo(tenant, components.id)));
+  const rows = await db
+    .select()
+    .from(components)
+    .where(and(eq(components.id, id), visibleTo(tenant, components.id)));
   return rows[0] ?? null;
 }
 
 /** Lock and read these components (sorted by id, so concurrent bulk writers lock in one order). */
 export async function lockComponents(db: Db, ids: readonly string[]): Promise<ComponentRow[]> {
   if (ids.length === 0) return [];
-  return db.select().from(components)
-    .where(anyOf(components.id, ids))
-    .orderBy(asc(components.id))
-    .for('update');
+  return db.select().from(components).where(anyOf(components.id, ids)).orderBy(asc(components.id)).for('update');
 }
 
 /** Read these components (no lock). */
@@ -68,7 +70,9 @@ export async function readComponents(db: Db, ids: readonly string[]): Promise<Co
 
 /** Ids of the components a session filter selects (locked, for a bulk patch). */
 export async function lockSessionComponents(db: Db, session: string, tenant: string | null): Promise<string[]> {
-  const rows = await db.select({ id: components.id }).from(components)
+  const rows = await db
+    .select({ id: components.id })
+    .from(components)
     .where(and(eq(components.session, session), visibleTo(tenant, components.id)))
     .orderBy(asc(components.id))
     .for('update');
@@ -76,7 +80,10 @@ export async function lockSessionComponents(db: Db, session: string, tenant: str
 }
 
 export async function deleteComponent(db: Db, id: string, tenant: string | null): Promise<ComponentRow | null> {
-  const rows = await db.delete(components).where(and(eq(components.id, id), visibleTo(tenant, components.id))).returning();
+  const rows = await db
+    .delete(components)
+    .where(and(eq(components.id, id), visibleTo(tenant, components.id)))
+    .returning();
   return rows[0] ?? null;
 }
 

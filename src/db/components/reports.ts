@@ -36,7 +36,11 @@ export async function writeReports(tx: Db, reports: readonly ReportInput[]): Pro
     const c = current.get(p.id);
     if (!c) return { ok: false, code: 'NOT_FOUND', message: `no component "${p.id}"` };
     if (refusesActualStateWrite(c)) {
-      return { ok: false, code: 'CONFLICT', message: `Actual state can not be updated: ${p.id} is ${c.status} after ${c.lastAction || 'no action'}; report again later` };
+      return {
+        ok: false,
+        code: 'CONFLICT',
+        message: `Actual state can not be updated: ${p.id} is ${c.status} after ${c.lastAction || 'no action'}; report again later`,
+      };
     }
     return null;
   });
@@ -45,29 +49,52 @@ export async function writeReports(tx: Db, reports: readonly ReportInput[]): Pro
   const written = await setActualTokens(tx, [...last.values()]);
   const known = new Map(written.map((x) => [x.row.id, x.known]));
   const rows = new Map(written.map((x) => [x.row.id, x.row]));
-  await appendEvents(tx, [...last.values()].map((p): NewEvent => {
-    const before = current.get(p.id)!;
-    const after = rows.get(p.id)!;
-    return {
-      componentId: p.id, session: after.session, sessionTenant: after.sessionTenant, kind: 'report', actor: p.actor,
-      fromPhase: before.phase, toPhase: after.phase, fromStatus: before.status, toStatus: after.status,
-      reason: 'node reported its boot', data: { token: p.token, tokenKnown: known.get(p.id) === true },
-    };
-  }));
+  await appendEvents(
+    tx,
+    [...last.values()].map((p): NewEvent => {
+      const before = current.get(p.id)!;
+      const after = rows.get(p.id)!;
+      return {
+        componentId: p.id,
+        session: after.session,
+        sessionTenant: after.sessionTenant,
+        kind: 'report',
+        actor: p.actor,
+        fromPhase: before.phase,
+        toPhase: after.phase,
+        fromStatus: before.status,
+        toStatus: after.status,
+        reason: 'node reported its boot',
+        data: { token: p.token, tokenKnown: known.get(p.id) === true },
+      };
+    }),
+  );
   return reports.map((p, i) => results[i] ?? { ok: true as const, component: rows.get(p.id)!, tokenKnown: known.get(p.id) === true });
 }
 
 /** One statement for every report; returns each row as written and whether its token was known. */
 async function setActualTokens(tx: Db, reports: ReportInput[]): Promise<Array<{ row: ComponentRow; known: boolean }>> {
-  const u = unnestAs('u', { id: arrayParam(reports.map((p) => p.id), 'text'), token: arrayParam(reports.map((p) => p.token), 'text') });
-  const rows = await tx.update(components).set({
-    actualBssToken: sql`u.token`,
-    actualKernel: sql`coalesce(a.kernel, ${components.actualKernel})`,
-    actualKernelParameters: sql`coalesce(a.kernel_parameters, ${components.actualKernelParameters})`,
-    actualInitrd: sql`coalesce(a.initrd, ${components.actualInitrd})`,
-    actualUpdatedAt: sql`case when a.token is null then ${components.actualUpdatedAt} else now() end`,
-    updatedAt: sql`now()`,
-  }).from(sql`${u} left join boot_artifacts a on a.token = u.token`)
+  const u = unnestAs('u', {
+    id: arrayParam(
+      reports.map((p) => p.id),
+      'text',
+    ),
+    token: arrayParam(
+      reports.map((p) => p.token),
+      'text',
+    ),
+  });
+  const rows = await tx
+    .update(components)
+    .set({
+      actualBssToken: sql`u.token`,
+      actualKernel: sql`coalesce(a.kernel, ${components.actualKernel})`,
+      actualKernelParameters: sql`coalesce(a.kernel_parameters, ${components.actualKernelParameters})`,
+      actualInitrd: sql`coalesce(a.initrd, ${components.actualInitrd})`,
+      actualUpdatedAt: sql`case when a.token is null then ${components.actualUpdatedAt} else now() end`,
+      updatedAt: sql`now()`,
+    })
+    .from(sql`${u} left join boot_artifacts a on a.token = u.token`)
     .where(sql`${components.id} = u.id`)
     .returning({ ...getTableColumns(components), known: sql<boolean>`a.token is not null` });
   return rows.map(({ known, ...row }) => ({ row, known }));

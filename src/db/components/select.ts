@@ -11,8 +11,21 @@ import type { ComponentFields } from '../../domain/components.ts';
 import { anyOf, rowVersion } from '../sql.ts';
 
 /** A component as the operators see it: what the status decision reads, plus what acting needs. */
-export interface EngineComponent extends DecisionInput, Pick<ComponentFields, 'id' | 'enabled' | 'statusOverride' | 'actualUpdatedAt'
-  | 'powerOnAttempts' | 'powerOffGracefulAttempts' | 'powerOffForcefulAttempts' | 'session' | 'sessionTenant' | 'retryPolicy'> {
+export interface EngineComponent
+  extends DecisionInput,
+    Pick<
+      ComponentFields,
+      | 'id'
+      | 'enabled'
+      | 'statusOverride'
+      | 'actualUpdatedAt'
+      | 'powerOnAttempts'
+      | 'powerOffGracefulAttempts'
+      | 'powerOffForcefulAttempts'
+      | 'session'
+      | 'sessionTenant'
+      | 'retryPolicy'
+    > {
   /** The row version read (xmin); writes that follow a read are guarded by it. */
   version: string;
   /** The owning session's rollout policy (escalation overrides), null when none. */
@@ -55,17 +68,32 @@ export interface ComponentSelection {
 }
 
 const FIELDS = {
-  id: components.id, version: rowVersion(components), enabled: components.enabled, phase: components.phase,
-  status: components.status, statusOverride: components.statusOverride, lastAction: components.lastAction,
-  lastActionFailed: components.lastActionFailed, lastActionAt: components.lastActionAt,
-  desiredKernel: components.desiredKernel, desiredKernelParameters: components.desiredKernelParameters,
-  desiredInitrd: components.desiredInitrd, desiredConfiguration: components.desiredConfiguration,
-  actualKernel: components.actualKernel, actualKernelParameters: components.actualKernelParameters,
-  actualInitrd: components.actualInitrd, actualUpdatedAt: components.actualUpdatedAt,
-  powerOnAttempts: components.powerOnAttempts, powerOffGracefulAttempts: components.powerOffGracefulAttempts,
-  powerOffForcefulAttempts: components.powerOffForcefulAttempts, error: components.error,
-  failureReason: components.failureReason, session: components.session, sessionTenant: components.sessionTenant,
-  retryPolicy: components.retryPolicy, policy: sessions.rollout,
+  id: components.id,
+  version: rowVersion(components),
+  enabled: components.enabled,
+  phase: components.phase,
+  status: components.status,
+  statusOverride: components.statusOverride,
+  lastAction: components.lastAction,
+  lastActionFailed: components.lastActionFailed,
+  lastActionAt: components.lastActionAt,
+  desiredKernel: components.desiredKernel,
+  desiredKernelParameters: components.desiredKernelParameters,
+  desiredInitrd: components.desiredInitrd,
+  desiredConfiguration: components.desiredConfiguration,
+  actualKernel: components.actualKernel,
+  actualKernelParameters: components.actualKernelParameters,
+  actualInitrd: components.actualInitrd,
+  actualUpdatedAt: components.actualUpdatedAt,
+  powerOnAttempts: components.powerOnAttempts,
+  powerOffGracefulAttempts: components.powerOffGracefulAttempts,
+  powerOffForcefulAttempts: components.powerOffForcefulAttempts,
+  error: components.error,
+  failureReason: components.failureReason,
+  session: components.session,
+  sessionTenant: components.sessionTenant,
+  retryPolicy: components.retryPolicy,
+  policy: sessions.rollout,
 };
 
 const hasActualState = sql`(${components.actualKernel} <> '' or ${components.actualInitrd} <> '' or ${components.actualKernelParameters} <> '')`;
@@ -77,7 +105,9 @@ function where(s: ComponentSelection): SQL | undefined {
     s.excludeStatuses ? sql`${components.status} <> all(${sql.param(s.excludeStatuses)}::text[])` : undefined,
     s.ids ? anyOf(components.id, s.ids) : undefined,
     s.session ? and(eq(components.session, s.session.name), eq(components.sessionTenant, s.session.tenantKey)) : undefined,
-    s.actualOlderThan ? and(hasActualState, or(isNull(components.actualUpdatedAt), lt(components.actualUpdatedAt, s.actualOlderThan))) : undefined,
+    s.actualOlderThan
+      ? and(hasActualState, or(isNull(components.actualUpdatedAt), lt(components.actualUpdatedAt, s.actualOlderThan)))
+      : undefined,
     s.excludePausedSessions ? sql`not coalesce(${sessions.paused} or ${sessions.aborted}, false)` : undefined,
     s.afterId === undefined ? undefined : gt(components.id, s.afterId),
   );
@@ -86,9 +116,15 @@ function where(s: ComponentSelection): SQL | undefined {
 /** Select components in id order (the order chunks are acted on, so chunks are stable across ticks). */
 export async function selectComponents(db: Db, s: ComponentSelection): Promise<EngineComponent[]> {
   // The owning session's policy comes with the row (escalation overrides, waves).
-  const q = db.select(FIELDS).from(components)
-    .leftJoin(sessions, and(eq(sessions.name, components.session), eq(sessions.tenantKey, components.sessionTenant), ne(components.session, '')))
-    .where(where(s)).orderBy(asc(components.id));
+  const q = db
+    .select(FIELDS)
+    .from(components)
+    .leftJoin(
+      sessions,
+      and(eq(sessions.name, components.session), eq(sessions.tenantKey, components.sessionTenant), ne(components.session, '')),
+    )
+    .where(where(s))
+    .orderBy(asc(components.id));
   return s.limit && s.limit > 0 ? q.limit(s.limit) : q;
 }
 

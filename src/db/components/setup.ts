@@ -22,38 +22,104 @@ export interface SetupRow {
  * state. Staged: only the staged state is written.
  */
 export async function applySetup(
-  db: Db, s: Pick<SessionRow, 'tenantKey' | 'name' | 'operation' | 'stage'>, rows: SetupRow[], opts: { retryPolicy: number | null }, actor: string,
+  db: Db,
+  s: Pick<SessionRow, 'tenantKey' | 'name' | 'operation' | 'stage'>,
+  rows: SetupRow[],
+  opts: { retryPolicy: number | null },
+  actor: string,
 ): Promise<void> {
   if (rows.length === 0) return;
   const col = <T>(f: (r: SetupRow) => T) => rows.map(f);
   const u = unnestAs('u', {
-    id: arrayParam(col((r) => r.id), 'text'), k: arrayParam(col((r) => r.desired.kernel), 'text'),
-    p: arrayParam(col((r) => r.desired.kernelParameters), 'text'), i: arrayParam(col((r) => r.desired.initrd), 'text'),
-    cfg: arrayParam(col((r) => r.desired.configuration), 'text'), seq: arrayParam(col((r) => r.queuedSeq), 'bigint'),
+    id: arrayParam(
+      col((r) => r.id),
+      'text',
+    ),
+    k: arrayParam(
+      col((r) => r.desired.kernel),
+      'text',
+    ),
+    p: arrayParam(
+      col((r) => r.desired.kernelParameters),
+      'text',
+    ),
+    i: arrayParam(
+      col((r) => r.desired.initrd),
+      'text',
+    ),
+    cfg: arrayParam(
+      col((r) => r.desired.configuration),
+      'text',
+    ),
+    seq: arrayParam(
+      col((r) => r.queuedSeq),
+      'bigint',
+    ),
   });
   const c = components;
   if (s.stage) {
-    await db.update(c).set({
-      stagedKernel: sql`u.k`, stagedKernelParameters: sql`u.p`, stagedInitrd: sql`u.i`, stagedConfiguration: sql`u.cfg`,
-      stagedSession: s.name, stagedUpdatedAt: sql`now()`, error: '', updatedAt: sql`now()`,
-    }).from(u).where(sql`${c.id} = u.id`);
+    await db
+      .update(c)
+      .set({
+        stagedKernel: sql`u.k`,
+        stagedKernelParameters: sql`u.p`,
+        stagedInitrd: sql`u.i`,
+        stagedConfiguration: sql`u.cfg`,
+        stagedSession: s.name,
+        stagedUpdatedAt: sql`now()`,
+        error: '',
+        updatedAt: sql`now()`,
+      })
+      .from(u)
+      .where(sql`${c.id} = u.id`);
   } else {
     const reboot = s.operation === 'reboot';
     const forget = (column: AnyColumn) => (reboot ? '' : sql`${column}`);
-    await db.update(c).set({
-      desiredKernel: sql`u.k`, desiredKernelParameters: sql`u.p`, desiredInitrd: sql`u.i`, desiredConfiguration: sql`u.cfg`,
-      desiredBssToken: '', desiredUpdatedAt: sql`now()`, session: s.name, sessionTenant: s.tenantKey, enabled: true,
-      statusOverride: sql`case when u.seq is null then 'on_hold' else 'queued' end`, queuedSeq: sql`u.seq`,
-      lastAction: 'session_setup', lastActionFailed: false, lastActionAt: sql`now()`, error: '', failureReason: '',
-      powerOnAttempts: 0, powerOffGracefulAttempts: 0, powerOffForcefulAttempts: 0,
-      retryPolicy: opts.retryPolicy === null ? sql`${c.retryPolicy}` : opts.retryPolicy,
-      actualKernel: forget(c.actualKernel), actualKernelParameters: forget(c.actualKernelParameters),
-      actualInitrd: forget(c.actualInitrd), actualBssToken: forget(c.actualBssToken), updatedAt: sql`now()`,
-    }).from(u).where(sql`${c.id} = u.id`);
+    await db
+      .update(c)
+      .set({
+        desiredKernel: sql`u.k`,
+        desiredKernelParameters: sql`u.p`,
+        desiredInitrd: sql`u.i`,
+        desiredConfiguration: sql`u.cfg`,
+        desiredBssToken: '',
+        desiredUpdatedAt: sql`now()`,
+        session: s.name,
+        sessionTenant: s.tenantKey,
+        enabled: true,
+        statusOverride: sql`case when u.seq is null then 'on_hold' else 'queued' end`,
+        queuedSeq: sql`u.seq`,
+        lastAction: 'session_setup',
+        lastActionFailed: false,
+        lastActionAt: sql`now()`,
+        error: '',
+        failureReason: '',
+        powerOnAttempts: 0,
+        powerOffGracefulAttempts: 0,
+        powerOffForcefulAttempts: 0,
+        retryPolicy: opts.retryPolicy === null ? sql`${c.retryPolicy}` : opts.retryPolicy,
+        actualKernel: forget(c.actualKernel),
+        actualKernelParameters: forget(c.actualKernelParameters),
+        actualInitrd: forget(c.actualInitrd),
+        actualBssToken: forget(c.actualBssToken),
+        updatedAt: sql`now()`,
+      })
+      .from(u)
+      .where(sql`${c.id} = u.id`);
   }
-  await appendEvents(db, rows.map((r): NewEvent => ({
-    componentId: r.id, session: s.name, sessionTenant: s.tenantKey, kind: s.stage ? 'stage' : 'setup', actor,
-    action: s.stage ? null : 'session_setup', toStatus: s.stage ? null : (r.queuedSeq === null ? 'on_hold' : 'queued'),
-    data: { operation: s.operation, kernel: r.desired.kernel, configuration: r.desired.configuration },
-  })));
+  await appendEvents(
+    db,
+    rows.map(
+      (r): NewEvent => ({
+        componentId: r.id,
+        session: s.name,
+        sessionTenant: s.tenantKey,
+        kind: s.stage ? 'stage' : 'setup',
+        actor,
+        action: s.stage ? null : 'session_setup',
+        toStatus: s.stage ? null : r.queuedSeq === null ? 'on_hold' : 'queued',
+        data: { operation: s.operation, kernel: r.desired.kernel, configuration: r.desired.configuration },
+      }),
+    ),
+  );
 }

@@ -47,7 +47,11 @@ export async function applyStaged(db: Db, input: ApplyStagedInput): Promise<Appl
     return { id: r.id, body: body(r, sessions.get(r.stagedSession)?.operation, problem, input.clearStage) };
   });
   const result = await writeComponents(db, writes, {
-    mode: 'patch', actor: input.actor, tenantKey, now: input.now, event: { kind: 'stage', action: 'apply_staged' },
+    mode: 'patch',
+    actor: input.actor,
+    tenantKey,
+    now: input.now,
+    event: { kind: 'stage', action: 'apply_staged' },
   });
   return { succeeded, failed, ignored, kickStatus: result.kickStatus };
 }

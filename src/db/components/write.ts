@@ -9,7 +9,12 @@ import { components, type ComponentRow } from '../schema.ts';
 import { appendEvents, type NewEvent } from '../events.ts';
 import { artifactsForTokens } from '../boot-artifacts.ts';
 import {
-  applyComponentWrite, blankComponent, changedFields, needsStatusKick, type ComponentFields, type ComponentPatch,
+  applyComponentWrite,
+  blankComponent,
+  changedFields,
+  needsStatusKick,
+  type ComponentFields,
+  type ComponentPatch,
 } from '../../domain/components.ts';
 import { lockComponents, readComponents } from './read.ts';
 
@@ -58,7 +63,7 @@ export async function writeComponents(db: Db, writes: readonly ComponentWrite[],
     const before = current.get(w.id);
     if (!before && opts.mode === 'patch') continue;
     // A put replaces the record (so a repeated id's last put wins); patches to one id accumulate.
-    const base = opts.mode === 'put' ? blankComponent(w.id) : next.get(w.id) ?? fields(before!);
+    const base = opts.mode === 'put' ? blankComponent(w.id) : (next.get(w.id) ?? fields(before!));
     const after = applyComponentWrite(base, w.body, ctx);
     const changed = changedFields(before ? fields(before) : blankComponent(w.id), after);
     kickStatus ||= needsStatusKick(w.body, changed);
@@ -76,24 +81,27 @@ export async function writeComponents(db: Db, writes: readonly ComponentWrite[],
   const written = new Map((await readComponents(db, [...next.keys()])).map((r) => [r.id, r]));
 
   const actors = new Map(writes.filter((w) => w.actor).map((w) => [w.id, w.actor!]));
-  await appendEvents(db, [...written.values()].map((r) => {
-    const before = current.get(r.id);
-    return {
-      componentId: r.id,
-      session: r.session,
-      sessionTenant: r.sessionTenant,
-      kind: opts.event?.kind ?? 'manual',
-      actor: actors.get(r.id) ?? opts.actor,
-      fromPhase: before?.phase ?? null,
-      toPhase: r.phase,
-      fromStatus: before?.status ?? null,
-      toStatus: r.status,
-      action: opts.event?.action ?? null,
-      error: r.error && r.error !== before?.error ? r.error : null,
-      reason: opts.event?.reason ?? null,
-      data: { write: before ? opts.mode : 'create', changed: changes.get(r.id) ?? [] },
-    };
-  }));
+  await appendEvents(
+    db,
+    [...written.values()].map((r) => {
+      const before = current.get(r.id);
+      return {
+        componentId: r.id,
+        session: r.session,
+        sessionTenant: r.sessionTenant,
+        kind: opts.event?.kind ?? 'manual',
+        actor: actors.get(r.id) ?? opts.actor,
+        fromPhase: before?.phase ?? null,
+        toPhase: r.phase,
+        fromStatus: before?.status ?? null,
+        toStatus: r.status,
+        action: opts.event?.action ?? null,
+        error: r.error && r.error !== before?.error ? r.error : null,
+        reason: opts.event?.reason ?? null,
+        data: { write: before ? opts.mode : 'create', changed: changes.get(r.id) ?? [] },
+      };
+    }),
+  );
 
   const rows = ids.map((id) => written.get(id)).filter((r): r is ComponentRow => !!r);
   return { rows, missing, kickStatus, knownTokens: new Set(known.keys()) };
@@ -112,7 +120,9 @@ function fields(r: ComponentRow): ComponentFields {
 const WRITTEN = Object.entries(getTableColumns(components)).filter(([k]) => k !== 'status' && k !== 'queuedSeq');
 const COLUMNS = WRITTEN.map(([, c]) => `"${c.name}"`).join(', ');
 const RECORD_TYPE = WRITTEN.map(([, c]) => `"${c.name}" ${c.getSQLType()}`).join(', ');
-const UPDATE_SET = WRITTEN.filter(([k]) => k !== 'id').map(([, c]) => `"${c.name}" = excluded."${c.name}"`).join(', ');
+const UPDATE_SET = WRITTEN.filter(([k]) => k !== 'id')
+  .map(([, c]) => `"${c.name}" = excluded."${c.name}"`)
+  .join(', ');
 
 /** Columns by their SQL names, as jsonb_to_recordset reads them (dates travel as ISO strings). */
 function toRecord(f: ComponentFields, now: Date): Record<string, unknown> {

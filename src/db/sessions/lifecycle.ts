@@ -17,7 +17,9 @@ export async function pendingSessions(db: Db): Promise<SessionRow[]> {
 
 /** Setup done: running, with its node list and effective rollout policy. */
 export async function markRunning(db: Db, s: SessionKey, ids: readonly string[], rollout: Record<string, unknown> | null): Promise<void> {
-  await db.update(sessions).set({ status: 'running', components: ids.join(','), rollout })
+  await db
+    .update(sessions)
+    .set({ status: 'running', components: ids.join(','), rollout })
     .where(and(eq(sessions.tenantKey, s.tenantKey), eq(sessions.name, s.name), eq(sessions.status, 'pending')));
   await notifySessionChanged(db, s.tenantKey, s.name);
 }
@@ -27,7 +29,8 @@ export async function markRunning(db: Db, s: SessionKey, ids: readonly string[],
  * (BOS POST /sessions/{id}/status), in the caller's transaction. False when it was complete already.
  */
 export async function completeSession(tx: Db, s: SessionKey, error: string | null): Promise<boolean> {
-  const done = await tx.update(sessions)
+  const done = await tx
+    .update(sessions)
     .set({ status: 'complete', endTime: sql`now()`, error: error === null ? sql`${sessions.error}` : error })
     .where(and(eq(sessions.tenantKey, s.tenantKey), eq(sessions.name, s.name), ne(sessions.status, 'complete')))
     .returning({ name: sessions.name });
@@ -39,16 +42,22 @@ export async function completeSession(tx: Db, s: SessionKey, error: string | nul
 
 /** Running sessions with no enabled component and no staged component left (BOS session_completion). */
 export async function finishedSessions(db: Db): Promise<SessionKey[]> {
-  return db.select({ tenantKey: sessions.tenantKey, name: sessions.name }).from(sessions).where(and(
-    eq(sessions.status, 'running'),
-    sql`not exists (select 1 from components c where c.session = ${sessions.name} and c.session_tenant = ${sessions.tenantKey} and c.enabled)`,
-    sql`not exists (select 1 from components c where c.staged_session = ${sessions.name} and c.staged_session <> '')`,
-  ));
+  return db
+    .select({ tenantKey: sessions.tenantKey, name: sessions.name })
+    .from(sessions)
+    .where(
+      and(
+        eq(sessions.status, 'running'),
+        sql`not exists (select 1 from components c where c.session = ${sessions.name} and c.session_tenant = ${sessions.tenantKey} and c.enabled)`,
+        sql`not exists (select 1 from components c where c.staged_session = ${sessions.name} and c.staged_session <> '')`,
+      ),
+    );
 }
 
 /** Delete complete sessions that started more than `seconds` ago (session_cleanup), with their snapshots. */
 export async function deleteOldSessions(db: Db, seconds: number): Promise<number> {
-  const gone = await db.delete(sessions)
+  const gone = await db
+    .delete(sessions)
     .where(and(eq(sessions.status, 'complete'), lt(sessions.startTime, sql`now() - make_interval(secs => ${seconds})`)))
     .returning({ tenantKey: sessions.tenantKey, name: sessions.name });
   await deleteSnapshots(db, gone);

@@ -30,16 +30,22 @@ const inCanary = sql`${components.queuedSeq} <= coalesce((${sessions.rollout}->>
 
 /** Running sessions that have a rollout policy (gated or with a failure budget). */
 export async function gateStates(db: Db): Promise<GateState[]> {
-  const rows = await db.select({
-    tenantKey: sessions.tenantKey, name: sessions.name, rollout: sessions.rollout, paused: sessions.paused,
-    canaryAccepted: sessions.canaryAccepted, failedAtResume: sessions.failedAtResume,
-    managed: sql<number>`count(${components.id})::int`,
-    queued: count(sql`${components.enabled} and ${components.status} = 'queued'`),
-    inFlight: count(sql`${components.enabled} and ${components.status} <> 'queued'`),
-    failed: count(sql`${components.status} = 'failed'`),
-    canaryDone: count(sql`${inCanary} and not ${components.enabled} and ${components.status} <> 'failed'`),
-    canaryFailed: count(sql`${inCanary} and ${components.status} = 'failed'`),
-  }).from(sessions)
+  const rows = await db
+    .select({
+      tenantKey: sessions.tenantKey,
+      name: sessions.name,
+      rollout: sessions.rollout,
+      paused: sessions.paused,
+      canaryAccepted: sessions.canaryAccepted,
+      failedAtResume: sessions.failedAtResume,
+      managed: sql<number>`count(${components.id})::int`,
+      queued: count(sql`${components.enabled} and ${components.status} = 'queued'`),
+      inFlight: count(sql`${components.enabled} and ${components.status} <> 'queued'`),
+      failed: count(sql`${components.status} = 'failed'`),
+      canaryDone: count(sql`${inCanary} and not ${components.enabled} and ${components.status} <> 'failed'`),
+      canaryFailed: count(sql`${inCanary} and ${components.status} = 'failed'`),
+    })
+    .from(sessions)
     .innerJoin(components, and(eq(components.session, sessions.name), eq(components.sessionTenant, sessions.tenantKey)))
     .where(and(eq(sessions.status, 'running'), isNotNull(sessions.rollout), eq(sessions.aborted, false)))
     .groupBy(sessions.tenantKey, sessions.name, sessions.rollout, sessions.paused, sessions.canaryAccepted, sessions.failedAtResume);
@@ -49,23 +55,43 @@ export async function gateStates(db: Db): Promise<GateState[]> {
 /** Admit up to `n` queued nodes of the session, lowest queued_seq first. */
 export async function admit(db: Db, tenantKey: string, name: string, n: number, actor: string): Promise<string[]> {
   if (n <= 0) return [];
-  const rows = await db.update(components).set({ statusOverride: 'on_hold', updatedAt: sql`now()` })
+  const rows = await db
+    .update(components)
+    .set({ statusOverride: 'on_hold', updatedAt: sql`now()` })
     .where(sql`${components.id} in (select id from components where session = ${name} and session_tenant = ${tenantKey}
       and enabled and status_override = 'queued' order by queued_seq, id limit ${n} for update skip locked)`)
     .returning({ id: components.id, queuedSeq: components.queuedSeq });
   const ids = rows.sort((a, b) => Number(a.queuedSeq) - Number(b.queuedSeq)).map((x) => x.id);
-  await appendEvents(db, ids.map((id) => ({
-    componentId: id, session: name, sessionTenant: tenantKey, kind: 'rollout' as const, actor,
-    fromStatus: 'queued', toStatus: 'on_hold', reason: null, data: { admitted: true },
-  })));
+  await appendEvents(
+    db,
+    ids.map((id) => ({
+      componentId: id,
+      session: name,
+      sessionTenant: tenantKey,
+      kind: 'rollout' as const,
+      actor,
+      fromStatus: 'queued',
+      toStatus: 'on_hold',
+      reason: null,
+      data: { admitted: true },
+    })),
+  );
   return ids;
 }
 
 /** Power-on calls made for a session's nodes in the last `seconds` (from the event log). */
 export async function recentPowerOns(db: Db, tenantKey: string, session: string, seconds: number): Promise<number> {
-  const [r] = await db.select({ n: sql<number>`count(*)::int` }).from(componentEvents).where(and(
-    eq(componentEvents.session, session), eq(componentEvents.sessionTenant, tenantKey), eq(componentEvents.kind, 'action'),
-    eq(componentEvents.action, 'powering_on'), gt(componentEvents.at, sql`now() - make_interval(secs => ${seconds})`),
-  ));
+  const [r] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(componentEvents)
+    .where(
+      and(
+        eq(componentEvents.session, session),
+        eq(componentEvents.sessionTenant, tenantKey),
+        eq(componentEvents.kind, 'action'),
+        eq(componentEvents.action, 'powering_on'),
+        gt(componentEvents.at, sql`now() - make_interval(secs => ${seconds})`),
+      ),
+    );
   return r?.n ?? 0;
 }

@@ -38,14 +38,19 @@ export async function listSessions(db: Db, f: SessionFilter): Promise<SessionRow
 }
 
 export async function getSession(db: Db, tenantKey: string, name: string): Promise<SessionRow | null> {
-  const rows = await db.select().from(sessions).where(and(eq(sessions.tenantKey, tenantKey), eq(sessions.name, name)));
+  const rows = await db
+    .select()
+    .from(sessions)
+    .where(and(eq(sessions.tenantKey, tenantKey), eq(sessions.name, name)));
   return rows[0] ?? null;
 }
 
 /** Sessions by name within one tenant namespace. */
 export async function getSessionsByName(db: Db, tenantKey: string, names: readonly string[]): Promise<Map<string, SessionRow>> {
   if (names.length === 0) return new Map();
-  const rows = await db.select().from(sessions)
+  const rows = await db
+    .select()
+    .from(sessions)
     .where(and(eq(sessions.tenantKey, tenantKey), anyOf(sessions.name, names)));
   return new Map(rows.map((r) => [r.name, r]));
 }
@@ -57,7 +62,9 @@ export async function insertSession(db: Db, row: typeof sessions.$inferInsert): 
 }
 
 export async function deleteSession(db: Db, tenantKey: string, name: string): Promise<boolean> {
-  const rows = await db.delete(sessions).where(and(eq(sessions.tenantKey, tenantKey), eq(sessions.name, name)))
+  const rows = await db
+    .delete(sessions)
+    .where(and(eq(sessions.tenantKey, tenantKey), eq(sessions.name, name)))
     .returning({ tenantKey: sessions.tenantKey, name: sessions.name });
   await deleteSnapshots(db, rows);
   return rows.length > 0;
@@ -73,6 +80,17 @@ export async function deleteSessions(db: Db, f: SessionFilter & { tenant: string
 /** A deleted session takes its saved status with it (every delete path calls this). */
 export async function deleteSnapshots(db: Db, keys: ReadonlyArray<{ tenantKey: string; name: string }>): Promise<void> {
   if (keys.length === 0) return;
-  const u = unnestAs('u', { t: arrayParam(keys.map((k) => k.tenantKey), 'text'), n: arrayParam(keys.map((k) => k.name), 'text') });
-  await db.delete(sessionStatusSnapshots).where(sql`(${sessionStatusSnapshots.tenantKey}, ${sessionStatusSnapshots.name}) in (select t, n from ${u})`);
+  const u = unnestAs('u', {
+    t: arrayParam(
+      keys.map((k) => k.tenantKey),
+      'text',
+    ),
+    n: arrayParam(
+      keys.map((k) => k.name),
+      'text',
+    ),
+  });
+  await db
+    .delete(sessionStatusSnapshots)
+    .where(sql`(${sessionStatusSnapshots.tenantKey}, ${sessionStatusSnapshots.name}) in (select t, n from ${u})`);
 }

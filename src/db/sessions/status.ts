@@ -7,7 +7,11 @@ import { and, eq, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.ts';
 import { components, sessionStatusSnapshots, type SessionRow } from '../schema.ts';
 import {
-  buildExtendedStatus, componentGroup, MAX_IDS_PER_GROUP, type ComponentGroup, type SessionExtendedStatus,
+  buildExtendedStatus,
+  componentGroup,
+  MAX_IDS_PER_GROUP,
+  type ComponentGroup,
+  type SessionExtendedStatus,
 } from '../../domain/session-status.ts';
 import type { SessionStateName } from '../../domain/sessions.ts';
 import { getSession, type SessionKey } from './rows.ts';
@@ -19,9 +23,13 @@ export type { SessionKey };
  * Computed now from the components; null when there is no such session. `session`: the row as the
  * caller already read it, so that the status says what that read said (see readSessionStatus).
  */
-export async function computeSessionStatus(db: Db, key: SessionKey, now: Date = new Date(),
-  session?: SessionRow): Promise<SessionExtendedStatus | null> {
-  const s = session ?? await getSession(db, key.tenantKey, key.name);
+export async function computeSessionStatus(
+  db: Db,
+  key: SessionKey,
+  now: Date = new Date(),
+  session?: SessionRow,
+): Promise<SessionExtendedStatus | null> {
+  const s = session ?? (await getSession(db, key.tenantKey, key.name));
   if (!s) return null;
   // C: owned components (the session's tenant is stamped on them). S: components it staged; the staged
   // name carries no tenant, so a tenant session counts only its tenant's nodes (BOS 2.50).
@@ -29,19 +37,33 @@ export async function computeSessionStatus(db: Db, key: SessionKey, now: Date = 
   const stagedVisible = visibleTo(key.tenantKey === '' ? null : key.tenantKey, sql`c.id`);
   const inPhase = (phase: string) => sql<number>`count(*) filter (where ${components.enabled}
     and ${components.statusOverride} <> 'on_hold' and ${components.phase} = ${phase})::int`;
-  const [c] = await db.select({
-    owned: sql<number>`count(*)::int`,
-    successful: sql<number>`count(*) filter (where ${components.status} = 'stable')::int`,
-    failed: sql<number>`count(*) filter (where ${components.status} = 'failed')::int`,
-    poweringOn: inPhase('powering_on'), poweringOff: inPhase('powering_off'), configuring: inPhase('configuring'),
-    staged: sql<number>`(select count(*)::int from components c where c.staged_session = ${key.name} and ${stagedVisible})`,
-  }).from(components).where(owned);
+  const [c] = await db
+    .select({
+      owned: sql<number>`count(*)::int`,
+      successful: sql<number>`count(*) filter (where ${components.status} = 'stable')::int`,
+      failed: sql<number>`count(*) filter (where ${components.status} = 'failed')::int`,
+      poweringOn: inPhase('powering_on'),
+      poweringOff: inPhase('powering_off'),
+      configuring: inPhase('configuring'),
+      staged: sql<number>`(select count(*)::int from components c where c.staged_session = ${key.name} and ${stagedVisible})`,
+    })
+    .from(components)
+    .where(owned);
   const errors = await groups(db, owned, components.error);
   const reasons = await groups(db, owned, components.failureReason);
   return buildExtendedStatus(
-    { name: s.name, status: s.status as SessionStateName, startTime: s.startTime, endTime: s.endTime, paused: s.paused, pauseReason: s.pauseReason },
+    {
+      name: s.name,
+      status: s.status as SessionStateName,
+      startTime: s.startTime,
+      endTime: s.endTime,
+      paused: s.paused,
+      pauseReason: s.pauseReason,
+    },
     c!,
-    errors, reasons, now,
+    errors,
+    reasons,
+    now,
   );
 }
 
@@ -61,7 +83,8 @@ export async function saveSessionStatusSnapshot(db: Db, key: SessionKey, now: Da
   const status = await computeSessionStatus(db, key, now);
   if (!status) return null;
   const saved = { ...status, savedAt: now.toISOString() };
-  await db.insert(sessionStatusSnapshots)
+  await db
+    .insert(sessionStatusSnapshots)
     .values({ tenantKey: key.tenantKey, name: key.name, data: saved as unknown as Record<string, unknown>, savedAt: now })
     .onConflictDoUpdate({
       target: [sessionStatusSnapshots.tenantKey, sessionStatusSnapshots.name],
@@ -71,7 +94,9 @@ export async function saveSessionStatusSnapshot(db: Db, key: SessionKey, now: Da
 }
 
 export async function getSessionStatusSnapshot(db: Db, key: SessionKey): Promise<SessionExtendedStatus | null> {
-  const rows = await db.select({ data: sessionStatusSnapshots.data }).from(sessionStatusSnapshots)
+  const rows = await db
+    .select({ data: sessionStatusSnapshots.data })
+    .from(sessionStatusSnapshots)
     .where(and(eq(sessionStatusSnapshots.tenantKey, key.tenantKey), eq(sessionStatusSnapshots.name, key.name)));
   return (rows[0]?.data as unknown as SessionExtendedStatus | undefined) ?? null;
 }

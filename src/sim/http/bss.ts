@@ -18,7 +18,10 @@ interface Body {
 
 function view(host: string, e: BssEntry) {
   return {
-    hosts: [host], params: e.params, kernel: e.kernel, initrd: e.initrd,
+    hosts: [host],
+    params: e.params,
+    kernel: e.kernel,
+    initrd: e.initrd,
     'cloud-init': { 'phone-home': { pub_key_dsa: '', pub_key_rsa: '', pub_key_ecdsa: '', instance_id: '', hostname: '', fqdn: '' } },
   };
 }
@@ -70,13 +73,30 @@ function bootscript(world: SimWorld, q: URLSearchParams): Reply {
 }
 
 export const bssRoutes: Route[] = [
-  { method: 'PUT', path: '/boot/v1/bootparameters', service: 'bss', handler: ({ world, body, badJson }) => store(world, body, badJson, false) },
-  { method: 'POST', path: '/boot/v1/bootparameters', service: 'bss', handler: ({ world, body, badJson }) => store(world, body, badJson, true) },
   {
-    method: 'GET', path: '/boot/v1/bootparameters', service: 'bss', handler: ({ world, query }) => {
+    method: 'PUT',
+    path: '/boot/v1/bootparameters',
+    service: 'bss',
+    handler: ({ world, body, badJson }) => store(world, body, badJson, false),
+  },
+  {
+    method: 'POST',
+    path: '/boot/v1/bootparameters',
+    service: 'bss',
+    handler: ({ world, body, badJson }) => store(world, body, badJson, true),
+  },
+  {
+    method: 'GET',
+    path: '/boot/v1/bootparameters',
+    service: 'bss',
+    handler: ({ world, query }) => {
       const names = multi(query, 'name');
       const nids = multi(query, 'nid').map(Number);
-      if (!names.length && !nids.length) return json(200, [...world.bss].map(([h, e]) => view(h, e)));
+      if (!names.length && !nids.length)
+        return json(
+          200,
+          [...world.bss].map(([h, e]) => view(h, e)),
+        );
       const byNid = new Map([...world.nodes.values()].map((n) => [n.nid, n.id]));
       const hosts = [...names, ...nids.map((n) => byNid.get(n)).filter((h): h is string => !!h)];
       const found = hosts.filter((h) => world.bss.has(h)).map((h) => view(h, world.bss.get(h)!));

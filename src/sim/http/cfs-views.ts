@@ -8,12 +8,21 @@ export function cfsOptionsView(world: SimWorld): Record<string, unknown> {
   const o = world.cfs.options;
   // CFS counts in whole seconds; the simulator's batcher runs in ms, so small values show as 0 / 1.
   return {
-    hardware_sync_interval: 10, batcher_check_interval: Math.max(1, Math.round(b.checkIntervalMs / 1000)),
-    batch_size: b.batchSize, batch_window: Math.round(b.batchWindowMs / 1000),
-    default_batcher_retry_policy: o.default_batcher_retry_policy, default_playbook: o.default_playbook,
-    default_ansible_config: 'cfs-default-ansible-cfg', session_ttl: '7d', batcher_max_backoff: 3600,
-    batcher_disable: b.disabled, batcher_pending_timeout: 300, logging_level: 'INFO',
-    default_page_size: o.default_page_size, debug_wait_time: 3600, include_ara_links: o.include_ara_links,
+    hardware_sync_interval: 10,
+    batcher_check_interval: Math.max(1, Math.round(b.checkIntervalMs / 1000)),
+    batch_size: b.batchSize,
+    batch_window: Math.round(b.batchWindowMs / 1000),
+    default_batcher_retry_policy: o.default_batcher_retry_policy,
+    default_playbook: o.default_playbook,
+    default_ansible_config: 'cfs-default-ansible-cfg',
+    session_ttl: '7d',
+    batcher_max_backoff: 3600,
+    batcher_disable: b.disabled,
+    batcher_pending_timeout: 300,
+    logging_level: 'INFO',
+    default_page_size: o.default_page_size,
+    debug_wait_time: 3600,
+    include_ara_links: o.include_ara_links,
   };
 }
 
@@ -36,7 +45,8 @@ export function patchCfsOptions(world: SimWorld, body: unknown): Reply {
     const window = int('batch_window', 0);
     const check = int('batcher_check_interval', 1);
     world.batcher.set({
-      batchSize: size, batchWindowMs: window === undefined ? undefined : window * 1000,
+      batchSize: size,
+      batchWindowMs: window === undefined ? undefined : window * 1000,
       checkIntervalMs: check === undefined ? undefined : check * 1000,
       disabled: typeof b.batcher_disable === 'boolean' ? b.batcher_disable : undefined,
     });

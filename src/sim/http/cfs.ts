@@ -12,20 +12,37 @@ import { json, parseBool, problem, type Ctx, type Reply, type Route } from './ro
 import { cfsOptionsView, patchCfsOptions, sessionView } from './cfs-views.ts';
 
 const STATUSES = ['unconfigured', 'pending', 'failed', 'configured'];
-const layerIn = z.object({
-  clone_url: z.string().optional(), playbook: z.string().optional(), commit: z.string().optional(),
-  status: z.enum(['applied', 'failed', 'skipped', 'incomplete']).optional(), session_name: z.string().optional(),
-  last_updated: z.string().optional(),
-}).strict();
-const componentIn = z.object({
-  id: z.string().optional(), desired_config: z.string().max(60).optional(), state: z.array(layerIn).optional(),
-  state_append: layerIn.optional(), error_count: z.number().int().min(0).optional(), retry_policy: z.number().int().optional(),
-  enabled: z.boolean().optional(), tags: z.record(z.string(), z.string()).optional(),
-}).strict();
-const filtersIn = z.object({
-  ids: z.string().optional(), status: z.string().optional(), enabled: z.boolean().optional(),
-  config_name: z.string().optional(), tags: z.string().optional(),
-}).strict();
+const layerIn = z
+  .object({
+    clone_url: z.string().optional(),
+    playbook: z.string().optional(),
+    commit: z.string().optional(),
+    status: z.enum(['applied', 'failed', 'skipped', 'incomplete']).optional(),
+    session_name: z.string().optional(),
+    last_updated: z.string().optional(),
+  })
+  .strict();
+const componentIn = z
+  .object({
+    id: z.string().optional(),
+    desired_config: z.string().max(60).optional(),
+    state: z.array(layerIn).optional(),
+    state_append: layerIn.optional(),
+    error_count: z.number().int().min(0).optional(),
+    retry_policy: z.number().int().optional(),
+    enabled: z.boolean().optional(),
+    tags: z.record(z.string(), z.string()).optional(),
+  })
+  .strict();
+const filtersIn = z
+  .object({
+    ids: z.string().optional(),
+    status: z.string().optional(),
+    enabled: z.boolean().optional(),
+    config_name: z.string().optional(),
+    tags: z.string().optional(),
+  })
+  .strict();
 
 /** connexion-style 400 with the first schema problem; read-only fields are dropped first. */
 function parseComponent(body: unknown): { patch: ComponentPatch & { id?: string } } | { error: Reply } {
@@ -70,7 +87,8 @@ function patchMany({ world, body, badJson }: Ctx): Reply {
     return json(200, { component_ids: list.map((p) => p.id) });
   }
   const b = body as { patch?: unknown; filters?: unknown } | undefined;
-  if (!b || typeof b !== 'object' || !('patch' in b) || !('filters' in b)) return problem(400, 'body must be a list of components or {patch, filters}');
+  if (!b || typeof b !== 'object' || !('patch' in b) || !('filters' in b))
+    return problem(400, 'body must be a list of components or {patch, filters}');
   const p = parseComponent(b.patch);
   if ('error' in p) return p.error;
   const f = filtersIn.safeParse(b.filters ?? {});
@@ -86,13 +104,17 @@ function putConfiguration(world: SimWorld, name: string, body: unknown): Reply {
   const layers: CfsLayer[] = [];
   for (const raw of b.layers as Record<string, unknown>[]) {
     const l: CfsLayer = {};
-    for (const k of ['name', 'clone_url', 'source', 'playbook', 'commit', 'branch'] as const) if (typeof raw?.[k] === 'string') l[k] = raw[k] as string;
+    for (const k of ['name', 'clone_url', 'source', 'playbook', 'commit', 'branch'] as const)
+      if (typeof raw?.[k] === 'string') l[k] = raw[k] as string;
     if (!l.playbook) return problem(400, 'every layer needs a playbook');
     if (!!l.clone_url === !!l.source) return problem(400, 'a layer needs exactly one of clone_url and source');
     if (l.commit && l.branch) return problem(400, 'commit and branch are mutually exclusive');
     if (l.commit && !/^[a-f0-9]{40}$/.test(l.commit)) return problem(400, `invalid commit ${l.commit}`);
     // CFS clones the repo to turn a branch into its head commit; the simulator derives a stable one.
-    if (l.branch) l.commit = createHash('sha1').update(`${l.clone_url ?? l.source}#${l.branch}`).digest('hex');
+    if (l.branch)
+      l.commit = createHash('sha1')
+        .update(`${l.clone_url ?? l.source}#${l.branch}`)
+        .digest('hex');
     layers.push(l);
   }
   const r = world.cfs.putConfiguration(name, layers, typeof b.description === 'string' ? b.description : undefined);
@@ -101,7 +123,10 @@ function putConfiguration(world: SimWorld, name: string, body: unknown): Reply {
 
 export const cfsRoutes: Route[] = [
   {
-    method: 'GET', path: '/v3/components', service: 'cfs', handler: ({ world, query }) => {
+    method: 'GET',
+    path: '/v3/components',
+    service: 'cfs',
+    handler: ({ world, query }) => {
       const q = listQuery(query);
       if (typeof q === 'string') return problem(400, q);
       const page = world.cfs.list(q);
@@ -111,7 +136,10 @@ export const cfsRoutes: Route[] = [
   },
   { method: 'PATCH', path: '/v3/components', service: 'cfs', handler: patchMany },
   {
-    method: 'PUT', path: '/v3/components', service: 'cfs', handler: ({ world, body }) => {
+    method: 'PUT',
+    path: '/v3/components',
+    service: 'cfs',
+    handler: ({ world, body }) => {
       if (!Array.isArray(body)) return problem(400, 'body must be a list of components');
       const list = body.map(parseComponent);
       for (const p of list) if ('error' in p) return p.error;
@@ -122,7 +150,10 @@ export const cfsRoutes: Route[] = [
     },
   },
   {
-    method: 'GET', path: '/v3/components/{component_id}', service: 'cfs', handler: ({ world, params, query }) => {
+    method: 'GET',
+    path: '/v3/components/{component_id}',
+    service: 'cfs',
+    handler: ({ world, params, query }) => {
       const c = world.cfs.components.get(params.component_id!);
       if (!c) return notFound();
       const q = { state_details: parseBool(query.get('state_details')), config_details: parseBool(query.get('config_details')) };
@@ -130,7 +161,10 @@ export const cfsRoutes: Route[] = [
     },
   },
   {
-    method: 'PUT', path: '/v3/components/{component_id}', service: 'cfs', handler: ({ world, params, body }) => {
+    method: 'PUT',
+    path: '/v3/components/{component_id}',
+    service: 'cfs',
+    handler: ({ world, params, body }) => {
       const p = parseComponent(body);
       if ('error' in p) return p.error;
       const { id: _drop, ...rest } = p.patch;
@@ -138,7 +172,10 @@ export const cfsRoutes: Route[] = [
     },
   },
   {
-    method: 'PATCH', path: '/v3/components/{component_id}', service: 'cfs', handler: ({ world, params, body }) => {
+    method: 'PATCH',
+    path: '/v3/components/{component_id}',
+    service: 'cfs',
+    handler: ({ world, params, body }) => {
       const p = parseComponent(body);
       if ('error' in p) return p.error;
       const { id: _drop, ...rest } = p.patch;
@@ -147,25 +184,37 @@ export const cfsRoutes: Route[] = [
     },
   },
   {
-    method: 'DELETE', path: '/v3/components/{component_id}', service: 'cfs', handler: ({ world, params }) =>
-      (world.cfs.delete(params.component_id!) ? { status: 204 } : notFound()),
+    method: 'DELETE',
+    path: '/v3/components/{component_id}',
+    service: 'cfs',
+    handler: ({ world, params }) => (world.cfs.delete(params.component_id!) ? { status: 204 } : notFound()),
   },
   {
-    method: 'GET', path: '/v3/configurations', service: 'cfs', handler: ({ world }) =>
-      json(200, { configurations: [...world.cfs.configurations.values()], next: null }),
+    method: 'GET',
+    path: '/v3/configurations',
+    service: 'cfs',
+    handler: ({ world }) => json(200, { configurations: [...world.cfs.configurations.values()], next: null }),
   },
   {
-    method: 'GET', path: '/v3/configurations/{configuration_id}', service: 'cfs', handler: ({ world, params }) => {
+    method: 'GET',
+    path: '/v3/configurations/{configuration_id}',
+    service: 'cfs',
+    handler: ({ world, params }) => {
       const c = world.cfs.configurations.get(params.configuration_id!);
       return c ? json(200, c) : problem(404, 'The configuration was not found.', 'Configuration not found');
     },
   },
   {
-    method: 'PUT', path: '/v3/configurations/{configuration_id}', service: 'cfs', handler: ({ world, params, body }) =>
-      putConfiguration(world, params.configuration_id!, body),
+    method: 'PUT',
+    path: '/v3/configurations/{configuration_id}',
+    service: 'cfs',
+    handler: ({ world, params, body }) => putConfiguration(world, params.configuration_id!, body),
   },
   {
-    method: 'DELETE', path: '/v3/configurations/{configuration_id}', service: 'cfs', handler: ({ world, params }) => {
+    method: 'DELETE',
+    path: '/v3/configurations/{configuration_id}',
+    service: 'cfs',
+    handler: ({ world, params }) => {
       const r = world.cfs.deleteConfiguration(params.configuration_id!);
       if (r === 'missing') return problem(404, 'The configuration was not found.', 'Configuration not found');
       if (r === 'in use') return problem(400, 'Configuration is in use by one or more components', 'Configuration is in use');
@@ -175,11 +224,16 @@ export const cfsRoutes: Route[] = [
   { method: 'GET', path: '/v3/options', service: 'cfs', handler: ({ world }) => json(200, cfsOptionsView(world)) },
   { method: 'PATCH', path: '/v3/options', service: 'cfs', handler: ({ world, body }) => patchCfsOptions(world, body) },
   {
-    method: 'GET', path: '/v3/sessions', service: 'cfs', handler: ({ world }) =>
-      json(200, { sessions: [...world.batcher.sessions.values()].map(sessionView), next: null }),
+    method: 'GET',
+    path: '/v3/sessions',
+    service: 'cfs',
+    handler: ({ world }) => json(200, { sessions: [...world.batcher.sessions.values()].map(sessionView), next: null }),
   },
   {
-    method: 'GET', path: '/v3/sessions/{session_name}', service: 'cfs', handler: ({ world, params }) => {
+    method: 'GET',
+    path: '/v3/sessions/{session_name}',
+    service: 'cfs',
+    handler: ({ world, params }) => {
       const s = world.batcher.sessions.get(params.session_name!);
       return s ? json(200, sessionView(s)) : problem(404, 'The session was not found.', 'Session not found');
     },

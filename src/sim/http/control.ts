@@ -18,24 +18,31 @@ import { NODE_FAULTS, SIM_SERVICES, type NodeFault, type SimService } from '../t
 import type { SimWorld } from '../world.ts';
 import { json, problem, type Reply } from './router.ts';
 
-const serviceFault = z.object({
-  down: z.boolean().optional(),
-  failRate: z.number().min(0).max(1).optional(),
-  slowMs: z.number().int().min(0).optional(),
-  timeout: z.boolean().optional(),
-}).strict();
+const serviceFault = z
+  .object({
+    down: z.boolean().optional(),
+    failRate: z.number().min(0).max(1).optional(),
+    slowMs: z.number().int().min(0).optional(),
+    timeout: z.boolean().optional(),
+  })
+  .strict();
 
-const faultsBody = z.object({
-  clear: z.boolean().optional(),
-  services: z.partialRecord(z.enum(SIM_SERVICES), serviceFault).optional(),
-  nodes: z.partialRecord(z.enum(NODE_FAULTS), z.array(z.string())).optional(),
-  rates: z.partialRecord(z.enum(NODE_FAULTS), z.number().min(0).max(1)).optional(),
-}).strict();
+const faultsBody = z
+  .object({
+    clear: z.boolean().optional(),
+    services: z.partialRecord(z.enum(SIM_SERVICES), serviceFault).optional(),
+    nodes: z.partialRecord(z.enum(NODE_FAULTS), z.array(z.string())).optional(),
+    rates: z.partialRecord(z.enum(NODE_FAULTS), z.number().min(0).max(1)).optional(),
+  })
+  .strict();
 
 export type SimFaultsChange = z.infer<typeof faultsBody>;
 
 /** Reports delivered / refused by the simulated nodes' reporters, counted by the server. */
-export interface ReportCounts { delivered: number; refused: number }
+export interface ReportCounts {
+  delivered: number;
+  refused: number;
+}
 
 function faultsView(world: SimWorld) {
   const services: Partial<Record<SimService, unknown>> = {};
@@ -63,7 +70,8 @@ export function controlRoute(world: SimWorld, reports: ReportCounts, method: str
   switch (`${method} ${path.replace(/\/+$/, '')}`) {
     case 'GET /sim/info':
       return json(200, {
-        nodes: world.nodes.size, seed: world.seed,
+        nodes: world.nodes.size,
+        seed: world.seed,
         defaultImage: { id: world.defaultImage.id, manifest: world.defaultImage.manifest, arch: world.defaultImage.arch },
         groups: [...world.groups.keys()],
       });

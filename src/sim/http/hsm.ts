@@ -10,7 +10,12 @@ import { json, multi, parseBool, problem, type Route } from './router.ts';
 
 export function hsmComponent(n: SimNode): Record<string, unknown> {
   const c: Record<string, unknown> = {
-    ID: n.id, Type: 'Node', State: n.hsmState, Flag: 'OK', Enabled: n.enabled, Role: n.role,
+    ID: n.id,
+    Type: 'Node',
+    State: n.hsmState,
+    Flag: 'OK',
+    Enabled: n.enabled,
+    Role: n.role,
   };
   if (n.subRole) c.SubRole = n.subRole;
   c.NID = n.nid;
@@ -55,22 +60,23 @@ function select(world: SimWorld, f: Filter): SimNode[] | string {
   return pool.filter((n) => {
     if (seen.has(n.id)) return false;
     seen.add(n.id);
-    return (!type || type.has('node'))
-      && (!state || state.has(n.hsmState.toLowerCase()))
-      && (!flag || flag.has('ok'))
-      && (!role || role.has(n.role.toLowerCase()))
-      && (!subrole || subrole.has(n.subRole.toLowerCase()))
-      && (enabled === undefined || n.enabled === enabled)
-      && (!arch || arch.has(n.arch.toLowerCase()))
-      && (!cls || cls.has(n.class.toLowerCase()))
-      && (!nids || nids.has(n.nid))
-      && (!part || part.has(n.id))
-      && (!group || group.has(n.id));
+    return (
+      (!type || type.has('node')) &&
+      (!state || state.has(n.hsmState.toLowerCase())) &&
+      (!flag || flag.has('ok')) &&
+      (!role || role.has(n.role.toLowerCase())) &&
+      (!subrole || subrole.has(n.subRole.toLowerCase())) &&
+      (enabled === undefined || n.enabled === enabled) &&
+      (!arch || arch.has(n.arch.toLowerCase())) &&
+      (!cls || cls.has(n.class.toLowerCase())) &&
+      (!nids || nids.has(n.nid)) &&
+      (!part || part.has(n.id)) &&
+      (!group || group.has(n.id))
+    );
   });
 }
 
-const asList = (v: unknown): string[] | undefined =>
-  Array.isArray(v) ? v.map(String) : typeof v === 'string' ? [v] : undefined;
+const asList = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.map(String) : typeof v === 'string' ? [v] : undefined);
 
 function groupView(label: string, ids: string[]) {
   return { label, description: '', tags: [], members: { ids } };
@@ -82,11 +88,23 @@ function partitionView(name: string, ids: string[]) {
 
 export const hsmRoutes: Route[] = [
   {
-    method: 'GET', path: '/hsm/v2/State/Components', service: 'hsm', handler: ({ world, query: q }) => {
+    method: 'GET',
+    path: '/hsm/v2/State/Components',
+    service: 'hsm',
+    handler: ({ world, query: q }) => {
       const f: Filter = {
-        ids: q.has('id') ? multi(q, 'id') : undefined, type: multi(q, 'type'), state: multi(q, 'state'), flag: multi(q, 'flag'),
-        role: multi(q, 'role'), subrole: multi(q, 'subrole'), enabled: multi(q, 'enabled'), arch: multi(q, 'arch'),
-        class: multi(q, 'class'), nid: multi(q, 'nid'), partition: q.get('partition') ?? undefined, group: q.get('group') ?? undefined,
+        ids: q.has('id') ? multi(q, 'id') : undefined,
+        type: multi(q, 'type'),
+        state: multi(q, 'state'),
+        flag: multi(q, 'flag'),
+        role: multi(q, 'role'),
+        subrole: multi(q, 'subrole'),
+        enabled: multi(q, 'enabled'),
+        arch: multi(q, 'arch'),
+        class: multi(q, 'class'),
+        nid: multi(q, 'nid'),
+        partition: q.get('partition') ?? undefined,
+        group: q.get('group') ?? undefined,
       };
       const r = select(world, f);
       if (typeof r === 'string') return problem(400, r);
@@ -94,49 +112,76 @@ export const hsmRoutes: Route[] = [
     },
   },
   {
-    method: 'POST', path: '/hsm/v2/State/Components/Query', service: 'hsm', handler: ({ world, body, badJson }) => {
+    method: 'POST',
+    path: '/hsm/v2/State/Components/Query',
+    service: 'hsm',
+    handler: ({ world, body, badJson }) => {
       // Quirk kept from hms-smd: a body it cannot decode is a 500, not a 400.
       if (badJson) return problem(500, 'error decoding JSON unexpected end of JSON input');
       const b = (body ?? {}) as Record<string, unknown>;
       const ids = asList(b.ComponentIDs);
       if (!ids || ids.length === 0) return problem(400, 'Missing IDs');
       const r = select(world, {
-        ids, type: asList(b.type), state: asList(b.state), flag: asList(b.flag), role: asList(b.role), subrole: asList(b.subrole),
-        enabled: asList(b.enabled), arch: asList(b.arch), class: asList(b.class), nid: asList(b.nid)?.map(String),
-        partition: typeof b.partition === 'string' ? b.partition : undefined, group: typeof b.group === 'string' ? b.group : undefined,
+        ids,
+        type: asList(b.type),
+        state: asList(b.state),
+        flag: asList(b.flag),
+        role: asList(b.role),
+        subrole: asList(b.subrole),
+        enabled: asList(b.enabled),
+        arch: asList(b.arch),
+        class: asList(b.class),
+        nid: asList(b.nid)?.map(String),
+        partition: typeof b.partition === 'string' ? b.partition : undefined,
+        group: typeof b.group === 'string' ? b.group : undefined,
       });
       if (typeof r === 'string') return problem(400, r);
       return json(200, { Components: r.map(hsmComponent) });
     },
   },
   {
-    method: 'GET', path: '/hsm/v2/groups', service: 'hsm', handler: ({ world, query }) => {
+    method: 'GET',
+    path: '/hsm/v2/groups',
+    service: 'hsm',
+    handler: ({ world, query }) => {
       const only = query.get('group');
       const out = [...world.groups].filter(([label]) => !only || label === only).map(([l, ids]) => groupView(l, ids));
       return json(200, out);
     },
   },
   {
-    method: 'GET', path: '/hsm/v2/groups/{group_label}', service: 'hsm', handler: ({ world, params }) => {
+    method: 'GET',
+    path: '/hsm/v2/groups/{group_label}',
+    service: 'hsm',
+    handler: ({ world, params }) => {
       const ids = world.groups.get(params.group_label!);
       return ids ? json(200, groupView(params.group_label!, ids)) : problem(404, 'No such group.');
     },
   },
   {
-    method: 'GET', path: '/hsm/v2/partitions', service: 'hsm', handler: ({ world, query }) => {
+    method: 'GET',
+    path: '/hsm/v2/partitions',
+    service: 'hsm',
+    handler: ({ world, query }) => {
       const only = query.get('partition');
       const out = [...world.partitions].filter(([n]) => !only || n === only).map(([n, ids]) => partitionView(n, ids));
       return json(200, out);
     },
   },
   {
-    method: 'GET', path: '/hsm/v2/partitions/{partition_name}', service: 'hsm', handler: ({ world, params }) => {
+    method: 'GET',
+    path: '/hsm/v2/partitions/{partition_name}',
+    service: 'hsm',
+    handler: ({ world, params }) => {
       const ids = world.partitions.get(params.partition_name!);
       return ids ? json(200, partitionView(params.partition_name!, ids)) : problem(404, 'No such partition.');
     },
   },
   {
-    method: 'GET', path: '/hsm/v2/locks/status', service: 'hsm', handler: ({ world, query }) => {
+    method: 'GET',
+    path: '/hsm/v2/locks/status',
+    service: 'hsm',
+    handler: ({ world, query }) => {
       const type = multi(query, 'type').map((t) => t.toLowerCase());
       const locked = parseBool(query.get('locked'));
       const nodes = type.length && !type.includes('node') ? [] : [...world.nodes.values()];

@@ -21,14 +21,20 @@ function counts(t: PcsTransition) {
 
 function summary(t: PcsTransition) {
   return {
-    transitionID: t.transitionID, operation: t.operation, createTime: t.createTime,
-    automaticExpirationTime: t.automaticExpirationTime, transitionStatus: t.transitionStatus, taskCounts: counts(t),
+    transitionID: t.transitionID,
+    operation: t.operation,
+    createTime: t.createTime,
+    automaticExpirationTime: t.automaticExpirationTime,
+    transitionStatus: t.transitionStatus,
+    taskCounts: counts(t),
   };
 }
 
 function powerStatus(world: SimWorld, xnames: string[], powerFilter?: string, mgmtFilter?: string): Reply {
-  if (powerFilter && !['on', 'off', 'undefined'].includes(powerFilter)) return problem(400, `invalid PowerStateFilter type: ${powerFilter}`);
-  if (mgmtFilter && !['available', 'unavailable'].includes(mgmtFilter)) return problem(400, `invalid ManagementStateFilter type: ${mgmtFilter}`);
+  if (powerFilter && !['on', 'off', 'undefined'].includes(powerFilter))
+    return problem(400, `invalid PowerStateFilter type: ${powerFilter}`);
+  if (mgmtFilter && !['available', 'unavailable'].includes(mgmtFilter))
+    return problem(400, `invalid ManagementStateFilter type: ${mgmtFilter}`);
   const bad = xnames.filter((x) => !isXname(x));
   if (bad.length) return problem(400, `invalid xnames detected: ${bad.join(',')}`);
   const ids = xnames.length ? [...new Set(xnames)] : [...world.nodes.keys()];
@@ -42,7 +48,11 @@ function powerStatus(world: SimWorld, xnames: string[], powerFilter?: string, mg
     }
     const seen = world.observedPower(n);
     const entry = {
-      xname, ...seen, error: '', supportedPowerTransitions: SUPPORTED_TRANSITIONS, lastUpdated: n.powerUpdated,
+      xname,
+      ...seen,
+      error: '',
+      supportedPowerTransitions: SUPPORTED_TRANSITIONS,
+      lastUpdated: n.powerUpdated,
     };
     if (powerFilter && entry.powerState !== powerFilter) continue;
     if (mgmtFilter && entry.managementState !== mgmtFilter) continue;
@@ -53,7 +63,10 @@ function powerStatus(world: SimWorld, xnames: string[], powerFilter?: string, mg
 
 export const pcsRoutes: Route[] = [
   {
-    method: 'POST', path: '/transitions', service: 'pcs', handler: ({ world, body, badJson }) => {
+    method: 'POST',
+    path: '/transitions',
+    service: 'pcs',
+    handler: ({ world, body, badJson }) => {
       if (badJson || typeof body !== 'object' || body === null) return problem(400, 'error decoding JSON');
       const b = body as { operation?: unknown; location?: unknown; taskDeadlineMinutes?: unknown };
       const op = typeof b.operation === 'string' ? canonicalOperation(b.operation) : undefined;
@@ -65,11 +78,16 @@ export const pcsRoutes: Route[] = [
     },
   },
   {
-    method: 'GET', path: '/transitions', service: 'pcs', handler: ({ world }) =>
-      json(200, { transitions: [...world.power.transitions.values()].map(summary) }),
+    method: 'GET',
+    path: '/transitions',
+    service: 'pcs',
+    handler: ({ world }) => json(200, { transitions: [...world.power.transitions.values()].map(summary) }),
   },
   {
-    method: 'GET', path: '/transitions/{transitionID}', service: 'pcs', handler: ({ world, params }) => {
+    method: 'GET',
+    path: '/transitions/{transitionID}',
+    service: 'pcs',
+    handler: ({ world, params }) => {
       const id = params.transitionID!;
       if (!UUID.test(id)) return problem(400, `invalid transitionID: ${id}`);
       const t = world.power.transitions.get(id);
@@ -78,7 +96,10 @@ export const pcsRoutes: Route[] = [
     },
   },
   {
-    method: 'POST', path: '/power-status', service: 'pcs', handler: ({ world, body, badJson }) => {
+    method: 'POST',
+    path: '/power-status',
+    service: 'pcs',
+    handler: ({ world, body, badJson }) => {
       if (badJson) return problem(400, 'error decoding JSON');
       const b = (body ?? {}) as { xname?: unknown; powerStateFilter?: unknown; managementStateFilter?: unknown };
       const xnames = Array.isArray(b.xname) ? b.xname.map(String) : [];
@@ -87,8 +108,15 @@ export const pcsRoutes: Route[] = [
     },
   },
   {
-    method: 'GET', path: '/power-status', service: 'pcs', handler: ({ world, query }) =>
-      powerStatus(world, multi(query, 'xname'), query.get('powerStateFilter')?.toLowerCase() || undefined,
-        query.get('managementStateFilter')?.toLowerCase() || undefined),
+    method: 'GET',
+    path: '/power-status',
+    service: 'pcs',
+    handler: ({ world, query }) =>
+      powerStatus(
+        world,
+        multi(query, 'xname'),
+        query.get('powerStateFilter')?.toLowerCase() || undefined,
+        query.get('managementStateFilter')?.toLowerCase() || undefined,
+      ),
   },
 ];

@@ -13,12 +13,19 @@ import type { PcsOperation } from '../power.ts';
 import { json, type Ctx, type Reply, type Route } from './router.ts';
 
 const RESETS: Record<string, PcsOperation> = {
-  On: 'On', ForceOff: 'Force-Off', GracefulShutdown: 'Soft-Off', GracefulRestart: 'Soft-Restart', ForceRestart: 'Hard-Restart',
+  On: 'On',
+  ForceOff: 'Force-Off',
+  GracefulShutdown: 'Soft-Off',
+  GracefulRestart: 'Soft-Restart',
+  ForceRestart: 'Hard-Restart',
 };
 const TARGETS = ['None', 'Pxe', 'Hdd', 'Cd', 'BiosSetup'];
 const SYSTEMS = '/redfish/v1/Systems';
 
-interface BootOverride { BootSourceOverrideTarget: string; BootSourceOverrideEnabled: string }
+interface BootOverride {
+  BootSourceOverrideTarget: string;
+  BootSourceOverrideEnabled: string;
+}
 const overrides = new WeakMap<SimWorld, Map<string, BootOverride>>();
 
 /** The boot override a node's BMC holds (tests read what the adapter set). */
@@ -27,7 +34,9 @@ export function redfishBootOverride(world: SimWorld, id: string): BootOverride {
 }
 
 function error(status: number, code: string, message: string): Reply {
-  return json(status, { error: { code: `Base.1.8.${code}`, message, '@Message.ExtendedInfo': [{ MessageId: `Base.1.8.${code}`, Message: message }] } });
+  return json(status, {
+    error: { code: `Base.1.8.${code}`, message, '@Message.ExtendedInfo': [{ MessageId: `Base.1.8.${code}`, Message: message }] },
+  });
 }
 
 /** Runs the handler when the request carries Basic credentials with a non-empty password. */
@@ -46,13 +55,17 @@ function system(world: SimWorld, id: string): Reply {
   if (!n) return error(404, 'ResourceMissingAtURI', `The resource at the URI ${SYSTEMS}/${id} was not found.`);
   const seen = world.observedPower(n);
   return json(200, {
-    '@odata.id': `${SYSTEMS}/${id}`, '@odata.type': '#ComputerSystem.v1_20_0.ComputerSystem', Id: id, Name: id,
+    '@odata.id': `${SYSTEMS}/${id}`,
+    '@odata.type': '#ComputerSystem.v1_20_0.ComputerSystem',
+    Id: id,
+    Name: id,
     PowerState: seen.powerState === 'undefined' ? null : seen.powerState === 'on' ? 'On' : 'Off',
     Status: { State: seen.managementState === 'available' ? 'Enabled' : 'UnavailableOffline', Health: 'OK' },
     Boot: { ...redfishBootOverride(world, id), 'BootSourceOverrideTarget@Redfish.AllowableValues': TARGETS },
     Actions: {
       '#ComputerSystem.Reset': {
-        target: `${SYSTEMS}/${id}/Actions/ComputerSystem.Reset`, 'ResetType@Redfish.AllowableValues': Object.keys(RESETS),
+        target: `${SYSTEMS}/${id}/Actions/ComputerSystem.Reset`,
+        'ResetType@Redfish.AllowableValues': Object.keys(RESETS),
       },
     },
   });
@@ -60,41 +73,74 @@ function system(world: SimWorld, id: string): Reply {
 
 export const redfishRoutes: Route[] = [
   {
-    method: 'GET', path: '/redfish/v1', service: 'pcs', handler: () => json(200, {
-      '@odata.id': '/redfish/v1', '@odata.type': '#ServiceRoot.v1_15_0.ServiceRoot', RedfishVersion: '1.15.0', Systems: { '@odata.id': SYSTEMS },
-    }),
+    method: 'GET',
+    path: '/redfish/v1',
+    service: 'pcs',
+    handler: () =>
+      json(200, {
+        '@odata.id': '/redfish/v1',
+        '@odata.type': '#ServiceRoot.v1_15_0.ServiceRoot',
+        RedfishVersion: '1.15.0',
+        Systems: { '@odata.id': SYSTEMS },
+      }),
   },
   {
-    method: 'GET', path: SYSTEMS, service: 'pcs', handler: authed(({ world }) => {
+    method: 'GET',
+    path: SYSTEMS,
+    service: 'pcs',
+    handler: authed(({ world }) => {
       const ids = world.ids();
       return json(200, {
-        '@odata.id': SYSTEMS, '@odata.type': '#ComputerSystemCollection.ComputerSystemCollection',
-        'Members@odata.count': ids.length, Members: ids.map((id) => ({ '@odata.id': `${SYSTEMS}/${id}` })),
+        '@odata.id': SYSTEMS,
+        '@odata.type': '#ComputerSystemCollection.ComputerSystemCollection',
+        'Members@odata.count': ids.length,
+        Members: ids.map((id) => ({ '@odata.id': `${SYSTEMS}/${id}` })),
       });
     }),
   },
   { method: 'GET', path: `${SYSTEMS}/{id}`, service: 'pcs', handler: authed(({ world, params }) => system(world, params.id!)) },
   {
-    method: 'PATCH', path: `${SYSTEMS}/{id}`, service: 'pcs', handler: authed(({ world, params, body, badJson }) => {
+    method: 'PATCH',
+    path: `${SYSTEMS}/{id}`,
+    service: 'pcs',
+    handler: authed(({ world, params, body, badJson }) => {
       if (!world.node(params.id!)) return system(world, params.id!);
       const boot = (body as { Boot?: Partial<BootOverride> } | undefined)?.Boot;
       if (badJson || !boot) return error(400, 'MalformedJSON', 'The request body must be JSON with a Boot object.');
       const current = redfishBootOverride(world, params.id!);
       const target = boot.BootSourceOverrideTarget ?? current.BootSourceOverrideTarget;
-      if (!TARGETS.includes(target)) return error(400, 'PropertyValueNotInList', `The value ${target} for BootSourceOverrideTarget is not in the list of acceptable values.`);
+      if (!TARGETS.includes(target))
+        return error(
+          400,
+          'PropertyValueNotInList',
+          `The value ${target} for BootSourceOverrideTarget is not in the list of acceptable values.`,
+        );
       const enabled = boot.BootSourceOverrideEnabled ?? current.BootSourceOverrideEnabled;
-      if (!['Disabled', 'Once', 'Continuous'].includes(enabled)) return error(400, 'PropertyValueNotInList', `The value ${enabled} for BootSourceOverrideEnabled is not in the list of acceptable values.`);
+      if (!['Disabled', 'Once', 'Continuous'].includes(enabled))
+        return error(
+          400,
+          'PropertyValueNotInList',
+          `The value ${enabled} for BootSourceOverrideEnabled is not in the list of acceptable values.`,
+        );
       if (!overrides.has(world)) overrides.set(world, new Map());
       overrides.get(world)!.set(params.id!, { BootSourceOverrideTarget: target, BootSourceOverrideEnabled: enabled });
       return { status: 204 };
     }),
   },
   {
-    method: 'POST', path: `${SYSTEMS}/{id}/Actions/ComputerSystem.Reset`, service: 'pcs', handler: authed(({ world, params, body, badJson }) => {
+    method: 'POST',
+    path: `${SYSTEMS}/{id}/Actions/ComputerSystem.Reset`,
+    service: 'pcs',
+    handler: authed(({ world, params, body, badJson }) => {
       if (!world.node(params.id!)) return system(world, params.id!);
       const type = (body as { ResetType?: unknown } | undefined)?.ResetType;
       const op = typeof type === 'string' ? RESETS[type] : undefined;
-      if (badJson || !op) return error(400, 'ActionParameterNotSupported', `The ResetType ${String(type)} is not supported (${Object.keys(RESETS).join(', ')}).`);
+      if (badJson || !op)
+        return error(
+          400,
+          'ActionParameterNotSupported',
+          `The ResetType ${String(type)} is not supported (${Object.keys(RESETS).join(', ')}).`,
+        );
       world.transition(op, [params.id!]);
       return { status: 204 };
     }),

@@ -67,8 +67,11 @@ export function stripPrefix(path: string): string {
 }
 
 /** Find the route; `allowed` lists methods of a path that matched with another method (405). */
-export function match(routes: CompiledRoute[], method: string, path: string):
-  { route: CompiledRoute; params: Record<string, string> } | { allowed: string[] } {
+export function match(
+  routes: CompiledRoute[],
+  method: string,
+  path: string,
+): { route: CompiledRoute; params: Record<string, string> } | { allowed: string[] } {
   const allowed: string[] = [];
   for (const r of routes) {
     const m = r.re.exec(path);
@@ -94,7 +97,11 @@ export function problem(status: number, detail: string, title = TITLES[status] ?
 }
 
 const TITLES: Record<number, string> = {
-  400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 500: 'Internal Server Error',
+  400: 'Bad Request',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
 
@@ -109,5 +116,9 @@ export function parseBool(v: string | null | undefined): boolean | undefined {
 
 /** Repeated and comma-separated query values, flattened. */
 export function multi(q: URLSearchParams, key: string): string[] {
-  return q.getAll(key).flatMap((v) => v.split(',')).map((s) => s.trim()).filter(Boolean);
+  return q
+    .getAll(key)
+    .flatMap((v) => v.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
 }

@@ -30,7 +30,9 @@ async function readSnapshot(client: Client): Promise<NodeRow[]> {
   const rows: NodeRow[] = [];
   let after: string | null = null;
   for (;;) {
-    const r: OperationResult<ConsoleComponentsQuery> = await client.query(ComponentsPage, { first: PAGE, after }, { requestPolicy: 'network-only' }).toPromise();
+    const r: OperationResult<ConsoleComponentsQuery> = await client
+      .query(ComponentsPage, { first: PAGE, after }, { requestPolicy: 'network-only' })
+      .toPromise();
     if (r.error) throw r.error;
     const page: ConsoleComponentsQuery['components'] = r.data!.components;
     rows.push(...page.nodes);
@@ -44,13 +46,25 @@ export function startLiveMap(api: ApiClient, store: NodeStore, onError: (e: Erro
   let held: NodeChange[] | null = [];
   let pending: NodeChange[] = [];
   let frame = 0;
-  const flush = () => { frame = 0; const batch = pending; pending = []; store.apply(batch); mapStats.liveEvents += batch.length; };
+  const flush = () => {
+    frame = 0;
+    const batch = pending;
+    pending = [];
+    store.apply(batch);
+    mapStats.liveEvents += batch.length;
+  };
 
   const sub = client.subscription(ComponentEventBatchesSubscription, {}).subscribe((r) => {
-    if (r.error) { onError(r.error); return; }
+    if (r.error) {
+      onError(r.error);
+      return;
+    }
     const events = r.data?.componentEventBatches.events;
     if (!events?.length) return;
-    if (held) { held.push(...events); return; }
+    if (held) {
+      held.push(...events);
+      return;
+    }
     pending.push(...events);
     if (!frame) frame = requestAnimationFrame(flush);
   });
@@ -73,6 +87,10 @@ export function startLiveMap(api: ApiClient, store: NodeStore, onError: (e: Erro
 
   return {
     ready,
-    stop() { offReconnect(); sub.unsubscribe(); if (frame) cancelAnimationFrame(frame); },
+    stop() {
+      offReconnect();
+      sub.unsubscribe();
+      if (frame) cancelAnimationFrame(frame);
+    },
   };
 }

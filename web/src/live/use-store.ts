@@ -8,7 +8,13 @@ import type { NodeStore } from '../map/store.ts';
 
 export function useStoreIds(store: NodeStore): string[] {
   const [ids, setIds] = useState(store.ids);
-  useEffect(() => store.subscribe((c) => { if (c === 'all') setIds(store.ids); }), [store]);
+  useEffect(
+    () =>
+      store.subscribe((c) => {
+        if (c === 'all') setIds(store.ids);
+      }),
+    [store],
+  );
   return ids;
 }
 
@@ -19,13 +25,21 @@ export function useStoreVersion(store: NodeStore, ms = 500): number {
     let pending = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let frame = 0;
-    const update = () => { pending = false; setVersion(store.version); };
+    const update = () => {
+      pending = false;
+      setVersion(store.version);
+    };
     const off = store.subscribe(() => {
       if (pending) return;
       pending = true;
-      if (ms === 0) frame = requestAnimationFrame(update); else timer = setTimeout(update, ms);
+      if (ms === 0) frame = requestAnimationFrame(update);
+      else timer = setTimeout(update, ms);
     });
-    return () => { off(); clearTimeout(timer); cancelAnimationFrame(frame); };
+    return () => {
+      off();
+      clearTimeout(timer);
+      cancelAnimationFrame(frame);
+    };
   }, [store, ms]);
   return version;
 }

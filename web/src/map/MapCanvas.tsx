@@ -56,10 +56,16 @@ export function MapCanvas({ store, ids, keep, onHover, onOpen }: Props) {
     const paint = (i: number) => {
       const s = store.status[i]!;
       const kept = !keepRef.current || keepRef.current(i);
-      if (s === FAILED && kept) failed.add(i); else failed.delete(i);
+      if (s === FAILED && kept) failed.add(i);
+      else failed.delete(i);
       pixels[layout.y[i]! * off.width + layout.x[i]!] = kept ? PIXEL[s]! : PIXEL_DIM[s]!;
     };
-    const paintAll = () => { pixels.fill(0); failed.clear(); for (let i = 0; i < ids.length; i++) paint(i); imageDirty = true; };
+    const paintAll = () => {
+      pixels.fill(0);
+      failed.clear();
+      for (let i = 0; i < ids.length; i++) paint(i);
+      imageDirty = true;
+    };
 
     const fit = () => {
       const r = el.getBoundingClientRect();
@@ -76,7 +82,10 @@ export function MapCanvas({ store, ids, keep, onHover, onOpen }: Props) {
     const draw = () => {
       frame = 0;
       const t0 = performance.now();
-      if (imageDirty) { offCtx.putImageData(image, 0, 0); imageDirty = false; }
+      if (imageDirty) {
+        offCtx.putImageData(image, 0, 0);
+        imageDirty = false;
+      }
       ctx.setTransform(1, 0, 0, 1, 0, 0);
       ctx.clearRect(0, 0, el.width, el.height);
       ctx.imageSmoothingEnabled = false;
@@ -90,8 +99,14 @@ export function MapCanvas({ store, ids, keep, onHover, onOpen }: Props) {
       if (view.scale >= 6) {
         // Zoomed in: a white line between neighbouring cells, so each node reads as its own square.
         ctx.beginPath();
-        for (let gx = 1; gx < layout.width; gx++) { ctx.moveTo(gx, 0); ctx.lineTo(gx, layout.height); }
-        for (let gy = 1; gy < layout.height; gy++) { ctx.moveTo(0, gy); ctx.lineTo(layout.width, gy); }
+        for (let gx = 1; gx < layout.width; gx++) {
+          ctx.moveTo(gx, 0);
+          ctx.lineTo(gx, layout.height);
+        }
+        for (let gy = 1; gy < layout.height; gy++) {
+          ctx.moveTo(0, gy);
+          ctx.lineTo(layout.width, gy);
+        }
         ctx.strokeStyle = '#fff';
         ctx.lineWidth = Math.min(0.15, 1.5 / view.scale);
         ctx.stroke();
@@ -107,19 +122,39 @@ export function MapCanvas({ store, ids, keep, onHover, onOpen }: Props) {
         ctx.strokeRect(layout.x[hover]! - 0.5, layout.y[hover]! - 0.5, 2, 2);
       }
       mapStats.frame(performance.now() - t0);
-      if (!firstDrawn && ids.length) { firstDrawn = true; mapStats.fullMap(ids.length); }
-      el.dataset.counts = JSON.stringify(Object.fromEntries(store.counts().slice(0, STATUSES.length).map((n, k) => [STATUSES[k], n]).filter(([, n]) => n)));
+      if (!firstDrawn && ids.length) {
+        firstDrawn = true;
+        mapStats.fullMap(ids.length);
+      }
+      el.dataset.counts = JSON.stringify(
+        Object.fromEntries(
+          store
+            .counts()
+            .slice(0, STATUSES.length)
+            .map((n, k) => [STATUSES[k], n])
+            .filter(([, n]) => n),
+        ),
+      );
     };
-    const schedule = () => { if (!frame) frame = requestAnimationFrame(draw); };
+    const schedule = () => {
+      if (!frame) frame = requestAnimationFrame(draw);
+    };
 
     fit();
     paintAll();
     schedule();
     const unsubscribe = store.subscribe((changed) => {
-      if (changed === 'all') paintAll(); else { for (const i of changed) paint(i); imageDirty = true; }
+      if (changed === 'all') paintAll();
+      else {
+        for (const i of changed) paint(i);
+        imageDirty = true;
+      }
       schedule();
     });
-    const repaint = () => { paintAll(); schedule(); };
+    const repaint = () => {
+      paintAll();
+      schedule();
+    };
     el.addEventListener('bootorch:mask', repaint);
 
     const at = (e: MouseEvent): number | null => {
@@ -130,19 +165,27 @@ export function MapCanvas({ store, ids, keep, onHover, onOpen }: Props) {
     };
     let drag: { x: number; y: number; moved: boolean } | null = null;
     const onMove = (e: MouseEvent) => {
-      if (drag && (e.buttons & 1)) {
-        const dx = e.clientX - drag.x; const dy = e.clientY - drag.y;
+      if (drag && e.buttons & 1) {
+        const dx = e.clientX - drag.x;
+        const dy = e.clientY - drag.y;
         if (Math.abs(dx) + Math.abs(dy) > 2) drag.moved = true;
-        view.ox += dx * devicePixelRatio; view.oy += dy * devicePixelRatio;
-        drag.x = e.clientX; drag.y = e.clientY;
+        view.ox += dx * devicePixelRatio;
+        view.oy += dy * devicePixelRatio;
+        drag.x = e.clientX;
+        drag.y = e.clientY;
         schedule();
         return;
       }
       const i = at(e);
-      if (i !== hover) { hover = i; schedule(); }
+      if (i !== hover) {
+        hover = i;
+        schedule();
+      }
       handlers.current.onHover(i, e.clientX, e.clientY);
     };
-    const onDown = (e: MouseEvent) => { drag = { x: e.clientX, y: e.clientY, moved: false }; };
+    const onDown = (e: MouseEvent) => {
+      drag = { x: e.clientX, y: e.clientY, moved: false };
+    };
     const onUp = (e: MouseEvent) => {
       const wasDrag = drag?.moved;
       drag = null;
@@ -150,13 +193,21 @@ export function MapCanvas({ store, ids, keep, onHover, onOpen }: Props) {
       const i = at(e);
       if (i !== null) handlers.current.onOpen(ids[i]!);
     };
-    const onLeave = () => { hover = null; drag = null; handlers.current.onHover(null, 0, 0); schedule(); };
+    const onLeave = () => {
+      hover = null;
+      drag = null;
+      handlers.current.onHover(null, 0, 0);
+      schedule();
+    };
     const onWheel = (e: WheelEvent) => {
       e.preventDefault();
       const r = el.getBoundingClientRect();
-      const mx = (e.clientX - r.left) * devicePixelRatio; const my = (e.clientY - r.top) * devicePixelRatio;
+      const mx = (e.clientX - r.left) * devicePixelRatio;
+      const my = (e.clientY - r.top) * devicePixelRatio;
       const k = Math.exp(-e.deltaY * 0.0015);
-      view.ox = mx - (mx - view.ox) * k; view.oy = my - (my - view.oy) * k; view.scale *= k;
+      view.ox = mx - (mx - view.ox) * k;
+      view.oy = my - (my - view.oy) * k;
+      view.scale *= k;
       schedule();
     };
     // Where a node is on screen (client pixels), for the browser tests to point at it.
@@ -164,9 +215,15 @@ export function MapCanvas({ store, ids, keep, onHover, onOpen }: Props) {
       const i = store.index.get(id);
       if (i === undefined) return null;
       const r = el.getBoundingClientRect();
-      return { x: r.left + (view.ox + (layout.x[i]! + 0.5) * view.scale) / devicePixelRatio, y: r.top + (view.oy + (layout.y[i]! + 0.5) * view.scale) / devicePixelRatio };
+      return {
+        x: r.left + (view.ox + (layout.x[i]! + 0.5) * view.scale) / devicePixelRatio,
+        y: r.top + (view.oy + (layout.y[i]! + 0.5) * view.scale) / devicePixelRatio,
+      };
     };
-    const resize = new ResizeObserver(() => { fit(); schedule(); });
+    const resize = new ResizeObserver(() => {
+      fit();
+      schedule();
+    });
     resize.observe(el);
     el.addEventListener('mousemove', onMove);
     el.addEventListener('mousedown', onDown);

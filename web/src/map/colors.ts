@@ -1,7 +1,15 @@
 /** Status colours of the map and its legend (ABGR words for ImageData on little-endian machines, and CSS). */
 export const STATUSES = [
-  'STABLE', 'POWER_OFF_PENDING', 'POWER_OFF_GRACEFULLY_CALLED', 'POWER_OFF_FORCEFULLY_CALLED',
-  'POWER_ON_PENDING', 'POWER_ON_CALLED', 'CONFIGURING', 'QUEUED', 'ON_HOLD', 'FAILED',
+  'STABLE',
+  'POWER_OFF_PENDING',
+  'POWER_OFF_GRACEFULLY_CALLED',
+  'POWER_OFF_FORCEFULLY_CALLED',
+  'POWER_ON_PENDING',
+  'POWER_ON_CALLED',
+  'CONFIGURING',
+  'QUEUED',
+  'ON_HOLD',
+  'FAILED',
 ] as const;
 export type Status = (typeof STATUSES)[number];
 
@@ -19,9 +27,16 @@ export const STATUS_COLOR: Record<Status, string> = {
 };
 
 export const STATUS_LABEL: Record<Status, string> = {
-  STABLE: 'stable', POWER_OFF_PENDING: 'power-off pending', POWER_OFF_GRACEFULLY_CALLED: 'powering off',
-  POWER_OFF_FORCEFULLY_CALLED: 'forced off', POWER_ON_PENDING: 'power-on pending', POWER_ON_CALLED: 'powering on',
-  CONFIGURING: 'configuring', QUEUED: 'queued', ON_HOLD: 'on hold', FAILED: 'failed',
+  STABLE: 'stable',
+  POWER_OFF_PENDING: 'power-off pending',
+  POWER_OFF_GRACEFULLY_CALLED: 'powering off',
+  POWER_OFF_FORCEFULLY_CALLED: 'forced off',
+  POWER_ON_PENDING: 'power-on pending',
+  POWER_ON_CALLED: 'powering on',
+  CONFIGURING: 'configuring',
+  QUEUED: 'queued',
+  ON_HOLD: 'on hold',
+  FAILED: 'failed',
 };
 
 export const statusIndex = (s: string): number => Math.max(0, STATUSES.indexOf(s as Status));

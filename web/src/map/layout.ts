@@ -20,7 +20,12 @@ export interface MapLayout {
   labels: { text: string; x: number; y: number }[];
 }
 
-interface Parsed { i: number; chassis: number; slot: number; cell: number }
+interface Parsed {
+  i: number;
+  chassis: number;
+  slot: number;
+  cell: number;
+}
 
 /** Gap between blocks, and the rows kept above a block for its title. */
 export const BLOCK_GAP = 3;
@@ -31,7 +36,10 @@ export function layoutNodes(ids: readonly string[], maxWidth = 0): MapLayout {
   const others: number[] = [];
   ids.forEach((id, i) => {
     const m = NODE_XNAME.exec(id);
-    if (!m) { others.push(i); return; }
+    if (!m) {
+      others.push(i);
+      return;
+    }
     const [cab, chassis, slot, bmc, node] = m.slice(1).map(Number) as [number, number, number, number, number];
     const list = cabinets.get(cab) ?? [];
     list.push({ i, chassis, slot, cell: bmc * 2 + node });
@@ -53,7 +61,9 @@ export function layoutNodes(ids: readonly string[], maxWidth = 0): MapLayout {
     const w = slots.length * (cells + 1) - 1;
     const h = chassis.length * 2 - 1;
     blocks.push({
-      title: `x${cab}`, w, h,
+      title: `x${cab}`,
+      w,
+      h,
       place(ox, oy) {
         for (const n of nodes) {
           x[n.i] = ox + col.get(n.slot)! * (cells + 1) + n.cell;
@@ -66,8 +76,15 @@ export function layoutNodes(ids: readonly string[], maxWidth = 0): MapLayout {
     others.sort((a, b) => (ids[a]! < ids[b]! ? -1 : 1));
     const cols = Math.max(8, Math.ceil(Math.sqrt(others.length * 4)));
     blocks.push({
-      title: 'other nodes', w: cols, h: Math.ceil(others.length / cols),
-      place(ox, oy) { others.forEach((i, k) => { x[i] = ox + (k % cols); y[i] = oy + Math.floor(k / cols); }); },
+      title: 'other nodes',
+      w: cols,
+      h: Math.ceil(others.length / cols),
+      place(ox, oy) {
+        others.forEach((i, k) => {
+          x[i] = ox + (k % cols);
+          y[i] = oy + Math.floor(k / cols);
+        });
+      },
     });
   }
 
@@ -76,9 +93,16 @@ export function layoutNodes(ids: readonly string[], maxWidth = 0): MapLayout {
   const widest = Math.max(0, ...blocks.map((b) => b.w));
   const limit = Math.max(widest, maxWidth || Math.ceil(Math.sqrt(area * 1.6)));
   const labels: MapLayout['labels'] = [];
-  let ox = 0; let oy = 0; let shelf = 0; let width = 0;
+  let ox = 0;
+  let oy = 0;
+  let shelf = 0;
+  let width = 0;
   for (const b of blocks) {
-    if (ox > 0 && ox + b.w > limit) { ox = 0; oy += shelf + BLOCK_GAP; shelf = 0; }
+    if (ox > 0 && ox + b.w > limit) {
+      ox = 0;
+      oy += shelf + BLOCK_GAP;
+      shelf = 0;
+    }
     labels.push({ text: b.title, x: ox, y: oy });
     b.place(ox, oy + TITLE_ROWS);
     width = Math.max(width, ox + b.w);

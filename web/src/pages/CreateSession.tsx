@@ -26,46 +26,143 @@ export function CreateSession() {
     setPlan(null);
     const input: CreateSessionInput = { operation, templateName: chosen, limit: limit.trim() || null, name: name.trim() || null };
     const r = await client.query(PlanQuery, { input }).toPromise();
-    if (r.error) setError(r.error.message); else setPlan({ input, result: r.data!.planSession });
+    if (r.error) setError(r.error.message);
+    else setPlan({ input, result: r.data!.planSession });
   };
   const start = async () => {
     if (!plan) return;
     const r = await create({ input: plan.input });
-    if (r.error) setError(r.error.message); else navigate(`/sessions/${r.data!.createSession.session.name}`);
+    if (r.error) setError(r.error.message);
+    else navigate(`/sessions/${r.data!.createSession.session.name}`);
   };
   const p = plan?.result;
 
   return (
     <div className="create">
       <h2>New session</h2>
-      <form onSubmit={(e) => { e.preventDefault(); void dryRun(); }}>
-        <label>Template <select aria-label="template" value={chosen} onChange={(e) => { setTemplate(e.target.value); setPlan(null); }}>
-          {templates.data?.sessionTemplates.map((t) => <option key={`${t.tenant}/${t.name}`} value={t.name}>{t.name}{t.description ? ` — ${t.description}` : ''}</option>)}
-        </select></label>
-        <label>Operation <select aria-label="operation" value={operation} onChange={(e) => { setOperation(e.target.value as SessionOperation); setPlan(null); }}>
-          <option value="REBOOT">reboot</option><option value="BOOT">boot</option><option value="SHUTDOWN">shutdown</option>
-        </select></label>
-        <label>Limit <input aria-label="limit" value={limit} placeholder="compute-a, x1000c0, all,!x1000c0s0b0n0" onChange={(e) => { setLimit(e.target.value); setPlan(null); }} /></label>
-        <label>Name <input aria-label="name" value={name} placeholder="(a random UUID)" onChange={(e) => { setName(e.target.value); setPlan(null); }} /></label>
-        <button type="submit" disabled={!chosen}>Dry run</button>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void dryRun();
+        }}
+      >
+        <label>
+          Template{' '}
+          <select
+            aria-label="template"
+            value={chosen}
+            onChange={(e) => {
+              setTemplate(e.target.value);
+              setPlan(null);
+            }}
+          >
+            {templates.data?.sessionTemplates.map((t) => (
+              <option key={`${t.tenant}/${t.name}`} value={t.name}>
+                {t.name}
+                {t.description ? ` — ${t.description}` : ''}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Operation{' '}
+          <select
+            aria-label="operation"
+            value={operation}
+            onChange={(e) => {
+              setOperation(e.target.value as SessionOperation);
+              setPlan(null);
+            }}
+          >
+            <option value="REBOOT">reboot</option>
+            <option value="BOOT">boot</option>
+            <option value="SHUTDOWN">shutdown</option>
+          </select>
+        </label>
+        <label>
+          Limit{' '}
+          <input
+            aria-label="limit"
+            value={limit}
+            placeholder="compute-a, x1000c0, all,!x1000c0s0b0n0"
+            onChange={(e) => {
+              setLimit(e.target.value);
+              setPlan(null);
+            }}
+          />
+        </label>
+        <label>
+          Name{' '}
+          <input
+            aria-label="name"
+            value={name}
+            placeholder="(a random UUID)"
+            onChange={(e) => {
+              setName(e.target.value);
+              setPlan(null);
+            }}
+          />
+        </label>
+        <button type="submit" disabled={!chosen}>
+          Dry run
+        </button>
       </form>
-      {error && <p className="error" role="alert">{error}</p>}
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
       {p && (
         <section className="plan" data-testid="plan">
           <h3>What it would do {p.valid ? '' : '(refused)'}</h3>
-          {/* biome-ignore lint/suspicious/noArrayIndexKey: a plan's messages are fixed once shown */}
-          {p.errors.map((m, k) => <p key={k} className="error">{m.field && <b>{m.field}: </b>}{m.message}</p>)}
-          {/* biome-ignore lint/suspicious/noArrayIndexKey: a plan's messages are fixed once shown */}
-          {p.warnings.map((m, k) => <p key={k} className="warning">{m.field && <b>{m.field}: </b>}{m.message}</p>)}
+          {p.errors.map((m) => (
+            <p key={`${m.field}:${m.message}`} className="error">
+              {m.field && <b>{m.field}: </b>}
+              {m.message}
+            </p>
+          ))}
+          {p.warnings.map((m) => (
+            <p key={`${m.field}:${m.message}`} className="warning">
+              {m.field && <b>{m.field}: </b>}
+              {m.message}
+            </p>
+          ))}
           {p.setupError && <p className="warning">{p.setupError}</p>}
-          <p data-testid="plan-counts">{p.counts.managed} nodes: {p.counts.powerCycle} power cycle, {p.counts.powerOn} power on, {p.counts.powerOff} power off, {p.counts.configureOnly} configure only, {p.counts.nothing} nothing, {p.counts.unknown} unknown; {p.counts.skipped} left out.</p>
-          <ul>{p.bootSets.map((b) => <li key={b.name}>boot set <b>{b.name}</b>: {b.nodeCount} nodes, <span className="mono">{b.kernel}</span>{b.configuration && ` + ${b.configuration}`}</li>)}</ul>
-          <details><summary>per node</summary><table><tbody>
-            {p.nodes.filter((n) => n.skipReason !== 'EXCLUDED_BY_LIMIT').slice(0, 500).map((n) => (
-              <tr key={n.id}><td className="mono">{n.id}</td><td>{n.action.toLowerCase().replace(/_/g, ' ')}{n.skipReason && `: ${n.skipReason.toLowerCase().replace(/_/g, ' ')}`}</td><td>{n.detail}</td></tr>
+          <p data-testid="plan-counts">
+            {p.counts.managed} nodes: {p.counts.powerCycle} power cycle, {p.counts.powerOn} power on, {p.counts.powerOff} power off,{' '}
+            {p.counts.configureOnly} configure only, {p.counts.nothing} nothing, {p.counts.unknown} unknown; {p.counts.skipped} left out.
+          </p>
+          <ul>
+            {p.bootSets.map((b) => (
+              <li key={b.name}>
+                boot set <b>{b.name}</b>: {b.nodeCount} nodes, <span className="mono">{b.kernel}</span>
+                {b.configuration && ` + ${b.configuration}`}
+              </li>
             ))}
-          </tbody></table></details>
-          <button type="button" disabled={!p.valid || created.fetching} onClick={() => void start()}>Start {operation.toLowerCase()} of {p.counts.managed} nodes</button>
+          </ul>
+          <details>
+            <summary>per node</summary>
+            <table>
+              <tbody>
+                {p.nodes
+                  .filter((n) => n.skipReason !== 'EXCLUDED_BY_LIMIT')
+                  .slice(0, 500)
+                  .map((n) => (
+                    <tr key={n.id}>
+                      <td className="mono">{n.id}</td>
+                      <td>
+                        {n.action.toLowerCase().replace(/_/g, ' ')}
+                        {n.skipReason && `: ${n.skipReason.toLowerCase().replace(/_/g, ' ')}`}
+                      </td>
+                      <td>{n.detail}</td>
+                    </tr>
+                  ))}
+              </tbody>
+            </table>
+          </details>
+          <button type="button" disabled={!p.valid || created.fetching} onClick={() => void start()}>
+            Start {operation.toLowerCase()} of {p.counts.managed} nodes
+          </button>
         </section>
       )}
     </div>

@@ -27,27 +27,44 @@ export function MapPage({ store }: { store: NodeStore }) {
   const [hover, setHover] = useState<{ i: number; x: number; y: number } | null>(null);
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: the store is mutated in place; version and ids say when it changed
-  const { sessions, reasons } = useMemo(() => ({
-    sessions: [...new Set(store.session.filter(Boolean))].sort(),
-    reasons: [...new Set(store.reason.filter(Boolean))].sort(),
-  }), [store, version, ids]);
+  const { sessions, reasons } = useMemo(
+    () => ({
+      sessions: [...new Set(store.session.filter(Boolean))].sort(),
+      reasons: [...new Set(store.reason.filter(Boolean))].sort(),
+    }),
+    [store, version, ids],
+  );
 
   const keep = useMemo(() => {
     if (!session && !status && !reason && !group) return null;
     const s = status ? STATUSES.indexOf(status as never) : -1;
     const inGroup = group ? Uint8Array.from(ids, (id) => (group.members.has(id) ? 1 : 0)) : null;
-    return (i: number) => (!inGroup || inGroup[i] === 1) && (!session || store.session[i] === session)
-      && (s < 0 || store.status[i] === s) && (!reason || store.reason[i] === reason);
+    return (i: number) =>
+      (!inGroup || inGroup[i] === 1) &&
+      (!session || store.session[i] === session) &&
+      (s < 0 || store.status[i] === s) &&
+      (!reason || store.reason[i] === reason);
   }, [session, status, reason, group, ids, store]);
 
   const applyGroup = async () => {
     setGroupError('');
-    if (!groupText.trim()) { setGroup(null); return; }
+    if (!groupText.trim()) {
+      setGroup(null);
+      return;
+    }
     const list = templates.data ?? (await client.query(TemplatesQuery, {}).toPromise()).data;
     const template = list?.sessionTemplates[0]?.name;
-    if (!template) { setGroupError('a group is resolved through a template: there is none'); return; }
-    const r = await client.query(PlanQuery, { input: { operation: 'REBOOT', templateName: template, limit: groupText.trim() } }).toPromise();
-    if (r.error) { setGroupError(r.error.message); return; }
+    if (!template) {
+      setGroupError('a group is resolved through a template: there is none');
+      return;
+    }
+    const r = await client
+      .query(PlanQuery, { input: { operation: 'REBOOT', templateName: template, limit: groupText.trim() } })
+      .toPromise();
+    if (r.error) {
+      setGroupError(r.error.message);
+      return;
+    }
     const members = new Set(r.data!.planSession.nodes.filter((n) => n.skipReason !== 'EXCLUDED_BY_LIMIT').map((n) => n.id));
     setGroup({ name: groupText.trim(), members });
   };
@@ -56,36 +73,82 @@ export function MapPage({ store }: { store: NodeStore }) {
   return (
     <div className="mappage">
       <div className="filters">
-        <form onSubmit={(e) => { e.preventDefault(); void applyGroup(); }}>
-          <input aria-label="group" placeholder="group or limit (compute-a, cab-x1000, …)" value={groupText} onChange={(e) => setGroupText(e.target.value)} />
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            void applyGroup();
+          }}
+        >
+          <input
+            aria-label="group"
+            placeholder="group or limit (compute-a, cab-x1000, …)"
+            value={groupText}
+            onChange={(e) => setGroupText(e.target.value)}
+          />
           <button type="submit">Filter</button>
-          {group && <span className="chip">{group.name}: {group.members.size}</span>}
+          {group && (
+            <span className="chip">
+              {group.name}: {group.members.size}
+            </span>
+          )}
           {groupError && <span className="error">{groupError}</span>}
         </form>
         <select aria-label="session" value={session} onChange={(e) => setSession(e.target.value)}>
           <option value="">all sessions</option>
-          {sessions.map((s) => <option key={s} value={s}>{s}</option>)}
+          {sessions.map((s) => (
+            <option key={s} value={s}>
+              {s}
+            </option>
+          ))}
         </select>
         <select aria-label="status" value={status} onChange={(e) => setStatus(e.target.value)}>
           <option value="">all statuses</option>
-          {STATUSES.map((s) => <option key={s} value={s}>{STATUS_LABEL[s]}</option>)}
+          {STATUSES.map((s) => (
+            <option key={s} value={s}>
+              {STATUS_LABEL[s]}
+            </option>
+          ))}
         </select>
         <select aria-label="failure reason" value={reason} onChange={(e) => setReason(e.target.value)}>
           <option value="">any failure reason</option>
-          {reasons.map((r) => <option key={r} value={r}>{r}</option>)}
+          {reasons.map((r) => (
+            <option key={r} value={r}>
+              {r}
+            </option>
+          ))}
         </select>
       </div>
       <Legend store={store} total={ids.length} />
       <div className="mapwrap">
-        <MapCanvas store={store} ids={ids} keep={keep}
+        <MapCanvas
+          store={store}
+          ids={ids}
+          keep={keep}
           onHover={(i, x, y) => setHover(i === null ? null : { i, x, y })}
-          onOpen={(id) => navigate(`/node/${id}`)} />
+          onOpen={(id) => navigate(`/node/${id}`)}
+        />
         {h !== null && hover && (
-          <div className="tip" data-testid="map-tip" style={{ left: Math.min(hover.x + 14, window.innerWidth - 240), top: Math.min(hover.y + 14, window.innerHeight - 90) }}>
-            <b>{store.ids[h]}</b><br />
-            {STATUS_LABEL[STATUSES[store.status[h]!]!]}{store.phase[h] && store.phase[h] !== 'NONE' ? ` · ${store.phase[h]!.toLowerCase().replace('_', ' ')}` : ''}
-            {store.session[h] && <><br />session {store.session[h]}</>}
-            {store.reason[h] && <><br /><span className="error">{store.reason[h]}</span></>}
+          <div
+            className="tip"
+            data-testid="map-tip"
+            style={{ left: Math.min(hover.x + 14, window.innerWidth - 240), top: Math.min(hover.y + 14, window.innerHeight - 90) }}
+          >
+            <b>{store.ids[h]}</b>
+            <br />
+            {STATUS_LABEL[STATUSES[store.status[h]!]!]}
+            {store.phase[h] && store.phase[h] !== 'NONE' ? ` · ${store.phase[h]!.toLowerCase().replace('_', ' ')}` : ''}
+            {store.session[h] && (
+              <>
+                <br />
+                session {store.session[h]}
+              </>
+            )}
+            {store.reason[h] && (
+              <>
+                <br />
+                <span className="error">{store.reason[h]}</span>
+              </>
+            )}
           </div>
         )}
       </div>

@@ -21,7 +21,11 @@ export function NodePage({ id, store }: { id: string; store: NodeStore }) {
     return store.subscribe((changed) => {
       const i = store.index.get(id);
       if (changed !== 'all' && (i === undefined || !changed.includes(i))) return;
-      timer ??= setTimeout(() => { timer = undefined; refetchNode(); refetchTimeline(); }, 300);
+      timer ??= setTimeout(() => {
+        timer = undefined;
+        refetchNode();
+        refetchTimeline();
+      }, 300);
     });
   }, [store, id, refetchNode, refetchTimeline]);
 
@@ -29,25 +33,53 @@ export function NodePage({ id, store }: { id: string; store: NodeStore }) {
   const c = node.data?.component;
   const x = node.data?.explain;
   if (node.fetching && !c) return <p>loading {id}…</p>;
-  if (!c) return <p>No component {id} (or not your tenant's). <Link href="/">Back to the map</Link></p>;
+  if (!c)
+    return (
+      <p>
+        No component {id} (or not your tenant's). <Link href="/">Back to the map</Link>
+      </p>
+    );
   const status = c.status.status as Status;
 
   return (
     <div className="nodepage" data-testid="node-page">
-      <h2><Link href="/">map</Link> / {c.id}</h2>
+      <h2>
+        <Link href="/">map</Link> / {c.id}
+      </h2>
       <div className="cards">
         <section>
           <h3>State</h3>
-          <p className="status"><i style={{ background: STATUS_COLOR[status] }} /> <b data-testid="node-status">{STATUS_LABEL[status] ?? words(status)}</b>
-            {c.status.phase !== 'NONE' && <> · phase {words(c.status.phase)}</>} · {c.enabled ? 'enabled' : 'disabled'}</p>
-          {c.failureReason && <p className="failure" data-testid="failure-reason">Failed: <b>{c.failureReason}</b>{c.error && <> — {c.error}</>}</p>}
+          <p className="status">
+            <i style={{ background: STATUS_COLOR[status] }} /> <b data-testid="node-status">{STATUS_LABEL[status] ?? words(status)}</b>
+            {c.status.phase !== 'NONE' && <> · phase {words(c.status.phase)}</>} · {c.enabled ? 'enabled' : 'disabled'}
+          </p>
+          {c.failureReason && (
+            <p className="failure" data-testid="failure-reason">
+              Failed: <b>{c.failureReason}</b>
+              {c.error && <> — {c.error}</>}
+            </p>
+          )}
           {!c.failureReason && c.error && <p className="error">Last error: {c.error}</p>}
           <dl>
-            <dt>session</dt><dd>{c.session ? <Link href={`/sessions/${c.session}`}>{c.session}</Link> : '—'}</dd>
-            <dt>last action</dt><dd>{words(c.lastAction.action) || '—'}{c.lastAction.failed ? ' (failed)' : ''}</dd>
-            <dt>attempts</dt><dd>power on {c.eventStats.powerOnAttempts}, graceful off {c.eventStats.powerOffGracefulAttempts}, forced off {c.eventStats.powerOffForcefulAttempts}</dd>
-            <dt>desired</dt><dd className="mono">{c.desiredState.bootArtifacts.kernel || '—'}{c.desiredState.configuration && ` + ${c.desiredState.configuration}`}</dd>
-            <dt>booted</dt><dd className="mono">{c.actualState.bootArtifacts.kernel || '—'}</dd>
+            <dt>session</dt>
+            <dd>{c.session ? <Link href={`/sessions/${c.session}`}>{c.session}</Link> : '—'}</dd>
+            <dt>last action</dt>
+            <dd>
+              {words(c.lastAction.action) || '—'}
+              {c.lastAction.failed ? ' (failed)' : ''}
+            </dd>
+            <dt>attempts</dt>
+            <dd>
+              power on {c.eventStats.powerOnAttempts}, graceful off {c.eventStats.powerOffGracefulAttempts}, forced off{' '}
+              {c.eventStats.powerOffForcefulAttempts}
+            </dd>
+            <dt>desired</dt>
+            <dd className="mono">
+              {c.desiredState.bootArtifacts.kernel || '—'}
+              {c.desiredState.configuration && ` + ${c.desiredState.configuration}`}
+            </dd>
+            <dt>booted</dt>
+            <dd className="mono">{c.actualState.bootArtifacts.kernel || '—'}</dd>
           </dl>
         </section>
         {x && (
@@ -55,20 +87,58 @@ export function NodePage({ id, store }: { id: string; store: NodeStore }) {
             <h3>Explain</h3>
             <p className="summary">{x.summary}</p>
             <dl>
-              <dt>waits for</dt><dd>{words(x.waitingFor)}</dd>
-              <dt>acts next</dt><dd>{x.nextOperator ?? 'nobody'}</dd>
-              {x.decision && <><dt>status decision</dt><dd>{x.decision.why} <span className="muted">({x.decision.rule} → {words(x.decision.phase)})</span></dd></>}
-              <dt>power (PCS)</dt><dd>{x.powerState ?? 'no answer'}</dd>
-              <dt>configuration</dt><dd>{x.cfsDesiredConfig || '—'} {x.cfsStatus && `(${x.cfsStatus})`}</dd>
-              {x.sessionPaused && <><dt>paused</dt><dd>{x.sessionPauseReason ?? 'yes'}</dd></>}
+              <dt>waits for</dt>
+              <dd>{words(x.waitingFor)}</dd>
+              <dt>acts next</dt>
+              <dd>{x.nextOperator ?? 'nobody'}</dd>
+              {x.decision && (
+                <>
+                  <dt>status decision</dt>
+                  <dd>
+                    {x.decision.why}{' '}
+                    <span className="muted">
+                      ({x.decision.rule} → {words(x.decision.phase)})
+                    </span>
+                  </dd>
+                </>
+              )}
+              <dt>power (PCS)</dt>
+              <dd>{x.powerState ?? 'no answer'}</dd>
+              <dt>configuration</dt>
+              <dd>
+                {x.cfsDesiredConfig || '—'} {x.cfsStatus && `(${x.cfsStatus})`}
+              </dd>
+              {x.sessionPaused && (
+                <>
+                  <dt>paused</dt>
+                  <dd>{x.sessionPauseReason ?? 'yes'}</dd>
+                </>
+              )}
             </dl>
-            {x.blockers.length > 0 && <ul className="blockers">{x.blockers.map((b) => <li key={b.kind}><b>{words(b.kind)}</b>: {b.detail}</li>)}</ul>}
+            {x.blockers.length > 0 && (
+              <ul className="blockers">
+                {x.blockers.map((b) => (
+                  <li key={b.kind}>
+                    <b>{words(b.kind)}</b>: {b.detail}
+                  </li>
+                ))}
+              </ul>
+            )}
             <details>
               <summary>each operator's criteria for this node</summary>
-              <table><tbody>{x.criteria.map((k, n) => (
-                // biome-ignore lint/suspicious/noArrayIndexKey: one explain answer's rows, in a fixed order
-                <tr key={n} className={k.met ? 'met' : 'unmet'}><td>{k.operator}</td><td>{k.criterion}</td><td>{k.met ? '✓' : '✗'}</td><td>{k.detail}</td></tr>
-              ))}</tbody></table>
+              <table>
+                <tbody>
+                  {x.criteria.map((k, n) => (
+                    // biome-ignore lint/suspicious/noArrayIndexKey: one explain answer's rows, in a fixed order
+                    <tr key={n} className={k.met ? 'met' : 'unmet'}>
+                      <td>{k.operator}</td>
+                      <td>{k.criterion}</td>
+                      <td>{k.met ? '✓' : '✗'}</td>
+                      <td>{k.detail}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
             </details>
           </section>
         )}
@@ -76,17 +146,32 @@ export function NodePage({ id, store }: { id: string; store: NodeStore }) {
       <section>
         <h3>Timeline</h3>
         {timeline.error && <p className="error">{timeline.error.message}</p>}
-        <table className="timeline" data-testid="timeline"><tbody>
-          {(timeline.data?.componentTimeline.events ?? []).slice().reverse().map((e) => (
-            <tr key={e.cursor}>
-              <td className="mono">{new Date(e.at).toLocaleTimeString()}</td>
-              <td>{e.kind}</td>
-              <td>{e.fromStatus || e.toStatus ? `${words(e.fromStatus)} → ${words(e.toStatus)}` : ''}{e.action ? ` ${words(e.action)}` : ''}</td>
-              <td className={e.reason || e.error ? 'error' : ''}>{e.reason}{e.reason && e.error ? ': ' : ''}{e.error}</td>
-              <td className="muted">{e.actor}{e.session && ` · ${e.session}`}</td>
-            </tr>
-          ))}
-        </tbody></table>
+        <table className="timeline" data-testid="timeline">
+          <tbody>
+            {(timeline.data?.componentTimeline.events ?? [])
+              .slice()
+              .reverse()
+              .map((e) => (
+                <tr key={e.cursor}>
+                  <td className="mono">{new Date(e.at).toLocaleTimeString()}</td>
+                  <td>{e.kind}</td>
+                  <td>
+                    {e.fromStatus || e.toStatus ? `${words(e.fromStatus)} → ${words(e.toStatus)}` : ''}
+                    {e.action ? ` ${words(e.action)}` : ''}
+                  </td>
+                  <td className={e.reason || e.error ? 'error' : ''}>
+                    {e.reason}
+                    {e.reason && e.error ? ': ' : ''}
+                    {e.error}
+                  </td>
+                  <td className="muted">
+                    {e.actor}
+                    {e.session && ` · ${e.session}`}
+                  </td>
+                </tr>
+              ))}
+          </tbody>
+        </table>
       </section>
     </div>
   );

@@ -27,11 +27,25 @@ export function SessionActions({ name, state, paused, onDone }: { name: string; 
   return (
     <span className="actions">
       {/* Only a running session pauses (a pending one has no nodes yet; the API leaves it as it is). */}
-      {state !== 'RUNNING' ? null : isPaused
-        ? <button type="button" disabled={busy} onClick={() => void run(doResume({ name }), (d) => d.resumeSession.paused)}>Resume</button>
-        : <button type="button" disabled={busy} onClick={() => void run(doPause({ name }), (d) => d.pauseSession.paused)}>Pause</button>}
-      <button type="button" className="danger" disabled={busy}
-        onClick={() => { if (window.confirm(`Abort session ${name}? Its nodes stay where they are and are disabled.`)) void run(doAbort({ name })); }}>Abort</button>
+      {state !== 'RUNNING' ? null : isPaused ? (
+        <button type="button" disabled={busy} onClick={() => void run(doResume({ name }), (d) => d.resumeSession.paused)}>
+          Resume
+        </button>
+      ) : (
+        <button type="button" disabled={busy} onClick={() => void run(doPause({ name }), (d) => d.pauseSession.paused)}>
+          Pause
+        </button>
+      )}
+      <button
+        type="button"
+        className="danger"
+        disabled={busy}
+        onClick={() => {
+          if (window.confirm(`Abort session ${name}? Its nodes stay where they are and are disabled.`)) void run(doAbort({ name }));
+        }}
+      >
+        Abort
+      </button>
       {error && <span className="error">{error.message}</span>}
     </span>
   );

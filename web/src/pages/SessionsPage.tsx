@@ -12,28 +12,55 @@ import { SessionActions } from './SessionActions.tsx';
 
 function LiveRow({ name }: { name: string }) {
   const p = useSessionProgress(name);
-  return p ? <><ProgressBar p={p} /><FailureGroups p={p} /></> : null;
+  return p ? (
+    <>
+      <ProgressBar p={p} />
+      <FailureGroups p={p} />
+    </>
+  ) : null;
 }
 
 export function SessionsPage() {
   const who = useIdentity();
   const [r, refetch] = useQuery({ query: SessionsQuery });
   // New and ended sessions show up without a reload (progress itself is live).
-  useEffect(() => { const t = setInterval(() => refetch(), 5000); return () => clearInterval(t); }, [refetch]);
+  useEffect(() => {
+    const t = setInterval(() => refetch(), 5000);
+    return () => clearInterval(t);
+  }, [refetch]);
   const sessions = [...(r.data?.sessions ?? [])].reverse();
   return (
     <div className="sessions">
-      <h2>Sessions {canOperate(who) && <Link className="button" href="/sessions/new">New session</Link>}</h2>
+      <h2>
+        Sessions{' '}
+        {canOperate(who) && (
+          <Link className="button" href="/sessions/new">
+            New session
+          </Link>
+        )}
+      </h2>
       {r.error && <p className="error">{r.error.message}</p>}
       {!sessions.length && !r.fetching && <p className="muted">No sessions yet.</p>}
       <ul>
         {sessions.map((s) => (
           <li key={s.name} data-testid={`session-${s.name}`}>
             <div className="row">
-              <Link href={`/sessions/${s.name}`}><b>{s.name}</b></Link>
-              <span>{s.operation.toLowerCase()} · {s.templateName}{s.limit && ` · ${s.limit}`}{s.tenant && ` · tenant ${s.tenant}`}</span>
-              <span className={`state ${s.status.status.toLowerCase()}`}>{s.status.status.toLowerCase()}{s.aborted ? ' (aborted)' : ''}{s.paused ? ' (paused)' : ''}</span>
-              {canOperate(who) && s.status.status !== 'COMPLETE' && <SessionActions name={s.name} state={s.status.status} paused={s.paused} onDone={refetch} />}
+              <Link href={`/sessions/${s.name}`}>
+                <b>{s.name}</b>
+              </Link>
+              <span>
+                {s.operation.toLowerCase()} · {s.templateName}
+                {s.limit && ` · ${s.limit}`}
+                {s.tenant && ` · tenant ${s.tenant}`}
+              </span>
+              <span className={`state ${s.status.status.toLowerCase()}`}>
+                {s.status.status.toLowerCase()}
+                {s.aborted ? ' (aborted)' : ''}
+                {s.paused ? ' (paused)' : ''}
+              </span>
+              {canOperate(who) && s.status.status !== 'COMPLETE' && (
+                <SessionActions name={s.name} state={s.status.status} paused={s.paused} onDone={refetch} />
+              )}
             </div>
             {s.status.error && <p className="error">{s.status.error}</p>}
             {s.status.status !== 'COMPLETE' && <LiveRow name={s.name} />}
