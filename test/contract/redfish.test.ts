@@ -6,10 +6,7 @@
  * or failed task, never a thrown call.
  */
 import { randomBytes } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loopbackCert, openssl } from '../helpers/tls.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDb, type TestDb } from '../helpers/db.ts';
 import { SimWorld } from '../../src/sim/world.ts';
@@ -123,33 +120,11 @@ describe('Redfish power against the simulator', () => {
   });
 });
 
-const openssl = ['/usr/bin/openssl', '/usr/local/bin/openssl'].find(existsSync);
 describe.skipIf(!openssl)('Redfish over HTTPS with a self-signed BMC certificate', () => {
   it('gets through with BOOTORCH_BMC_CA_FILE and is refused as unreachable without it', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'bootorch-bmc-tls-'));
-    const ca = join(dir, 'cert.pem');
-    execFileSync(
-      openssl!,
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        ca,
-      ],
-      { stdio: 'ignore' },
-    );
-    const tls = await startSimServer(world, { tls: { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(ca, 'utf8') } });
+    const c = loopbackCert('bootorch-bmc-tls-');
+    const ca = c.certFile;
+    const tls = await startSimServer(world, { tls: { key: c.key, cert: c.cert } });
     try {
       const id = ids[0]!;
       const target = { id, address: `${tls.url}/redfish/v1/Systems/${id}`, username: 'root', password: 'calvin' };

@@ -1,45 +1,19 @@
-/** The CA bundle: a client that trusts the simulator's self-signed certificate gets through; one that does not, fails. */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loopbackCert, openssl } from '../helpers/tls.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpAdapters } from '../../src/adapters/http-factory.ts';
 import { startSimServer, type SimServer } from '../../src/sim/server.ts';
 import { SimWorld } from '../../src/sim/world.ts';
 
-const openssl = ['/usr/bin/openssl', '/usr/local/bin/openssl'].find(existsSync);
 let world: SimWorld;
 let server: SimServer;
 let ca = '';
 
 beforeAll(async () => {
   if (!openssl) return;
-  const dir = mkdtempSync(join(tmpdir(), 'bootorch-tls-'));
-  ca = join(dir, 'cert.pem');
-  execFileSync(
-    openssl,
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      join(dir, 'key.pem'),
-      '-out',
-      ca,
-    ],
-    { stdio: 'ignore' },
-  );
+  const c = loopbackCert();
+  ca = c.certFile;
   world = new SimWorld({ nodes: 4 });
-  server = await startSimServer(world, { tls: { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(ca, 'utf8') } });
+  server = await startSimServer(world, { tls: { key: c.key, cert: c.cert } });
 });
 afterAll(async () => {
   await server?.close();

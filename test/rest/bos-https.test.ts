@@ -1,17 +1,10 @@
-/**
- * HTTPS, as bos-reporter needs it: a real `bootorch api` process started with BOOTORCH_TLS_CERT_FILE
- * and BOOTORCH_TLS_KEY_FILE (a certificate made here with openssl) serves the REST door and GraphQL over
- * TLS. A client trusting the CA (the reporter's REQUESTS_CA_BUNDLE) gets through with the reporter's
- * exact PATCH and a node credential; one that does not trust it, or speaks plain HTTP, does not.
- */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, fetch as undiciFetch } from 'undici';
 import WebSocket from 'ws';
 import { createClient } from 'graphql-ws';
 import { sql } from 'drizzle-orm';
+import { loopbackCert, openssl } from '../helpers/tls.ts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freshDb, type TestDb } from '../helpers/db.ts';
 import { startRole, type RoleProcess } from '../helpers/processes.ts';
@@ -19,7 +12,6 @@ import { devAdminHeaders, devAuthEnv } from '../helpers/auth.ts';
 import { createNodeToken } from '../../src/auth/index.ts';
 import { bosClient, loadBosContract } from './bos-client.ts';
 
-const openssl = ['/usr/bin/openssl', '/usr/local/bin/openssl'].find(existsSync);
 const NODE = 'x3000c0s19b1n0';
 let dir = '';
 let db: TestDb;
@@ -30,28 +22,7 @@ let trusting: Agent;
 beforeAll(async () => {
   await loadBosContract();
   if (!openssl) return;
-  dir = mkdtempSync(join(tmpdir(), 'bootorch-api-tls-'));
-  execFileSync(
-    openssl,
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      join(dir, 'key.pem'),
-      '-out',
-      join(dir, 'cert.pem'),
-    ],
-    { stdio: 'ignore' },
-  );
+  dir = loopbackCert('bootorch-api-tls-').dir;
   trusting = new Agent({ connect: { ca: readFileSync(join(dir, 'cert.pem'), 'utf8') } });
   db = await freshDb();
   api = startRole('api', {
