@@ -3,7 +3,7 @@
  * tenants, resuming from a cursor, transactions that commit out of id order or roll back, and the
  * release of a subscription's resources when its client goes away.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import type pg from 'pg';
 import { freshDb, type TestDb } from '../helpers/db.ts';
 import { collect, untilFeed, wsClient, EVENT_FIELDS } from '../helpers/live.ts';
@@ -70,6 +70,12 @@ async function openTx(events: NewEvent[]): Promise<{ commit(): Promise<void>; ro
 const reasonsOf = (items: any[]) => items.map((e) => e.reason);
 
 describe('componentEvents', () => {
+  // Each test counts its own subscribers on the feed: the previous test's, released when its client's
+  // socket close reaches the server, must be gone first (else "subscribed" can be the old group's).
+  beforeEach(async () => {
+    await untilFeed(feed, (f) => f.subscriberCount === 0, 'previous subscriptions released');
+  });
+
   test('live events in order, with every field, only those the filter selects', async () => {
     const client = wsClient(server.wsUrl, creds);
     try {
