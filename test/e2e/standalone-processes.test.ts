@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDb, type TestDb } from '../helpers/db.ts';
 import { startRole, ROOT, type RoleProcess } from '../helpers/processes.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { createApiToken } from '../../src/auth/index.ts';
 import { SimWorld } from '../../src/sim/world.ts';
 import { startSimServer, type SimServer } from '../../src/sim/server.ts';
@@ -53,13 +54,9 @@ const gql = async (query: string, variables: Record<string, unknown> = {}) => {
   return body.data;
 };
 
-/** Polls `cond` every 200 ms until it holds or the deadline passes. */
+/** Polls `cond` every 200 ms until it holds or the deadline passes (the roles' output on failure). */
 async function until(cond: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`${what}: not within ${timeoutMs} ms\napi:\n${api.output()}\nworker:\n${worker.output()}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await waitFor(cond, what, timeoutMs, () => `api:\n${api.output()}\nworker:\n${worker.output()}`);
 }
 
 /** What firmware and the image do on one node: boot script by MAC, then the reporter with its command line. */

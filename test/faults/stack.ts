@@ -9,6 +9,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runCli, startRole, type RoleProcess } from '../helpers/processes.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+export { waitFor };
 
 export interface StackOptions {
   /** PostgreSQL URL of the (already created) database. */
@@ -49,45 +52,6 @@ export function freePort(): Promise<number> {
         const p = (s.address() as { port: number }).port;
         s.close(() => resolve(p));
       });
-  });
-}
-
-/** Resolves with cond()'s first truthy value, polled every `everyMs`; rejects at the deadline with `detail()`. */
-export function waitFor<T>(
-  cond: () => Promise<T | undefined | false | null>,
-  what: string,
-  timeoutMs: number,
-  detail: () => string = () => '',
-  everyMs = 200,
-): Promise<T> {
-  return new Promise((resolve, reject) => {
-    let busy = false;
-    const check = async () => {
-      if (busy) return;
-      busy = true;
-      try {
-        const v = await cond();
-        if (v) {
-          finish();
-          resolve(v);
-        }
-      } catch (e) {
-        finish();
-        reject(e);
-      } finally {
-        busy = false;
-      }
-    };
-    const tick = setInterval(check, everyMs);
-    const deadline = setTimeout(() => {
-      finish();
-      reject(new Error(`${what}: not reached within ${timeoutMs} ms\n${detail()}`));
-    }, timeoutMs);
-    const finish = () => {
-      clearInterval(tick);
-      clearTimeout(deadline);
-    };
-    void check();
   });
 }
 

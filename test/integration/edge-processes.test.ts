@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freshDb, type TestDb } from '../helpers/db.ts';
 import { wsClient } from '../helpers/live.ts';
 import { startRole, type RoleProcess } from '../helpers/processes.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { devAdminHeaders, devAuthEnv } from '../helpers/auth.ts';
 import { createApiToken } from '../../src/auth/index.ts';
 
@@ -55,14 +56,19 @@ async function call(url: string, headers: Record<string, string> = {}, query = '
 }
 
 /** Resolves when the shared bucket of `key` holds less than one token (the replica has reported). */
-async function untilSpent(key: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await db.pool.query('select tokens from rate_limits where key = $1', [key]);
-    if (r.rows[0] && Number(r.rows[0].tokens) < 1) return;
-    if (Date.now() > deadline) throw new Error(`bucket ${key} not spent within ${timeoutMs} ms: ${JSON.stringify(r.rows)}`);
-    await new Promise((res) => setTimeout(res, 20));
-  }
+function untilSpent(key: string, timeoutMs = 10_000): Promise<unknown> {
+  let last: unknown[] = [];
+  return waitFor(
+    async () => {
+      const r = await db.pool.query('select tokens from rate_limits where key = $1', [key]);
+      last = r.rows;
+      return r.rows[0] && Number(r.rows[0].tokens) < 1;
+    },
+    `bucket ${key} spent`,
+    timeoutMs,
+    () => JSON.stringify(last),
+    20,
+  );
 }
 
 describe('the rate limit is shared by two API processes', () => {
