@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { freshDb, type TestDb } from '../helpers/db.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { DEV_ADMIN_TOKEN, devAuthEnv } from '../helpers/auth.ts';
 import { ROOT, startRole, type RoleProcess } from '../helpers/processes.ts';
 
@@ -61,38 +62,8 @@ export function launchChromium(userDataDir: string): Promise<BrowserContext> {
   });
 }
 
-/** Resolves when `cond()` holds, polled every 200 ms; rejects at the deadline. */
-export function waitFor<T>(cond: () => Promise<T | undefined | false>, what: string, timeoutMs: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    let busy = false;
-    const check = async () => {
-      if (busy) return;
-      busy = true;
-      try {
-        const v = await cond();
-        if (v) {
-          finish();
-          resolve(v);
-        }
-      } catch (e) {
-        finish();
-        reject(e);
-      } finally {
-        busy = false;
-      }
-    };
-    const tick = setInterval(check, 200);
-    const deadline = setTimeout(() => {
-      finish();
-      reject(new Error(`${what}: not reached within ${timeoutMs} ms`));
-    }, timeoutMs);
-    const finish = () => {
-      clearInterval(tick);
-      clearTimeout(deadline);
-    };
-    void check();
-  });
-}
+/** Polls with a deadline: the one helper (test/helpers/wait.ts). */
+export { waitFor };
 
 export async function startWorld(o: {
   nodes: number;

@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freshDb, type TestDb } from '../helpers/db.ts';
 import { FAST_OPTIONS } from '../helpers/cluster.ts';
 import { runCli, startRole, type RoleProcess } from '../helpers/processes.ts';
+import { waitFor as waitUntil } from '../helpers/wait.ts';
 import { createApiToken } from '../../src/auth/index.ts';
 
 const NODES = 500;
@@ -59,38 +60,8 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Resolves when `cond()` holds, polled every 200 ms; rejects at the deadline. */
-function waitFor<T>(cond: () => Promise<T | undefined | false>, what: string, timeoutMs: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    let busy = false;
-    const check = async () => {
-      if (busy) return;
-      busy = true;
-      try {
-        const v = await cond();
-        if (v) {
-          finish();
-          resolve(v);
-        }
-      } catch (e) {
-        finish();
-        reject(e);
-      } finally {
-        busy = false;
-      }
-    };
-    const tick = setInterval(check, 200);
-    const deadline = setTimeout(() => {
-      finish();
-      reject(new Error(`${what}: not reached within ${timeoutMs} ms\n${logs()}`));
-    }, timeoutMs);
-    const finish = () => {
-      clearInterval(tick);
-      clearTimeout(deadline);
-    };
-    void check();
-  });
-}
+/** Resolves when `cond()` holds, polled every 200 ms; rejects at the deadline with the processes' logs. */
+const waitFor = <T>(cond: () => Promise<T | undefined | false>, what: string, timeoutMs: number) => waitUntil(cond, what, timeoutMs, logs);
 
 const logs = () =>
   [
