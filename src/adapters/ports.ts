@@ -52,6 +52,18 @@ export interface PowerPort {
   transition(operation: PowerOperation, ids: string[], taskDeadlineMinutes?: number): Promise<string[]>;
   /** GET transitions/{id}: progress of one transition (BOS never polls it; for diagnostics and tests). */
   getTransition?(id: string): Promise<TransitionStatus | undefined>;
+  /**
+   * Disk deploys: next boot from the node's disk, then power-cycle (or power on when off). Returns the
+   * nodes it failed for. Only BMC-facing power (standalone, the simulator) can; CSM PCS cannot.
+   */
+  bootFromDisk?(ids: string[]): Promise<BootFromDiskProblem[]>;
+}
+
+export interface BootFromDiskProblem {
+  id: string;
+  error: string;
+  /** Trying again may help (unreachable, timeout). */
+  transient: boolean;
 }
 
 export interface TransitionStatus {

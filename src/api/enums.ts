@@ -3,7 +3,16 @@
  * so the generated TypeScript types are the stored strings, and as the enum resolvers at run time.
  */
 export const enumValues = {
-  ComponentPhase: { NONE: '', POWERING_ON: 'powering_on', POWERING_OFF: 'powering_off', CONFIGURING: 'configuring' },
+  ComponentPhase: {
+    NONE: '',
+    POWERING_ON: 'powering_on',
+    POWERING_OFF: 'powering_off',
+    CONFIGURING: 'configuring',
+    DEPLOYING: 'deploying',
+    WRITING: 'writing',
+    SWITCHING_TO_DISK: 'switching_to_disk',
+    BOOTING_DISK: 'booting_disk',
+  },
   ComponentStatus: {
     STABLE: 'stable',
     POWER_ON_PENDING: 'power_on_pending',
@@ -22,6 +31,22 @@ export const enumValues = {
   Arch: { X86: 'X86', ARM: 'ARM', OTHER: 'Other', UNKNOWN: 'Unknown' },
   HealthState: { OK: 'ok', NOT_AVAILABLE: 'not_available', UNKNOWN: 'unknown' },
   ReportRefusal: { CONFLICT: 'CONFLICT', NOT_FOUND: 'NOT_FOUND' },
+  ImageFormat: { RAW: 'raw', QCOW2: 'qcow2' },
+  DeployHeartbeatState: {
+    STARTING: 'starting',
+    DOWNLOADING: 'downloading',
+    VERIFYING: 'verifying',
+    WRITING: 'writing',
+    WRITTEN: 'written',
+    ACTIVE: 'active',
+    FAILED: 'failed',
+  },
+  DeployFailure: {
+    CHECKSUM_MISMATCH: 'checksum_mismatch',
+    NO_MATCHING_DISK: 'no_matching_disk',
+    WRITE_ERROR: 'write_error',
+    IMAGE_UNREACHABLE: 'image_unreachable',
+  },
   PlannedAction: {
     POWER_CYCLE: 'power_cycle',
     POWER_ON: 'power_on',
@@ -52,5 +77,6 @@ export const enumValues = {
     POWER_OFF: 'power_off',
     FORCEFUL_POWER_OFF: 'forceful_power_off',
     CONFIGURATION: 'configuration',
+    DISK_DEPLOY: 'disk_deploy',
   },
 } as const;

@@ -6,7 +6,8 @@
  */
 import type { Adapters, ConfigComponent, PowerState } from '../adapters/ports.ts';
 import type { Options } from '../domain/options.ts';
-import { decide } from '../domain/status-decision.ts';
+import { decideWithDeploy } from '../domain/deploy-decision.ts';
+import { deployOf } from '../db/deploys.ts';
 import type { Db } from '../db/client.ts';
 import type { EventRow, SessionRow } from '../db/schema.ts';
 import { ATTEMPT_COUNTERS, selectComponents, type AttemptCounter, type EngineComponent } from '../db/components/select.ts';
@@ -93,7 +94,11 @@ export async function explainComponent(db: Db, adapters: Adapters, id: string): 
     });
   }
   const waits = effectiveWaits(c, options);
-  const decision = power && cfs !== null ? decide(c, power, cfs, waits, now) : null;
+  const deploy = await deployOf(db, id);
+  const decision =
+    power && cfs !== null
+      ? decideWithDeploy(c, deploy, power, cfs, { ...waits, deployHeartbeatTimeout: options.deploy_heartbeat_timeout }, now)
+      : null;
   const ctx = { options, now: () => now };
   const criteria: ExplainCriterion[] = [];
   let nextOperator: string | null = null;

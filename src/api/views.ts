@@ -3,6 +3,7 @@
  * so have parent types of their own (codegen mappers): a component page counts its total only when
  * asked, and a session computes its extended status only when asked.
  */
+import { deployDraft } from '../domain/deploy.ts';
 import type { ComponentRow, SessionRow } from '../db/schema.ts';
 import type { ComponentQuery } from '../db/components/read.ts';
 import type { StoredTemplate } from '../db/templates.ts';
@@ -103,6 +104,7 @@ export function templateView(t: TemplateRecord & Partial<Pick<StoredTemplate, 'c
         rootfsProvider: b.rootfs_provider ?? null,
         rootfsProviderPassthrough: b.rootfs_provider_passthrough ?? null,
         cfs: b.cfs ?? null,
+        deploy: b.deploy ? deployDraft(b.deploy) : null,
       })),
   };
 }

@@ -19,7 +19,16 @@ export type WaitKind =
   | 'power_on_or_boot_report'
   | 'power_off'
   | 'forceful_power_off'
-  | 'configuration';
+  | 'configuration'
+  | 'disk_deploy';
+
+/** The disk deploy phases (domain/deploy-decision.ts), in words. */
+const DEPLOY_WAITS: Record<string, string> = {
+  deploying: 'disk deploy: waiting for the deploy agent to download and verify the image',
+  writing: 'disk deploy: waiting for the deploy agent to write the image to the disk',
+  switching_to_disk: 'disk deploy: written; the boot device is set to disk and the node power-cycled',
+  booting_disk: "disk deploy: booting from disk; waiting for the installed system's first report",
+};
 
 export interface Wait {
   kind: WaitKind;
@@ -45,6 +54,8 @@ export function classifyWait(c: EngineComponent, o: Options, now: Date, session:
       group: `session paused: ${session.pauseReason ?? ''}`,
     };
   }
+  const deployWait = DEPLOY_WAITS[c.phase];
+  if (deployWait) return { kind: 'disk_deploy', description: deployWait, group: deployWait };
   switch (c.status) {
     case 'queued':
       return {

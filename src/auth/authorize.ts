@@ -75,6 +75,8 @@ export const POLICY: Readonly<Record<string, OperationPolicy>> = Object.freeze({
 
   // The node reporter, `reportBootState(id, bssToken)`: the node itself for its own xname, or a human operator.
   reportBootState: m('operator', { node: { xnameArg: 'id' } }),
+  // The deploy agent and the installed system (schema/deploy.graphql): the node itself, or an operator.
+  deployHeartbeat: m('operator', { node: { xnameArg: 'id' } }),
 
   // System administration: untenanted admins only.
   patchOptions: m('admin', { systemOnly: true }),

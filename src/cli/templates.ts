@@ -9,9 +9,12 @@ import YAML from 'yaml';
 import { CliError, EXIT_FAILED } from './client.ts';
 import { json, table, yaml } from './output.ts';
 import { action } from './run.ts';
+import { BOOT_SET_FIELDS } from '../domain/templates.ts';
+import { deployInput } from '../domain/deploy.ts';
 
 const TEMPLATE_FIELDS = `name tenant description enableCfs cfs { configuration } createdAt updatedAt
-  bootSets { name path type etag kernelParameters nodeList nodeRolesGroups nodeGroups arch rootfsProvider rootfsProviderPassthrough cfs { configuration } }
+  bootSets { name path type etag kernelParameters nodeList nodeRolesGroups nodeGroups arch rootfsProvider rootfsProviderPassthrough cfs { configuration }
+    deploy { image { url format checksum } rootDeviceHints { size name serial } configDrive { userData metaData } } }
   rollout { maxInFlight powerOnWaveSize powerOnWaveIntervalSeconds canary failureBudget maxPowerOffWaitTime maxPowerOnWaitTime maxBootWaitTime retryPolicy }`;
 
 type Obj = Record<string, any>;
@@ -20,19 +23,7 @@ const camel = (k: string) => k.replace(/_([a-z])/g, (_, c: string) => c.toUpperC
 /** The value under the snake_case or the camelCase spelling. */
 const pick = (o: Obj, snake: string) => o[snake] ?? o[camel(snake)];
 
-const BOOT_SET_KEYS = [
-  'path',
-  'type',
-  'etag',
-  'kernel_parameters',
-  'node_list',
-  'node_roles_groups',
-  'node_groups',
-  'arch',
-  'rootfs_provider',
-  'rootfs_provider_passthrough',
-  'cfs',
-];
+const BOOT_SET_KEYS: string[] = BOOT_SET_FIELDS.filter((k) => k !== 'name');
 const ARCH: Record<string, string> = { X86: 'X86', ARM: 'ARM', OTHER: 'OTHER', UNKNOWN: 'UNKNOWN' };
 
 function bootSet(name: string, b: Obj, warn: (m: string) => void): Obj {
@@ -43,6 +34,11 @@ function bootSet(name: string, b: Obj, warn: (m: string) => void): Obj {
   }
   if (typeof out.arch === 'string') out.arch = ARCH[out.arch.toUpperCase()] ?? out.arch;
   if (out.cfs) out.cfs = { configuration: out.cfs.configuration };
+  if (out.deploy) {
+    out.deploy = deployInput(out.deploy);
+    // GraphQL's enum spelling (RAW, QCOW2); files may use the stored one (raw).
+    if (typeof out.deploy.image?.format === 'string') out.deploy.image.format = out.deploy.image.format.toUpperCase();
+  }
   for (const k of Object.keys(b))
     if (k !== 'name' && !BOOT_SET_KEYS.includes(k) && !BOOT_SET_KEYS.map(camel).includes(k))
       warn(`boot set ${name}: ignoring unknown field "${k}"`);

@@ -149,7 +149,10 @@ export const components = pgTable(
     index('components_actual_updated_idx')
       .on(t.actualUpdatedAt)
       .where(sql`actual_kernel <> '' OR actual_initrd <> '' OR actual_kernel_parameters <> ''`),
-    check('components_phase_ck', sql`${t.phase} in ('', 'powering_on', 'powering_off', 'configuring')`),
+    check(
+      'components_phase_ck',
+      sql`${t.phase} in ('', 'powering_on', 'powering_off', 'configuring', 'deploying', 'writing', 'switching_to_disk', 'booting_disk')`,
+    ),
     check('components_override_ck', sql`${t.statusOverride} in ('', 'on_hold', 'failed', 'queued')`),
   ],
 );

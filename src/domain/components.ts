@@ -70,6 +70,7 @@ export const ACTIONS = [
   'powering_off_gracefully',
   'powering_on',
   'session_setup',
+  'switching_to_disk',
 ] as const;
 
 export function blankComponent(id: string): ComponentFields {

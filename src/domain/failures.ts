@@ -14,6 +14,11 @@ export const FAILURE_REASONS = {
   boot_parameters_failed: 'BSS refused or failed to store the boot parameters',
   retry_limit: 'the retry limit was reached with no more specific cause recorded',
   aborted: 'the session was aborted by an operator',
+  checksum_mismatch: "disk deploy: the image's sha256 is not the checksum the boot set gives",
+  no_matching_disk: "disk deploy: no disk of the node meets the boot set's root device hints",
+  write_error: 'disk deploy: writing the image (or the config drive) to the disk failed',
+  image_unreachable: 'disk deploy: the deploy agent could not download the image',
+  heartbeat_timeout: 'disk deploy: the deploy agent stopped heartbeating for longer than deploy_heartbeat_timeout',
 } as const;
 
 export type FailureReason = keyof typeof FAILURE_REASONS;

@@ -33,6 +33,8 @@ export const optionsShape = {
     .regex(TTL_RE, 'must be at least one hour, like 4h, 1d or 1w')
     .refine(isTtl, MAX_AGE_MESSAGE)
     .default('4h'),
+  /** Disk deploys: the deploy agent silent this long fails the node (heartbeat_timeout), seconds (default 300). */
+  deploy_heartbeat_timeout: seconds.default(300),
   /** Max attempts per power action (default 3; 0 fails before the first attempt). */
   default_retry_policy: seconds.default(3),
   /** Period of the discovery operator, seconds (default 300). */

@@ -6,6 +6,9 @@
 import type { ConfigComponent, PowerState } from '../adapters/ports.ts';
 import type { FailureReason } from './failures.ts';
 
+/** The disk deploy rows (domain/deploy-decision.ts). */
+export type DeployRule = 'D1' | 'D2' | 'D3' | 'D4' | 'D5' | 'D6' | 'D7';
+
 export interface DecisionInput {
   phase: string;
   status: string;
@@ -30,7 +33,7 @@ export interface DecisionOptions {
 
 export interface Decision {
   /** Which row of the table matched (for explain and events). */
-  rule: '0-pcs' | '0-cfs' | '1' | '2' | '3' | '4a' | '4b' | '4c' | '4d' | '4e' | '4f' | '5' | '6';
+  rule: '0-pcs' | '0-cfs' | '1' | '2' | '3' | '4a' | '4b' | '4c' | '4d' | '4e' | '4f' | '5' | '6' | DeployRule;
   phase: string;
   override: '' | 'on_hold' | 'failed';
   disable: boolean;
@@ -53,6 +56,11 @@ export function artifactsMatch(c: DecisionInput): boolean {
 
 const secondsSince = (d: Date | null, now: Date) => (d ? (now.getTime() - d.getTime()) / 1000 : Infinity);
 
+/** A rule's result completed with what follows from the phase it leaves and enters. */
+export function finishDecision(c: Pick<DecisionInput, 'phase'>, d: Omit<Decision, 'clearActual' | 'resetCounters'>): Decision {
+  return { ...d, resetCounters: d.phase === '', clearActual: c.phase === 'powering_off' && d.phase !== 'powering_off' };
+}
+
 export function decide(
   c: DecisionInput,
   power: PowerState | undefined,
@@ -60,13 +68,7 @@ export function decide(
   o: DecisionOptions,
   now: Date,
 ): Decision {
-  const base = { clearActual: false, resetCounters: false } as const;
-  const finish = (d: Omit<Decision, 'clearActual' | 'resetCounters'>): Decision => ({
-    ...base,
-    ...d,
-    resetCounters: d.phase === '',
-    clearActual: c.phase === 'powering_off' && d.phase !== 'powering_off',
-  });
+  const finish = (d: Omit<Decision, 'clearActual' | 'resetCounters'>) => finishDecision(c, d);
   // BOS leaves such a node on_hold and disabled, so it silently drops out of the session's failure
   // count; bootorch fails it (same error text) so the session status shows it.
   if (!power) {

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { canonicalXname, isXname, looksLikeNid } from './xname.ts';
+import { deployDraft, deployRecord, deploySchema, type DeployDraft, type DeployRecord } from './deploy.ts';
 import { checkRolloutPolicy, type RolloutPolicy } from './rollout-policy.ts';
 import { fail, joinField, nameSchema, ok, text, zodIssues, type Checked, type Issue } from './validation.ts';
 
@@ -28,7 +29,26 @@ export interface BootSetRecord {
   rootfs_provider?: string;
   rootfs_provider_passthrough?: string;
   cfs?: CfsRecord;
+  /** bootorch: write an image to the node's disk and boot from it (domain/deploy.ts). */
+  deploy?: DeployRecord;
 }
+
+/** A stored boot set's fields, in BOS's spelling: the one list the REST door and the CLI's template files read. */
+export const BOOT_SET_FIELDS = [
+  'name',
+  'path',
+  'type',
+  'etag',
+  'kernel_parameters',
+  'node_list',
+  'node_roles_groups',
+  'node_groups',
+  'arch',
+  'rootfs_provider',
+  'rootfs_provider_passthrough',
+  'cfs',
+  'deploy',
+] as const;
 
 export interface TemplateRecord {
   name: string;
@@ -58,6 +78,7 @@ export interface BootSetDraft {
   rootfsProvider?: Maybe<string>;
   rootfsProviderPassthrough?: Maybe<string>;
   cfs?: Maybe<CfsDraft>;
+  deploy?: Maybe<DeployDraft>;
 }
 export interface TemplateDraft {
   description?: Maybe<string>;
@@ -90,6 +111,7 @@ const bootSetSchema = z.object({
   rootfsProvider: text(1, 511).nullish(),
   rootfsProviderPassthrough: text(0, 4096).nullish(),
   cfs: cfsSchema,
+  deploy: deploySchema,
 });
 
 const templateSchema = z.object({
@@ -178,6 +200,7 @@ function toRecord(b: BootSetDraft, nodeList: string[]): BootSetRecord {
   if (b.rootfsProvider != null) r.rootfs_provider = b.rootfsProvider;
   if (b.rootfsProviderPassthrough != null) r.rootfs_provider_passthrough = b.rootfsProviderPassthrough;
   if (b.cfs?.configuration) r.cfs = { configuration: b.cfs.configuration };
+  if (b.deploy) r.deploy = deployRecord(b.deploy);
   return r;
 }
 
@@ -209,6 +232,7 @@ export function recordToDraft(r: TemplateRecord): TemplateDraft {
       rootfsProvider: b.rootfs_provider,
       rootfsProviderPassthrough: b.rootfs_provider_passthrough,
       cfs: b.cfs ? { ...b.cfs } : null,
+      deploy: b.deploy ? deployDraft(b.deploy) : null,
     })),
   };
 }

@@ -3,6 +3,7 @@
  * candidate node is left out (BOS session_setup.py, reference §4.6). The session-setup operator
  * applies this plan; planSession returns it without writing, so the two cannot disagree.
  */
+import type { DeployRecord } from '../domain/deploy.ts';
 import type { Adapters, InventoryNode } from '../adapters/ports.ts';
 import type { Options } from '../domain/options.ts';
 import { applyLimit, type LimitInventory } from '../domain/limit.ts';
@@ -29,7 +30,7 @@ export interface PlannedBootSet {
 export interface SessionPlan {
   bootSets: PlannedBootSet[];
   /** node -> desired state (a node in two boot sets takes the later one, as BOS). */
-  managed: Map<string, { bootSet: string; desired: DesiredState }>;
+  managed: Map<string, { bootSet: string; desired: DesiredState; deploy?: DeployRecord }>;
   skipped: Map<string, SkipReason>;
   warnings: string[];
   /** Set when setup must fail the session (BOS's reasons). */
@@ -69,6 +70,8 @@ interface BootSetSpec {
   rootfsProvider: string;
   rootfsProviderPassthrough: string;
   cfsConfiguration: string;
+  /** A disk deploy (domain/deploy.ts); validated when the template was stored. */
+  deploy?: DeployRecord;
 }
 
 /** Boot sets as stored: BOS snake_case or GraphQL camelCase field names are both accepted. */
@@ -87,6 +90,7 @@ export function readBootSet(raw: unknown): BootSetSpec {
     rootfsProvider: String(pick('rootfs_provider', 'rootfsProvider') ?? ''),
     rootfsProviderPassthrough: String(pick('rootfs_provider_passthrough', 'rootfsProviderPassthrough') ?? ''),
     cfsConfiguration: String((b.cfs as { configuration?: string } | undefined)?.configuration ?? ''),
+    deploy: (b.deploy as DeployRecord | undefined) ?? undefined,
   };
 }
 
@@ -190,7 +194,7 @@ export async function planSession(s: PlanSession, t: PlanTemplate, d: PlanDeps):
     plan.bootSets.push({ name, nodes: sorted, desired });
     for (const x of sorted) {
       plan.skipped.delete(x);
-      plan.managed.set(x, { bootSet: name, desired });
+      plan.managed.set(x, { bootSet: name, desired, ...(bs.deploy && s.operation !== 'shutdown' ? { deploy: bs.deploy } : {}) });
     }
   }
   if (plan.managed.size === 0) {
@@ -226,5 +230,7 @@ async function desiredState(s: PlanSession, t: PlanTemplate, bs: BootSetSpec, d:
     params.push(`root=::${bs.rootfsProviderPassthrough}`);
   }
   params.push(`bos_update_frequency=${d.options.component_actual_state_ttl}`);
+  // The ramdisk runs the deploy agent instead of the reporter (src/api/boot/deploy-agent.sh).
+  if (bs.deploy) params.push('bootorch_deploy=1');
   return { kernel: img.kernel, kernelParameters: params.join(' '), initrd: img.initrd, configuration };
 }

@@ -17,6 +17,7 @@ export const OPERATORS = [
   'power-on',
   'power-off-graceful',
   'power-off-forceful',
+  'deploy-to-disk',
   'configuration',
   'session-completion',
   'session-cleanup',

@@ -43,6 +43,9 @@ export function evaluateSelection(c: EngineComponent, s: ComponentSelection, f: 
   if (s.statuses) {
     out.push({ criterion: `status in ${s.statuses.join('|')}`, met: s.statuses.includes(c.status), detail: `status is ${c.status}` });
   }
+  if (s.phases) {
+    out.push({ criterion: `phase in ${s.phases.join('|')}`, met: s.phases.includes(c.phase), detail: `phase is ${c.phase || "''"}` });
+  }
   if (s.excludeStatuses) {
     out.push({
       criterion: `status not ${s.excludeStatuses.join('|')}`,

@@ -5,6 +5,7 @@ import { powerOn } from './power-on.ts';
 import { powerOffGraceful } from './power-off-graceful.ts';
 import { powerOffForceful } from './power-off-forceful.ts';
 import { configuration } from './configuration.ts';
+import { deployToDisk } from './deploy-to-disk.ts';
 import { sessionCompletion } from './session-completion.ts';
 import { sessionCleanup } from './session-cleanup.ts';
 import { discovery } from './discovery.ts';
@@ -17,6 +18,7 @@ export const ALL_OPERATORS: OperatorDef[] = [
   powerOffGraceful,
   powerOffForceful,
   powerOn,
+  deployToDisk,
   configuration,
   sessionCompletion,
   sessionCleanup,

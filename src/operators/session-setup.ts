@@ -13,6 +13,7 @@ import { again, done, failed, isTransient } from '../engine/outcome.ts';
 import { recordSessionOutcomes } from '../engine/session-outcomes.ts';
 import { planSession, type SessionPlan } from '../engine/plan.ts';
 import { applySetup } from '../db/components/setup.ts';
+import { setDeploys } from '../db/deploys.ts';
 import { existingComponents } from '../db/components/read.ts';
 import { markRunning, pendingSessions } from '../db/sessions/lifecycle.ts';
 import { getTemplate } from '../db/templates.ts';
@@ -82,6 +83,12 @@ async function setUp(ctx: EngineContext, s: SessionRow): Promise<Step<SessionRow
         },
         ctx.actor,
       );
+      if (!s.stage)
+        await setDeploys(
+          tx,
+          s,
+          ids.map((id) => ({ id, deploy: plan.managed.get(id)!.deploy })),
+        );
       await markRunning(tx, s, ids, hasPolicy ? rollout : null);
       ctx.log.info({ session: s.name, nodes: ids.length, skipped: plan.skipped.size, warnings: plan.warnings.length }, 'session set up');
       return s.stage ? ['session-completion'] : ['status'];

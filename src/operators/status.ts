@@ -15,7 +15,8 @@ import { recordComponentOutcomes } from '../engine/component-outcomes.ts';
 import { effectiveWaits } from '../engine/selection.ts';
 import { selectPages, type EngineComponent } from '../db/components/select.ts';
 import { applyStatusChanges } from '../db/components/status.ts';
-import { decide } from '../domain/status-decision.ts';
+import { decideWithDeploy } from '../domain/deploy-decision.ts';
+import { deploysOf } from '../db/deploys.ts';
 import { admitQueued } from './rollout.ts';
 
 /** Enabled components, except those waiting in a rollout queue. */
@@ -39,6 +40,8 @@ export const status = defineOperator<EngineComponent>({
     const ids = page.map((c) => c.id);
     let power: Awaited<ReturnType<typeof ctx.adapters.power.powerStatus>>;
     let cfs: Awaited<ReturnType<typeof ctx.adapters.config.getComponents>>;
+    // Disk deploys in flight (decided by rows D1-D7 before the diskless table).
+    const deploys = await deploysOf(ctx.db, ids);
     try {
       [power, cfs] = await Promise.all([ctx.adapters.power.powerStatus(ids), ctx.adapters.config.getComponents(ids)]);
     } catch (e) {
@@ -57,7 +60,14 @@ export const status = defineOperator<EngineComponent>({
     const now = ctx.now();
     const decisions = page.map((row) => ({
       row,
-      decision: decide(row, power.get(row.id), cfsById.get(row.id), effectiveWaits(row, ctx.options), now),
+      decision: decideWithDeploy(
+        row,
+        deploys.get(row.id),
+        power.get(row.id),
+        cfsById.get(row.id),
+        { ...effectiveWaits(row, ctx.options), deployHeartbeatTimeout: ctx.options.deploy_heartbeat_timeout },
+        now,
+      ),
     }));
     const inTransit = decisions.some(({ decision }) => !decision.disable && decision.phase !== '');
     return {
@@ -70,6 +80,7 @@ export const status = defineOperator<EngineComponent>({
         for (const a of await applyStatusChanges(tx, decisions, ctx.actor)) {
           const k = KICK_FOR_STATUS[a.newStatus];
           if (k) kicks.add(k);
+          if (a.decision.phase === 'switching_to_disk') kicks.add('deploy-to-disk');
           if (a.decision.disable) kicks.add('session-completion');
         }
         return [...kicks];

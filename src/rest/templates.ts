@@ -7,22 +7,12 @@ import { enumValues } from '../api/enums.ts';
 import { booleans, defined, isObject, object, oneOf, onlyKeys, type Json } from './body.ts';
 import { bosField, bosWords, camel } from './names.ts';
 import { Problem } from './problem.ts';
+import { BOOT_SET_FIELDS } from '../domain/templates.ts';
+import { deployInput, deployRecord, type DeployDraft } from '../domain/deploy.ts';
 import { getOne, noContent, ok, type Route } from './route.ts';
 
-const BOOT_SET_FIELDS = [
-  'name',
-  'path',
-  'type',
-  'etag',
-  'kernel_parameters',
-  'node_list',
-  'node_roles_groups',
-  'node_groups',
-  'arch',
-  'rootfs_provider',
-  'rootfs_provider_passthrough',
-  'cfs',
-] as const;
+// One list with the CLI's template files (domain/templates.ts).
+
 const LISTS = ['node_list', 'node_roles_groups', 'node_groups'];
 /** Read-only fields a client may send back as it got them (GET, edit, PUT); they are not input. */
 const READ_ONLY = ['name', 'tenant', 'links'];
@@ -48,8 +38,9 @@ function bootSetInput(key: string, v: unknown) {
   }
   if (b.arch !== undefined && b.arch !== null) oneOf(b.arch, Object.values(enumValues.Arch), `${at}.arch`);
   const draft: Json = { name: key };
-  for (const f of BOOT_SET_FIELDS) if (f !== 'name' && f !== 'cfs' && b[f] !== undefined) draft[camel(f)] = b[f];
+  for (const f of BOOT_SET_FIELDS) if (f !== 'name' && f !== 'cfs' && f !== 'deploy' && b[f] !== undefined) draft[camel(f)] = b[f];
   if (b.cfs !== undefined) draft.cfs = cfsInput(b.cfs, `${at}.cfs`);
+  if (b.deploy !== undefined) draft.deploy = deployInput(b.deploy) as Json;
   return draft;
 }
 
@@ -83,6 +74,7 @@ function bootSetToBos(b: BootSet): Json {
     rootfs_provider: b.rootfsProvider,
     rootfs_provider_passthrough: b.rootfsProviderPassthrough,
     cfs: b.cfs ?? undefined,
+    deploy: b.deploy ? deployRecord(b.deploy as DeployDraft) : undefined,
   });
 }
 

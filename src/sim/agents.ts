@@ -36,6 +36,9 @@ export interface AgentHost {
   onReport(id: string, token: string): void;
   onReportError(id: string, token: string, attempt: number, error: unknown): void;
   onCfsReenabled(id: string): void;
+  /** Disk deploys (sim/deploy-agent.ts): the deploy ramdisk booted / the node booted its disk. */
+  deployAgent(node: SimNode): void;
+  installedSystem(node: SimNode): void;
 }
 
 export class NodeAgents {
@@ -46,6 +49,15 @@ export class NodeAgents {
     const gen = node.generation;
     this.host.timers.after(this.host.timing.bootDelayMs, () => {
       if (node.generation !== gen || node.power !== 'on') return;
+      if (node.bootDiskOnce) {
+        node.bootDiskOnce = false;
+        node.booted = { kernel: '', initrd: '', params: '', token: '' };
+        node.hsmState = 'Ready';
+        this.host.onBoot(node);
+        this.host.installedSystem(node);
+        this.cfsReport(node, gen, 1);
+        return;
+      }
       const entry = this.host.bss(node.id);
       node.booted = entry
         ? { kernel: entry.kernel, initrd: entry.initrd, params: entry.params, token: entry.token }
@@ -59,6 +71,8 @@ export class NodeAgents {
   /** Start the agents of an already booted node (initial state "booted"). */
   startAgents(node: SimNode): void {
     const gen = node.generation;
+    // A deploy ramdisk runs the deploy agent, not the reporter.
+    if (/(^|\s)bootorch_deploy=1(\s|$)/.test(node.booted?.params ?? '')) return this.host.deployAgent(node);
     // Without a referral token the node booted something BSS did not hand out: nothing to report.
     if (node.booted?.token && !this.host.faults.has('bootsButNeverReports', node.id)) this.report(node, gen, 1);
     this.cfsReport(node, gen, 1);

@@ -29,6 +29,8 @@ export interface SimEvents {
   configured: { id: string; session: string; ok: boolean };
   /** The batcher finished a check (queued: in open batches; inFlight: queued or running). */
   'batcher-check': { queued: number; inFlight: number };
+  /** A node's deploy agent (or installed system) delivered a heartbeat (sim/deploy-agent.ts). */
+  'deploy-heartbeat': { id: string; state: string; reason?: string; message?: string };
   /** A service endpoint was called (adapters and the HTTP server). */
   call: { service: string; endpoint: string };
 }

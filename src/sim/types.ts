@@ -25,6 +25,10 @@ export interface SimNode {
   generation: number;
   /** What the node booted, read from its BSS entry at boot time; undefined while off or booting. */
   booted?: { kernel: string; initrd: string; params: string; token: string };
+  /** Disk deploys: the next boot is from the disk (a BMC's boot override, once). */
+  bootDiskOnce?: boolean;
+  /** Disk deploys: the checksum of the image written to the node's disk. */
+  diskImage?: string;
 }
 
 export interface BssEntry {
@@ -84,6 +88,10 @@ export const NODE_FAULTS = [
   'configurationFails',
   /** PCS reports powerState `undefined`, managementState `unavailable` (BMC unreachable). */
   'powerUndefined',
+  /** Disk deploys: the deploy agent goes silent once it starts downloading (heartbeat_timeout). */
+  'deployAgentHangs',
+  /** Disk deploys: writing the image fails (write_error). */
+  'diskWriteFails',
 ] as const;
 export type NodeFault = (typeof NODE_FAULTS)[number];
 

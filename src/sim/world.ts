@@ -8,6 +8,7 @@
  */
 import { ServiceError } from '../adapters/errors.ts';
 import { NodeAgents, type AgentTiming, type ReportHandler } from './agents.ts';
+import { SimDeployAgents, type DeployHandler } from './deploy-agent.ts';
 import { Batcher, type BatcherOptions } from './batcher.ts';
 import { CfsStore } from './cfs-store.ts';
 import type { CfsOptions } from './cfs.ts';
@@ -77,6 +78,8 @@ export class SimWorld {
   private readonly agents: NodeAgents;
   private readonly rand: () => number;
   private reporter?: ReportHandler;
+  private deployHandler?: DeployHandler;
+  private deploys!: SimDeployAgents;
 
   constructor(o: WorldOptions = {}) {
     this.seed = o.seed ?? 1;
@@ -144,6 +147,16 @@ export class SimWorld {
       onReport: (id, token) => this.emit('report', { id, token }),
       onReportError: (id, token, attempt, error) => this.emit('report-error', { id, token, attempt, error }),
       onCfsReenabled: (id) => this.emit('cfs-enabled', { id }),
+      deployAgent: (n) => this.deploys.runAgent(n),
+      installedSystem: (n) => this.deploys.runInstalledSystem(n),
+    });
+    this.deploys = new SimDeployAgents({
+      timers: this.timers,
+      faults: this.faults,
+      stepMs: this.timing.bootDelayMs,
+      retryMs: this.timing.reportRetryBaseMs,
+      handler: () => this.deployHandler,
+      onHeartbeat: (id, hb) => this.emit('deploy-heartbeat', { id, ...hb }),
     });
     this.applyInitial(o.initial ?? {});
   }
@@ -163,6 +176,28 @@ export class SimWorld {
 
   setReportHandler(fn: ReportHandler | undefined): void {
     this.reporter = fn;
+  }
+
+  /** The deploy agents' heartbeat (the engine's deployHeartbeat). */
+  setDeployHandler(fn: DeployHandler | undefined): void {
+    this.deployHandler = fn;
+  }
+
+  /** A BMC's boot override: the node's next boot is from its disk (true) or the network. */
+  setBootFromDisk(id: string, disk: boolean): void {
+    const n = this.nodes.get(id);
+    if (n) n.bootDiskOnce = disk;
+  }
+
+  /** Disk deploys: next boot from disk, then a power cycle (on nodes) or a power-on (off nodes). */
+  bootFromDisk(ids: string[]): string[] {
+    const known = ids.filter((id) => this.nodes.has(id));
+    for (const id of known) this.setBootFromDisk(id, true);
+    const on = known.filter((id) => this.nodes.get(id)!.power === 'on');
+    const off = known.filter((id) => this.nodes.get(id)!.power !== 'on');
+    if (on.length) this.transition('Hard-Restart', on);
+    if (off.length) this.transition('On', off);
+    return ids.filter((id) => !this.nodes.has(id));
   }
 
   setLocked(ids: Iterable<string>, locked = true): void {
@@ -248,6 +283,7 @@ export class SimWorld {
   close(): void {
     this.timers.close();
     this.reporter = undefined;
+    this.deployHandler = undefined;
   }
 
   private setPower(node: SimNode, value: 'on' | 'off', op: PcsOperation): void {

@@ -11,6 +11,8 @@ import { createSimAdapters } from '../../src/adapters/factory.ts';
 import { startEngine, type EngineHandle } from '../../src/engine/runtime.ts';
 import { ALL_OPERATORS } from '../../src/operators/index.ts';
 import { createReportBatcher } from '../../src/engine/reports.ts';
+import { deployHeartbeat } from '../../src/engine/deploy-heartbeat.ts';
+import type { DeployRecord } from '../../src/domain/deploy.ts';
 import { EVENTS_CHANNEL } from '../../src/db/events.ts';
 import type { Options } from '../../src/domain/options.ts';
 import type { Adapters } from '../../src/adapters/ports.ts';
@@ -34,7 +36,7 @@ export interface Cluster {
   /** Insert a template whose one boot set covers `nodes` (default: every node) with the world's image. */
   template(
     name: string,
-    o?: { nodes?: string[]; groups?: string[]; configuration?: string; rollout?: object; arch?: string },
+    o?: { nodes?: string[]; groups?: string[]; configuration?: string; rollout?: object; arch?: string; deploy?: DeployRecord },
   ): Promise<void>;
   /** Insert a pending session and kick session-setup, as createSession does. */
   session(
@@ -73,6 +75,13 @@ export async function startCluster(o: { world?: WorldOptions; options?: Partial<
     const r = await reports.report({ id, token, actor: `node:${id}` });
     // The node's reporter retries a refused report (409 mid-transition), as the real one does.
     if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
+  });
+
+  // The simulated deploy agents heartbeat through the same function as the deployHeartbeat mutation.
+  world.setDeployHandler(async (id, hb) => {
+    const r = await deployHeartbeat(db.db, engine.scheduler, { id, ...hb, actor: `node:${id}` }, { heartbeatTimeoutSeconds: 300 });
+    if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
+    return r.deploy;
   });
 
   const listener = new pg.Client({ connectionString: db.url });
@@ -137,6 +146,7 @@ export async function startCluster(o: { world?: WorldOptions; options?: Partial<
         arch: t.arch ?? 'X86',
         kernel_parameters: 'console=ttyS0,115200',
       };
+      if (t.deploy) bootSet.deploy = t.deploy;
       if (t.groups) bootSet.node_groups = t.groups;
       else bootSet.node_list = t.nodes ?? world.ids();
       await db.pool.query(

@@ -1,7 +1,7 @@
 /** PowerPort over the simulated world: one counted PCS call per chunk of max_component_batch_size. */
 import type { SimWorld } from '../../sim/world.ts';
 import { EP, chunks, type SettingsRef } from '../common.ts';
-import type { PowerOperation, PowerPort, PowerState, TransitionStatus } from '../ports.ts';
+import type { BootFromDiskProblem, PowerOperation, PowerPort, PowerState, TransitionStatus } from '../ports.ts';
 
 export class SimPower implements PowerPort {
   constructor(
@@ -29,6 +29,11 @@ export class SimPower implements PowerPort {
       out.push(this.world.transition(operation, chunk));
     }
     return out;
+  }
+
+  async bootFromDisk(ids: string[]): Promise<BootFromDiskProblem[]> {
+    await this.world.enter('pcs', EP.pcsTransitions, this.settings.timeoutMs('pcs'));
+    return this.world.bootFromDisk(ids).map((id) => ({ id, error: 'Component not found in component map.', transient: false }));
   }
 
   async getTransition(id: string): Promise<TransitionStatus | undefined> {

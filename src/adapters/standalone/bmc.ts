@@ -21,6 +21,8 @@ export interface BmcDriver {
   powerState(t: BmcTarget): Promise<'on' | 'off'>;
   /** Next boot from the network (once), then power on; or a soft / forced power off. */
   power(t: BmcTarget, op: PowerOperation): Promise<void>;
+  /** Disk deploys: next boot from the disk, then a power cycle (a power-on when off). */
+  bootFromDisk(t: BmcTarget): Promise<void>;
 }
 
 export type BmcProblem = 'unreachable' | 'timeout' | 'refused_login' | 'unexpected_answer' | 'bmc_error';

@@ -39,6 +39,13 @@ export class IpmiTool implements BmcDriver {
       throw bmcError('ipmitool', COMMANDS[op].join(' '), t, 'unexpected_answer', out.trim().slice(0, 200));
   }
 
+  async bootFromDisk(t: BmcTarget): Promise<void> {
+    await this.run(t, ['chassis', 'bootdev', 'disk']);
+    const cycle = (await this.powerState(t)) === 'on' ? ['chassis', 'power', 'cycle'] : COMMANDS.On;
+    const out = await this.run(t, cycle);
+    if (!/Chassis Power Control:/i.test(out)) throw bmcError('ipmitool', cycle.join(' '), t, 'unexpected_answer', out.trim().slice(0, 200));
+  }
+
   /** host[:port] -> -H host -p port (IPv6 as [addr]:port). */
   static hostArgs(address: string): string[] {
     const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(address) ?? /^([^:]+)(?::(\d+))?$/.exec(address);

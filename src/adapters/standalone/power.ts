@@ -9,7 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.ts';
 import { listNodes, type NodeInventoryRow } from '../../db/node-inventory.ts';
-import type { PowerOperation, PowerPort, PowerState, TransitionStatus } from '../ports.ts';
+import type { BootFromDiskProblem, PowerOperation, PowerPort, PowerState, TransitionStatus } from '../ports.ts';
+import { ServiceError } from '../errors.ts';
 import { KeyedLock, settleAll, type BmcDriver, type BmcTarget } from './bmc.ts';
 import { open } from './secrets.ts';
 
@@ -82,6 +83,22 @@ export class StandalonePower implements PowerPort {
     this.running.add(work);
     void work.finally(() => this.running.delete(work));
     return [id];
+  }
+
+  /** Disk deploys: every node's BMC at once (bounded), each under the node's lock; the failures returned. */
+  async bootFromDisk(ids: string[]): Promise<BootFromDiskProblem[]> {
+    const rows = await listNodes(this.db, [...new Set(ids)]);
+    const known = new Set(rows.map((r) => r.id));
+    const results = await settleAll(rows, this.o.concurrency ?? 16, (r) => this.withBmc(r, (d, t) => d.bootFromDisk(t)));
+    const problems: BootFromDiskProblem[] = ids
+      .filter((id) => !known.has(id))
+      .map((id) => ({ id, error: 'not in the inventory', transient: false }));
+    rows.forEach((r, i) => {
+      const res = results[i]!;
+      if (res.status === 'rejected')
+        problems.push({ id: r.id, error: errorText(res.reason), transient: res.reason instanceof ServiceError && res.reason.transient });
+    });
+    return problems;
   }
 
   async getTransition(id: string): Promise<TransitionStatus | undefined> {

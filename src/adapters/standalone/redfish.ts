@@ -58,6 +58,17 @@ export class RedfishClient implements BmcDriver {
     await this.request(t, `Reset ${RESET[op]}`, url, 'POST', { ResetType: RESET[op] });
   }
 
+  async bootFromDisk(t: BmcTarget): Promise<void> {
+    await this.request(t, 'PATCH Boot', t.address, 'PATCH', {
+      Boot: { BootSourceOverrideTarget: 'Hdd', BootSourceOverrideEnabled: 'Once' },
+    });
+    const s = await this.system(t);
+    const target = s.Actions?.['#ComputerSystem.Reset']?.target;
+    const url = target ? new URL(target, t.address).toString() : `${t.address.replace(/\/+$/, '')}/Actions/ComputerSystem.Reset`;
+    const reset = s.PowerState === 'Off' ? 'On' : 'ForceRestart';
+    await this.request(t, `Reset ${reset}`, url, 'POST', { ResetType: reset });
+  }
+
   private missing(t: BmcTarget): never {
     throw bmcError('redfish', 'GET ComputerSystem', t, 'unexpected_answer', 'no PowerState in the ComputerSystem');
   }

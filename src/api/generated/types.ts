@@ -121,6 +121,8 @@ export type BootSet = {
   arch: Arch;
   /** Overrides the template's cfs for this boot set. */
   cfs?: Maybe<CfsParameters>;
+  /** bootorch: write an image to the node's disk and boot from it (the boot set's image is then the deploy ramdisk). */
+  deploy?: Maybe<DiskDeploy>;
   etag?: Maybe<Scalars['String']['output']>;
   /** Appended after the image's own boot parameters. */
   kernelParameters?: Maybe<Scalars['String']['output']>;
@@ -145,6 +147,7 @@ export type BootSetInput = {
   /** Default X86. */
   arch?: InputMaybe<Arch>;
   cfs?: InputMaybe<CfsInput>;
+  deploy?: InputMaybe<DiskDeployInput>;
   etag?: InputMaybe<Scalars['String']['input']>;
   kernelParameters?: InputMaybe<Scalars['String']['input']>;
   name: Scalars['String']['input'];
@@ -160,6 +163,8 @@ export type BootSetInput = {
 export type BootSetPatchInput = {
   arch?: InputMaybe<Arch>;
   cfs?: InputMaybe<CfsInput>;
+  /** Replaces the boot set's deploy as a whole; null removes it. */
+  deploy?: InputMaybe<DiskDeployInput>;
   etag?: InputMaybe<Scalars['String']['input']>;
   kernelParameters?: InputMaybe<Scalars['String']['input']>;
   name: Scalars['String']['input'];
@@ -326,10 +331,18 @@ export type ComponentInput = {
 };
 
 export type ComponentPhase =
+  /** Disk deploy: booting from disk, waiting for the installed system's first report. */
+  | 'booting_disk'
   | 'configuring'
+  /** Disk deploy: the deploy agent runs in the ramdisk (downloading, verifying). */
+  | 'deploying'
   | ''
   | 'powering_off'
-  | 'powering_on';
+  | 'powering_on'
+  /** Disk deploy: written; bootorch sets the boot device to disk and power-cycles the node. */
+  | 'switching_to_disk'
+  /** Disk deploy: the deploy agent writes the image to the disk. */
+  | 'writing';
 
 /** BOS's computed status: the override if any, else derived from phase and last action. */
 export type ComponentStatus =
@@ -378,6 +391,17 @@ export type ComponentsPatchFilter = {
   session?: InputMaybe<Scalars['String']['input']>;
 };
 
+export type ConfigDrive = {
+  __typename?: 'ConfigDrive';
+  metaData: Scalars['String']['output'];
+  userData: Scalars['String']['output'];
+};
+
+export type ConfigDriveInput = {
+  metaData?: InputMaybe<Scalars['String']['input']>;
+  userData?: InputMaybe<Scalars['String']['input']>;
+};
+
 export type CreateSessionInput = {
   includeDisabled?: InputMaybe<Scalars['Boolean']['input']>;
   /** BOS limit expression (`x1,x2`, `all,!x3`, `group1,&role`); empty or `*` means no limit. */
@@ -404,6 +428,54 @@ export type DeletedSessions = {
   names: Array<Scalars['String']['output']>;
 };
 
+/** Why a deploy agent gave up (the failure reasons of the same names). */
+export type DeployFailure =
+  | 'checksum_mismatch'
+  | 'image_unreachable'
+  | 'no_matching_disk'
+  | 'write_error';
+
+/** Accepted: the deploy's instructions (flat, so a shell agent can read them), and how often to heartbeat. */
+export type DeployHeartbeatAccepted = {
+  __typename?: 'DeployHeartbeatAccepted';
+  hasConfigDrive: Scalars['Boolean']['output'];
+  heartbeatIntervalSeconds: Scalars['Int']['output'];
+  imageChecksum: Scalars['String']['output'];
+  imageFormat: ImageFormat;
+  imageUrl: Scalars['String']['output'];
+  rootDeviceName?: Maybe<Scalars['String']['output']>;
+  rootDeviceSerial?: Maybe<Scalars['String']['output']>;
+  rootDeviceSize?: Maybe<Scalars['Int']['output']>;
+  state: DeployHeartbeatState;
+};
+
+export type DeployHeartbeatResult = DeployHeartbeatAccepted | ReportRefused;
+
+/** What a deploy agent reports (or, `ACTIVE`, the installed system's first report). */
+export type DeployHeartbeatState =
+  | 'active'
+  | 'downloading'
+  | 'failed'
+  | 'starting'
+  | 'verifying'
+  | 'writing'
+  | 'written';
+
+export type DeployImage = {
+  __typename?: 'DeployImage';
+  /** sha256:<64 hex digits> */
+  checksum: Scalars['String']['output'];
+  format: ImageFormat;
+  /** http(s) URL, or a path under bootorch's boot files folder (BOOTORCH_BOOT_FILES). */
+  url: Scalars['String']['output'];
+};
+
+export type DeployImageInput = {
+  checksum: Scalars['String']['input'];
+  format?: InputMaybe<ImageFormat>;
+  url: Scalars['String']['input'];
+};
+
 export type DesiredState = {
   __typename?: 'DesiredState';
   bootArtifacts: BootArtifacts;
@@ -416,6 +488,22 @@ export type DesiredStateInput = {
   bootArtifacts?: InputMaybe<BootArtifactsInput>;
   bssToken?: InputMaybe<Scalars['String']['input']>;
   configuration?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** A boot set's disk deploy. */
+export type DiskDeploy = {
+  __typename?: 'DiskDeploy';
+  /** cloud-init NoCloud data written beside the image (a vfat filesystem labelled cidata). */
+  configDrive?: Maybe<ConfigDrive>;
+  image: DeployImage;
+  /** Which disk to write (Ironic's root device hints); none given: the first disk by name. */
+  rootDeviceHints?: Maybe<RootDeviceHints>;
+};
+
+export type DiskDeployInput = {
+  configDrive?: InputMaybe<ConfigDriveInput>;
+  image: DeployImageInput;
+  rootDeviceHints?: InputMaybe<RootDeviceHintsInput>;
 };
 
 export type EventStats = {
@@ -477,6 +565,10 @@ export type HealthState =
   | 'ok'
   /** No probe configured for this dependency in this process. */
   | 'unknown';
+
+export type ImageFormat =
+  | 'qcow2'
+  | 'raw';
 
 export type InventoryNode = {
   __typename?: 'InventoryNode';
@@ -557,6 +649,11 @@ export type Mutation = {
    * are refused as "Invalid tenant" until it owns xnames again. NOT_FOUND for an unknown tenant.
    */
   deleteTenant: Scalars['Boolean']['output'];
+  /**
+   * The deploy agent's lookup and heartbeat (node credential for its own xname, or an operator). A
+   * heartbeat that does not follow the deploy's state is refused CONFLICT; FAILED needs a reason.
+   */
+  deployHeartbeat: DeployHeartbeatResult;
   /**
    * Deep merge into one component. CONFLICT when the patch writes actualState while the component is
    * enabled, not stable and its last action is not powering_on (bootorch is mid-transition).
@@ -664,6 +761,14 @@ export type MutationDeleteSessionsArgs = {
 
 export type MutationDeleteTenantArgs = {
   tenant: Scalars['String']['input'];
+};
+
+
+export type MutationDeployHeartbeatArgs = {
+  id: Scalars['ID']['input'];
+  message?: InputMaybe<Scalars['String']['input']>;
+  reason?: InputMaybe<DeployFailure>;
+  state: DeployHeartbeatState;
 };
 
 
@@ -776,6 +881,8 @@ export type Options = {
   componentActualStateTtl: Scalars['String']['output'];
   /** Max attempts per power action (0-1048576, default 3; 0 fails before the first attempt). */
   defaultRetryPolicy: Scalars['Int']['output'];
+  /** Disk deploys: the deploy agent silent this long fails the node with heartbeat_timeout, seconds (default 300). */
+  deployHeartbeatTimeout: Scalars['Int']['output'];
   /** Period of the discovery operator, seconds (0-33554432, default 300). */
   discoveryFrequency: Scalars['Int']['output'];
   /** Read timeout for HSM calls, seconds (10-86400, default 20). */
@@ -815,6 +922,7 @@ export type OptionsPatchInput = {
   clearStage?: InputMaybe<Scalars['Boolean']['input']>;
   componentActualStateTtl?: InputMaybe<Scalars['String']['input']>;
   defaultRetryPolicy?: InputMaybe<Scalars['Int']['input']>;
+  deployHeartbeatTimeout?: InputMaybe<Scalars['Int']['input']>;
   discoveryFrequency?: InputMaybe<Scalars['Int']['input']>;
   hsmReadTimeout?: InputMaybe<Scalars['Int']['input']>;
   imsErrorsFatal?: InputMaybe<Scalars['Boolean']['input']>;
@@ -1084,6 +1192,21 @@ export type RolloutPolicyInput = {
   powerOnWaveIntervalSeconds?: InputMaybe<Scalars['Int']['input']>;
   powerOnWaveSize?: InputMaybe<Scalars['Int']['input']>;
   retryPolicy?: InputMaybe<Scalars['Int']['input']>;
+};
+
+export type RootDeviceHints = {
+  __typename?: 'RootDeviceHints';
+  /** Kernel name (vda). */
+  name?: Maybe<Scalars['String']['output']>;
+  serial?: Maybe<Scalars['String']['output']>;
+  /** Whole GiB. */
+  size?: Maybe<Scalars['Int']['output']>;
+};
+
+export type RootDeviceHintsInput = {
+  name?: InputMaybe<Scalars['String']['input']>;
+  serial?: InputMaybe<Scalars['String']['input']>;
+  size?: InputMaybe<Scalars['Int']['input']>;
 };
 
 export type Session = {
@@ -1400,6 +1523,8 @@ export type WaitGroup = {
 export type WaitKind =
   | 'configuration'
   | 'disabled'
+  /** A disk deploy step: the deploy agent's heartbeats, the switch to disk, or the installed system's report. */
+  | 'disk_deploy'
   | 'failed'
   | 'forceful_power_off'
   | 'nothing'
@@ -1501,6 +1626,10 @@ export type DirectiveResolverFn<TResult = Record<PropertyKey, never>, TParent = 
 
 /** Mapping of union types */
 export type ResolversUnionTypes<_RefType extends Record<string, unknown>> = ResolversObject<{
+  DeployHeartbeatResult:
+    | ( DeployHeartbeatAccepted )
+    | ( ReportRefused )
+  ;
   ReportBootStateResult:
     | ( BootStateReported )
     | ( ReportRefused )
@@ -1545,12 +1674,22 @@ export type ResolversTypes = ResolversObject<{
   ComponentStatusInput: ComponentStatusInput;
   ComponentWithIdInput: ComponentWithIdInput;
   ComponentsPatchFilter: ComponentsPatchFilter;
+  ConfigDrive: ResolverTypeWrapper<ConfigDrive>;
+  ConfigDriveInput: ConfigDriveInput;
   CreateSessionInput: CreateSessionInput;
   CreateSessionPayload: ResolverTypeWrapper<Omit<CreateSessionPayload, 'session'> & { session: ResolversTypes['Session'] }>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
   DeletedSessions: ResolverTypeWrapper<DeletedSessions>;
+  DeployFailure: null;
+  DeployHeartbeatAccepted: ResolverTypeWrapper<DeployHeartbeatAccepted>;
+  DeployHeartbeatResult: ResolverTypeWrapper<ResolversUnionTypes<ResolversTypes>['DeployHeartbeatResult']>;
+  DeployHeartbeatState: null;
+  DeployImage: ResolverTypeWrapper<DeployImage>;
+  DeployImageInput: DeployImageInput;
   DesiredState: ResolverTypeWrapper<DesiredState>;
   DesiredStateInput: DesiredStateInput;
+  DiskDeploy: ResolverTypeWrapper<DiskDeploy>;
+  DiskDeployInput: DiskDeployInput;
   EventStats: ResolverTypeWrapper<EventStats>;
   EventStatsInput: EventStatsInput;
   ExplainCriterion: ResolverTypeWrapper<ExplainCriterion>;
@@ -1559,6 +1698,7 @@ export type ResolversTypes = ResolversObject<{
   Health: ResolverTypeWrapper<Health>;
   HealthState: null;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
+  ImageFormat: null;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   InventoryNode: ResolverTypeWrapper<InventoryNode>;
   IssuedApiToken: ResolverTypeWrapper<IssuedApiToken>;
@@ -1581,6 +1721,8 @@ export type ResolversTypes = ResolversObject<{
   Role: Role;
   RolloutPolicy: ResolverTypeWrapper<RolloutPolicy>;
   RolloutPolicyInput: RolloutPolicyInput;
+  RootDeviceHints: ResolverTypeWrapper<RootDeviceHints>;
+  RootDeviceHintsInput: RootDeviceHintsInput;
   Session: ResolverTypeWrapper<SessionParent>;
   SessionExplanation: ResolverTypeWrapper<SessionExplanation>;
   SessionExtendedStatus: ResolverTypeWrapper<SessionExtendedStatus>;
@@ -1646,12 +1788,20 @@ export type ResolversParentTypes = ResolversObject<{
   ComponentStatusInput: ComponentStatusInput;
   ComponentWithIdInput: ComponentWithIdInput;
   ComponentsPatchFilter: ComponentsPatchFilter;
+  ConfigDrive: ConfigDrive;
+  ConfigDriveInput: ConfigDriveInput;
   CreateSessionInput: CreateSessionInput;
   CreateSessionPayload: Omit<CreateSessionPayload, 'session'> & { session: ResolversParentTypes['Session'] };
   DateTime: Scalars['DateTime']['output'];
   DeletedSessions: DeletedSessions;
+  DeployHeartbeatAccepted: DeployHeartbeatAccepted;
+  DeployHeartbeatResult: ResolversUnionTypes<ResolversParentTypes>['DeployHeartbeatResult'];
+  DeployImage: DeployImage;
+  DeployImageInput: DeployImageInput;
   DesiredState: DesiredState;
   DesiredStateInput: DesiredStateInput;
+  DiskDeploy: DiskDeploy;
+  DiskDeployInput: DiskDeployInput;
   EventStats: EventStats;
   EventStatsInput: EventStatsInput;
   ExplainCriterion: ExplainCriterion;
@@ -1678,6 +1828,8 @@ export type ResolversParentTypes = ResolversObject<{
   ReportRefused: ReportRefused;
   RolloutPolicy: RolloutPolicy;
   RolloutPolicyInput: RolloutPolicyInput;
+  RootDeviceHints: RootDeviceHints;
+  RootDeviceHintsInput: RootDeviceHintsInput;
   Session: SessionParent;
   SessionExplanation: SessionExplanation;
   SessionExtendedStatus: SessionExtendedStatus;
@@ -1760,6 +1912,7 @@ export type BootArtifactsResolvers<ContextType = ApiContext, ParentType extends 
 export type BootSetResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['BootSet'] = ResolversParentTypes['BootSet']> = ResolversObject<{
   arch?: Resolver<ResolversTypes['Arch'], ParentType, ContextType>;
   cfs?: Resolver<Maybe<ResolversTypes['CfsParameters']>, ParentType, ContextType>;
+  deploy?: Resolver<Maybe<ResolversTypes['DiskDeploy']>, ParentType, ContextType>;
   etag?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   kernelParameters?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -1840,7 +1993,7 @@ export type ComponentGroupResolvers<ContextType = ApiContext, ParentType extends
   list?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
-export type ComponentPhaseResolvers = { CONFIGURING: 'configuring', NONE?: '', POWERING_OFF: 'powering_off', POWERING_ON: 'powering_on' };
+export type ComponentPhaseResolvers = { BOOTING_DISK: 'booting_disk', CONFIGURING: 'configuring', DEPLOYING: 'deploying', NONE?: '', POWERING_OFF: 'powering_off', POWERING_ON: 'powering_on', SWITCHING_TO_DISK: 'switching_to_disk', WRITING: 'writing' };
 
 export type ComponentStatusResolvers = { CONFIGURING: 'configuring', FAILED: 'failed', ON_HOLD: 'on_hold', POWER_OFF_FORCEFULLY_CALLED: 'power_off_forcefully_called', POWER_OFF_GRACEFULLY_CALLED: 'power_off_gracefully_called', POWER_OFF_PENDING: 'power_off_pending', POWER_ON_CALLED: 'power_on_called', POWER_ON_PENDING: 'power_on_pending', QUEUED: 'queued', STABLE: 'stable' };
 
@@ -1848,6 +2001,11 @@ export type ComponentStatusInfoResolvers<ContextType = ApiContext, ParentType ex
   phase?: Resolver<ResolversTypes['ComponentPhase'], ParentType, ContextType>;
   status?: Resolver<ResolversTypes['ComponentStatus'], ParentType, ContextType>;
   statusOverride?: Resolver<ResolversTypes['StatusOverride'], ParentType, ContextType>;
+}>;
+
+export type ConfigDriveResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['ConfigDrive'] = ResolversParentTypes['ConfigDrive']> = ResolversObject<{
+  metaData?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  userData?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
 export type CreateSessionPayloadResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['CreateSessionPayload'] = ResolversParentTypes['CreateSessionPayload']> = ResolversObject<{
@@ -1864,11 +2022,44 @@ export type DeletedSessionsResolvers<ContextType = ApiContext, ParentType extend
   names?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
 }>;
 
+export type DeployFailureResolvers = { CHECKSUM_MISMATCH: 'checksum_mismatch', IMAGE_UNREACHABLE: 'image_unreachable', NO_MATCHING_DISK: 'no_matching_disk', WRITE_ERROR: 'write_error' };
+
+export type DeployHeartbeatAcceptedResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['DeployHeartbeatAccepted'] = ResolversParentTypes['DeployHeartbeatAccepted']> = ResolversObject<{
+  hasConfigDrive?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  heartbeatIntervalSeconds?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  imageChecksum?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  imageFormat?: Resolver<ResolversTypes['ImageFormat'], ParentType, ContextType>;
+  imageUrl?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  rootDeviceName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  rootDeviceSerial?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  rootDeviceSize?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  state?: Resolver<ResolversTypes['DeployHeartbeatState'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+}>;
+
+export type DeployHeartbeatResultResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['DeployHeartbeatResult'] = ResolversParentTypes['DeployHeartbeatResult']> = ResolversObject<{
+  __resolveType: TypeResolveFn<'DeployHeartbeatAccepted' | 'ReportRefused', ParentType, ContextType>;
+}>;
+
+export type DeployHeartbeatStateResolvers = { ACTIVE: 'active', DOWNLOADING: 'downloading', FAILED: 'failed', STARTING: 'starting', VERIFYING: 'verifying', WRITING: 'writing', WRITTEN: 'written' };
+
+export type DeployImageResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['DeployImage'] = ResolversParentTypes['DeployImage']> = ResolversObject<{
+  checksum?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  format?: Resolver<ResolversTypes['ImageFormat'], ParentType, ContextType>;
+  url?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
 export type DesiredStateResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['DesiredState'] = ResolversParentTypes['DesiredState']> = ResolversObject<{
   bootArtifacts?: Resolver<ResolversTypes['BootArtifacts'], ParentType, ContextType>;
   bssToken?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   configuration?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   lastUpdated?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+}>;
+
+export type DiskDeployResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['DiskDeploy'] = ResolversParentTypes['DiskDeploy']> = ResolversObject<{
+  configDrive?: Resolver<Maybe<ResolversTypes['ConfigDrive']>, ParentType, ContextType>;
+  image?: Resolver<ResolversTypes['DeployImage'], ParentType, ContextType>;
+  rootDeviceHints?: Resolver<Maybe<ResolversTypes['RootDeviceHints']>, ParentType, ContextType>;
 }>;
 
 export type EventStatsResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['EventStats'] = ResolversParentTypes['EventStats']> = ResolversObject<{
@@ -1912,6 +2103,8 @@ export type HealthResolvers<ContextType = ApiContext, ParentType extends Resolve
 
 export type HealthStateResolvers = { NOT_AVAILABLE: 'not_available', OK: 'ok', UNKNOWN: 'unknown' };
 
+export type ImageFormatResolvers = { QCOW2: 'qcow2', RAW: 'raw' };
+
 export type InventoryNodeResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['InventoryNode'] = ResolversParentTypes['InventoryNode']> = ResolversObject<{
   arch?: Resolver<ResolversTypes['Arch'], ParentType, ContextType>;
   bmc?: Resolver<ResolversTypes['Bmc'], ParentType, ContextType>;
@@ -1949,6 +2142,7 @@ export type MutationResolvers<ContextType = ApiContext, ParentType extends Resol
   deleteSessionTemplate?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteSessionTemplateArgs, 'name'>>;
   deleteSessions?: Resolver<ResolversTypes['DeletedSessions'], ParentType, ContextType, Partial<MutationDeleteSessionsArgs>>;
   deleteTenant?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteTenantArgs, 'tenant'>>;
+  deployHeartbeat?: Resolver<ResolversTypes['DeployHeartbeatResult'], ParentType, ContextType, RequireFields<MutationDeployHeartbeatArgs, 'id' | 'state'>>;
   patchComponent?: Resolver<ResolversTypes['Component'], ParentType, ContextType, RequireFields<MutationPatchComponentArgs, 'id' | 'patch'>>;
   patchComponents?: Resolver<Array<ResolversTypes['Component']>, ParentType, ContextType, RequireFields<MutationPatchComponentsArgs, 'filter' | 'patch' | 'skipBadIds'>>;
   patchOptions?: Resolver<ResolversTypes['Options'], ParentType, ContextType, RequireFields<MutationPatchOptionsArgs, 'patch'>>;
@@ -1978,6 +2172,7 @@ export type OptionsResolvers<ContextType = ApiContext, ParentType extends Resolv
   clearStage?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   componentActualStateTtl?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   defaultRetryPolicy?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  deployHeartbeatTimeout?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   discoveryFrequency?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   hsmReadTimeout?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   imsErrorsFatal?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -2076,6 +2271,12 @@ export type RolloutPolicyResolvers<ContextType = ApiContext, ParentType extends 
   powerOnWaveIntervalSeconds?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
   powerOnWaveSize?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
   retryPolicy?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+}>;
+
+export type RootDeviceHintsResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['RootDeviceHints'] = ResolversParentTypes['RootDeviceHints']> = ResolversObject<{
+  name?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  serial?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  size?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
 }>;
 
 export type SessionResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Session'] = ResolversParentTypes['Session']> = ResolversObject<{
@@ -2248,7 +2449,7 @@ export type WaitGroupResolvers<ContextType = ApiContext, ParentType extends Reso
   waitingFor?: Resolver<ResolversTypes['WaitKind'], ParentType, ContextType>;
 }>;
 
-export type WaitKindResolvers = { CONFIGURATION: 'configuration', DISABLED: 'disabled', FAILED: 'failed', FORCEFUL_POWER_OFF: 'forceful_power_off', NOTHING: 'nothing', POWER_OFF: 'power_off', POWER_ON: 'power_on', POWER_ON_OR_BOOT_REPORT: 'power_on_or_boot_report', ROLLOUT_ADMISSION: 'rollout_admission', SESSION_PAUSED: 'session_paused', STATUS_EVALUATION: 'status_evaluation' };
+export type WaitKindResolvers = { CONFIGURATION: 'configuration', DISABLED: 'disabled', DISK_DEPLOY: 'disk_deploy', FAILED: 'failed', FORCEFUL_POWER_OFF: 'forceful_power_off', NOTHING: 'nothing', POWER_OFF: 'power_off', POWER_ON: 'power_on', POWER_ON_OR_BOOT_REPORT: 'power_on_or_boot_report', ROLLOUT_ADMISSION: 'rollout_admission', SESSION_PAUSED: 'session_paused', STATUS_EVALUATION: 'status_evaluation' };
 
 export type WhoamiResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Whoami'] = ResolversParentTypes['Whoami']> = ResolversObject<{
   actor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -2283,15 +2484,23 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   ComponentPhase?: ComponentPhaseResolvers;
   ComponentStatus?: ComponentStatusResolvers;
   ComponentStatusInfo?: ComponentStatusInfoResolvers<ContextType>;
+  ConfigDrive?: ConfigDriveResolvers<ContextType>;
   CreateSessionPayload?: CreateSessionPayloadResolvers<ContextType>;
   DateTime?: GraphQLScalarType;
   DeletedSessions?: DeletedSessionsResolvers<ContextType>;
+  DeployFailure?: DeployFailureResolvers;
+  DeployHeartbeatAccepted?: DeployHeartbeatAcceptedResolvers<ContextType>;
+  DeployHeartbeatResult?: DeployHeartbeatResultResolvers<ContextType>;
+  DeployHeartbeatState?: DeployHeartbeatStateResolvers;
+  DeployImage?: DeployImageResolvers<ContextType>;
   DesiredState?: DesiredStateResolvers<ContextType>;
+  DiskDeploy?: DiskDeployResolvers<ContextType>;
   EventStats?: EventStatsResolvers<ContextType>;
   ExplainCriterion?: ExplainCriterionResolvers<ContextType>;
   Explanation?: ExplanationResolvers<ContextType>;
   Health?: HealthResolvers<ContextType>;
   HealthState?: HealthStateResolvers;
+  ImageFormat?: ImageFormatResolvers;
   InventoryNode?: InventoryNodeResolvers<ContextType>;
   IssuedApiToken?: IssuedApiTokenResolvers<ContextType>;
   LastAction?: LastActionResolvers<ContextType>;
@@ -2308,6 +2517,7 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   ReportRefusal?: ReportRefusalResolvers;
   ReportRefused?: ReportRefusedResolvers<ContextType>;
   RolloutPolicy?: RolloutPolicyResolvers<ContextType>;
+  RootDeviceHints?: RootDeviceHintsResolvers<ContextType>;
   Session?: SessionResolvers<ContextType>;
   SessionExplanation?: SessionExplanationResolvers<ContextType>;
   SessionExtendedStatus?: SessionExtendedStatusResolvers<ContextType>;

@@ -11,6 +11,7 @@ import { templateResolvers } from './templates.ts';
 import { authResolvers } from './auth.ts';
 import { explainResolvers } from './explain.ts';
 import { nodeResolvers } from './nodes.ts';
+import { deployResolvers } from './deploys.ts';
 
 export function allResolvers(): Resolvers {
   const parts: Record<string, unknown>[] = [
@@ -24,6 +25,7 @@ export function allResolvers(): Resolvers {
     explainResolvers,
     authResolvers,
     nodeResolvers,
+    deployResolvers,
   ];
   const out: Record<string, unknown> = {};
   for (const part of parts) {

@@ -52,6 +52,8 @@ export interface ComponentSelection {
   enabled?: boolean;
   /** Computed statuses to select. */
   statuses?: string[];
+  /** Phases to select (the disk deploy's steps, whose computed status is stable). */
+  phases?: string[];
   /** Computed statuses to leave out. */
   excludeStatuses?: string[];
   /** Only these ids. */
@@ -102,6 +104,7 @@ function where(s: ComponentSelection): SQL | undefined {
   return and(
     s.enabled === undefined ? undefined : eq(components.enabled, s.enabled),
     s.statuses ? anyOf(components.status, s.statuses) : undefined,
+    s.phases ? anyOf(components.phase, s.phases) : undefined,
     s.excludeStatuses ? sql`${components.status} <> all(${sql.param(s.excludeStatuses)}::text[])` : undefined,
     s.ids ? anyOf(components.id, s.ids) : undefined,
     s.session ? and(eq(components.session, s.session.name), eq(components.sessionTenant, s.session.tenantKey)) : undefined,

@@ -124,6 +124,8 @@ export const redfishRoutes: Route[] = [
         );
       if (!overrides.has(world)) overrides.set(world, new Map());
       overrides.get(world)!.set(params.id!, { BootSourceOverrideTarget: target, BootSourceOverrideEnabled: enabled });
+      // The node's next boot follows the override (disk deploys switch it to Hdd).
+      world.setBootFromDisk(params.id!, enabled !== 'Disabled' && target === 'Hdd');
       return { status: 204 };
     }),
   },

@@ -5,10 +5,18 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
 export type ComponentPhase =
+  /** Disk deploy: booting from disk, waiting for the installed system's first report. */
+  | 'BOOTING_DISK'
   | 'CONFIGURING'
+  /** Disk deploy: the deploy agent runs in the ramdisk (downloading, verifying). */
+  | 'DEPLOYING'
   | 'NONE'
   | 'POWERING_OFF'
-  | 'POWERING_ON';
+  | 'POWERING_ON'
+  /** Disk deploy: written; bootorch sets the boot device to disk and power-cycles the node. */
+  | 'SWITCHING_TO_DISK'
+  /** Disk deploy: the deploy agent writes the image to the disk. */
+  | 'WRITING';
 
 /** BOS's computed status: the override if any, else derived from phase and last action. */
 export type ComponentStatus =
@@ -101,6 +109,8 @@ export type StatusOverride =
 export type WaitKind =
   | 'CONFIGURATION'
   | 'DISABLED'
+  /** A disk deploy step: the deploy agent's heartbeats, the switch to disk, or the installed system's report. */
+  | 'DISK_DEPLOY'
   | 'FAILED'
   | 'FORCEFUL_POWER_OFF'
   | 'NOTHING'

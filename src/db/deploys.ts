@@ -1,0 +1,123 @@
+/**
+ * Disk deploys in flight: one row per component a session deploys to disk (domain/deploy.ts), with
+ * what the boot set asked for, where the deploy is, the agent's last heartbeat and when each state
+ * was first reached (the phase timings). The only module with SQL on this table.
+ */
+import { and, inArray, sql } from 'drizzle-orm';
+import { pgTable, text, timestamp, jsonb, check } from 'drizzle-orm/pg-core';
+import type { Db } from './client.ts';
+import type { DeployRecord, DeployState } from '../domain/deploy.ts';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+export const componentDeploys = pgTable(
+  'component_deploys',
+  {
+    /** The component (xname). */
+    id: text('id').primaryKey(),
+    /** The session that asked for the deploy; a heartbeat for another session's deploy is refused. */
+    session: text('session').notNull(),
+    sessionTenant: text('session_tenant').notNull().default(''),
+    spec: jsonb('spec').notNull().$type<DeployRecord>(),
+    state: text('state').notNull().$type<DeployState>().default('pending'),
+    /** A domain/failures.ts reason when state is failed, else ''. */
+    reason: text('reason').notNull().default(''),
+    /** The agent's last message (free text, for people). */
+    message: text('message').notNull().default(''),
+    heartbeatAt: ts('heartbeat_at'),
+    /** When the current state was entered. */
+    stateAt: ts('state_at').notNull().defaultNow(),
+    /** state -> ISO time it was first reached (the timeline's phase timings). */
+    reached: jsonb('reached').notNull().$type<Record<string, string>>().default({}),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    check(
+      'component_deploys_state_ck',
+      sql`${t.state} in ('pending','starting','downloading','verifying','writing','written','booting_disk','active','failed')`,
+    ),
+  ],
+);
+
+export type DeployRow = typeof componentDeploys.$inferSelect;
+
+/**
+ * Session setup: the nodes it deploys get a fresh pending deploy; its other nodes lose any deploy an
+ * earlier session left (they boot diskless now).
+ */
+export async function setDeploys(
+  db: Db,
+  session: { name: string; tenantKey: string },
+  nodes: Array<{ id: string; deploy?: DeployRecord }>,
+): Promise<void> {
+  const deploying = nodes.filter((n): n is { id: string; deploy: DeployRecord } => n.deploy !== undefined);
+  const others = nodes.filter((n) => n.deploy === undefined).map((n) => n.id);
+  if (others.length) await db.delete(componentDeploys).where(inArray(componentDeploys.id, others));
+  if (deploying.length === 0) return;
+  const now = new Date().toISOString();
+  await db
+    .insert(componentDeploys)
+    .values(
+      deploying.map((n) => ({
+        id: n.id,
+        session: session.name,
+        sessionTenant: session.tenantKey,
+        spec: n.deploy,
+        reached: { pending: now },
+      })),
+    )
+    .onConflictDoUpdate({
+      target: componentDeploys.id,
+      set: {
+        session: sql`excluded.session`,
+        sessionTenant: sql`excluded.session_tenant`,
+        spec: sql`excluded.spec`,
+        state: 'pending',
+        reason: '',
+        message: '',
+        heartbeatAt: null,
+        stateAt: sql`now()`,
+        reached: sql`excluded.reached`,
+        createdAt: sql`now()`,
+      },
+    });
+}
+
+/** The deploys of these components, by id (components without one are absent). */
+export async function deploysOf(db: Db, ids: string[]): Promise<Map<string, DeployRow>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.select().from(componentDeploys).where(inArray(componentDeploys.id, ids));
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+export async function deployOf(db: Db, id: string): Promise<DeployRow | undefined> {
+  return (await deploysOf(db, [id])).get(id);
+}
+
+/**
+ * Move deploys to `state` (recording when it was first reached) and, for a heartbeat, stamp it.
+ * Guarded by the states they may come from, so a late or repeated call changes nothing; returns
+ * the rows changed.
+ */
+export async function moveDeploys(
+  db: Db,
+  ids: string[],
+  to: { state: DeployState; reason?: string; message?: string; heartbeat?: boolean },
+  from: readonly DeployState[],
+): Promise<DeployRow[]> {
+  if (ids.length === 0) return [];
+  const d = componentDeploys;
+  return db
+    .update(d)
+    .set({
+      state: to.state,
+      reason: to.reason ?? '',
+      ...(to.message !== undefined ? { message: to.message } : {}),
+      ...(to.heartbeat ? { heartbeatAt: sql`now()` } : {}),
+      stateAt: sql`case when ${d.state} = ${to.state} then ${d.stateAt} else now() end`,
+      reached: sql`case when ${d.reached} ? ${to.state} then ${d.reached}
+        else ${d.reached} || jsonb_build_object(${to.state}::text, to_jsonb(now())) end`,
+    })
+    .where(and(inArray(d.id, ids), inArray(d.state, [...from])))
+    .returning();
+}

@@ -1,0 +1,151 @@
+/**
+ * Disk deploys (Ironic's deploy, on bootorch's engine): a boot set may ask for an image to be written
+ * to a node's disk by a deploy agent that runs from the boot set's ramdisk, after which the node boots
+ * from its own disk. Here: the boot set field (checked with zod, stored in BOS's snake_case), the
+ * states a deploy walks, and the disk choice by root device hints. Pure.
+ */
+import { z } from 'zod';
+import { text } from './validation.ts';
+
+export const IMAGE_FORMATS = ['raw', 'qcow2'] as const;
+export type ImageFormat = (typeof IMAGE_FORMATS)[number];
+
+/** A boot set's `deploy`, as stored (snake_case, as the rest of a stored boot set). */
+export interface DeployRecord {
+  image: { url: string; format: ImageFormat; checksum: string };
+  root_device_hints?: RootDeviceHints;
+  /** cloud-init NoCloud data, written beside the image on a vfat filesystem labelled cidata. */
+  config_drive?: { user_data: string; meta_data: string };
+}
+
+/** Ironic's root device hints: every hint given must hold; none given = the first disk. */
+export interface RootDeviceHints {
+  /** Whole GiB (as Ironic's `size`). */
+  size?: number;
+  /** Kernel name, `vda` or `/dev/vda`. */
+  name?: string;
+  serial?: string;
+}
+
+type Maybe<T> = T | null | undefined;
+/** The GraphQL input (camelCase; null = not given). */
+export interface DeployDraft {
+  image: { url: string; format?: Maybe<ImageFormat>; checksum: string };
+  rootDeviceHints?: Maybe<{ size?: Maybe<number>; name?: Maybe<string>; serial?: Maybe<string> }>;
+  configDrive?: Maybe<{ userData?: Maybe<string>; metaData?: Maybe<string> }>;
+}
+
+export const CHECKSUM_RE = /^sha256:[0-9a-f]{64}$/;
+
+export const deploySchema = z
+  .object({
+    image: z.object({
+      url: text(1, 4095).regex(/^(https?:\/\/\S+|[^\s:]+)$/, 'must be an http(s) URL or a path under the boot files folder'),
+      format: z.enum(IMAGE_FORMATS).nullish(),
+      checksum: text(1, 100).regex(CHECKSUM_RE, 'must be sha256: and 64 lowercase hex digits'),
+    }),
+    rootDeviceHints: z
+      .object({
+        size: z.number().int('must be a whole number of GiB').positive('must be more than 0').nullish(),
+        name: text(1, 255)
+          .regex(/^(\/dev\/)?[a-z][a-z0-9]*$/, 'must be a disk name such as vda or /dev/vda')
+          .nullish(),
+        serial: text(1, 255)
+          .regex(/^[^\s"'\\]+$/, 'must not hold spaces or quotes')
+          .nullish(),
+      })
+      .nullish(),
+    configDrive: z.object({ userData: text(0, 65536).nullish(), metaData: text(0, 65536).nullish() }).nullish(),
+  })
+  .nullish();
+
+export function deployRecord(d: DeployDraft): DeployRecord {
+  const r: DeployRecord = { image: { url: d.image.url, format: d.image.format ?? 'raw', checksum: d.image.checksum } };
+  const h = d.rootDeviceHints;
+  if (h && (h.size != null || h.name != null || h.serial != null)) {
+    r.root_device_hints = {};
+    if (h.size != null) r.root_device_hints.size = h.size;
+    if (h.name != null) r.root_device_hints.name = h.name.replace(/^\/dev\//, '');
+    if (h.serial != null) r.root_device_hints.serial = h.serial;
+  }
+  if (d.configDrive) r.config_drive = { user_data: d.configDrive.userData ?? '', meta_data: d.configDrive.metaData ?? '' };
+  return r;
+}
+
+export function deployDraft(r: DeployRecord) {
+  return {
+    image: { ...r.image },
+    rootDeviceHints: r.root_device_hints ? { ...r.root_device_hints } : null,
+    configDrive: r.config_drive ? { userData: r.config_drive.user_data, metaData: r.config_drive.meta_data } : null,
+  };
+}
+
+/** A deploy as BOS-style JSON (snake_case keys, as stored) or as the GraphQL input: the GraphQL input's shape. */
+export function deployInput(v: unknown): unknown {
+  const camel = (k: string) => k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+  if (Array.isArray(v)) return v.map(deployInput);
+  if (v === null || typeof v !== 'object') return v;
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [camel(k), deployInput(x)]));
+}
+
+/**
+ * Where a deploy is. The agent moves it through starting..written by heartbeats; bootorch moves it
+ * to booting_disk when it has switched the boot device and power-cycled; the installed system's
+ * first report makes it active. failed holds a DEPLOY_FAILURE reason.
+ */
+export const DEPLOY_STATES = [
+  'pending',
+  'starting',
+  'downloading',
+  'verifying',
+  'writing',
+  'written',
+  'booting_disk',
+  'active',
+  'failed',
+] as const;
+export type DeployState = (typeof DEPLOY_STATES)[number];
+
+/** States in which the agent runs and must heartbeat. */
+export const AGENT_STATES: readonly DeployState[] = ['starting', 'downloading', 'verifying', 'writing'];
+
+/** What an agent (or the installed system) may report, in the order a deploy walks them. */
+export const HEARTBEAT_STATES = ['starting', 'downloading', 'verifying', 'writing', 'written', 'active', 'failed'] as const;
+export type HeartbeatState = (typeof HEARTBEAT_STATES)[number];
+
+/** The failure reasons an agent may give (a subset of domain/failures.ts). */
+export const AGENT_FAILURES = ['checksum_mismatch', 'no_matching_disk', 'write_error', 'image_unreachable'] as const;
+export type AgentFailure = (typeof AGENT_FAILURES)[number];
+
+/**
+ * Which heartbeats a deploy in `from` accepts. Agent states move forward only (a repeated
+ * heartbeat is fine); `active` only after bootorch switched to disk; `failed` while the agent runs.
+ */
+export function heartbeatAllowed(from: DeployState, to: HeartbeatState): boolean {
+  const order = HEARTBEAT_STATES.indexOf(to as HeartbeatState);
+  if (to === 'active') return from === 'booting_disk' || from === 'active';
+  if (to === 'failed') return from === 'pending' || AGENT_STATES.includes(from);
+  if (from === 'pending') return true;
+  if (!AGENT_STATES.includes(from) && from !== 'written') return false;
+  return order >= HEARTBEAT_STATES.indexOf(from as HeartbeatState);
+}
+
+export interface Disk {
+  /** Kernel name (vda). */
+  name: string;
+  sizeBytes: number;
+  serial: string;
+}
+
+/** The disk the hints choose: the first (by name) that meets every hint given; undefined when none. */
+export function matchDisk(disks: readonly Disk[], hints: RootDeviceHints | undefined): Disk | undefined {
+  const h = hints ?? {};
+  return [...disks]
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .find(
+      (d) =>
+        (h.name === undefined || d.name === h.name) &&
+        (h.serial === undefined || d.serial === h.serial) &&
+        (h.size === undefined || Math.floor(d.sizeBytes / 2 ** 30) === h.size),
+    );
+}
