@@ -68,6 +68,7 @@ const MUTATIONS: Record<string, Op> = {
   putComponent: q('system-write', 'mutation { putComponent(id: "x9c0s0b0n8", input: {}) { id } }'),
   putComponents: q('system-write', 'mutation { putComponents(components: [{ id: "x9c0s0b0n8" }]) { id } }'),
   reportBootState: q('report', `mutation { reportBootState(id: "${NODE}", bssToken: "t") { __typename } }`),
+  deployHeartbeat: q('report', `mutation { deployHeartbeat(id: "${NODE}", state: STARTING) { __typename } }`),
   patchOptions: q('admin', 'mutation { patchOptions(patch: {}) { defaultRetryPolicy } }'),
   createApiToken: q('admin', 'mutation { createApiToken(role: VIEWER, subject: "made-in-test") { info { id } } }'),
   createNodeToken: q('admin', 'mutation { createNodeToken(xname: "x9c0s0b0n7") { info { id } } }'),

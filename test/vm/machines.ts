@@ -68,7 +68,8 @@ export class Machines {
     return this.o.machine === 'sleep' ? 'sleep' : 'qemu-system';
   }
 
-  async add(name: string, xname: string, index: number): Promise<VmNode> {
+  /** `disk`: a raw image file the VM gets as a virtio disk; it then boots from the network first, then the disk. */
+  async add(name: string, xname: string, index: number, o: { disk?: string } = {}): Promise<VmNode> {
     const dir = path.join(this.root, name);
     mkdirSync(path.join(dir, 'state'), { recursive: true });
     const lanPort = await freePort(true);
@@ -81,7 +82,7 @@ export class Machines {
 echo "$(date +%s%3N)" >> ${dir}/power-ons
 echo $$ >> ${dir}/qemu.pids
 ${this.o.machine === 'sleep' ? 'exec sleep 3600\n' : ''}exec qemu-system-x86_64 -machine pc -accel ${this.o.accel ?? 'tcg'} -m ${this.o.memoryMb ?? 256} -smp 1 -display none -monitor none \\
-  -serial file:${consoleLog} -boot n \\
+  -serial file:${consoleLog} ${o.disk ? `-boot order=nc -drive file=${o.disk},if=virtio,format=raw` : '-boot n'} \\
   -netdev user,id=n0,bootfile=${this.o.bootfile} \\
   -device virtio-net-pci,netdev=n0,mac=${mac} \\
   -chardev socket,id=ipmi0,host=127.0.0.1,port=${vmPort},reconnect=10 \\

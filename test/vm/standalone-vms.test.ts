@@ -6,12 +6,17 @@
  * set points at a kernel that does not exist: it fails with a classified reason, and on the way the
  * soft-off bootorch sends it while it sits in firmware is ignored and escalated to a forced off.
  * Guests use slirp; every server listens on 127.0.0.1.
+ * Disk deploys (issue 21): two more VMs with an empty virtio disk; one is deployed with a bootable
+ * disk image built by the test (syslinux + the same kernel and initrd, whose init reports as the
+ * installed system), boots from its disk and reports; the other is given a wrong checksum, fails
+ * with checksum_mismatch and is left powered off. The timings per phase are printed.
  *
- * Behind BOOTORCH_VM_TESTS=1 (needs qemu-system-x86, ipxe-qemu, openipmi, ipmitool, busybox-static and
- * the kernel package scripts/vm-assets.sh downloads). BOOTORCH_VM_ACCEL=kvm uses KVM (default TCG).
+ * Behind BOOTORCH_VM_TESTS=1 (needs qemu-system-x86, ipxe-qemu, openipmi, ipmitool, busybox-static,
+ * syslinux, syslinux-common, mtools, dosfstools and the kernel package scripts/vm-assets.sh downloads). BOOTORCH_VM_ACCEL=kvm uses KVM (default TCG).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync, readFileSync, truncateSync, openSync, readSync, closeSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -29,6 +34,8 @@ import { createStandaloneAdapters, type StandaloneAdapters } from '../../src/ada
 import { EVENTS_CHANNEL } from '../../src/db/events.ts';
 import { Machines, BMC_USER, BMC_PASSWORD } from './machines.ts';
 import { NodeRegistry } from '../../src/adapters/standalone/registry.ts';
+import { createNodeToken } from '../../src/auth/api-tokens.ts';
+import { buildDiskImage } from './disk-image.ts';
 
 const ENABLED = process.env.BOOTORCH_VM_TESTS === '1';
 if (!ENABLED)
@@ -41,6 +48,12 @@ const NODES = [
 ];
 const BROKEN = 'x3000c0s3b0n0';
 const GOOD = ['x3000c0s1b0n0', 'x3000c0s2b0n0'];
+/** Disk deploys: each VM has an empty 64 MiB virtio disk. */
+const DEPLOY_NODES = [
+  { name: 'vm4', xname: 'x3000c0s4b0n0' },
+  { name: 'vm5', xname: 'x3000c0s5b0n0' },
+];
+const [DEPLOYED, BAD_CHECKSUM] = DEPLOY_NODES.map((n) => n.xname) as [string, string];
 
 describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_sim + ipmitool)', () => {
   let db: TestDb;
@@ -53,6 +66,8 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
   const waiters = new Set<() => void>();
   const timings: string[] = [];
   const requests: string[] = [];
+  let assets: string;
+  let files: string;
 
   const gql = async (query: string, variables: Record<string, unknown> = {}) => {
     const res = await fetch(api.url, {
@@ -135,7 +150,7 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
   };
 
   beforeAll(async () => {
-    const assets = execFileSync(path.join(ROOT, 'scripts/vm-assets.sh'), { encoding: 'utf8' }).trim().split('\n').at(-1)!;
+    assets = execFileSync(path.join(ROOT, 'scripts/vm-assets.sh'), { encoding: 'utf8' }).trim().split('\n').at(-1)!;
     db = await freshDb();
     await db.pool.query('insert into options (id, data) values (1, $1)', [
       JSON.stringify({
@@ -150,7 +165,7 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
       }),
     ]);
     // The artifact folder bootorch serves: the VM assets, a manifest for them, and one whose kernel is missing.
-    const files = path.join(assets, 'served');
+    files = path.join(assets, 'served');
     mkdirSync(path.join(files, 'broken'), { recursive: true });
     const manifest = (kernel: string) =>
       JSON.stringify({
@@ -194,6 +209,11 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
       accel: process.env.BOOTORCH_VM_ACCEL === 'kvm' ? 'kvm' : 'tcg',
     });
     for (const [i, n] of NODES.entries()) await machines.add(n.name, n.xname, i + 1);
+    for (const [i, n] of DEPLOY_NODES.entries()) {
+      const disk = path.join(machines.root, `${n.name}-disk.raw`);
+      truncateSync(disk, 64 * 2 ** 20);
+      await machines.add(n.name, n.xname, NODES.length + i + 1, { disk });
+    }
     await machines.ready();
 
     // Registered through the API, as an operator would (BMC passwords sealed, never returned).
@@ -203,7 +223,7 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
           xname: m.xname,
           hostname: m.name,
           mac: m.mac,
-          groups: ['vms'],
+          groups: DEPLOY_NODES.some((d) => d.xname === m.xname) ? ['deploy'] : ['vms'],
           bmc: { driver: 'IPMI', address: m.bmcAddress, username: BMC_USER, password: BMC_PASSWORD },
         })),
       })
@@ -222,7 +242,7 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     });
     // Discovery makes the registered nodes components.
     await waitFor(
-      async () => (await db.pool.query('select count(*)::int as n from components')).rows[0].n === 3,
+      async () => (await db.pool.query('select count(*)::int as n from components')).rows[0].n === NODES.length + DEPLOY_NODES.length,
       'components discovered',
       15_000,
     );
@@ -303,4 +323,98 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
       expect(c.status_override, `${m.xname}: ${c.error}`).toBe('');
     }
   }, 150_000);
+
+  it('deploys a disk image to one VM, which boots from its disk and reports; a wrong checksum fails the other, left off', async () => {
+    // The image: the same kernel and initrd, whose init (bootorch_installed=1) reports ACTIVE. The
+    // installed system's credential is in its boot line here; a config drive would carry it (README).
+    const port = new URL(api.url).port;
+    const { token } = await createNodeToken(db.db, DEPLOYED, { ttlSeconds: 3600 });
+    const image = path.join(files, 'installed.img');
+    const built = Date.now();
+    buildDiskImage(image, {
+      kernel: path.join(assets, 'vmlinuz'),
+      initrd: path.join(assets, 'initrd.gz'),
+      append: `console=ttyS0 quiet bootorch_installed=1 xname=${DEPLOYED} bootorch_url=http://10.0.2.2:${port}/graphql bootorch_token=${token}`,
+    });
+    const bytes = readFileSync(image);
+    const checksum = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+    timings.push(`disk image built in ${((Date.now() - built) / 1000).toFixed(1)} s: ${(bytes.length / 2 ** 20).toFixed(1)} MiB`);
+    const deploy = (sum: string) => ({ image: { url: 'installed.img', format: 'RAW', checksum: sum }, rootDeviceHints: { name: 'vda' } });
+    await gql(`mutation($i: SessionTemplateInput!) { putSessionTemplate(name: "deploy", input: $i) { template { name } } }`, {
+      i: {
+        enableCfs: false,
+        bootSets: [
+          {
+            name: 'disk',
+            type: 's3',
+            path: 'manifest.json',
+            kernelParameters: 'console=ttyS0 quiet',
+            nodeList: [DEPLOYED],
+            deploy: deploy(checksum),
+          },
+          {
+            name: 'bad',
+            type: 's3',
+            path: 'manifest.json',
+            kernelParameters: 'console=ttyS0 quiet',
+            nodeList: [BAD_CHECKSUM],
+            deploy: deploy(`sha256:${'0'.repeat(64)}`),
+          },
+        ],
+      },
+    });
+    const t0 = Date.now();
+    await gql(`mutation($i: CreateSessionInput!) { createSession(input: $i) { session { name } } }`, {
+      i: { name: 'deploy1', operation: 'BOOT', templateName: 'deploy', limit: 'deploy' },
+    });
+    await waitFor(
+      async () => (await db.pool.query(`select status from sessions where name = 'deploy1'`)).rows[0]?.status === 'complete',
+      'session deploy1 complete',
+      360_000,
+    );
+    timings.push(`disk deploy session (2 nodes, one failing): ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    const deploys = Object.fromEntries((await db.pool.query('select * from component_deploys')).rows.map((d: any) => [d.id, d]));
+
+    const c = await component(DEPLOYED);
+    expect(c.status_override, `${DEPLOYED}: ${c.error}`).toBe('');
+    expect(deploys[DEPLOYED].state).toBe('active');
+    const vm = machines.nodes.find((m) => m.xname === DEPLOYED)!;
+    expect(machines.ipmitool(vm, 'chassis', 'power', 'status')).toMatch(/is on/);
+    const guest = readFileSync(vm.console, 'utf8');
+    expect(guest).toMatch(/deploy agent exited 0/);
+    expect(guest).toMatch(/installed system reported \(0\)/);
+    // The disk holds the image (read back from the VM's disk file).
+    const disk = Buffer.alloc(bytes.length);
+    const fd = openSync(path.join(machines.root, 'vm4-disk.raw'), 'r');
+    readSync(fd, disk, 0, bytes.length, 0);
+    closeSync(fd);
+    expect(`sha256:${createHash('sha256').update(disk).digest('hex')}`).toBe(checksum);
+    // Two power-ons: into the deploy ramdisk, and the cycle into the installed system.
+    expect(vm.powerOns().length).toBe(2);
+
+    const bad = await component(BAD_CHECKSUM);
+    expect({ status: bad.status, reason: bad.failure_reason }).toEqual({ status: 'failed', reason: 'checksum_mismatch' });
+    expect(deploys[BAD_CHECKSUM].state).toBe('failed');
+    expect(machines.ipmitool(machines.nodes.find((m) => m.xname === BAD_CHECKSUM)!, 'chassis', 'power', 'status')).toMatch(/is off/);
+
+    // Timings per phase: from the power-on action, when each deploy state was first reached.
+    for (const id of [DEPLOYED, BAD_CHECKSUM]) {
+      const ev = await events(id, 'deploy1');
+      const at = (e: { at: Date } | undefined) => (e ? e.at.getTime() : Number.NaN);
+      const on = at(ev.find((e) => e.kind === 'action' && e.action === 'powering_on'));
+      const marks: Array<[string, number]> = [
+        ...Object.entries(deploys[id].reached as Record<string, string>)
+          .filter(([s]) => s !== 'pending')
+          .map(([s, t]): [string, number] => [s, new Date(t).getTime()]),
+        ['switching_to_disk action', at(ev.find((e) => e.kind === 'action' && e.action === 'switching_to_disk'))],
+        ['failed (node off)', at(ev.find((e) => e.kind === 'failed'))],
+      ];
+      const line = marks
+        .filter(([, t]) => Number.isFinite(t))
+        .sort((a, b) => a[1] - b[1])
+        .map(([s, t]) => `${s} +${((t - on) / 1000).toFixed(1)} s`)
+        .join(', ');
+      timings.push(`deploy ${id} from the power-on action: ${line}`);
+    }
+  }, 420_000);
 });

@@ -9,6 +9,10 @@
  * - GET failed/<mac>/<stage>: iPXE's word that it could not load the kernel or initrd, or boot them;
  *   recorded as an error event on the node (why it will never report), answered with an empty script.
  * - GET reporter.sh: the node-side reporter (POSIX shell + busybox) to put in images.
+ * - GET deploy-agent.sh: the disk deploy agent (POSIX shell + busybox) to put in deploy ramdisks.
+ * A node whose disk deploy has been switched to disk (booting_disk, active) is told to boot its
+ * first disk (`sanboot --drive 0x80`, as Ironic's iPXE script does; `exit` to the firmware's next
+ * boot device if that fails), whatever its BMC's boot override did.
  * - GET files/...: the local artifact folder (BOOTORCH_BOOT_FILES), when configured.
  */
 import { readFileSync } from 'node:fs';
@@ -17,6 +21,7 @@ import express from 'express';
 import type { Db } from '../../db/client.ts';
 import { componentSessionOf, nodeByMac } from '../../db/node-inventory.ts';
 import { appendEvents } from '../../db/events.ts';
+import { deployOf } from '../../db/deploys.ts';
 import { createNodeToken } from '../../auth/api-tokens.ts';
 import { localFile } from '../../adapters/standalone/images.ts';
 import { normaliseMac } from '../../domain/node-registration.ts';
@@ -35,6 +40,7 @@ export interface BootRoutesOptions {
 const STAGES: Record<string, string> = { kernel: 'load the kernel', initrd: 'load the initrd', boot: 'boot the loaded kernel' };
 
 const REPORTER = readFileSync(new URL('./reporter.sh', import.meta.url), 'utf8');
+const DEPLOY_AGENT = readFileSync(new URL('./deploy-agent.sh', import.meta.url), 'utf8');
 
 /** A kernel or initrd reference as a URL the node can fetch: URLs as given, folder paths under files/. */
 export function artifactUrl(base: string, ref: string): string {
@@ -67,6 +73,9 @@ export function bootRoutes(o: BootRoutesOptions): express.Router {
       const node = await nodeByMac(o.db, mac);
       if (!node) return ipxe(res, 404, [`echo bootorch: no node with MAC ${mac}`, 'exit 1']);
       if (!node.enabled) return ipxe(res, 200, [`echo bootorch: ${node.id} is disabled in the inventory`, 'exit 1']);
+      const deploy = await deployOf(o.db, node.id);
+      if (deploy?.state === 'booting_disk' || deploy?.state === 'active')
+        return ipxe(res, 200, [`echo bootorch: ${node.id} boots from its disk`, 'sanboot --no-describe --drive 0x80 || exit 0']);
       if (!node.bootKernel)
         return ipxe(res, 200, [`echo bootorch: no boot parameters for ${node.id} (not booted by a session yet)`, 'exit 1']);
       const b = base(req);
@@ -124,6 +133,7 @@ export function bootRoutes(o: BootRoutesOptions): express.Router {
   });
 
   r.get('/reporter.sh', (_req, res) => res.type('text/x-shellscript').send(REPORTER));
+  r.get('/deploy-agent.sh', (_req, res) => res.type('text/x-shellscript').send(DEPLOY_AGENT));
 
   if (o.filesDir) {
     const dir = o.filesDir;

@@ -1,0 +1,176 @@
+/**
+ * Disk deploys at the API door: a boot set's `deploy` is checked field by field and read back; the
+ * deploy agent bootorch serves (src/api/boot/deploy-agent.sh) runs as a real shell process against
+ * the real API with a node credential, looks itself up, downloads the image over HTTP, checks its
+ * sha256 and writes it with dd to the disk its hints choose (a sysfs-shaped folder and a file standing
+ * in for the block device); each failure it can meet reaches bootorch with its reason.
+ */
+import { execFile } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness, errorOf, type Harness } from './api-harness.ts';
+import { createNodeToken } from '../../src/auth/api-tokens.ts';
+import { setDeploys } from '../../src/db/deploys.ts';
+import type { DeployRecord } from '../../src/domain/deploy.ts';
+
+const IMAGE = randomBytes(300 * 1024);
+const SUM = `sha256:${createHash('sha256').update(IMAGE).digest('hex')}`;
+const AGENT = path.resolve(import.meta.dirname, '../../src/api/boot/deploy-agent.sh');
+let h: Harness;
+let images: Server;
+let imageBase: string;
+
+beforeAll(async () => {
+  h = await startHarness();
+  images = createServer((req, res) => {
+    if (req.url === '/disk.img') res.writeHead(200).end(IMAGE);
+    else res.writeHead(404).end('not found');
+  });
+  await new Promise<void>((r) => images.listen(0, '127.0.0.1', r));
+  imageBase = `http://127.0.0.1:${(images.address() as { port: number }).port}`;
+});
+afterAll(async () => {
+  await h?.close();
+  await new Promise((r) => images?.close(r));
+});
+
+const TEMPLATE = `mutation($n: String!, $i: SessionTemplateInput!) { putSessionTemplate(name: $n, input: $i) { template { bootSets { name deploy { image { url format checksum } rootDeviceHints { size name serial } configDrive { userData metaData } } } } } }`;
+const bootSet = (deploy: unknown) => ({
+  name: 'compute',
+  path: 's3://boot-images/x/manifest.json',
+  type: 's3',
+  nodeList: ['x3000c0s1b0n0'],
+  deploy,
+});
+
+describe('a boot set asking for a disk deploy', () => {
+  it('is stored and read back', async () => {
+    const deploy = {
+      image: { url: `${imageBase}/disk.img`, format: 'QCOW2', checksum: SUM },
+      rootDeviceHints: { size: 32, name: '/dev/vda', serial: 'S1' },
+      configDrive: { userData: '#cloud-config\n', metaData: 'instance-id: x\n' },
+    };
+    const r = await h.ok(TEMPLATE, { n: 'deploy', i: { bootSets: [bootSet(deploy)] } });
+    expect(r.putSessionTemplate.template.bootSets[0].deploy).toEqual({
+      ...deploy,
+      rootDeviceHints: { size: 32, name: 'vda', serial: 'S1' },
+    });
+  });
+
+  it.each([
+    ['a checksum that is not sha256', { url: 'http://x/i', checksum: 'md5:abc' }, undefined, 'bootSets.compute.deploy.image.checksum'],
+    ['a URL with spaces', { url: 'http://x/a b', checksum: SUM }, undefined, 'bootSets.compute.deploy.image.url'],
+    ['a size of 0 GiB', { url: 'http://x/i', checksum: SUM }, { size: 0 }, 'bootSets.compute.deploy.rootDeviceHints.size'],
+    [
+      'a disk name with a slash inside',
+      { url: 'http://x/i', checksum: SUM },
+      { name: 'a/b' },
+      'bootSets.compute.deploy.rootDeviceHints.name',
+    ],
+  ])('refuses %s, naming the field', async (_what, image, hints, field) => {
+    const r = await h.gql(TEMPLATE, { n: 'bad', i: { bootSets: [bootSet({ image, rootDeviceHints: hints })] } });
+    expect(errorOf(r)).toMatchObject({ code: 'BAD_USER_INPUT', field });
+  });
+});
+
+/** A node deploying in session s1, a node credential, and a machine folder (sysfs + dev) for the agent. */
+async function deployingNode(i: number, deploy: DeployRecord, disk: { name: string; gib: number; serial: string; writable?: boolean }) {
+  const id = `x3000c0s${i}b0n0`;
+  await h.db.pool.query(
+    `insert into components (id, enabled, session, phase, last_action) values ($1, true, 's1', 'powering_on', 'powering_on')`,
+    [id],
+  );
+  await setDeploys(h.db.db, { name: 's1', tenantKey: '' }, [{ id, deploy }]);
+  const { token } = await createNodeToken(h.db.db, id, { ttlSeconds: 600 });
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bootorch-deploy-'));
+  for (const d of ['sys/block/loop0', `sys/block/${disk.name}`, 'dev', 'tmp']) mkdirSync(path.join(dir, d), { recursive: true });
+  writeFileSync(path.join(dir, 'sys/block/loop0/size'), '100000000\n');
+  writeFileSync(path.join(dir, `sys/block/${disk.name}/size`), `${disk.gib * 2 * 1024 * 1024}\n`);
+  writeFileSync(path.join(dir, `sys/block/${disk.name}/serial`), `${disk.serial}\n`);
+  // A disk that cannot be written: a folder where the device node should be.
+  if (disk.writable === false) mkdirSync(path.join(dir, 'dev', disk.name));
+  else writeFileSync(path.join(dir, 'dev', disk.name), '');
+  writeFileSync(
+    path.join(dir, 'cmdline'),
+    `console=ttyS0 bootorch_deploy=1 xname=${id} bootorch_url=${h.server.url} bootorch_token=${token}\n`,
+  );
+  return { id, dir };
+}
+
+function runAgent(dir: string): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) =>
+    execFile(
+      'sh',
+      [AGENT],
+      {
+        env: {
+          PATH: process.env.PATH,
+          BOOTORCH_CMDLINE: path.join(dir, 'cmdline'),
+          BOOTORCH_SYS_BLOCK: path.join(dir, 'sys/block'),
+          BOOTORCH_DEV: path.join(dir, 'dev'),
+          BOOTORCH_TMP: path.join(dir, 'tmp'),
+        },
+        timeout: 60_000,
+      },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, output: `${stdout}${stderr}` }),
+    ),
+  );
+}
+
+const deployRow = async (id: string) => (await h.db.pool.query('select * from component_deploys where id = $1', [id])).rows[0];
+const ok = (over: Partial<DeployRecord['image']> = {}, hints?: DeployRecord['root_device_hints']): DeployRecord => ({
+  image: { url: `${imageBase}/disk.img`, format: 'raw', checksum: SUM, ...over },
+  ...(hints ? { root_device_hints: hints } : {}),
+});
+
+describe('the deploy agent (shell) against the API', () => {
+  it('looks itself up, downloads, verifies and writes the image to the disk its hints choose', async () => {
+    const { id, dir } = await deployingNode(1, ok({}, { size: 32, serial: 'DISK-1' }), { name: 'vda', gib: 32, serial: 'DISK-1' });
+    const r = await runAgent(dir);
+    expect(r.code, r.output).toBe(0);
+    expect(readFileSync(path.join(dir, 'dev/vda')).equals(IMAGE)).toBe(true);
+    const d = await deployRow(id);
+    expect(d.state).toBe('written');
+    expect(d.message).toContain(`${IMAGE.length} bytes to`);
+    expect(Object.keys(d.reached)).toEqual(expect.arrayContaining(['starting', 'downloading', 'verifying', 'writing', 'written']));
+    const events = (await h.db.pool.query(`select data from component_events where component_id = $1 and kind = 'report'`, [id])).rows;
+    expect(events.map((e) => e.data.deploy)).toEqual(['starting', 'downloading', 'verifying', 'writing', 'written']);
+    expect(h.scheduler.committed).toContainEqual(['status']);
+  });
+
+  it.each([
+    // Deploys are made when the test runs: the image server's address is not known before.
+    ['checksum_mismatch', () => ok({ checksum: `sha256:${'1'.repeat(64)}` }), { name: 'vda', gib: 8, serial: 'A' }],
+    ['image_unreachable', () => ok({ url: `${imageBase}/gone.img` }), { name: 'vda', gib: 8, serial: 'A' }],
+    ['no_matching_disk', () => ok({}, { serial: 'NOT-THIS-ONE' }), { name: 'vda', gib: 8, serial: 'A' }],
+    ['write_error', () => ok(), { name: 'vda', gib: 8, serial: 'A', writable: false }],
+  ] as const)('reports %s and stops', async (reason, deploy, disk) => {
+    const i = 2 + ['checksum_mismatch', 'image_unreachable', 'no_matching_disk', 'write_error'].indexOf(reason);
+    const { id, dir } = await deployingNode(i, deploy(), disk);
+    const r = await runAgent(dir);
+    expect(r.code, r.output).toBe(1);
+    const d = await deployRow(id);
+    expect({ state: d.state, reason: d.reason }).toEqual({ state: 'failed', reason });
+  });
+
+  it('is refused once the node is no longer deploying, and a heartbeat needs its own node', async () => {
+    const { id, dir } = await deployingNode(7, ok(), { name: 'vda', gib: 8, serial: 'A' });
+    await h.db.pool.query(`update components set enabled = false where id = $1`, [id]);
+    const r = await runAgent(dir);
+    expect(r.code, r.output).toBe(3);
+    expect(r.output).toContain('CONFLICT');
+    const other = await createNodeToken(h.db.db, 'x3000c0s1b0n0', { ttlSeconds: 60 });
+    const q = await h.gql(
+      `mutation { deployHeartbeat(id: "${id}", state: STARTING) { __typename } }`,
+      {},
+      { authorization: `Bearer ${other.token}` },
+    );
+    expect(errorOf(q).code).toBe('FORBIDDEN');
+    const missing = await h.gql(`mutation { deployHeartbeat(id: "${id}", state: FAILED) { __typename } }`);
+    expect(errorOf(missing)).toMatchObject({ code: 'BAD_USER_INPUT', field: 'reason' });
+  });
+});
