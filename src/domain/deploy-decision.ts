@@ -9,7 +9,7 @@
  * | D2 | the same | off | '' | failed with the deploy's reason, disabled |
  * | D3 | starting, downloading, verifying | any | deploying | the agent runs |
  * | D4 | writing | any | writing | the agent writes the disk |
- * | D5 | written | any | switching_to_disk | deploy-to-disk sets the boot device and power-cycles |
+ * | D5 | written | any | switching_to_disk | deploy-to-disk sets the boot device and power-cycles (attempt counters reset) |
  * | D6 | booting_disk, no report within max_boot_wait_time | any | '' | failed (boot_never_reported), disabled |
  * | D7 | booting_disk | any | booting_disk | waiting for the installed system's report |
  * | - | pending | any | (diskless table, actual state ignored) | power on into the ramdisk; reboot if the agent never starts |
@@ -86,13 +86,25 @@ export function decideWithDeploy(
   if (AGENT_STATES.includes(d.state) && d.state !== 'writing')
     return finish({ rule: 'D3', phase: 'deploying', ...keep, why: `the deploy agent runs (${d.state})` });
   if (d.state === 'writing') return finish({ rule: 'D4', phase: 'writing', ...keep, why: 'the deploy agent writes the image to the disk' });
-  if (d.state === 'written')
-    return finish({
-      rule: 'D5',
-      phase: 'switching_to_disk',
-      ...keep,
-      why: 'the image is written: set the boot device to disk and power-cycle',
-    });
+  if (d.state === 'written') {
+    // deploy-to-disk moves a deploy back to written when its BMC call failed: after the recorded
+    // switch, that marks the switch failed, so the operator tries again (its readiness criterion).
+    const switchFailed = c.lastAction === 'switching_to_disk' && !c.lastActionFailed && !!c.lastActionAt && d.stateAt > c.lastActionAt;
+    const entering = c.phase !== 'switching_to_disk';
+    return {
+      ...finish({
+        rule: 'D5',
+        phase: 'switching_to_disk',
+        ...keep,
+        ...(switchFailed ? { lastActionFailed: true } : {}),
+        why: switchFailed
+          ? 'the switch to disk failed: it is tried again'
+          : 'the image is written: set the boot device to disk and power-cycle',
+      }),
+      // The power-on into the ramdisk did its work: the power cycle to disk gets the attempts afresh.
+      resetCounters: entering,
+    };
+  }
   if (ageSeconds(d.stateAt, now) > o.maxBootWaitTime)
     return finish({
       rule: 'D6',

@@ -4,7 +4,8 @@
  * Selects:
  * - enabled components in phase switching_to_disk (their deploy agent wrote the image),
  * - not in a paused or aborted session,
- * - known to HSM.
+ * - known to HSM,
+ * - whose switch was not made yet, or failed (status marks it: the deploy went back to written).
  * Does, per chunk: moves the deploys from written to booting_disk (so a repeated tick cycles no node
  * twice), then one power-port call that sets each node's next boot to its disk and power-cycles it
  * (IPMI `chassis bootdev disk` + `power cycle`, Redfish `BootSourceOverrideTarget: Hdd` + a reset).
@@ -20,6 +21,12 @@ export const deployToDisk = actionOperator({
   counter: 'power_on_attempts',
   exhaustedReason: 'power_on_timeout',
   selection: () => ({ enabled: true, phases: ['switching_to_disk'], excludePausedSessions: true }),
+  // Once per deploy: not again until status saw the switch fail (or the phase moves on to booting_disk).
+  ready: (_ctx, c) => ({
+    criterion: 'switch to disk not yet made, or failed',
+    met: c.lastAction !== 'switching_to_disk' || c.lastActionFailed,
+    detail: `last action ${c.lastAction || 'none'}${c.lastActionFailed ? ' (failed)' : ''}`,
+  }),
   async act(ctx, chunk) {
     const outcomes = new Map<string, Outcome>();
     const moved = await moveDeploys(

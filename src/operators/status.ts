@@ -40,8 +40,6 @@ export const status = defineOperator<EngineComponent>({
     const ids = page.map((c) => c.id);
     let power: Awaited<ReturnType<typeof ctx.adapters.power.powerStatus>>;
     let cfs: Awaited<ReturnType<typeof ctx.adapters.config.getComponents>>;
-    // Disk deploys in flight (decided by rows D1-D7 before the diskless table).
-    const deploys = await deploysOf(ctx.db, ids);
     try {
       [power, cfs] = await Promise.all([ctx.adapters.power.powerStatus(ids), ctx.adapters.config.getComponents(ids)]);
     } catch (e) {
@@ -57,6 +55,8 @@ export const status = defineOperator<EngineComponent>({
       };
     }
     const cfsById = new Map(cfs.map((c) => [c.id, c]));
+    // Disk deploys in flight (rows D1-D7 before the diskless table), read after the slow calls.
+    const deploys = await deploysOf(ctx.db, ids);
     const now = ctx.now();
     const decisions = page.map((row) => ({
       row,

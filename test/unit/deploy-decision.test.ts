@@ -72,7 +72,16 @@ describe('decideWithDeploy', () => {
   ] as const)('%s', (_what, d, power, c, rule, phase, reason) => {
     const r = decideWithDeploy(comp(c), d, power, cfs, o, now);
     expect({ rule: r.rule, phase: r.phase, reason: r.reason ?? '' }).toEqual({ rule, phase, reason });
+    if (rule === 'D5') expect(r.resetCounters).toBe(true);
     if (rule === 'D2' || rule === 'D6') expect({ override: r.override, disable: r.disable }).toEqual({ override: 'failed', disable: true });
+  });
+
+  it('written: counters reset on entry only; a switch whose deploy went back to written is marked failed', () => {
+    expect(decideWithDeploy(comp({ phase: 'writing' }), deploy('written'), on, cfs, o, now).resetCounters).toBe(true);
+    const switched = comp({ phase: 'switching_to_disk', lastAction: 'switching_to_disk', lastActionAt: ago(3) });
+    const inFlight = decideWithDeploy(switched, deploy('written', { stateAt: ago(10) }), on, cfs, o, now);
+    expect({ reset: inFlight.resetCounters, failed: inFlight.lastActionFailed }).toEqual({ reset: false, failed: undefined });
+    expect(decideWithDeploy(switched, deploy('written', { stateAt: ago(1) }), on, cfs, o, now).lastActionFailed).toBe(true);
   });
 
   it('without a deploy, decides as the diskless table', () => {

@@ -82,7 +82,7 @@ export class Machines {
 echo "$(date +%s%3N)" >> ${dir}/power-ons
 echo $$ >> ${dir}/qemu.pids
 ${this.o.machine === 'sleep' ? 'exec sleep 3600\n' : ''}exec qemu-system-x86_64 -machine pc -accel ${this.o.accel ?? 'tcg'} -m ${this.o.memoryMb ?? 256} -smp 1 -display none -monitor none \\
-  -serial file:${consoleLog} ${o.disk ? `-boot order=nc -drive file=${o.disk},if=virtio,format=raw` : '-boot n'} \\
+  -chardev file,id=con0,path=${consoleLog},append=on -serial chardev:con0 ${o.disk ? `-boot order=nc -drive file=${o.disk},if=virtio,format=raw` : '-boot n'} \\
   -netdev user,id=n0,bootfile=${this.o.bootfile} \\
   -device virtio-net-pci,netdev=n0,mac=${mac} \\
   -chardev socket,id=ipmi0,host=127.0.0.1,port=${vmPort},reconnect=10 \\

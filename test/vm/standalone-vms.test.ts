@@ -211,6 +211,7 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     for (const [i, n] of NODES.entries()) await machines.add(n.name, n.xname, i + 1);
     for (const [i, n] of DEPLOY_NODES.entries()) {
       const disk = path.join(machines.root, `${n.name}-disk.raw`);
+      writeFileSync(disk, '');
       truncateSync(disk, 64 * 2 ** 20);
       await machines.add(n.name, n.xname, NODES.length + i + 1, { disk });
     }
@@ -376,7 +377,13 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     const deploys = Object.fromEntries((await db.pool.query('select * from component_deploys')).rows.map((d: any) => [d.id, d]));
 
     const c = await component(DEPLOYED);
-    expect(c.status_override, `${DEPLOYED}: ${c.error}`).toBe('');
+    const story = (await events(DEPLOYED, 'deploy1'))
+      .map(
+        (e) =>
+          `${e.at.toISOString()} ${e.kind} ${e.action ?? ''} ${e.from_phase ?? ''}->${e.to_phase ?? ''} ${e.reason ?? ''} ${e.error ?? ''} ${JSON.stringify(e.data)}`,
+      )
+      .join('\n');
+    expect(c.status_override, `${DEPLOYED}: ${c.error}\n${story}`).toBe('');
     expect(deploys[DEPLOYED].state).toBe('active');
     const vm = machines.nodes.find((m) => m.xname === DEPLOYED)!;
     expect(machines.ipmitool(vm, 'chassis', 'power', 'status')).toMatch(/is on/);
