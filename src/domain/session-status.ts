@@ -21,6 +21,8 @@ export interface StatusCounts {
   poweringOn: number;
   poweringOff: number;
   configuring: number;
+  /** In a disk deploy phase (domain/deploy-decision.ts). */
+  deploying: number;
 }
 
 export interface ComponentGroup {
@@ -39,7 +41,14 @@ export interface SessionExtendedStatus {
   percentSuccessful: number;
   percentFailed: number;
   percentStaged: number;
-  phases: { percentComplete: number; percentPoweringOn: number; percentPoweringOff: number; percentConfiguring: number };
+  phases: {
+    percentComplete: number;
+    percentPoweringOn: number;
+    percentPoweringOff: number;
+    percentConfiguring: number;
+    /** Snapshots saved before disk deploys lack it: read as 0 (db/sessions/status.ts). */
+    percentDeploying: number;
+  };
   errorSummary: ComponentGroup[];
   failureReasons: ComponentGroup[];
   timing: { startTime: string; endTime: string | null; duration: string };
@@ -91,6 +100,7 @@ export function buildExtendedStatus(
       percentPoweringOn: percent(c.poweringOn, n),
       percentPoweringOff: percent(c.poweringOff, n),
       percentConfiguring: percent(c.configuring, n),
+      percentDeploying: percent(c.deploying, n),
     },
     errorSummary: errors,
     failureReasons: reasons,

@@ -35,7 +35,7 @@ describe('buildExtendedStatus', () => {
   test('N = owned + staged; phases; live duration runs to now', () => {
     const s = buildExtendedStatus(
       facts,
-      { owned: 5, staged: 1, successful: 2, failed: 1, poweringOn: 1, poweringOff: 1, configuring: 0 },
+      { owned: 5, staged: 1, successful: 2, failed: 1, poweringOn: 1, poweringOff: 1, configuring: 0, deploying: 1 },
       [],
       [],
       new Date('2026-01-02T02:03:04Z'),
@@ -45,7 +45,7 @@ describe('buildExtendedStatus', () => {
       percentSuccessful: 33.33,
       percentFailed: 16.67,
       percentStaged: 16.67,
-      phases: { percentComplete: 50, percentPoweringOn: 16.67, percentPoweringOff: 16.67, percentConfiguring: 0 },
+      phases: { percentComplete: 50, percentPoweringOn: 16.67, percentPoweringOff: 16.67, percentConfiguring: 0, percentDeploying: 16.67 },
       timing: { startTime: start.toISOString(), endTime: null, duration: '1 day, 2:03:04' },
       paused: true,
       pauseReason: 'budget',
@@ -54,7 +54,7 @@ describe('buildExtendedStatus', () => {
   test('N = 0 gives zeros; a complete session counts to its end', () => {
     const s = buildExtendedStatus(
       { ...facts, status: 'complete', endTime: new Date(start.getTime() + 20_000) },
-      { owned: 0, staged: 0, successful: 0, failed: 0, poweringOn: 0, poweringOff: 0, configuring: 0 },
+      { owned: 0, staged: 0, successful: 0, failed: 0, poweringOn: 0, poweringOff: 0, configuring: 0, deploying: 0 },
       [],
       [],
       new Date('2030-01-01Z'),

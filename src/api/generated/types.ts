@@ -1284,6 +1284,8 @@ export type SessionPhases = {
   /** Successful plus failed, percent of managed. */
   percentComplete: Scalars['Float']['output'];
   percentConfiguring: Scalars['Float']['output'];
+  /** bootorch: in a disk deploy phase (deploying, writing, switching_to_disk, booting_disk), percent of managed. */
+  percentDeploying: Scalars['Float']['output'];
   percentPoweringOff: Scalars['Float']['output'];
   /** Enabled, not on hold, in that phase, percent of managed. */
   percentPoweringOn: Scalars['Float']['output'];
@@ -2327,6 +2329,7 @@ export type SessionOperationResolvers = { BOOT: 'boot', REBOOT: 'reboot', SHUTDO
 export type SessionPhasesResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['SessionPhases'] = ResolversParentTypes['SessionPhases']> = ResolversObject<{
   percentComplete?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   percentConfiguring?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  percentDeploying?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   percentPoweringOff?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   percentPoweringOn?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
 }>;

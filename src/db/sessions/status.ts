@@ -3,6 +3,7 @@
  * session's components, whatever their number. Completing a session (lifecycle.ts completeSession)
  * saves the snapshot; the API shows the snapshot from then on.
  */
+import { DEPLOY_PHASES } from '../../domain/deploy-decision.ts';
 import { and, eq, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.ts';
 import { components, sessionStatusSnapshots, type SessionRow } from '../schema.ts';
@@ -35,8 +36,8 @@ export async function computeSessionStatus(
   // name carries no tenant, so a tenant session counts only its tenant's nodes (BOS 2.50).
   const owned = and(eq(components.session, key.name), eq(components.sessionTenant, key.tenantKey))!;
   const stagedVisible = visibleTo(key.tenantKey === '' ? null : key.tenantKey, sql`c.id`);
-  const inPhase = (phase: string) => sql<number>`count(*) filter (where ${components.enabled}
-    and ${components.statusOverride} <> 'on_hold' and ${components.phase} = ${phase})::int`;
+  const inPhase = (...phases: string[]) => sql<number>`count(*) filter (where ${components.enabled}
+    and ${components.statusOverride} <> 'on_hold' and ${components.phase} = any(${sql.param(phases)}::text[]))::int`;
   const [c] = await db
     .select({
       owned: sql<number>`count(*)::int`,
@@ -45,6 +46,7 @@ export async function computeSessionStatus(
       poweringOn: inPhase('powering_on'),
       poweringOff: inPhase('powering_off'),
       configuring: inPhase('configuring'),
+      deploying: inPhase(...DEPLOY_PHASES),
       staged: sql<number>`(select count(*)::int from components c where c.staged_session = ${key.name} and ${stagedVisible})`,
     })
     .from(components)
@@ -98,7 +100,9 @@ export async function getSessionStatusSnapshot(db: Db, key: SessionKey): Promise
     .select({ data: sessionStatusSnapshots.data })
     .from(sessionStatusSnapshots)
     .where(and(eq(sessionStatusSnapshots.tenantKey, key.tenantKey), eq(sessionStatusSnapshots.name, key.name)));
-  return (rows[0]?.data as unknown as SessionExtendedStatus | undefined) ?? null;
+  const snap = rows[0]?.data as unknown as SessionExtendedStatus | undefined;
+  // Saved before disk deploys: no percentDeploying.
+  return snap ? { ...snap, phases: { ...snap.phases, percentDeploying: snap.phases.percentDeploying ?? 0 } } : null;
 }
 
 /**
