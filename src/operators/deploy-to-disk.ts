@@ -57,8 +57,5 @@ export const deployToDisk = actionOperator({
     }
     return outcomes;
   },
-  next: (ctx, acted) => ({
-    kick: ['status'],
-    wake: [['status', Math.min(...acted.map(() => ctx.options.max_boot_wait_time)) + 0.5]],
-  }),
+  next: (ctx) => ({ kick: ['status'], wake: [['status', ctx.options.max_boot_wait_time + 0.5]] }),
 });
