@@ -85,7 +85,7 @@ async function main() {
   let reportLoad: ReportLoadRow[] = [];
   if (parts.has('reports')) {
     log('reporter mutations at wire speed (autocannon, node tokens)...');
-    reportLoad = await runReportLoad(adminUrl);
+    reportLoad = await runReportLoad(adminUrl, { rounds: 2 });
     for (const r of reportLoad)
       log(`  ${r.path} ${r.connections} connections: ${fmt(r.acceptedPerSecond)} accepted/s, p99 ${fmt(r.p99)} ms`);
   }
