@@ -31,7 +31,9 @@ export interface RealPathResult {
   timeline: { lastActionMs: number; firstReportMs: number; lastReportMs: number };
   /** CPU seconds (user + system) each process used from createSession to completion. */
   cpu: { sim: number; api: number; worker: number };
-  /** The worker's status passes and the components they read, full passes and changed-only ones. */
+  /** Kicked status passes read only what changed (BOOTORCH_STATUS_CHANGED_PASSES, default true). */
+  changedPasses: boolean;
+  /** The worker's status passes during the reboot and the components they read, full passes and changed-only ones. */
   statusPasses: { full: number; changed: number };
   statusRowsRead: { full: number; changed: number };
 }
@@ -175,6 +177,11 @@ export async function runRealPath(
       { b: [{ name: 'compute', path: simEnv.SIM_IMAGE, type: 's3', arch: 'X86', nodeRolesGroups: ['Compute'] }] },
     );
     const load = os.loadavg()[0]!;
+    const statusCounts = async () => {
+      const m = await (await fetch(`http://127.0.0.1:${workerPort}/metrics`)).text();
+      return { passes: byPass(m, 'bootorch_status_passes_total'), rows: byPass(m, 'bootorch_status_rows_read_total') };
+    };
+    const status0 = await statusCounts();
     const cpu0 = roles.map((p) => cpuSeconds(p.proc.pid));
     const t0 = performance.now();
     const createdAt = Date.now();
@@ -188,7 +195,11 @@ export async function runRealPath(
     const wallMs = performance.now() - t0;
     const cpu1 = roles.map((p) => cpuSeconds(p.proc.pid));
     const used = (i: number) => cpu1[i]! - cpu0[i]!;
-    const metrics = await (await fetch(`http://127.0.0.1:${workerPort}/metrics`)).text();
+    const status1 = await statusCounts();
+    const delta = (a: { full: number; changed: number }, b: { full: number; changed: number }) => ({
+      full: b.full - a.full,
+      changed: b.changed - a.changed,
+    });
     const t = (
       await conn.pool.query(
         `select extract(epoch from max(at) filter (where kind = 'action')) * 1000 as action,
@@ -225,8 +236,9 @@ export async function runRealPath(
       },
       // roles: the simulator, the API replicas, the worker (last).
       cpu: { sim: used(0), api: roles.slice(1, -1).reduce((a, _p, i) => a + used(i + 1), 0), worker: used(roles.length - 1) },
-      statusPasses: byPass(metrics, 'bootorch_status_passes_total'),
-      statusRowsRead: byPass(metrics, 'bootorch_status_rows_read_total'),
+      changedPasses: o.workerEnv?.BOOTORCH_STATUS_CHANGED_PASSES !== 'false',
+      statusPasses: delta(status0.passes, status1.passes),
+      statusRowsRead: delta(status0.rows, status1.rows),
     };
   } finally {
     await Promise.all(roles.map((p) => p.stop()));
