@@ -114,7 +114,9 @@ export async function runRealPath(
   const roles: RoleProcess[] = [];
   try {
     const [workerPort, ...ports] = await freePorts(replicas + 1);
-    const sim = startRole('sim', { SIM_NODES: String(nodes) }, [
+    // SIM_PROF=1: a CPU profile of the simulator's process in /tmp/simprof (written when it stops).
+    const prof = process.env.SIM_PROF ? { NODE_OPTIONS: '--cpu-prof --cpu-prof-dir=/tmp/simprof' } : {};
+    const sim = startRole('sim', { SIM_NODES: String(nodes), ...prof }, [
       '--nodes',
       String(nodes),
       '--port',

@@ -86,6 +86,7 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
     batcher: { batchSize: 25, batchWindowMs: 1000, checkIntervalMs: 500, runTimeMs: 1500 },
   });
   const adapters = instrumentAdapters(createSimAdapters(world));
+  statusPassOptions.changedOnly = config.BOOTORCH_STATUS_CHANGED_PASSES;
   const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
   const engine = await startEngine({
     url: conn.url,
