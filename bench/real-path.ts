@@ -115,21 +115,26 @@ export async function runRealPath(
   try {
     const [workerPort, ...ports] = await freePorts(replicas + 1);
     // SIM_PROF=1: a CPU profile of the simulator's process in /tmp/simprof (written when it stops).
-    const prof = process.env.SIM_PROF ? { NODE_OPTIONS: '--cpu-prof --cpu-prof-dir=/tmp/simprof' } : {};
-    const sim = startRole('sim', { SIM_NODES: String(nodes), ...prof }, [
-      '--nodes',
-      String(nodes),
-      '--port',
-      '0',
-      '--timing',
-      'instant',
-      '--initial',
-      'booted',
-      '--bootorch-url',
-      ports.map((p) => `http://127.0.0.1:${p}/graphql`).join(','),
-      '--report-token-file',
-      tokenFile,
-    ]);
+    const prof = process.env.SIM_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/simprof'] : [];
+    const sim = startRole(
+      'sim',
+      { SIM_NODES: String(nodes) },
+      [
+        '--nodes',
+        String(nodes),
+        '--port',
+        '0',
+        '--timing',
+        'instant',
+        '--initial',
+        'booted',
+        '--bootorch-url',
+        ports.map((p) => `http://127.0.0.1:${p}/graphql`).join(','),
+        '--report-token-file',
+        tokenFile,
+      ],
+      prof,
+    );
     roles.push(sim);
     const simUrl = (await sim.waitFor(/simulator: GET (\S+)\/sim\/info/, 120_000))[1]!;
     const simEnv = Object.fromEntries([...sim.output().matchAll(/^export (\w+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
