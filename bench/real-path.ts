@@ -31,7 +31,7 @@ export interface RealPathResult {
   timeline: { lastActionMs: number; firstReportMs: number; lastReportMs: number };
   /** CPU seconds (user + system) each process used from createSession to completion. */
   cpu: { sim: number; api: number; worker: number };
-  /** Kicked status passes read only what changed (BOOTORCH_STATUS_CHANGED_PASSES, default true). */
+  /** Kicked status passes read only what changed (BOOTORCH_STATUS_CHANGED_PASSES, default false). */
   changedPasses: boolean;
   /** The worker's status passes during the reboot and the components they read, full passes and changed-only ones. */
   statusPasses: { full: number; changed: number };
@@ -243,7 +243,7 @@ export async function runRealPath(
       },
       // roles: the simulator, the API replicas, the worker (last).
       cpu: { sim: used(0), api: roles.slice(1, -1).reduce((a, _p, i) => a + used(i + 1), 0), worker: used(roles.length - 1) },
-      changedPasses: o.workerEnv?.BOOTORCH_STATUS_CHANGED_PASSES !== 'false',
+      changedPasses: o.workerEnv?.BOOTORCH_STATUS_CHANGED_PASSES === 'true',
       statusPasses: delta(status0.passes, status1.passes),
       statusRowsRead: delta(status0.rows, status1.rows),
     };

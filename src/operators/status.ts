@@ -9,8 +9,9 @@
  * rollout gate (operators/rollout.ts), so admitted nodes are decided in the same tick.
  *
  * Passes proportional to what changed: a pass reads every selected component when one is due (the
- * first of a process, then transit_polling_frequency after the last full one ended while anything is
- * in transit, else polling_frequency after it: the level-triggered safety net, and the transit re-poll). Between those, a pass
+ * first of a process, then every transit_polling_frequency while anything is in transit, else every
+ * polling_frequency: the level-triggered safety net, and the transit re-poll). Off by default
+ * (BOOTORCH_STATUS_CHANGED_PASSES): on the real path it read fewer rows but did not measure faster. Between those, a pass
  * (a kick: reports, actions, edits) reads only the components written since the previous complete
  * pass began, by any writer (their row's transaction id, db/components/select.ts changedSince): a
  * trickle of reports costs the rows it wrote, not every enabled node. A pass cut short, or one whose
@@ -37,12 +38,12 @@ const KICK_FOR_STATUS: Record<string, OperatorName> = {
   configuring: 'configuration',
 };
 
-/** Kicked passes read only what changed (false: every pass reads everything, the bench's baseline). */
-export const statusPassOptions = { changedOnly: true };
+/** Kicked passes read only what changed (BOOTORCH_STATUS_CHANGED_PASSES; false, the default: every pass reads everything). */
+export const statusPassOptions = { changedOnly: false };
 
 /** A database's passes, as this process ran them. */
 interface Passes {
-  /** When the last full pass ended (database clock, ms): as BOS sleeps its period after a pass, not from its start. */
+  /** When the last full pass began (database clock, ms). */
   fullAt: number;
   /** Where the last complete pass began (passSnapshot); undefined: the next pass is full. */
   since?: string;
@@ -64,7 +65,10 @@ export const status = defineOperator<EngineComponent>({
     const full = !statusPassOptions.changedOnly || p.since === undefined || now - p.fullAt >= period;
     const since = p.since;
     const started = statusPassOptions.changedOnly ? await passSnapshot(ctx.db) : undefined;
-    if (full) p.transit = false;
+    if (full) {
+      p.fullAt = now;
+      p.transit = false;
+    }
     p.since = undefined; // until this pass completes
     p.failed = false;
     const pass = full ? 'full' : 'changed';
@@ -78,7 +82,6 @@ export const status = defineOperator<EngineComponent>({
       yield page;
     }
     if (!p.failed) p.since = started;
-    if (full) p.fullAt = ctx.now().getTime();
     // The transit re-poll is due whether or not anything changed: a changed-only pass that read no
     // page scheduled no wake of its own, so it asks for the next full pass here.
     if (!full && p.transit) {
