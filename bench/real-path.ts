@@ -5,7 +5,7 @@
  * api` processes (nodes spread over both URLs), and a `bootorch worker` with BOOTORCH_ADAPTERS=http.
  * Measured: createSession to session complete, and the first to the last accepted report.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +27,32 @@ export interface RealPathResult {
   reported: number;
   stable: number;
   load: number;
+  /** Timeline from createSession, ms: the last action event (power calls done), the first and last accepted report. */
+  timeline: { lastActionMs: number; firstReportMs: number; lastReportMs: number };
+  /** CPU seconds (user + system) each process used from createSession to completion. */
+  cpu: { sim: number; api: number; worker: number };
+  /** Kicked status passes read only what changed (BOOTORCH_STATUS_CHANGED_PASSES, default false). */
+  changedPasses: boolean;
+  /** The worker's status passes during the reboot and the components they read, full passes and changed-only ones. */
+  statusPasses: { full: number; changed: number };
+  statusRowsRead: { full: number; changed: number };
+}
+
+/** CPU seconds (user + system) a process has used so far (Linux /proc). */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const after = f.slice(f.lastIndexOf(')') + 2).split(' ');
+    return (Number(after[11]) + Number(after[12])) / 100; // utime, stime in clock ticks (USER_HZ, 100 on Linux)
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** A counter of a Prometheus text exposition, by its `pass` label. */
+function byPass(metrics: string, name: string): { full: number; changed: number } {
+  const v = (pass: string) => Number(new RegExp(`^${name}\\{[^}]*pass="${pass}"[^}]*\\} (\\S+)$`, 'm').exec(metrics)?.[1] ?? 0);
+  return { full: v('full'), changed: v('changed') };
 }
 
 /** `n` distinct ports that were free a moment ago (all held open until every one is picked). */
@@ -68,7 +94,13 @@ export interface RealPathStack {
 export async function runRealPath(
   adminUrl: string,
   nodes: number,
-  o: { replicas?: number; tag?: string; inspect?(s: RealPathStack): Promise<void> } = {},
+  o: {
+    replicas?: number;
+    tag?: string;
+    inspect?(s: RealPathStack): Promise<void>;
+    /** The worker's extra environment (BOOTORCH_STATUS_CHANGED_PASSES=false: the baseline of status passes). */
+    workerEnv?: Record<string, string>;
+  } = {},
 ): Promise<RealPathResult> {
   const replicas = o.replicas ?? 1;
   const conn = await freshDatabase(adminUrl, `bootorch_bench_real_${nodes}_${replicas}${o.tag ?? ''}`);
@@ -81,21 +113,28 @@ export async function runRealPath(
   writeFileSync(tokenFile, '{}');
   const roles: RoleProcess[] = [];
   try {
-    const ports = await freePorts(replicas);
-    const sim = startRole('sim', { SIM_NODES: String(nodes) }, [
-      '--nodes',
-      String(nodes),
-      '--port',
-      '0',
-      '--timing',
-      'instant',
-      '--initial',
-      'booted',
-      '--bootorch-url',
-      ports.map((p) => `http://127.0.0.1:${p}/graphql`).join(','),
-      '--report-token-file',
-      tokenFile,
-    ]);
+    const [workerPort, ...ports] = await freePorts(replicas + 1);
+    // SIM_PROF=1: a CPU profile of the simulator's process in /tmp/simprof (written when it stops).
+    const prof = process.env.SIM_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/simprof'] : [];
+    const sim = startRole(
+      'sim',
+      { SIM_NODES: String(nodes) },
+      [
+        '--nodes',
+        String(nodes),
+        '--port',
+        '0',
+        '--timing',
+        'instant',
+        '--initial',
+        'booted',
+        '--bootorch-url',
+        ports.map((p) => `http://127.0.0.1:${p}/graphql`).join(','),
+        '--report-token-file',
+        tokenFile,
+      ],
+      prof,
+    );
     roles.push(sim);
     const simUrl = (await sim.waitFor(/simulator: GET (\S+)\/sim\/info/, 120_000))[1]!;
     const simEnv = Object.fromEntries([...sim.output().matchAll(/^export (\w+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
@@ -112,7 +151,7 @@ export async function runRealPath(
       roles.push(api);
       apiUrls.push((await api.waitFor(/bootorch api: (\S+)/, 120_000))[1]!);
     }
-    const worker = startRole('worker', env);
+    const worker = startRole('worker', { ...env, ...o.workerEnv, WORKER_HEALTH_PORT: String(workerPort) });
     roles.push(worker);
     const ids = await until(
       async () => {
@@ -145,8 +184,15 @@ export async function runRealPath(
       { b: [{ name: 'compute', path: simEnv.SIM_IMAGE, type: 's3', arch: 'X86', nodeRolesGroups: ['Compute'] }] },
     );
     const load = os.loadavg()[0]!;
+    const statusCounts = async () => {
+      const m = await (await fetch(`http://127.0.0.1:${workerPort}/metrics`)).text();
+      return { passes: byPass(m, 'bootorch_status_passes_total'), rows: byPass(m, 'bootorch_status_rows_read_total') };
+    };
+    const status0 = await statusCounts();
+    const cpu0 = roles.map((p) => cpuSeconds(p.proc.pid));
     const t0 = performance.now();
-    const started = new Date(Date.now() - 1000);
+    const createdAt = Date.now();
+    const started = new Date(createdAt - 1000);
     await gql(`mutation { createSession(input: { operation: REBOOT, templateName: "t", name: "bench" }) { session { name } } }`);
     await until(
       async () => (await conn.pool.query(`select status from sessions where name = 'bench'`)).rows[0]?.status === 'complete',
@@ -154,6 +200,22 @@ export async function runRealPath(
       15 * 60_000,
     );
     const wallMs = performance.now() - t0;
+    const cpu1 = roles.map((p) => cpuSeconds(p.proc.pid));
+    const used = (i: number) => cpu1[i]! - cpu0[i]!;
+    const status1 = await statusCounts();
+    const delta = (a: { full: number; changed: number }, b: { full: number; changed: number }) => ({
+      full: b.full - a.full,
+      changed: b.changed - a.changed,
+    });
+    const t = (
+      await conn.pool.query(
+        `select extract(epoch from max(at) filter (where kind = 'action')) * 1000 as action,
+                extract(epoch from min(at) filter (where kind = 'report')) * 1000 as first,
+                extract(epoch from max(at) filter (where kind = 'report')) * 1000 as last
+           from component_events where at >= $1`,
+        [started],
+      )
+    ).rows[0];
     const r = (
       await conn.pool.query(
         `select count(*)::int as n, count(distinct component_id)::int as nodes, extract(epoch from max(at) - min(at)) * 1000 as span
@@ -174,6 +236,16 @@ export async function runRealPath(
       reported: r.nodes,
       stable,
       load,
+      timeline: {
+        lastActionMs: Number(t.action) - createdAt,
+        firstReportMs: Number(t.first) - createdAt,
+        lastReportMs: Number(t.last) - createdAt,
+      },
+      // roles: the simulator, the API replicas, the worker (last).
+      cpu: { sim: used(0), api: roles.slice(1, -1).reduce((a, _p, i) => a + used(i + 1), 0), worker: used(roles.length - 1) },
+      changedPasses: o.workerEnv?.BOOTORCH_STATUS_CHANGED_PASSES === 'true',
+      statusPasses: delta(status0.passes, status1.passes),
+      statusRowsRead: delta(status0.rows, status1.rows),
     };
   } finally {
     await Promise.all(roles.map((p) => p.stop()));
@@ -186,7 +258,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const url = process.env.DATABASE_URL;
   if (!url) throw new Error('set DATABASE_URL');
   for (const n of (process.env.NODES ?? '1000').split(',').map(Number)) {
-    const r = await runRealPath(url, n, { replicas: Number(process.env.REPLICAS ?? 1) });
+    const r = await runRealPath(url, n, {
+      replicas: Number(process.env.REPLICAS ?? 1),
+      workerEnv: process.env.CHANGED_PASSES ? { BOOTORCH_STATUS_CHANGED_PASSES: process.env.CHANGED_PASSES } : undefined,
+    });
     process.stdout.write(`${JSON.stringify(r)}\n`);
   }
   process.exit(0);

@@ -93,31 +93,43 @@ export async function fireReports(
   };
 }
 
-/** Both paths, each in its own API process, one after the other at each connection count (ratios within one run). */
+/**
+ * Every path in its own API process, all started first, then fired at in turn at each connection
+ * count, `rounds` times over: the paths share the machine's load of the moment (on a shared machine
+ * the load moves by more than the difference between paths in a minute), so the ratios mean something.
+ */
 export async function runReportLoad(
   adminUrl: string,
-  o: { nodes?: number; seconds?: number; connections?: number[] } = {},
+  o: { nodes?: number; seconds?: number; connections?: number[]; rounds?: number } = {},
 ): Promise<ReportLoadRow[]> {
   const conn = await freshDatabase(adminUrl, 'bootorch_bench_reports');
   const nodes = await seedReportingNodes(conn, o.nodes ?? 4096);
   const rows: ReportLoadRow[] = [];
+  const apis = new Map<ReportLoadRow['path'], { url: string; child: ChildProcess }>();
   try {
     const baseline = process.env.REPORT_BASELINE_DIR;
-    for (const path of [...(baseline ? ['baseline' as const] : []), 'ordinary', 'fast'] as const) {
-      let api: { url: string; child: ChildProcess } | undefined;
-      try {
-        api = await startApiProcess(conn, { BOOTORCH_FAST_REPORTS: String(path === 'fast') }, path === 'baseline' ? baseline : undefined);
-        await fireReports(api.url, nodes, 16, 2); // warm-up: JIT, pool connections, cached tokens
-        for (const c of o.connections ?? [64, 512]) {
-          const load = os.loadavg()[0]!;
-          rows.push({ path, ...(await fireReports(api.url, nodes, c, o.seconds ?? 10)), load });
-        }
-      } finally {
-        api?.child.kill('SIGTERM');
-      }
+    const all = [...(baseline ? ['baseline' as const] : []), 'ordinary' as const, 'fast' as const];
+    // REPORT_PATHS=fast,baseline: only these, in this order (profiling one path).
+    const only = process.env.REPORT_PATHS?.split(',');
+    const paths = only ? (only.filter((p) => (all as string[]).includes(p)) as typeof all) : all;
+    for (const path of paths) {
+      const api = await startApiProcess(
+        conn,
+        { BOOTORCH_FAST_REPORTS: String(path === 'fast') },
+        path === 'baseline' ? baseline : undefined,
+      );
+      apis.set(path, api);
+      await fireReports(api.url, nodes, 16, 2); // warm-up: JIT, pool connections, cached tokens
     }
+    for (let round = 0; round < (o.rounds ?? 1); round++)
+      for (const c of o.connections ?? [64, 512])
+        for (const path of paths) {
+          const load = os.loadavg()[0]!;
+          rows.push({ path, ...(await fireReports(apis.get(path)!.url, nodes, c, o.seconds ?? 10)), load });
+        }
     return rows;
   } finally {
+    for (const api of apis.values()) api.child.kill('SIGTERM');
     await conn.close();
   }
 }
@@ -125,7 +137,7 @@ export async function runReportLoad(
 if (import.meta.url === `file://${process.argv[1]}`) {
   const url = process.env.DATABASE_URL;
   if (!url) throw new Error('set DATABASE_URL');
-  const rows = await runReportLoad(url, { seconds: Number(process.env.SECONDS ?? 10) });
+  const rows = await runReportLoad(url, { seconds: Number(process.env.SECONDS ?? 10), rounds: Number(process.env.ROUNDS ?? 1) });
   for (const r of rows)
     process.stdout.write(
       `${r.path} ${r.connections} connections: ${r.acceptedPerSecond.toFixed(0)} accepted/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.errors} not accepted, load ${r.load.toFixed(2)}\n`,

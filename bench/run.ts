@@ -67,13 +67,18 @@ async function main() {
   }
   const real: RealPathResult[] = [];
   for (const n of parts.has('real') ? sizes.filter((x) => x >= 1000) : []) {
-    log(`real path: reboot of ${fmt(n)} nodes, bootorch sim + api + worker processes...`);
-    const r = await runRealPath(adminUrl, n);
-    real.push(r);
-    const inProcess = rows.find((x) => x.r.nodes === n)?.r.wallMs;
-    log(
-      `  ${fmt(r.wallMs)} ms${inProcess ? ` (x${fmt(r.wallMs / inProcess, 1)} in-process)` : ''}, reports first to last ${fmt(r.reportSpanMs)} ms`,
-    );
+    // Status passes as before (every pass reads everything) and changed-only, one after the other.
+    for (const changedOnly of [false, true]) {
+      log(
+        `real path: reboot of ${fmt(n)} nodes, bootorch sim + api + worker processes, ${changedOnly ? 'changed-only' : 'full'} status passes...`,
+      );
+      const r = await runRealPath(adminUrl, n, { workerEnv: { BOOTORCH_STATUS_CHANGED_PASSES: String(changedOnly) } });
+      real.push(r);
+      const inProcess = rows.find((x) => x.r.nodes === n)?.r.wallMs;
+      log(
+        `  ${fmt(r.wallMs)} ms${inProcess ? ` (x${fmt(r.wallMs / inProcess, 1)} in-process)` : ''}, reports first to last ${fmt(r.reportSpanMs)} ms, status rows read ${fmt(r.statusRowsRead.full + r.statusRowsRead.changed)}`,
+      );
+    }
   }
   const twoAt = Math.max(...sizes.filter((s) => s <= 10_000));
   if (parts.has('real') && twoAt >= 1000) {
@@ -85,7 +90,7 @@ async function main() {
   let reportLoad: ReportLoadRow[] = [];
   if (parts.has('reports')) {
     log('reporter mutations at wire speed (autocannon, node tokens)...');
-    reportLoad = await runReportLoad(adminUrl);
+    reportLoad = await runReportLoad(adminUrl, { rounds: 2 });
     for (const r of reportLoad)
       log(`  ${r.path} ${r.connections} connections: ${fmt(r.acceptedPerSecond)} accepted/s, p99 ${fmt(r.p99)} ms`);
   }
@@ -108,6 +113,12 @@ async function main() {
   if (parts.size === 1 && parts.has('fanout')) {
     rewriteFanoutSection('BENCHMARKS.md', fanoutSection(fan, fanLoad));
     log('\nrewrote the fan-out section of BENCHMARKS.md');
+    process.exit(0);
+  }
+  if (!api && [...parts].every((p) => ['reboot', 'real', 'reports'].includes(p)) && (real.length || reportLoad.length)) {
+    // The real path and the reporter load alone (the reboot part gives the in-process figures): their sections only.
+    rewriteSections('BENCHMARKS.md', '## 3b.', '## 4. ', realPathSections(rows, real, reportLoad));
+    log('\nrewrote sections 3b and 4a of BENCHMARKS.md');
     process.exit(0);
   }
   if (!api) throw new Error('a run that writes the whole of BENCHMARKS.md needs the api part');
@@ -160,28 +171,7 @@ function report(x: {
       ? `Same engine, edge-triggered kicks off, \`polling_frequency\` 15 s (BOS's default), ${fmt(x.polling.nodes)} nodes: **${fmt(x.polling.wallMs)} ms** against bootorch's ${fmt(x.pollingOf.wallMs)} ms: polling / bootorch = **${fmt(x.polling.wallMs / x.pollingOf.wallMs, 1)}**.`
       : 'Skipped in this run (--skip-polling).',
     '',
-    '## 3b. The real path: `bootorch sim`, `api` and `worker` processes',
-    '',
-    'The same reboot (instant hardware and configuration, the same options) with the simulator in its own process serving HSM, PCS, BSS, CFS and S3 over HTTP and its nodes reporting over HTTP, each with its own node token; the worker with BOOTORCH_ADAPTERS=http. In-process: section 1–2 of this run.',
-    '',
-    '| nodes | API replicas | real path | in-process | real / in-process | first to last accepted report | reports | nodes stable | load (1 min) |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...x.real.map((r) => {
-      const inproc = byN(r.nodes)?.r.wallMs;
-      return `| ${fmt(r.nodes)} | ${r.replicas} | ${fmt(r.wallMs)} ms | ${inproc ? `${fmt(inproc)} ms` : '–'} | ${inproc ? fmt(r.wallMs / inproc, 1) : '–'} | ${fmt(r.reportSpanMs)} ms | ${fmt(r.reports)} | ${fmt(r.stable)} | ${r.load.toFixed(1)} |`;
-    }),
-    '',
-    '## 4a. Reporter mutations at wire speed',
-    '',
-    "The node reporter's own reportBootState document over HTTP from autocannon, each request with the node token of the node it reports for (4,096 nodes, round robin), against one `bootorch api` process; every report is accepted and written. `ordinary` is the same build with BOOTORCH_FAST_REPORTS=false (every request through Apollo, no credential cache), measured in this run.",
-    '',
-    '| path | connections | accepted reports/s | p50 | p99 | not accepted | load (1 min) |',
-    '|---|---:|---:|---:|---:|---:|---:|',
-    ...x.reportLoad.map(
-      (r) =>
-        `| ${r.path} | ${r.connections} | ${fmt(r.acceptedPerSecond)} | ${fmt(r.p50)} ms | ${fmt(r.p99)} ms | ${fmt(r.errors)} | ${r.load.toFixed(1)} |`,
-    ),
-    '',
+    ...realPathSections(x.rows, x.real, x.reportLoad),
     '## 4. The API under load',
     '',
     `A separate \`bootorch api\` process while a ${fmt(x.api.nodes)}-node reboot runs, ${x.api.clients} concurrent clients:`,
@@ -208,6 +198,45 @@ function report(x: {
     '',
   ];
   return `${lines.filter((l, i, a) => !(l === '' && a[i - 1] === '')).join('\n')}\n`;
+}
+
+/** Sections 3b (the real path) and 4a (reports at wire speed). */
+function realPathSections(rows: Array<{ r: ScaleResult }>, real: RealPathResult[], reportLoad: ReportLoadRow[]): string[] {
+  const inProcess = (n: number) => rows.find((x) => x.r.nodes === n)?.r.wallMs;
+  const s = (ms: number) => fmt(ms / 1000, 1);
+  return [
+    '## 3b. The real path: `bootorch sim`, `api` and `worker` processes',
+    '',
+    'The same reboot (instant hardware and configuration, the same options) with the simulator in its own process serving HSM, PCS, BSS, CFS and S3 over HTTP and its nodes reporting over HTTP, each with its own node token; the worker with BOOTORCH_ADAPTERS=http. In-process: section 1–2 of this run. Status passes: `full`, every pass reads every enabled node (BOOTORCH_STATUS_CHANGED_PASSES=false, as before); `changed`, a kicked pass reads only what was written since the previous one.',
+    '',
+    '| nodes | API replicas | status passes | real path | in-process | real / in-process | last action, first and last report (s after createSession) | reports | nodes stable | status passes (full + changed) | status rows read | CPU s: sim / api / worker | load (1 min) |',
+    '|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...real.map((r) => {
+      const inproc = inProcess(r.nodes);
+      return `| ${fmt(r.nodes)} | ${r.replicas} | ${r.changedPasses ? 'changed' : 'full'} | ${fmt(r.wallMs)} ms | ${inproc ? `${fmt(inproc)} ms` : '–'} | ${inproc ? fmt(r.wallMs / inproc, 1) : '–'} | ${s(r.timeline.lastActionMs)}, ${s(r.timeline.firstReportMs)}, ${s(r.timeline.lastReportMs)} | ${fmt(r.reports)} | ${fmt(r.stable)} | ${r.statusPasses.full} + ${r.statusPasses.changed} | ${fmt(r.statusRowsRead.full + r.statusRowsRead.changed)} | ${fmt(r.cpu.sim, 1)} / ${fmt(r.cpu.api, 1)} / ${fmt(r.cpu.worker, 1)} | ${r.load.toFixed(1)} |`;
+    }),
+    '',
+    '## 4a. Reporter mutations at wire speed',
+    '',
+    "The node reporter's own reportBootState document over HTTP from autocannon, each request with the node token of the node it reports for (4,096 nodes, round robin), against `bootorch api` processes started together and fired at in turn (two rounds, so each path meets the same load); every report is accepted and written. `ordinary` is the same build with BOOTORCH_FAST_REPORTS=false (every request through express and Apollo, no credential cache); `baseline`, when present, is another checkout's API (REPORT_BASELINE_DIR).",
+    '',
+    '| path | connections | accepted reports/s | p50 | p99 | not accepted | load (1 min) |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...reportLoad.map(
+      (r) =>
+        `| ${r.path} | ${r.connections} | ${fmt(r.acceptedPerSecond)} | ${fmt(r.p50)} ms | ${fmt(r.p99)} ms | ${fmt(r.errors)} | ${r.load.toFixed(1)} |`,
+    ),
+    '',
+  ];
+}
+
+/** Replace the part of `file` from the heading starting with `from` up to the one starting with `to`. */
+function rewriteSections(file: string, from: string, to: string, lines: string[]): void {
+  const md = fs.readFileSync(file, 'utf8');
+  const start = md.indexOf(`\n${from}`);
+  const end = md.indexOf(`\n${to}`, start + 1);
+  if (start < 0 || end < 0) throw new Error(`${file} has no "${from}" … "${to}" sections`);
+  fs.writeFileSync(file, `${md.slice(0, start + 1)}${lines.join('\n')}${md.slice(end)}`);
 }
 
 main().catch((e) => {

@@ -11,6 +11,7 @@ import { connect, runMigrations, type Connection } from './db/client.ts';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedServer } from './db/embedded.ts';
 import { startBoss, startEngine, type BossHandle, type EngineHandle } from './engine/runtime.ts';
 import { ALL_OPERATORS } from './operators/index.ts';
+import { statusPassOptions } from './operators/status.ts';
 import { createAdapters, createSimAdapters } from './adapters/factory.ts';
 import { SimWorld } from './sim/world.ts';
 import { startApiServer, type ApiServer, type ApiServerOptions } from './api/server.ts';
@@ -85,6 +86,7 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
     batcher: { batchSize: 25, batchWindowMs: 1000, checkIntervalMs: 500, runTimeMs: 1500 },
   });
   const adapters = instrumentAdapters(createSimAdapters(world));
+  statusPassOptions.changedOnly = config.BOOTORCH_STATUS_CHANGED_PASSES;
   const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
   const engine = await startEngine({
     url: conn.url,
@@ -187,6 +189,7 @@ function edgeOptions(config: Config): Pick<ApiServerOptions, 'metricsListen' | '
 export async function runWorker(config: Config, healthPort?: number): Promise<Stoppable & { engine: EngineHandle }> {
   const log = observe(config, 'worker');
   surviveDatabaseOutages(log);
+  statusPassOptions.changedOnly = config.BOOTORCH_STATUS_CHANGED_PASSES;
   const { conn, embedded } = await openDatabase(config, log);
   const adapters = createAdapters(config, undefined, { db: conn.db, log: (m) => log.warn(m) });
   const boss: BossHandle = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });

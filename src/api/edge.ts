@@ -67,9 +67,15 @@ export function principalOf(identity: Identity): Principal | null {
   return p && !isAuthFailure(p) ? p : null;
 }
 
+type Admission = Awaited<ReturnType<Edge['admit']>>;
+
 export class Edge {
   private readonly o: EdgeOptions;
   private readonly admitted = new WeakMap<http.IncomingMessage, Admitted>();
+  /** Admissions already decided for a request (fast-reports.ts admits before express), so each request is admitted once. */
+  private readonly admissions = new WeakMap<http.IncomingMessage, Promise<Admission>>();
+  /** Bodies already read (fast-reports.ts), as body-parser would have left them: parsed, or its 400. */
+  private readonly bodies = new WeakMap<http.IncomingMessage, { body: unknown } | { error: Error }>();
   private readonly recentlyValid = new RecentlyValid();
   private readonly checks = new CheckCache();
   private readonly trust: (addr: string, i: number) => boolean;
@@ -87,11 +93,6 @@ export class Edge {
     } catch {
       return addressKey(req.socket?.remoteAddress);
     }
-  }
-
-  /** What the edge decided about this request (after admit). */
-  admittedOf(req: http.IncomingMessage): Admitted | undefined {
-    return this.admitted.get(req);
   }
 
   /** The identity the edge found for this request (Apollo's context uses it; no second lookup). */
@@ -141,6 +142,24 @@ export class Edge {
       }
     }
     return { ok: true, admitted: { identity, authenticated: principal !== null } };
+  }
+
+  /** admit(), once per request: a second call (express after the fast path let it go) gets the first's answer. */
+  admitOnce(req: http.IncomingMessage): Promise<Admission> {
+    let a = this.admissions.get(req);
+    if (!a) {
+      a = this.admit(req).then((r) => {
+        if (r.ok) this.admitted.set(req, r.admitted);
+        return r;
+      });
+      this.admissions.set(req, a);
+    }
+    return a;
+  }
+
+  /** The body of this request was read already (the stream is spent): step 3 takes it from here. */
+  bodyRead(req: http.IncomingMessage, r: { body: unknown } | { error: Error }): void {
+    this.bodies.set(req, r);
   }
 
   /**
@@ -223,24 +242,29 @@ export class Edge {
   }
 
   /**
-   * The express middleware for /graphql, in order: admit, body, `afterBody` (fast-reports.ts: the
-   * node reporter's prepared document), document.
+   * The express middleware for /graphql, in order: admit, body, document. A request the fast path
+   * (fast-reports.ts) let go arrives admitted and, perhaps, with its body read: neither happens twice.
    */
-  http(afterBody: express.RequestHandler[] = []): express.RequestHandler[] {
+  http(): express.RequestHandler[] {
     const o = this.o;
     return [
       async (req, res, next) => {
         try {
-          const a = await this.admit(req);
+          const a = await this.admitOnce(req);
           if (!a.ok) return sendRefusal(res, a.refusal);
-          this.admitted.set(req, a.admitted);
           next();
         } catch (e) {
           next(e);
         }
       },
+      (req, _res, next) => {
+        const read = this.bodies.get(req);
+        if (!read) return next();
+        if ('error' in read) return next(read.error);
+        req.body = read.body;
+        next();
+      },
       ...bodyParsers(o.maxBodyBytes, o.anonymousMaxBodyBytes, (req) => this.admitted.get(req)?.authenticated ?? false),
-      ...afterBody,
       async (req, res, next) => {
         try {
           const refusal = await this.checkHttp(req);

@@ -9,12 +9,16 @@
  * Apollo's shapes: the same error formatting and masking, the status an error's `extensions.http`
  * asks for, 503 when the database is down, and the same operation metrics.
  *
- * Everything else falls through to Apollo untouched: other documents, anonymous callers, persisted
- * queries, batches, and variables that do not fit (nothing executed yet: Apollo answers the 400).
- * The edge (edge.ts) has already authenticated the caller and taken the rate limit.
+ * It runs before express (server.ts's request listener), so express's router, its request and
+ * response wrappers and body parser, and its ETag are not paid per report; the edge's steps 1-2
+ * (edge.ts: who, rate limit) run here, once. Everything else falls through to express and Apollo
+ * untouched: other documents, anonymous callers, persisted queries, batches, and variables that do not
+ * fit (nothing executed yet: Apollo answers the 400).
  */
 import type http from 'node:http';
-import type express from 'express';
+import { Readable } from 'node:stream';
+import express from 'express';
+import type { Logger } from 'pino';
 import type {
   DocumentNode,
   GraphQLError as GraphQLErrorType,
@@ -26,6 +30,8 @@ import { checkDocument, type QueryLimits } from './limits.ts';
 import { gql } from './edge-support.ts';
 import { countOperation } from './metrics.ts';
 import type { ApiContext, Identity } from './context.ts';
+import type { Edge } from './edge.ts';
+import { requestId } from '../observability/logging.ts';
 
 interface Prepared {
   document: DocumentNode;
@@ -36,7 +42,11 @@ export interface FastReportsOptions {
   schema: GraphQLSchema;
   /** The authenticated budget (the fast path serves authenticated callers only). */
   limits: QueryLimits;
-  identityOf(req: http.IncomingMessage): { identity: Identity; authenticated: boolean } | undefined;
+  /** Who is calling and the rate limit (steps 1-2), and where a body read here is left for express. */
+  edge: Pick<Edge, 'admitOnce' | 'bodyRead'>;
+  /** Express: every request the fast path does not answer itself. */
+  fallback(req: http.IncomingMessage, res: http.ServerResponse): void;
+  logger?: Logger;
   contextFor(req: http.IncomingMessage, who: Identity): Promise<ApiContext>;
   /** Apollo's formatError (server.ts): field names of input errors, masking of internal errors. */
   formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError;
@@ -85,47 +95,138 @@ class PreparedCache {
   }
 }
 
-/** The express middleware, placed after the edge's admit and body parsing, before its document check. */
-export function fastReports(o: FastReportsOptions): express.RequestHandler {
+/** Largest body the fast path reads itself (a report is a few hundred bytes); larger ones go to express. */
+const MAX_FAST_BODY = 64 * 1024;
+
+/**
+ * The fast path's entry, called by the HTTP server before express: `take` returns false, having
+ * touched nothing, for anything that is not a POST of JSON to /graphql with a credential and a
+ * length; otherwise it owns the request. It admits it through the edge (who, rate limit), reads the
+ * body, and answers an eligible document itself; anything else (a refusal, an anonymous caller, a
+ * document it does not serve) goes to express with the admission and the body it already has
+ * (edge.ts: admitOnce, bodyRead), so express answers as it always does and nothing happens twice.
+ */
+export function fastReports(o: FastReportsOptions): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
   const cache = new PreparedCache(o.schema, o.limits);
-  return (req, res, next) => {
-    const body = req.method === 'POST' ? (req.body as Record<string, unknown> | undefined) : undefined;
-    const admitted = o.identityOf(req);
+  return (req, res) => {
+    const h = req.headers;
+    const length = Number(h['content-length']);
     if (
-      !body ||
-      typeof body !== 'object' ||
-      Array.isArray(body) ||
-      typeof body.query !== 'string' ||
-      body.extensions !== undefined ||
-      !admitted?.authenticated
+      req.method !== 'POST' ||
+      req.url !== '/graphql' ||
+      !h.authorization ||
+      !(length <= MAX_FAST_BODY) ||
+      h['transfer-encoding'] !== undefined ||
+      (h['content-encoding'] !== undefined && h['content-encoding'] !== 'identity') ||
+      !isJson(h['content-type'])
     )
-      return next();
-    const prepared = cache.get(body.query);
-    if (!prepared) return next();
-    const name = typeof body.operationName === 'string' ? body.operationName : undefined;
-    if (name !== undefined && name !== prepared.operation.name?.value) return next();
-    const variables =
-      body.variables === undefined || body.variables === null
-        ? {}
-        : typeof body.variables === 'object' && !Array.isArray(body.variables)
-          ? (body.variables as Record<string, unknown>)
-          : undefined;
-    if (!variables) return next();
-    const coerced = gql.getVariableValues(o.schema, prepared.operation.variableDefinitions ?? [], variables);
-    if ('errors' in coerced && coerced.errors) return next(); // nothing ran: Apollo says what does not fit
-    void execute(o, req, res, prepared, variables).catch(next);
+      return false;
+    void serve(o, cache, req, res, length).catch((e) => fail(o, req, res, e));
+    return true;
   };
+}
+
+/** application/json, utf-8 (or no charset): what the express body parser would take without converting. */
+function isJson(type: string | undefined): boolean {
+  if (!type) return false;
+  const [media, ...params] = type.toLowerCase().split(';');
+  if (media!.trim() !== 'application/json') return false;
+  return params.every((p) => !p.trim().startsWith('charset=') || /^charset="?utf-8"?$/.test(p.trim()));
+}
+
+async function serve(o: FastReportsOptions, cache: PreparedCache, req: http.IncomingMessage, res: http.ServerResponse, length: number) {
+  const a = await o.edge.admitOnce(req);
+  // Refused, or anonymous (a smaller body budget): express answers, reading the body itself.
+  if (!a.ok || !a.admitted.authenticated) return o.fallback(req, res);
+  const raw = await readBody(req, length);
+  const body = jsonObject(raw) ?? (await bodyParser(req, raw));
+  if ('error' in body) {
+    o.edge.bodyRead(req, body);
+    return o.fallback(req, res);
+  }
+  o.edge.bodyRead(req, body);
+  const run = eligible(cache, o.schema, body.body);
+  if (!run) return o.fallback(req, res);
+  await execute(o, req, res, run.prepared, run.variables, a.admitted.identity);
+}
+
+/** A JSON object, or undefined for anything else (which body-parser words: jsonObject then defers to it). */
+function jsonObject(raw: Buffer): { body: unknown } | undefined {
+  try {
+    const body: unknown = JSON.parse(raw.toString('utf8'));
+    return body && typeof body === 'object' && !Array.isArray(body) ? { body } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const expressJson = express.json({ limit: MAX_FAST_BODY });
+
+/** What express's JSON body parser makes of these bytes (its body, or its 400), replayed from memory. */
+function bodyParser(req: http.IncomingMessage, raw: Buffer): Promise<{ body: unknown } | { error: Error }> {
+  const replay = Object.assign(Readable.from([raw]), {
+    headers: req.headers,
+    method: req.method,
+    url: req.url,
+  }) as unknown as express.Request;
+  return new Promise((resolve) =>
+    expressJson(replay, {} as express.Response, (e?: unknown) => resolve(e ? { error: e as Error } : { body: replay.body })),
+  );
+}
+
+/** The body, exactly `length` bytes (the request's content-length). */
+function readBody(req: http.IncomingMessage, length: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let got = 0;
+    req.on('data', (c: Buffer) => {
+      got += c.length;
+      if (got <= length) chunks.push(c);
+    });
+    req.once('end', () =>
+      got === length
+        ? resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))
+        : reject(Object.assign(new Error('request size did not match content length'), { status: 400 })),
+    );
+    req.once('error', reject);
+  });
+}
+
+/** The prepared document and variables when this body is one the fast path serves. */
+function eligible(
+  cache: PreparedCache,
+  schema: GraphQLSchema,
+  body: unknown,
+): { prepared: Prepared; variables: Record<string, unknown> } | undefined {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const b = body as Record<string, unknown>;
+  if (typeof b.query !== 'string' || b.extensions !== undefined) return undefined;
+  const prepared = cache.get(b.query);
+  if (!prepared) return undefined;
+  const name = typeof b.operationName === 'string' ? b.operationName : undefined;
+  if (name !== undefined && name !== prepared.operation.name?.value) return undefined;
+  const variables =
+    b.variables === undefined || b.variables === null
+      ? {}
+      : typeof b.variables === 'object' && !Array.isArray(b.variables)
+        ? (b.variables as Record<string, unknown>)
+        : undefined;
+  if (!variables) return undefined;
+  const coerced = gql.getVariableValues(schema, prepared.operation.variableDefinitions ?? [], variables);
+  if ('errors' in coerced && coerced.errors) return undefined; // nothing ran: Apollo says what does not fit
+  return { prepared, variables };
 }
 
 async function execute(
   o: FastReportsOptions,
-  req: express.Request,
-  res: express.Response,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
   p: Prepared,
   variables: Record<string, unknown>,
+  identity: Identity,
 ): Promise<void> {
   const start = process.hrtime.bigint();
-  const contextValue = await o.contextFor(req, o.identityOf(req)!.identity);
+  const contextValue = await o.contextFor(req, identity);
   const result = await gql.execute({ schema: o.schema, document: p.document, contextValue, variableValues: variables });
   let status = 200;
   // As Apollo's normalizeAndFormatErrors: a default code, and `extensions.http` sets the answer's head.
@@ -146,8 +247,25 @@ async function execute(
   const field = (p.operation.selectionSet.selections[0] as { name: { value: string } }).name.value;
   countOperation('mutation', field, errors ? 'error' : 'ok', start);
   fastReportCounts.served++;
-  res
-    .status(status)
-    .type('application/json; charset=utf-8')
-    .send(`${JSON.stringify(errors ? { errors, data: result.data } : { data: result.data })}\n`);
+  send(res, status, `${JSON.stringify(errors ? { errors, data: result.data } : { data: result.data })}\n`, requestId(req));
+}
+
+/** One write: head and body together (end with the whole body, its length known). */
+function send(res: http.ServerResponse, status: number, body: string, id: string): void {
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'x-request-id': id,
+  });
+  res.end(body);
+}
+
+/** What the edge's error handler (server.ts) answers for an error it did not expect. */
+function fail(o: FastReportsOptions, req: http.IncomingMessage, res: http.ServerResponse, e: unknown): void {
+  const status = (e as { status?: number }).status ?? 500;
+  if (status >= 500) o.logger?.error({ err: e }, 'internal error at the edge');
+  if (res.headersSent) return void res.destroy();
+  const message = status >= 500 ? 'internal server error' : (e as Error).message;
+  const code = status >= 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_REQUEST';
+  send(res, status, JSON.stringify({ errors: [{ message, extensions: { code } }] }), requestId(req));
 }

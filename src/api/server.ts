@@ -143,8 +143,15 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const app = express();
   app.disable('x-powered-by');
   app.use(requestIds());
+  const formatError = (formatted: GraphQLFormattedError, error: unknown) => maskInternal(withVariableField(formatted), error, opts.logger);
+  // The node reporter's document is answered before express (fast-reports.ts); everything else is express's.
+  const fast =
+    opts.fastReports === false
+      ? undefined
+      : fastReports({ schema, limits, edge, fallback: app, contextFor, formatError, logger: opts.logger });
+  const listener: http.RequestListener = fast ? (req, res) => void (fast(req, res) || app(req, res)) : app;
   const httpServer = (
-    opts.tls ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key }, app) : http.createServer(app)
+    opts.tls ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key }, listener) : http.createServer(listener)
   ) as http.Server;
   const wsServer = new WebSocketServer({
     server: httpServer,
@@ -174,7 +181,6 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     mux,
   );
 
-  const formatError = (formatted: GraphQLFormattedError, error: unknown) => maskInternal(withVariableField(formatted), error, opts.logger);
   const apollo = new ApolloServer<ApiContext>({
     schema,
     // The edge checked the document's size and budget before Apollo parses it; this is the backstop.
@@ -241,21 +247,9 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   });
   // Network boot (iPXE, the node's reporter) carries no credential: outside the edge, by design.
   if (opts.bootRoutes) app.use('/boot/v1', opts.bootRoutes);
-  const fast =
-    opts.fastReports === false
-      ? []
-      : [
-          fastReports({
-            schema,
-            limits,
-            identityOf: (req) => edge.admittedOf(req),
-            contextFor,
-            formatError,
-          }),
-        ];
   app.use(
     '/graphql',
-    ...edge.http(fast),
+    ...edge.http(),
     expressMiddleware(apollo, { context: async ({ req }) => contextFor(req, edge.identityOf(req) ?? (await identify(req))) }),
   );
   // The REST door admits each request through the same edge (who, rate limit) before its body is read.

@@ -72,6 +72,18 @@ export const operatorTickSeconds = histogram(
   TICK_BUCKETS,
 );
 
+export const statusPasses = counter(
+  'bootorch_status_passes_total',
+  'Status passes run by this process, by kind (full: every enabled component; changed: those written since the previous pass began)',
+  ['pass'],
+);
+
+export const statusRowsRead = counter(
+  'bootorch_status_rows_read_total',
+  'Components the status passes of this process read (and asked PCS and CFS about), by kind of pass',
+  ['pass'],
+);
+
 export const actionsStarted = counter(
   'bootorch_actions_started_total',
   'Component actions recorded and attempted (one per component), by action',

@@ -7,13 +7,24 @@
  * whose work appeared. While anything is in transit it re-polls every transit_polling_frequency,
  * since PCS and CFS do not tell anyone when a node finishes a transition. Before the pages it runs the
  * rollout gate (operators/rollout.ts), so admitted nodes are decided in the same tick.
+ *
+ * Passes proportional to what changed: a pass reads every selected component when one is due (the
+ * first of a process, then every transit_polling_frequency while anything is in transit, else every
+ * polling_frequency: the level-triggered safety net, and the transit re-poll). Off by default
+ * (BOOTORCH_STATUS_CHANGED_PASSES): on the real path it read fewer rows but did not measure faster. Between those, a pass
+ * (a kick: reports, actions, edits) reads only the components written since the previous complete
+ * pass began, by any writer (their row's transaction id, db/components/select.ts changedSince): a
+ * trickle of reports costs the rows it wrote, not every enabled node. A pass cut short, or one whose
+ * PCS or CFS call failed, leaves the next one full.
  */
 import { defineOperator, errorText } from '../engine/operator.ts';
 import { again, done, type Outcome } from '../engine/outcome.ts';
 import type { OperatorName } from '../engine/scheduler.ts';
 import { recordComponentOutcomes } from '../engine/component-outcomes.ts';
 import { effectiveWaits } from '../engine/selection.ts';
-import { selectPages, type EngineComponent } from '../db/components/select.ts';
+import { passSnapshot, selectPages, type EngineComponent } from '../db/components/select.ts';
+import type { Db } from '../db/client.ts';
+import { statusPasses, statusRowsRead } from '../observability/metrics.ts';
 import { applyStatusChanges } from '../db/components/status.ts';
 import { decideWithDeploy } from '../domain/deploy-decision.ts';
 import { deploysOf } from '../db/deploys.ts';
@@ -28,11 +39,55 @@ const KICK_FOR_STATUS: Record<string, OperatorName> = {
   configuring: 'configuration',
 };
 
+/** Kicked passes read only what changed (BOOTORCH_STATUS_CHANGED_PASSES; false, the default: every pass reads everything). */
+export const statusPassOptions = { changedOnly: false };
+
+/** A database's passes, as this process ran them. */
+interface Passes {
+  /** When the last full pass began (database clock, ms). */
+  fullAt: number;
+  /** Where the last complete pass began (passSnapshot); undefined: the next pass is full. */
+  since?: string;
+  /** Something was in transit at the last full pass or since. */
+  transit: boolean;
+  /** A page's outside calls failed in this pass: the next one is full. */
+  failed: boolean;
+}
+const passesOf = new WeakMap<Db, Passes>();
+
 export const status = defineOperator<EngineComponent>({
   name: 'status',
   async *select(ctx) {
     await admitQueued(ctx);
-    yield* selectPages(ctx.db, STATUS_SELECTION, ctx.options.max_component_batch_size);
+    let p = passesOf.get(ctx.db);
+    if (!p) passesOf.set(ctx.db, (p = { fullAt: -Infinity, transit: true, failed: false }));
+    const now = ctx.now().getTime();
+    const period = (p.transit ? ctx.options.transit_polling_frequency : ctx.options.polling_frequency) * 1000;
+    const full = !statusPassOptions.changedOnly || p.since === undefined || now - p.fullAt >= period;
+    const since = p.since;
+    const started = statusPassOptions.changedOnly ? await passSnapshot(ctx.db) : undefined;
+    if (full) {
+      p.fullAt = now;
+      p.transit = false;
+    }
+    p.since = undefined; // until this pass completes
+    p.failed = false;
+    const pass = full ? 'full' : 'changed';
+    statusPasses.inc({ pass });
+    for await (const page of selectPages(
+      ctx.db,
+      full ? STATUS_SELECTION : { ...STATUS_SELECTION, changedSince: since },
+      ctx.options.max_component_batch_size,
+    )) {
+      statusRowsRead.inc({ pass }, page.length);
+      yield page;
+    }
+    if (!p.failed) p.since = started;
+    // The transit re-poll is due whether or not anything changed: a changed-only pass that read no
+    // page scheduled no wake of its own, so it asks for the next full pass here.
+    if (!full && p.transit) {
+      await ctx.scheduler.wakeAt(ctx.db, 'status', new Date(p.fullAt + ctx.options.transit_polling_frequency * 1000));
+    }
   },
   record: recordComponentOutcomes,
   async act(ctx, page) {
@@ -43,6 +98,7 @@ export const status = defineOperator<EngineComponent>({
     try {
       [power, cfs] = await Promise.all([ctx.adapters.power.powerStatus(ids), ctx.adapters.config.getComponents(ids)]);
     } catch (e) {
+      passesOf.get(ctx.db)!.failed = true;
       // Errors as data: the page keeps its phase, carries the error, and is looked at again soon.
       // Only components whose error text changes get a write and an event (the same outage, tick after tick, is one).
       const error = errorText(e);
@@ -70,6 +126,7 @@ export const status = defineOperator<EngineComponent>({
       ),
     }));
     const inTransit = decisions.some(({ decision }) => !decision.disable && decision.phase !== '');
+    if (inTransit) passesOf.get(ctx.db)!.transit = true;
     return {
       outcomes: decisions.map(({ row, decision }): [EngineComponent, Outcome] => [
         row,

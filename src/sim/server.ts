@@ -80,20 +80,31 @@ export async function startSimServer(world: SimWorld, o: SimServerOptions = {}):
       .split(',')
       .map((u) => u.trim())
       .filter(Boolean);
-    const pool = new Agent({ connections: o.report.connections ?? 128, keepAliveTimeout: 30_000 });
+    const connections = o.report.connections ?? 128;
+    const pool = new Agent({ connections, keepAliveTimeout: 30_000 });
     agent = pool;
     const viaPool = ((input: string, init: RequestInit) =>
       undiciFetch(input, { ...init, dispatcher: pool } as never)) as unknown as typeof fetch;
-    world.setReportHandler((xname, bssToken) =>
-      reportOnce({
-        url: urls[spread(xname, urls.length)]!,
-        xname,
-        bssToken,
-        timeoutMs,
-        fetch: viaPool,
-        authToken: typeof authToken === 'function' ? authToken(xname) : authToken,
-      }),
-    );
+    // A report waits for one of its endpoint's sockets here, before its timeout starts: a real node
+    // has its own connection, so its timeout is the request's, not a shared pool's queue (queued in
+    // undici, thousands of reports timed out waiting, aborted their sockets and reported again).
+    const turns = urls.map(() => new Turns(connections));
+    world.setReportHandler(async (xname, bssToken) => {
+      const i = spread(xname, urls.length);
+      await turns[i]!.take();
+      try {
+        await reportOnce({
+          url: urls[i]!,
+          xname,
+          bssToken,
+          timeoutMs,
+          fetch: viaPool,
+          authToken: typeof authToken === 'function' ? authToken(xname) : authToken,
+        });
+      } finally {
+        turns[i]!.give();
+      }
+    });
   }
   const reports: ReportCounts = { delivered: 0, refused: 0 };
   const unsubscribe = [
@@ -129,6 +140,26 @@ export async function startSimServer(world: SimWorld, o: SimServerOptions = {}):
         server.close(() => resolve());
       }),
   };
+}
+
+/** At most `n` at a time; the others wait their turn in arrival order. */
+class Turns {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+  constructor(private readonly n: number) {}
+  take(): Promise<void> {
+    if (this.running < this.n) {
+      this.running++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+  /** The turn passes to the next waiting one, if any. */
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.running--;
+  }
 }
 
 /** Which of `n` endpoints a node reports to: a stable spread by xname. */

@@ -18,11 +18,19 @@ export interface RoleProcess {
   stop(): Promise<void>;
 }
 
-/** `env` is added to this process's environment; a key given as undefined is removed from it. */
-export function startRole(role: string, env: Record<string, string | undefined>, args: string[] = []): RoleProcess {
+/**
+ * `env` is added to this process's environment; a key given as undefined is removed from it.
+ * `nodeArgs` go to node itself (e.g. --cpu-prof, which NODE_OPTIONS does not take).
+ */
+export function startRole(
+  role: string,
+  env: Record<string, string | undefined>,
+  args: string[] = [],
+  nodeArgs: string[] = [],
+): RoleProcess {
   const merged: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'warn', ...env };
   for (const k of Object.keys(merged)) if (merged[k] === undefined) delete merged[k];
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', role, ...args], {
+  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts', role, ...args], {
     cwd: ROOT,
     env: merged as NodeJS.ProcessEnv,
     stdio: ['ignore', 'pipe', 'pipe'],

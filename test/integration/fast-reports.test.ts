@@ -160,3 +160,29 @@ describe('the fast path answers and writes as Apollo does', () => {
     expect(await eventsOf(A)).toEqual([]);
   });
 });
+
+describe('what the fast path does not serve reaches express as if it had not looked', () => {
+  const raw = async (server: ApiServer, body: string, token: string | undefined) => {
+    const res = await fetch(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body,
+    });
+    return { status: res.status, requestId: !!res.headers.get('x-request-id'), body: await res.text() };
+  };
+  test.each([
+    ['a body that is not JSON', '{"query": ', 'admin'],
+    ['a JSON string (body-parser is strict)', '"mutation { x }"', 'admin'],
+    ['a batch', JSON.stringify([{ query: REPORT_MUTATION, variables: { id: A, token: 'tok-a' } }]), 'admin'],
+    ['another document', JSON.stringify({ query: '{ version }' }), 'admin'],
+    ['a bad credential', JSON.stringify({ query: REPORT_MUTATION, variables: { id: A, token: 'tok-a' } }), 'bto_0000000000000000_nope'],
+    ['no credential', JSON.stringify({ query: REPORT_MUTATION, variables: { id: A, token: 'tok-a' } }), undefined],
+  ])('%s: the same answer on both paths', async (_what, body, who) => {
+    const token = who === 'admin' ? auth.adminToken : who;
+    const served = fastReportCounts.served;
+    const fast = await raw(servers.fast, body, token);
+    expect(fastReportCounts.served).toBe(served);
+    expect(fast).toEqual(await raw(servers.ordinary, body, token));
+    expect(fast.requestId).toBe(true);
+  });
+});

@@ -26,6 +26,9 @@ import { componentView, decodeCursor, encodeCursor } from '../views.ts';
 import type { ApiContext } from '../context.ts';
 import type { Resolvers } from '../generated/types.ts';
 
+/** A node's BSS referral token (built once: every report checks it). */
+const BSS_TOKEN = text(1, 65535);
+
 const MAX_PAGE = 10_000;
 
 /** Write and kick in the caller's transaction; returns the written rows. */
@@ -162,7 +165,7 @@ export const componentResolvers: Resolvers = {
       });
     },
     reportBootState: async (_p, { id, bssToken }, ctx) => {
-      valueOrThrow(check(text(1, 65535), bssToken, 'bssToken'));
+      valueOrThrow(check(BSS_TOKEN, bssToken, 'bssToken'));
       const canonical = checkComponentId(id);
       if (canonical.ok && ctx.tenant !== null && !(await visibleIds(ctx.db, ctx.tenant, [canonical.value])).has(canonical.value)) {
         return { __typename: 'ReportRefused', code: 'NOT_FOUND', message: `no component "${canonical.value}"` };

@@ -64,6 +64,11 @@ export interface ComponentSelection {
   excludePausedSessions?: boolean;
   /** Actual boot state set and older than this. */
   actualOlderThan?: Date;
+  /**
+   * Only rows written by a transaction this snapshot position (passSnapshot) may not have seen: a
+   * transaction id at or after it. Every writer counts, whatever clock it stamps (the row's xmin).
+   */
+  changedSince?: string;
   /** Keyset paging: ids after this one, at most `limit` rows. */
   afterId?: string;
   limit?: number;
@@ -112,8 +117,30 @@ function where(s: ComponentSelection): SQL | undefined {
       ? and(hasActualState, or(isNull(components.actualUpdatedAt), lt(components.actualUpdatedAt, s.actualOlderThan)))
       : undefined,
     s.excludePausedSessions ? sql`not coalesce(${sessions.paused} or ${sessions.aborted}, false)` : undefined,
+    s.changedSince === undefined ? undefined : writtenSince(s.changedSince),
     s.afterId === undefined ? undefined : gt(components.id, s.afterId),
   );
+}
+
+/** The statement's snapshot's xmax, a full (64-bit) transaction id: every visible row was written before it. */
+const XMAX = sql`pg_snapshot_xmax(pg_current_snapshot())::text::bigint`;
+
+/**
+ * Rows whose writer (xmin, 32 bits) is at or after `since` (a full transaction id): a visible row's
+ * writer is below XMAX, so its distance back from XMAX modulo 2^32 places it exactly, wraparound
+ * included (a frozen row reads as far back).
+ */
+function writtenSince(since: string): SQL {
+  return sql`((${XMAX} - ${components}.xmin::text::bigint) % 4294967296 + 4294967296) % 4294967296 <= ${XMAX} - ${since}::bigint`;
+}
+
+/**
+ * Where a pass starting now stands: every transaction before this id had ended when its snapshot was
+ * taken. A later pass with `changedSince` set to it reads what this one may not have seen.
+ */
+export async function passSnapshot(db: Db): Promise<string> {
+  const r = await db.execute<{ x: string }>(sql`select pg_snapshot_xmin(pg_current_snapshot())::text as x`);
+  return r.rows[0]!.x;
 }
 
 /** Select components in id order (the order chunks are acted on, so chunks are stable across ticks). */
