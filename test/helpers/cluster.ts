@@ -16,6 +16,7 @@ import type { DeployRecord } from '../../src/domain/deploy.ts';
 import { EVENTS_CHANNEL } from '../../src/db/events.ts';
 import type { Options } from '../../src/domain/options.ts';
 import type { Adapters } from '../../src/adapters/ports.ts';
+import { waitFor as waitOn } from './wait.ts';
 
 /** Fast option values: every wait is a second or two, so escalations happen within a test. */
 export const FAST_OPTIONS: Partial<Options> = {
@@ -92,46 +93,9 @@ export async function startCluster(o: { world?: WorldOptions; options?: Partial<
     for (const w of [...waiters]) w();
   });
 
+  // Events wake the check; the 100 ms poll covers changes that write no event (sessions table).
   const waitFor = (cond: () => Promise<boolean>, what: string, timeoutMs = 30_000) =>
-    new Promise<void>((resolve, reject) => {
-      let busy = false;
-      let again = false;
-      const check = async () => {
-        if (busy) {
-          again = true;
-          return;
-        }
-        busy = true;
-        try {
-          do {
-            again = false;
-            if (await cond()) {
-              finish();
-              resolve();
-              return;
-            }
-          } while (again);
-        } catch (e) {
-          finish();
-          reject(e);
-        } finally {
-          busy = false;
-        }
-      };
-      // Events wake the check; the interval covers changes that write no event (sessions table).
-      const tick = setInterval(check, 100);
-      const deadline = setTimeout(() => {
-        finish();
-        reject(new Error(`${what}: not reached within ${timeoutMs} ms`));
-      }, timeoutMs);
-      const finish = () => {
-        clearInterval(tick);
-        clearTimeout(deadline);
-        waiters.delete(check);
-      };
-      waiters.add(check);
-      void check();
-    });
+    waitOn(cond, what, timeoutMs, undefined, 100, waiters).then(() => undefined);
 
   const cluster: Cluster = {
     db,

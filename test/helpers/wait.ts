@@ -3,25 +3,38 @@
  * row in another process's table, another process's HTTP answer). One helper for every such wait.
  */
 
-/** Resolves with cond()'s first truthy value, polled every `everyMs`; rejects at the deadline with `detail()`. */
+/**
+ * Resolves with cond()'s first truthy value, polled every `everyMs` and, when `wake` is given, also
+ * whenever one of its functions is called (e.g. on each component event's NOTIFY); rejects at the
+ * deadline with `detail()`. A wake that comes while cond() runs checks again once it ends.
+ */
 export function waitFor<T>(
   cond: () => Promise<T | undefined | false | null>,
   what: string,
   timeoutMs: number,
   detail: () => string = () => '',
   everyMs = 200,
+  wake?: Set<() => void>,
 ): Promise<T> {
   return new Promise((resolve, reject) => {
     let busy = false;
+    let again = false;
     const check = async () => {
-      if (busy) return;
+      if (busy) {
+        again = true;
+        return;
+      }
       busy = true;
       try {
-        const v = await cond();
-        if (v) {
-          finish();
-          resolve(v);
-        }
+        do {
+          again = false;
+          const v = await cond();
+          if (v) {
+            finish();
+            resolve(v);
+            return;
+          }
+        } while (again);
       } catch (e) {
         finish();
         reject(e);
@@ -37,7 +50,9 @@ export function waitFor<T>(
     const finish = () => {
       clearInterval(tick);
       clearTimeout(deadline);
+      wake?.delete(check);
     };
+    wake?.add(check);
     void check();
   });
 }

@@ -36,6 +36,7 @@ import { Machines, BMC_USER, BMC_PASSWORD } from './machines.ts';
 import { NodeRegistry } from '../../src/adapters/standalone/registry.ts';
 import { createNodeToken } from '../../src/auth/api-tokens.ts';
 import { buildDiskImage } from './disk-image.ts';
+import { waitFor as waitOn } from '../helpers/wait.ts';
 
 const ENABLED = process.env.BOOTORCH_VM_TESTS === '1';
 if (!ENABLED)
@@ -82,36 +83,7 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
 
   /** Re-checks on every component event and every 250 ms, until the deadline. */
   const waitFor = (cond: () => Promise<boolean>, what: string, timeoutMs: number) =>
-    new Promise<void>((resolve, reject) => {
-      let busy = false;
-      const check = async () => {
-        if (busy) return;
-        busy = true;
-        try {
-          if (await cond()) {
-            finish();
-            resolve();
-          }
-        } catch (e) {
-          finish();
-          reject(e);
-        } finally {
-          busy = false;
-        }
-      };
-      const tick = setInterval(check, 250);
-      const deadline = setTimeout(() => {
-        finish();
-        reject(new Error(`${what}: not reached within ${timeoutMs} ms`));
-      }, timeoutMs);
-      const finish = () => {
-        clearInterval(tick);
-        clearTimeout(deadline);
-        waiters.delete(check);
-      };
-      waiters.add(check);
-      void check();
-    });
+    waitOn(cond, what, timeoutMs, undefined, 250, waiters).then(() => undefined);
 
   const component = async (id: string) => (await db.pool.query('select * from components where id = $1', [id])).rows[0];
   const events = async (id: string, session: string) =>
