@@ -33,7 +33,7 @@ export interface DecisionOptions {
 
 export interface Decision {
   /** Which row of the table matched (for explain and events). */
-  rule: '0-pcs' | '0-cfs' | '1' | '2' | '3' | '4a' | '4b' | '4c' | '4d' | '4e' | '4f' | '5' | '6' | DeployRule;
+  rule: '0-pcs' | '0-cfs' | '1' | '1p' | '2' | '3' | '4a' | '4b' | '4c' | '4d' | '4e' | '4f' | '5' | '6' | DeployRule;
   phase: string;
   override: '' | 'on_hold' | 'failed';
   disable: boolean;
@@ -97,6 +97,19 @@ export function decide(
   const failed = c.status === 'failed';
   const keep = failed ? ({ override: 'failed', disable: true } as const) : ({ override: '', disable: false } as const);
   const off = power.state === 'off';
+  // BOS calls such a node shut down at once, even when a power-on it sent moments earlier (an older
+  // session's, before a newer session took the node) is still on its way: the node then comes on after
+  // it was disabled as off. bootorch waits for that power-on to land or time out; rule 3 then turns it off.
+  const powerOnInFlight =
+    c.lastAction === 'powering_on' && !c.lastActionFailed && secondsSince(c.lastActionAt, now) <= o.maxPowerOnWaitTime;
+  if (off && c.desiredKernel === '' && powerOnInFlight && !failed) {
+    return finish({
+      rule: '1p',
+      phase: 'powering_on',
+      ...keep,
+      why: 'off and the desired state is off, but a power-on sent earlier may still land: wait for it',
+    });
+  }
   if (off && c.desiredKernel === '') {
     return finish({
       rule: '1',

@@ -80,6 +80,7 @@ async function setUp(ctx: EngineContext, s: SessionRow): Promise<Step<SessionRow
         rows(plan, ids, queue),
         {
           retryPolicy: typeof rollout.retryPolicy === 'number' ? rollout.retryPolicy : null,
+          maxPowerOnWaitTime: ctx.options.max_power_on_wait_time,
         },
         ctx.actor,
       );

@@ -134,4 +134,26 @@ describe('engine: whole sessions on the simulated cluster', () => {
     expect(new Set(ev0.map((e) => e.session))).toEqual(new Set(['old', 'new']));
     expect(c.world.node(ids[0])!.power).toBe('off');
   });
+
+  it("a shutdown that takes a node while an older session's power-on is still on its way leaves it off", async () => {
+    c = await startCluster({
+      world: { nodes: 2, powerOnDelayMs: 3000 },
+      options: { max_power_on_wait_time: 10, max_boot_wait_time: 20 },
+    });
+    const ids = c.world.ids();
+    await c.template('t');
+    await c.session('old', { template: 't', operation: 'boot' });
+    await c.waitFor(
+      async () => (await c!.events({ session: 'old', component: ids[0] })).some((e) => e.action === 'powering_on'),
+      'power-on sent',
+    );
+    await c.session('new', { template: 't', operation: 'shutdown', limit: ids[0] });
+    await c.waitForSession('new');
+    // The other node was powered on in the same call, so once it has booted the first one's power-on has landed too.
+    await c.waitForSession('old');
+    expect(c.world.node(ids[1])!.power).toBe('on');
+    expect(c.world.node(ids[0])!.power).toBe('off');
+    const [row] = (await c.components()).filter((r) => r.id === ids[0]);
+    expect(row).toMatchObject({ session: 'new', enabled: false });
+  });
 });

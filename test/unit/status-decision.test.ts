@@ -56,6 +56,20 @@ describe('status decision table (BOS §4.1)', () => {
       cfs(),
       { rule: '1', phase: '', disable: true },
     ],
+    [
+      'off and shutdown wanted, a power-on still in flight',
+      comp({ desiredKernel: '', desiredKernelParameters: '', desiredInitrd: '', lastAction: 'powering_on', lastActionAt: ago(5) }),
+      off,
+      cfs(),
+      { rule: '1p', phase: 'powering_on', disable: false },
+    ],
+    [
+      'off and shutdown wanted, the power-on timed out',
+      comp({ desiredKernel: '', desiredKernelParameters: '', desiredInitrd: '', lastAction: 'powering_on', lastActionAt: ago(121) }),
+      off,
+      cfs(),
+      { rule: '1', phase: '', disable: true },
+    ],
     ['off, boot wanted', comp(), off, cfs(), { rule: '2', phase: 'powering_on', disable: false }],
     [
       'off too long after power-on',

@@ -18,14 +18,15 @@ export interface SetupRow {
 
 /**
  * Non-staged: the node joins the session, is enabled and put on hold (or queued behind a rollout
- * gate), its counters reset and its last action `session_setup`; a reboot forgets the node's actual
+ * gate), its counters reset and its last action `session_setup` (unless a shutdown meets a power-on still in
+ * flight, which stays the last action); a reboot forgets the node's actual
  * state. Staged: only the staged state is written.
  */
 export async function applySetup(
   db: Db,
   s: Pick<SessionRow, 'tenantKey' | 'name' | 'operation' | 'stage'>,
   rows: SetupRow[],
-  opts: { retryPolicy: number | null },
+  opts: { retryPolicy: number | null; maxPowerOnWaitTime: number },
   actor: string,
 ): Promise<void> {
   if (rows.length === 0) return;
@@ -74,6 +75,8 @@ export async function applySetup(
       .where(sql`${c.id} = u.id`);
   } else {
     const reboot = s.operation === 'reboot';
+    const inFlightPowerOn = sql`(u.k = '' and ${c.lastAction} = 'powering_on' and not ${c.lastActionFailed}
+      and ${c.lastActionAt} > now() - make_interval(secs => ${opts.maxPowerOnWaitTime}))`;
     const forget = (column: AnyColumn) => (reboot ? '' : sql`${column}`);
     await db
       .update(c)
@@ -89,9 +92,12 @@ export async function applySetup(
         enabled: true,
         statusOverride: sql`case when u.seq is null then 'on_hold' else 'queued' end`,
         queuedSeq: sql`u.seq`,
-        lastAction: 'session_setup',
+        // A shutdown that takes a node with an older session's power-on still on its way keeps that
+        // power-on as the last action, so the status rule 1p waits for it to land instead of calling
+        // the node shut down while it is about to come on.
+        lastAction: sql`case when ${inFlightPowerOn} then ${c.lastAction} else 'session_setup' end`,
         lastActionFailed: false,
-        lastActionAt: sql`now()`,
+        lastActionAt: sql`case when ${inFlightPowerOn} then ${c.lastActionAt} else now() end`,
         error: '',
         failureReason: '',
         powerOnAttempts: 0,
