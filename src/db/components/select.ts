@@ -9,6 +9,7 @@ import { components, sessions } from '../schema.ts';
 import type { DecisionInput } from '../../domain/status-decision.ts';
 import type { ComponentFields } from '../../domain/components.ts';
 import { anyOf, rowVersion } from '../sql.ts';
+import { componentDeploys } from '../deploys.ts';
 
 /** A component as the operators see it: what the status decision reads, plus what acting needs. */
 export interface EngineComponent
@@ -126,12 +127,18 @@ function where(s: ComponentSelection): SQL | undefined {
 const XMAX = sql`pg_snapshot_xmax(pg_current_snapshot())::text::bigint`;
 
 /**
- * Rows whose writer (xmin, 32 bits) is at or after `since` (a full transaction id): a visible row's
+ * Rows of `table` whose writer (xmin, 32 bits) is at or after `since` (a full transaction id): a visible row's
  * writer is below XMAX, so its distance back from XMAX modulo 2^32 places it exactly, wraparound
  * included (a frozen row reads as far back).
  */
+function rowWrittenSince(table: SQL, since: string): SQL {
+  return sql`((${XMAX} - ${table}.xmin::text::bigint) % 4294967296 + 4294967296) % 4294967296 <= ${XMAX} - ${since}::bigint`;
+}
+
+/** A component changed: its row, or its disk deploy's (the agent's heartbeats write only that one). */
 function writtenSince(since: string): SQL {
-  return sql`((${XMAX} - ${components}.xmin::text::bigint) % 4294967296 + 4294967296) % 4294967296 <= ${XMAX} - ${since}::bigint`;
+  return sql`(${rowWrittenSince(sql`${components}`, since)} or exists (select 1 from ${componentDeploys} d
+    where d.id = ${components.id} and ${rowWrittenSince(sql.raw('d'), since)}))`;
 }
 
 /**

@@ -1,0 +1,54 @@
+/**
+ * The selection a changed-only status pass reads (db/components/select.ts changedSince): the components
+ * written since a pass's snapshot, by any writer, including those whose only write was to their disk
+ * deploy (the agent's heartbeats touch component_deploys, not components); nothing else.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshDb, type TestDb } from '../helpers/db.ts';
+import { passSnapshot, selectComponents } from '../../src/db/components/select.ts';
+
+let db: TestDb;
+const ids = ['x1000c0s0b0n0', 'x1000c0s0b0n1', 'x1000c0s0b0n2', 'x1000c0s0b0n3'];
+
+beforeAll(async () => {
+  db = await freshDb();
+  await db.pool.query('insert into components (id, enabled) select unnest($1::text[]), true', [ids]);
+  await db.pool.query(
+    `insert into component_deploys (id, session, spec) values ($1, 's', '{"image":{"url":"http://i","format":"raw","sha256":"0"}}')`,
+    [ids[2]],
+  );
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+const changed = async (since: string) => (await selectComponents(db.db, { enabled: true, changedSince: since })).map((c) => c.id);
+
+describe('changed-only status selection', () => {
+  it('reads the components written since the snapshot, a deploy heartbeat included, and nothing else', async () => {
+    const since = await passSnapshot(db.db);
+    expect(await changed(since)).toEqual([]);
+    await db.pool.query(`update components set error = 'x' where id = $1`, [ids[1]]);
+    await db.pool.query(`update component_deploys set state = 'starting' where id = $1`, [ids[2]]);
+    expect(await changed(since)).toEqual([ids[1], ids[2]]);
+    // A later pass's snapshot leaves them behind; a new write shows again.
+    const next = await passSnapshot(db.db);
+    expect(await changed(next)).toEqual([]);
+    await db.pool.query(`update components set error = '' where id = $1`, [ids[3]]);
+    expect(await changed(next)).toEqual([ids[3]]);
+    expect(await changed(since)).toEqual([ids[1], ids[2], ids[3]]);
+  });
+
+  it('sees a write whose transaction began before the snapshot and committed after it', async () => {
+    const open = await db.pool.connect();
+    try {
+      await open.query('begin');
+      await open.query(`update components set error = 'late' where id = $1`, [ids[0]]);
+      const since = await passSnapshot(db.db);
+      await open.query('commit');
+      expect(await changed(since)).toContain(ids[0]);
+    } finally {
+      open.release();
+    }
+  });
+});
