@@ -3,11 +3,13 @@
  * deploy agent bootorch serves (src/api/boot/deploy-agent.sh) runs as a real shell process against
  * the real API with a node credential, looks itself up, downloads the image over HTTP, checks its
  * sha256 and writes it with dd to the disk its hints choose (a sysfs-shaped folder and a file standing
- * in for the block device); each failure it can meet reaches bootorch with its reason.
+ * in for the block device); each failure it can meet reaches bootorch with its reason. The config
+ * drive bootorch builds is written after the image (raw, and qcow2 converted by qemu-img) and read back
+ * from the disk file with blkid and mtools. Needs dosfstools, mtools, util-linux's blkid and qemu-utils.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,15 +39,24 @@ const MBR_IMAGE = (() => {
   return b;
 })();
 const MBR_SUM = `sha256:${createHash('sha256').update(MBR_IMAGE).digest('hex')}`;
+/** MBR_IMAGE as qcow2 (made with qemu-img in beforeAll). */
+let MBR_QCOW2 = Buffer.alloc(0);
+const MBR_QCOW2_SUM = () => `sha256:${createHash('sha256').update(MBR_QCOW2).digest('hex')}`;
 
 beforeAll(async () => {
   // The boot routes (the config drive's URL) need the harness's database, made by startHarness.
   const boot = express.Router();
   h = await startHarness({ bootRoutes: boot });
   boot.use(bootRoutes({ db: h.db.db }));
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'bootorch-qcow2-'));
+  writeFileSync(path.join(tmp, 'mbr.img'), MBR_IMAGE);
+  execFileSync('qemu-img', ['convert', '-f', 'raw', '-O', 'qcow2', path.join(tmp, 'mbr.img'), path.join(tmp, 'mbr.qcow2')]);
+  MBR_QCOW2 = readFileSync(path.join(tmp, 'mbr.qcow2'));
+  rmSync(tmp, { recursive: true });
   images = createServer((req, res) => {
     if (req.url === '/disk.img') res.writeHead(200).end(IMAGE);
     else if (req.url === '/mbr.img') res.writeHead(200).end(MBR_IMAGE);
+    else if (req.url === '/mbr.qcow2') res.writeHead(200).end(MBR_QCOW2);
     else res.writeHead(404).end('not found');
   });
   await new Promise<void>((r) => images.listen(0, '127.0.0.1', r));
@@ -196,10 +207,19 @@ describe('the deploy agent (shell) against the API', () => {
 
 describe('the config drive (cloud-init NoCloud, built by bootorch)', () => {
   const USER_DATA = '#cloud-config\nhostname: deployed-by-bootorch\nruncmd:\n  - echo config drive read\n';
-  const withDrive = (url = `${imageBase}/mbr.img`, checksum = MBR_SUM): DeployRecord => ({
-    image: { url, format: 'raw', checksum },
+  const withDrive = (url = `${imageBase}/mbr.img`, checksum = MBR_SUM, format: 'raw' | 'qcow2' = 'raw'): DeployRecord => ({
+    image: { url, format, checksum },
     config_drive: { user_data: USER_DATA, meta_data: '' },
   });
+  /** The disk file starts with MBR_IMAGE's bytes, but for the config drive's entry (MBR slot 2, bytes 462..477). */
+  const holdsImage = (file: string) => {
+    const head = Buffer.alloc(MBR_IMAGE.length);
+    const fd = openSync(file, 'r');
+    readSync(fd, head, 0, head.length, 0);
+    closeSync(fd);
+    MBR_IMAGE.copy(head, 462, 462, 478);
+    return head.equals(MBR_IMAGE);
+  };
   /** The MBR's four entries of a disk file. */
   const entries = (file: string) => {
     const mbr = Buffer.alloc(512);
@@ -217,16 +237,7 @@ describe('the config drive (cloud-init NoCloud, built by bootorch)', () => {
     const r = await runAgent(dir);
     expect(r.code, r.output).toBe(0);
     const disk = path.join(dir, 'dev/vda');
-    const head = Buffer.alloc(MBR_IMAGE.length);
-    const fd = openSync(disk, 'r');
-    readSync(fd, head, 0, head.length, 0);
-    closeSync(fd);
-    // The image's own bytes are untouched but for the new entry in slot 2.
-    expect(
-      Buffer.concat([head.subarray(0, 462), head.subarray(478)]).equals(
-        Buffer.concat([MBR_IMAGE.subarray(0, 462), MBR_IMAGE.subarray(478)]),
-      ),
-    ).toBe(true);
+    expect(holdsImage(disk)).toBe(true);
     const gib = 2 ** 30 / 512;
     const [first, drive, ...rest] = entries(disk);
     expect(first).toEqual({ type: 0x83, start: 2048, sectors: 400 });
@@ -246,6 +257,21 @@ describe('the config drive (cloud-init NoCloud, built by bootorch)', () => {
       await h.db.pool.query(`select data from component_events where component_id = $1 and kind = 'report' order by id`, [id])
     ).rows;
     expect(reports.map((e) => e.data.deploy)).toEqual(['starting', 'downloading', 'verifying', 'writing', 'writing', 'written']);
+  });
+
+  it('goes after a qcow2 image too (converted to the disk by qemu-img), the partition table read from the disk', async () => {
+    const { dir } = await deployingNode(15, withDrive(`${imageBase}/mbr.qcow2`, MBR_QCOW2_SUM(), 'qcow2'), {
+      name: 'vda',
+      gib: 1,
+      serial: 'A',
+    });
+    const r = await runAgent(dir);
+    expect(r.code, r.output).toBe(0);
+    const disk = path.join(dir, 'dev/vda');
+    expect(holdsImage(disk)).toBe(true);
+    const [first, drive] = entries(disk);
+    expect(first).toEqual({ type: 0x83, start: 2048, sectors: 400 });
+    expect(drive).toEqual({ type: 0x0c, start: 2 ** 30 / 512 - 4096, sectors: 4096 });
   });
 
   it('fails with write_error, the disk untouched, when the image has no MBR to add the partition to', async () => {
