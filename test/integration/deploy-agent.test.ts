@@ -274,13 +274,14 @@ describe('the config drive (cloud-init NoCloud, built by bootorch)', () => {
     expect(drive).toEqual({ type: 0x0c, start: 2 ** 30 / 512 - 4096, sectors: 4096 });
   });
 
-  it('fails with write_error, the disk untouched, when the image has no MBR to add the partition to', async () => {
+  it('fails with write_error before the disk is written when a raw image has no MBR to add the partition to', async () => {
     const { id, dir } = await deployingNode(12, withDrive(`${imageBase}/disk.img`, SUM), { name: 'vda', gib: 1, serial: 'A' });
     const r = await runAgent(dir);
     expect(r.code, r.output).toBe(1);
     const d = await deployRow(id);
     expect({ state: d.state, reason: d.reason }).toEqual({ state: 'failed', reason: 'write_error' });
     expect(d.message).toContain('no MBR partition table');
+    expect(statSync(path.join(dir, 'dev/vda')).size).toBe(0);
   });
 
   it('fails with write_error before the disk is written when bootorch cannot build it (mkfs.vfat missing), saying why', async () => {

@@ -85,12 +85,34 @@ fail() {
   exit 1
 }
 
-# byte OFFSET [COUNT]: the bytes of the disk at OFFSET as unsigned decimals.
-bytes() { dd if="$DEV/$DISK" bs=1 skip="$1" count="${2:-1}" 2>/dev/null | od -An -tu1; }
-# le32 OFFSET: the little-endian 32-bit number at OFFSET.
+# bytes FILE OFFSET [COUNT]: the bytes of FILE (or disk) at OFFSET as unsigned decimals.
+bytes() { dd if="$1" bs=1 skip="$2" count="${3:-1}" 2>/dev/null | od -An -tu1; }
+# le32 FILE OFFSET: the little-endian 32-bit number at OFFSET.
 le32() {
-  set -- $(bytes "$1" 4)
+  set -- $(bytes "$1" "$2" 4)
   echo $(($1 + ($2 << 8) + ($3 << 16) + ($4 << 24)))
+}
+
+# mbr_room FILE: whether FILE (the image, or the disk once written) starts with an MBR the config
+# drive's partition can be added to; sets SLOT (the first free entry) and USED (the end of the last
+# partition, sectors), or fails WRITE_ERROR saying why.
+mbr_room() {
+  f=$1
+  set -- $(bytes "$f" 510 2)
+  [ "$1 $2" = "85 170" ] || fail WRITE_ERROR "config drive: the image has no MBR partition table to add its partition to"
+  USED=0 SLOT=
+  for i in 0 1 2 3; do
+    e=$((446 + 16 * i))
+    type=$(bytes "$f" $((e + 4)) | tr -d ' ')
+    [ "$type" = 238 ] && fail WRITE_ERROR "config drive: the image has a GPT partition table (only MBR is done)"
+    if [ "$type" = 0 ]; then
+      [ -z "$SLOT" ] && SLOT=$i
+      continue
+    fi
+    end=$(($(le32 "$f" $((e + 8))) + $(le32 "$f" $((e + 12)))))
+    [ "$end" -gt "$USED" ] && USED=$end
+  done
+  [ -n "$SLOT" ] || fail WRITE_ERROR "config drive: the image's MBR has no free partition slot"
 }
 # octal N...: printf escapes for these byte values.
 octal() { for b in "$@"; do printf '\\%03o' "$b"; done; }
@@ -104,21 +126,9 @@ write_config_drive() {
   disk_sectors=$(cat "$SYS_BLOCK/$DISK/size")
   image_sectors=$((($(wc -c < "$IMAGE") + 511) / 512))
   [ "$FORMAT" = QCOW2 ] && image_sectors=$((($(qemu-img info "$IMAGE" | sed -n 's/^virtual size: .*(\([0-9]*\) bytes).*/\1/p') + 511) / 512))
-  set -- $(bytes 510 2)
-  [ "$1 $2" = "85 170" ] || fail WRITE_ERROR "config drive: the image on $DEV/$DISK has no MBR partition table"
-  used=$image_sectors slot=
-  for i in 0 1 2 3; do
-    e=$((446 + 16 * i))
-    type=$(bytes $((e + 4)) | tr -d ' ')
-    [ "$type" = 238 ] && fail WRITE_ERROR "config drive: the image on $DEV/$DISK has a GPT partition table (only MBR is done)"
-    if [ "$type" = 0 ]; then
-      [ -z "$slot" ] && slot=$i
-      continue
-    fi
-    end=$(($(le32 $((e + 8))) + $(le32 $((e + 12)))))
-    [ "$end" -gt "$used" ] && used=$end
-  done
-  [ -n "$slot" ] || fail WRITE_ERROR "config drive: the MBR on $DEV/$DISK has no free partition slot"
+  mbr_room "$DEV/$DISK"
+  slot=$SLOT used=$USED
+  [ "$image_sectors" -gt "$used" ] && used=$image_sectors
   start=$(((disk_sectors - need) / 2048 * 2048))
   [ "$start" -ge "$used" ] || fail WRITE_ERROR "config drive: no room on $DEV/$DISK ($disk_sectors sectors, $used used, $need needed)"
   [ "$start" -lt 4294967296 ] || fail WRITE_ERROR "config drive: $DEV/$DISK is too large for an MBR partition at its end"
@@ -202,6 +212,9 @@ if [ "$HAS_CONFIG_DRIVE" = true ]; then
     timeout 60 wget -q -O "$DRIVE" --header "Authorization: Bearer $TOKEN" "$DRIVE_URL" 2>"$TMP/bootorch-drive.err"
   fi || fail WRITE_ERROR "config drive not given by $DRIVE_URL: $(head -c 150 "$TMP/bootorch-drive.err")"
   [ -s "$DRIVE" ] || fail WRITE_ERROR "config drive from $DRIVE_URL is empty"
+  # A raw image that has no room for the drive's partition fails here, before the disk is written (a
+  # qcow2 one is checked once converted to the disk).
+  [ "$FORMAT" != QCOW2 ] && mbr_room "$IMAGE"
 fi
 
 step WRITING "$DEV/$DISK"
