@@ -8,7 +8,8 @@
 #
 #   scripts/vm-assets.sh [DIR]      DIR defaults to $BOOTORCH_VM_ASSETS, else .cache/vm-assets
 #
-# Needs apt-get, dpkg-deb, gzip and busybox-static; the VM test (test/vm) also needs QEMU, iPXE's ROMs,
+# Needs apt-get, dpkg-deb, gzip, busybox-static and qemu-utils (qemu-img, carried in the ramdisk for
+# qcow2 deploys); the VM test (test/vm) also needs QEMU, iPXE's ROMs,
 # OpenIPMI's ipmi_sim and ipmitool, so on Debian 12:
 #   apt-get install -y --no-install-recommends qemu-system-x86 ipxe-qemu openipmi ipmitool busybox-static
 # The kernel is downloaded once (cached in DIR); the initrd is rebuilt on every run (0.5 s), so it
@@ -48,6 +49,15 @@ ln -s busybox "$I/bin/sh"          # without it: "No working init found" (real-n
 cp "$DIR"/modules/* "$I/lib/modules/"
 cp "$ROOT/src/api/boot/reporter.sh" "$I/bin/bootorch-report"
 cp "$ROOT/src/api/boot/deploy-agent.sh" "$I/bin/bootorch-deploy"
+# qcow2 images: the deploy agent converts them to the disk with qemu-img, as Ironic's agent does; the
+# ramdisk carries it with the libraries ldd names, at their own paths (Debian: qemu-utils).
+QEMU_IMG=$(command -v qemu-img || true)
+[ -n "$QEMU_IMG" ] || { echo "vm-assets: qemu-img not found (apt-get install qemu-utils)" >&2; exit 1; }
+cp "$QEMU_IMG" "$I/bin/qemu-img"
+for lib in $(ldd "$QEMU_IMG" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+  mkdir -p "$I$(dirname "$lib")"
+  cp -L "$lib" "$I$lib"
+done
 cat > "$I/usr/share/udhcpc/default.script" <<'S'
 #!/bin/sh
 case "$1" in

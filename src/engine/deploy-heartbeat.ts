@@ -49,7 +49,9 @@ export async function deployHeartbeat(
     const message = (input.message ?? '').slice(0, 1000);
     const moved = await moveDeploys(tx, [id], { state: input.state, reason, message, heartbeat: true }, [d.state]);
     if (moved.length === 0) return { ok: false, code: 'CONFLICT', message: `the deploy of ${id} changed meanwhile; send again` };
-    if (d.state !== input.state) {
+    // A new state, or a new step within one (the agent's WRITING "config drive: ..." after the image's
+    // WRITING), is on the timeline; the keeper's repeats (no message) are not.
+    if (d.state !== input.state || (message !== '' && message !== d.message)) {
       await appendEvents(tx, [
         {
           componentId: id,
@@ -62,7 +64,7 @@ export async function deployHeartbeat(
           data: { deploy: input.state, from: d.state, ...(message ? { message } : {}) },
         },
       ]);
-      await scheduler.kick(tx, ['status']);
+      if (d.state !== input.state) await scheduler.kick(tx, ['status']);
     }
     return {
       ok: true,

@@ -7,6 +7,8 @@
  * Failures come from the truth where there is one (an unreachable URL, a wrong checksum, hints no
  * disk meets) and from fault knobs where there is none: `diskWriteFails` (write_error) and
  * `deployAgentHangs` (the agent goes silent after it starts downloading: heartbeat_timeout).
+ * With a config drive, the agent fetches it from bootorch after verifying the image (write_error when
+ * it is not given, the disk untouched) and "writes" it after the image (the node keeps its bytes).
  * Heartbeats the handler refuses or throws on are retried with the reporter's backoff, a few times.
  */
 import { createHash } from 'node:crypto';
@@ -24,6 +26,9 @@ export interface Heartbeat {
 /** The engine's deployHeartbeat: the deploy's instructions, or throws (refused, or bootorch unreachable). */
 export type DeployHandler = (xname: string, hb: Heartbeat) => Promise<DeployRecord>;
 
+/** bootorch's config drive for a node (what GET /boot/v1/config-drive/<xname> serves), or throws. */
+export type ConfigDriveHandler = (xname: string) => Promise<Buffer>;
+
 export interface DeployAgentHost {
   timers: Timers;
   faults: Faults;
@@ -31,6 +36,7 @@ export interface DeployAgentHost {
   stepMs: number;
   retryMs: number;
   handler(): DeployHandler | undefined;
+  configDrive(): ConfigDriveHandler | undefined;
   onHeartbeat(id: string, hb: Heartbeat): void;
 }
 
@@ -100,10 +106,27 @@ export class SimDeployAgents {
     await this.beat(node, gen, { state: 'verifying' });
     const sum = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
     if (sum !== spec.image.checksum) return void (await fail('checksum_mismatch', `got ${sum}`));
+    let drive: Buffer | undefined;
+    if (spec.config_drive) {
+      try {
+        const get = this.host.configDrive();
+        if (!get) throw new Error('no config drive handler');
+        drive = await get(node.id);
+      } catch (e) {
+        return void (await fail('write_error', `config drive not given: ${e instanceof Error ? e.message : String(e)}`));
+      }
+    }
     await this.beat(node, gen, { state: 'writing', message: `/dev/${disk.name}` });
     await this.wait(this.host.stepMs);
     if (this.host.faults.has('diskWriteFails', node.id)) return void (await fail('write_error', `dd to /dev/${disk.name}: I/O error`));
     node.diskImage = spec.image.checksum;
-    await this.beat(node, gen, { state: 'written', message: `${bytes.length} bytes to /dev/${disk.name}` });
+    node.configDrive = undefined;
+    let note = '';
+    if (drive) {
+      await this.beat(node, gen, { state: 'writing', message: `config drive: partition 2 of /dev/${disk.name}` });
+      node.configDrive = drive;
+      note = ' + config drive cidata on partition 2';
+    }
+    await this.beat(node, gen, { state: 'written', message: `${bytes.length} bytes to /dev/${disk.name}${note}` });
   }
 }

@@ -29,6 +29,8 @@ export interface SimNode {
   bootDiskOnce?: boolean;
   /** Disk deploys: the checksum of the image written to the node's disk. */
   diskImage?: string;
+  /** Disk deploys: the config drive (filesystem image) written after it, when the deploy had one. */
+  configDrive?: Buffer;
 }
 
 export interface BssEntry {

@@ -8,7 +8,7 @@
  */
 import { ServiceError } from '../adapters/errors.ts';
 import { NodeAgents, type AgentTiming, type ReportHandler } from './agents.ts';
-import { SimDeployAgents, type DeployHandler } from './deploy-agent.ts';
+import { SimDeployAgents, type ConfigDriveHandler, type DeployHandler } from './deploy-agent.ts';
 import { Batcher, type BatcherOptions } from './batcher.ts';
 import { CfsStore } from './cfs-store.ts';
 import type { CfsOptions } from './cfs.ts';
@@ -79,6 +79,7 @@ export class SimWorld {
   private readonly rand: () => number;
   private reporter?: ReportHandler;
   private deployHandler?: DeployHandler;
+  private configDriveHandler?: ConfigDriveHandler;
   private deploys!: SimDeployAgents;
 
   constructor(o: WorldOptions = {}) {
@@ -156,6 +157,7 @@ export class SimWorld {
       stepMs: this.timing.bootDelayMs,
       retryMs: this.timing.reportRetryBaseMs,
       handler: () => this.deployHandler,
+      configDrive: () => this.configDriveHandler,
       onHeartbeat: (id, hb) => this.emit('deploy-heartbeat', { id, ...hb }),
     });
     this.applyInitial(o.initial ?? {});
@@ -181,6 +183,11 @@ export class SimWorld {
   /** The deploy agents' heartbeat (the engine's deployHeartbeat). */
   setDeployHandler(fn: DeployHandler | undefined): void {
     this.deployHandler = fn;
+  }
+
+  /** bootorch's config drive for a node (what its boot routes serve the deploy agent). */
+  setConfigDriveHandler(fn: ConfigDriveHandler | undefined): void {
+    this.configDriveHandler = fn;
   }
 
   /** A BMC's boot override: the node's next boot is from its disk (true) or the network. */
@@ -284,6 +291,7 @@ export class SimWorld {
     this.timers.close();
     this.reporter = undefined;
     this.deployHandler = undefined;
+    this.configDriveHandler = undefined;
   }
 
   private setPower(node: SimNode, value: 'on' | 'off', op: PcsOperation): void {

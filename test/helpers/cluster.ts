@@ -5,6 +5,7 @@
  */
 import pg from 'pg';
 import pino from 'pino';
+import { nodeConfigDrive } from '../../src/adapters/standalone/config-drive.ts';
 import { freshDb, type TestDb } from './db.ts';
 import { SimWorld, type WorldOptions } from '../../src/sim/world.ts';
 import { createSimAdapters } from '../../src/adapters/factory.ts';
@@ -83,6 +84,12 @@ export async function startCluster(o: { world?: WorldOptions; options?: Partial<
     const r = await deployHeartbeat(db.db, engine.scheduler, { id, ...hb, actor: `node:${id}` }, { heartbeatTimeoutSeconds: 300 });
     if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
     return r.deploy;
+  });
+  // Their config drives come from the function the boot routes serve them with.
+  world.setConfigDriveHandler(async (id) => {
+    const r = await nodeConfigDrive(db.db, id);
+    if (!r.ok) throw new Error(`HTTP ${r.status}: ${r.message}`);
+    return r.image;
   });
 
   const listener = new pg.Client({ connectionString: db.url });

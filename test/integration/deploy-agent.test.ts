@@ -3,18 +3,22 @@
  * deploy agent bootorch serves (src/api/boot/deploy-agent.sh) runs as a real shell process against
  * the real API with a node credential, looks itself up, downloads the image over HTTP, checks its
  * sha256 and writes it with dd to the disk its hints choose (a sysfs-shaped folder and a file standing
- * in for the block device); each failure it can meet reaches bootorch with its reason.
+ * in for the block device); each failure it can meet reaches bootorch with its reason. The config
+ * drive bootorch builds is written after the image (raw, and qcow2 converted by qemu-img) and read back
+ * from the disk file with blkid and mtools. Needs dosfstools, mtools, util-linux's blkid and qemu-utils.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, errorOf, type Harness } from './api-harness.ts';
 import { createNodeToken } from '../../src/auth/api-tokens.ts';
 import { setDeploys } from '../../src/db/deploys.ts';
+import { bootRoutes } from '../../src/api/boot/routes.ts';
 import type { DeployRecord } from '../../src/domain/deploy.ts';
 
 const IMAGE = randomBytes(300 * 1024);
@@ -24,10 +28,35 @@ let h: Harness;
 let images: Server;
 let imageBase: string;
 
+/** A whole-disk image with an MBR: one Linux partition at 1 MiB, 400 sectors long; random elsewhere. */
+const MBR_IMAGE = (() => {
+  const b = randomBytes(300 * 1024);
+  b.fill(0, 446, 510);
+  b.set([0x80, 0xfe, 0xff, 0xff, 0x83, 0xfe, 0xff, 0xff], 446);
+  b.writeUInt32LE(2048, 446 + 8);
+  b.writeUInt32LE(400, 446 + 12);
+  b.set([0x55, 0xaa], 510);
+  return b;
+})();
+const MBR_SUM = `sha256:${createHash('sha256').update(MBR_IMAGE).digest('hex')}`;
+/** MBR_IMAGE as qcow2 (made with qemu-img in beforeAll). */
+let MBR_QCOW2 = Buffer.alloc(0);
+const MBR_QCOW2_SUM = () => `sha256:${createHash('sha256').update(MBR_QCOW2).digest('hex')}`;
+
 beforeAll(async () => {
-  h = await startHarness();
+  // The boot routes (the config drive's URL) need the harness's database, made by startHarness.
+  const boot = express.Router();
+  h = await startHarness({ bootRoutes: boot });
+  boot.use(bootRoutes({ db: h.db.db }));
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'bootorch-qcow2-'));
+  writeFileSync(path.join(tmp, 'mbr.img'), MBR_IMAGE);
+  execFileSync('qemu-img', ['convert', '-f', 'raw', '-O', 'qcow2', path.join(tmp, 'mbr.img'), path.join(tmp, 'mbr.qcow2')]);
+  MBR_QCOW2 = readFileSync(path.join(tmp, 'mbr.qcow2'));
+  rmSync(tmp, { recursive: true });
   images = createServer((req, res) => {
     if (req.url === '/disk.img') res.writeHead(200).end(IMAGE);
+    else if (req.url === '/mbr.img') res.writeHead(200).end(MBR_IMAGE);
+    else if (req.url === '/mbr.qcow2') res.writeHead(200).end(MBR_QCOW2);
     else res.writeHead(404).end('not found');
   });
   await new Promise<void>((r) => images.listen(0, '127.0.0.1', r));
@@ -101,14 +130,15 @@ async function deployingNode(i: number, deploy: DeployRecord, disk: { name: stri
   return { id, dir };
 }
 
-function runAgent(dir: string): Promise<{ code: number; output: string }> {
+/** Runs the agent with this PATH (default: the test's). */
+function runAgent(dir: string, PATH = process.env.PATH): Promise<{ code: number; output: string }> {
   return new Promise((resolve) =>
     execFile(
       'sh',
       [AGENT],
       {
         env: {
-          PATH: process.env.PATH,
+          PATH,
           BOOTORCH_CMDLINE: path.join(dir, 'cmdline'),
           BOOTORCH_SYS_BLOCK: path.join(dir, 'sys/block'),
           BOOTORCH_DEV: path.join(dir, 'dev'),
@@ -172,5 +202,121 @@ describe('the deploy agent (shell) against the API', () => {
     expect(errorOf(q).code).toBe('FORBIDDEN');
     const missing = await h.gql(`mutation { deployHeartbeat(id: "${id}", state: FAILED) { __typename } }`);
     expect(errorOf(missing)).toMatchObject({ code: 'BAD_USER_INPUT', field: 'reason' });
+  });
+});
+
+describe('the config drive (cloud-init NoCloud, built by bootorch)', () => {
+  const USER_DATA = '#cloud-config\nhostname: deployed-by-bootorch\nruncmd:\n  - echo config drive read\n';
+  const withDrive = (url = `${imageBase}/mbr.img`, checksum = MBR_SUM, format: 'raw' | 'qcow2' = 'raw'): DeployRecord => ({
+    image: { url, format, checksum },
+    config_drive: { user_data: USER_DATA, meta_data: '' },
+  });
+  /** The disk file starts with MBR_IMAGE's bytes, but for the config drive's entry (MBR slot 2, bytes 462..477). */
+  const holdsImage = (file: string) => {
+    const head = Buffer.alloc(MBR_IMAGE.length);
+    const fd = openSync(file, 'r');
+    readSync(fd, head, 0, head.length, 0);
+    closeSync(fd);
+    MBR_IMAGE.copy(head, 462, 462, 478);
+    return head.equals(MBR_IMAGE);
+  };
+  /** The MBR's four entries of a disk file. */
+  const entries = (file: string) => {
+    const mbr = Buffer.alloc(512);
+    const fd = openSync(file, 'r');
+    readSync(fd, mbr, 0, 512, 0);
+    closeSync(fd);
+    return [0, 1, 2, 3].map((i) => {
+      const e = 446 + 16 * i;
+      return { type: mbr[e + 4], start: mbr.readUInt32LE(e + 8), sectors: mbr.readUInt32LE(e + 12) };
+    });
+  };
+
+  it('is written after the image, in a new partition at the end of the disk labelled cidata, holding the user-data', async () => {
+    const { id, dir } = await deployingNode(11, withDrive(), { name: 'vda', gib: 1, serial: 'A' });
+    const r = await runAgent(dir);
+    expect(r.code, r.output).toBe(0);
+    const disk = path.join(dir, 'dev/vda');
+    expect(holdsImage(disk)).toBe(true);
+    const gib = 2 ** 30 / 512;
+    const [first, drive, ...rest] = entries(disk);
+    expect(first).toEqual({ type: 0x83, start: 2048, sectors: 400 });
+    expect(drive).toEqual({ type: 0x0c, start: gib - 2048 * 2, sectors: 4096 });
+    expect(rest.every((e) => e.type === 0)).toBe(true);
+    expect(statSync(disk).size).toBe(2 ** 30);
+    const at = `${drive!.start * 512}`;
+    expect(execFileSync('blkid', ['-p', '-O', at, '-s', 'LABEL', '-o', 'value', disk], { encoding: 'utf8' }).trim()).toBe('cidata');
+    const mtools = { encoding: 'utf8' as const, env: { ...process.env, MTOOLS_SKIP_CHECK: '1' } };
+    expect(execFileSync('mtype', ['-i', `${disk}@@${at}`, '::user-data'], mtools)).toBe(USER_DATA);
+    expect(execFileSync('mtype', ['-i', `${disk}@@${at}`, '::meta-data'], mtools)).toBe(`instance-id: ${id}\nlocal-hostname: ${id}\n`);
+    const d = await deployRow(id);
+    expect(d.state).toBe('written');
+    expect(d.message).toContain('bytes to');
+    expect(d.message).toContain(' + config drive cidata on partition 2 at sector 2093056');
+    const reports = (
+      await h.db.pool.query(`select data from component_events where component_id = $1 and kind = 'report' order by id`, [id])
+    ).rows;
+    expect(reports.map((e) => e.data.deploy)).toEqual(['starting', 'downloading', 'verifying', 'writing', 'writing', 'written']);
+  });
+
+  it('goes after a qcow2 image too (converted to the disk by qemu-img), the partition table read from the disk', async () => {
+    const { dir } = await deployingNode(15, withDrive(`${imageBase}/mbr.qcow2`, MBR_QCOW2_SUM(), 'qcow2'), {
+      name: 'vda',
+      gib: 1,
+      serial: 'A',
+    });
+    const r = await runAgent(dir);
+    expect(r.code, r.output).toBe(0);
+    const disk = path.join(dir, 'dev/vda');
+    expect(holdsImage(disk)).toBe(true);
+    const [first, drive] = entries(disk);
+    expect(first).toEqual({ type: 0x83, start: 2048, sectors: 400 });
+    expect(drive).toEqual({ type: 0x0c, start: 2 ** 30 / 512 - 4096, sectors: 4096 });
+  });
+
+  it('fails with write_error before the disk is written when a raw image has no MBR to add the partition to', async () => {
+    const { id, dir } = await deployingNode(12, withDrive(`${imageBase}/disk.img`, SUM), { name: 'vda', gib: 1, serial: 'A' });
+    const r = await runAgent(dir);
+    expect(r.code, r.output).toBe(1);
+    const d = await deployRow(id);
+    expect({ state: d.state, reason: d.reason }).toEqual({ state: 'failed', reason: 'write_error' });
+    expect(d.message).toContain('no MBR partition table');
+    expect(statSync(path.join(dir, 'dev/vda')).size).toBe(0);
+  });
+
+  it('fails with write_error before the disk is written when bootorch cannot build it (mkfs.vfat missing), saying why', async () => {
+    const { id, dir } = await deployingNode(13, withDrive(), { name: 'vda', gib: 1, serial: 'A' });
+    const path0 = process.env.PATH;
+    process.env.PATH = '/nonexistent';
+    let r: Awaited<ReturnType<typeof runAgent>>;
+    try {
+      r = await runAgent(dir, path0);
+    } finally {
+      process.env.PATH = path0;
+    }
+    expect(r.code, r.output).toBe(1);
+    expect(statSync(path.join(dir, 'dev/vda')).size).toBe(0);
+    const d = await deployRow(id);
+    expect({ state: d.state, reason: d.reason }).toEqual({ state: 'failed', reason: 'write_error' });
+    expect(d.message).toContain('config drive not given');
+    const errors = (await h.db.pool.query(`select error, reason from component_events where component_id = $1 and kind = 'error'`, [id]))
+      .rows;
+    // bootorch's own word (the API could not build it), beside the agent's failure.
+    expect(errors).toContainEqual({ reason: 'write_error', error: expect.stringContaining('mkfs.vfat is not installed') });
+  });
+
+  it("is served only to its own node's credential", async () => {
+    const { id } = await deployingNode(14, withDrive(), { name: 'vda', gib: 1, serial: 'A' });
+    const url = `${h.server.url.replace(/\/graphql$/, '')}/boot/v1/config-drive/${id}`;
+    expect((await fetch(url)).status).toBe(401);
+    const other = await createNodeToken(h.db.db, 'x3000c0s1b0n0', { ttlSeconds: 60 });
+    expect((await fetch(url, { headers: { authorization: `Bearer ${other.token}` } })).status).toBe(403);
+    const own = { authorization: `Bearer ${(await createNodeToken(h.db.db, id, { ttlSeconds: 60, revokeExisting: false })).token}` };
+    // Not before its agent has looked itself up.
+    expect((await fetch(url, { headers: own })).status).toBe(409);
+    await h.ok(`mutation { deployHeartbeat(id: "${id}", state: STARTING) { __typename } }`, {}, own);
+    const res = await fetch(url, { headers: own });
+    expect(res.status).toBe(200);
+    expect((await res.arrayBuffer()).byteLength).toBe(2048 * 1024);
   });
 });

@@ -8,11 +8,14 @@
  * Guests use slirp; every server listens on 127.0.0.1.
  * Disk deploys (issue 21): two more VMs with an empty virtio disk; one is deployed with a bootable
  * disk image built by the test (syslinux + the same kernel and initrd, whose init reports as the
- * installed system), boots from its disk and reports; the other is given a wrong checksum, fails
- * with checksum_mismatch and is left powered off. The timings per phase are printed.
+ * installed system), given as qcow2 (the ramdisk's qemu-img writes it), boots from its disk and
+ * reports; the other is given a wrong checksum (raw), fails
+ * with checksum_mismatch and is left powered off. The deployed one also gets a config drive (NoCloud,
+ * built by bootorch), read back on the host from its disk file: a partition labelled cidata holding the
+ * user-data given. The timings per phase are printed.
  *
  * Behind BOOTORCH_VM_TESTS=1 (needs qemu-system-x86, ipxe-qemu, openipmi, ipmitool, busybox-static,
- * syslinux, syslinux-common, mtools, dosfstools and the kernel package scripts/vm-assets.sh downloads). BOOTORCH_VM_ACCEL=kvm uses KVM (default TCG).
+ * syslinux, syslinux-common, mtools, dosfstools, qemu-utils and the kernel package scripts/vm-assets.sh downloads). BOOTORCH_VM_ACCEL=kvm uses KVM (default TCG).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync, readFileSync, truncateSync, openSync, readSync, closeSync } from 'node:fs';
@@ -311,8 +314,16 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     });
     const bytes = readFileSync(image);
     const checksum = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-    timings.push(`disk image built in ${((Date.now() - built) / 1000).toFixed(1)} s: ${(bytes.length / 2 ** 20).toFixed(1)} MiB`);
+    // The deployed VM gets it as qcow2 (the ramdisk carries qemu-img, scripts/vm-assets.sh); the other as raw.
+    const qcow2 = path.join(files, 'installed.qcow2');
+    execFileSync('qemu-img', ['convert', '-f', 'raw', '-O', 'qcow2', image, qcow2], { stdio: 'pipe' });
+    const qcow2Bytes = readFileSync(qcow2);
+    timings.push(
+      `disk image built in ${((Date.now() - built) / 1000).toFixed(1)} s: ${(bytes.length / 2 ** 20).toFixed(1)} MiB raw, ${(qcow2Bytes.length / 2 ** 20).toFixed(1)} MiB qcow2`,
+    );
     const deploy = (sum: string) => ({ image: { url: 'installed.img', format: 'RAW', checksum: sum }, rootDeviceHints: { name: 'vda' } });
+    // The deployed VM also gets a config drive: bootorch builds it (NoCloud, cidata) and its agent writes it.
+    const userData = `#cloud-config\nhostname: ${DEPLOYED}\nruncmd:\n  - echo written by bootorch's deploy agent\n`;
     await gql(`mutation($i: SessionTemplateInput!) { putSessionTemplate(name: "deploy", input: $i) { template { name } } }`, {
       i: {
         enableCfs: false,
@@ -323,7 +334,15 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
             path: 'manifest.json',
             kernelParameters: 'console=ttyS0 quiet',
             nodeList: [DEPLOYED],
-            deploy: deploy(checksum),
+            deploy: {
+              ...deploy(checksum),
+              image: {
+                url: 'installed.qcow2',
+                format: 'QCOW2',
+                checksum: `sha256:${createHash('sha256').update(qcow2Bytes).digest('hex')}`,
+              },
+              configDrive: { userData, metaData: `instance-id: ${DEPLOYED}\n` },
+            },
           },
           {
             name: 'bad',
@@ -362,12 +381,29 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     const guest = readFileSync(vm.console, 'utf8');
     expect(guest).toMatch(/deploy agent exited 0/);
     expect(guest).toMatch(/installed system reported \(0\)/);
-    // The disk holds the image (read back from the VM's disk file).
+    // The disk holds the image, raw (read back from the VM's disk file).
     const disk = Buffer.alloc(bytes.length);
     const fd = openSync(path.join(machines.root, 'vm4-disk.raw'), 'r');
     readSync(fd, disk, 0, bytes.length, 0);
     closeSync(fd);
-    expect(`sha256:${createHash('sha256').update(disk).digest('hex')}`).toBe(checksum);
+    // The image as written, but for the config drive's partition entry (MBR slot 2, bytes 462..477).
+    const asImage = Buffer.from(disk);
+    bytes.copy(asImage, 462, 462, 478);
+    expect(`sha256:${createHash('sha256').update(asImage).digest('hex')}`).toBe(checksum);
+    // The config drive, read on the host from the VM's disk file: a new MBR partition (slot 2) at the
+    // end of the 64 MiB disk, whose filesystem blkid calls cidata and whose user-data mtools reads back.
+    const diskFile = path.join(machines.root, 'vm4-disk.raw');
+    const entry = disk.subarray(446 + 16, 446 + 32);
+    const cd = { type: entry[4], start: entry.readUInt32LE(8), sectors: entry.readUInt32LE(12) };
+    expect(cd).toEqual({ type: 0x0c, start: (64 * 2 ** 20) / 512 - 4096, sectors: 4096 });
+    const offset = String(cd.start * 512);
+    const probe = execFileSync('blkid', ['-p', '-O', offset, '-o', 'export', diskFile], { encoding: 'utf8' });
+    expect(probe).toMatch(/^LABEL=cidata$/m);
+    const mtools = { encoding: 'utf8' as const, env: { ...process.env, MTOOLS_SKIP_CHECK: '1' } };
+    expect(execFileSync('mtype', ['-i', `${diskFile}@@${offset}`, '::user-data'], mtools)).toBe(userData);
+    timings.push(
+      `config drive on ${DEPLOYED}'s disk: partition 2 at sector ${cd.start}, ${probe.match(/^TYPE=.*$/m)?.[0]} LABEL=cidata, user-data ${userData.length} bytes as given`,
+    );
     // Two power-ons: into the deploy ramdisk, and the cycle into the installed system.
     expect(vm.powerOns().length).toBe(2);
 
@@ -386,6 +422,7 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
           .filter(([s]) => s !== 'pending')
           .map(([s, t]): [string, number] => [s, new Date(t).getTime()]),
         ['switching_to_disk action', at(ev.find((e) => e.kind === 'action' && e.action === 'switching_to_disk'))],
+        ['config drive writing', at(ev.find((e) => e.kind === 'report' && String(e.data?.message ?? '').startsWith('config drive')))],
         ['failed (node off)', at(ev.find((e) => e.kind === 'failed'))],
       ];
       const line = marks

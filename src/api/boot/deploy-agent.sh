@@ -6,8 +6,12 @@
 #
 # Protocol (README, "Disk deploys"): every step is a `deployHeartbeat` GraphQL mutation with the node
 # credential. The first (STARTING) is the lookup: its answer carries the image URL, format, sha256 and
-# the root device hints. Then DOWNLOADING, VERIFYING, WRITING, WRITTEN, or FAILED with a reason
-# (CHECKSUM_MISMATCH, NO_MATCHING_DISK, WRITE_ERROR, IMAGE_UNREACHABLE). While a step runs, the current
+# the root device hints and hasConfigDrive. Then DOWNLOADING, VERIFYING, WRITING, WRITTEN, or FAILED
+# with a reason (CHECKSUM_MISMATCH, NO_MATCHING_DISK, WRITE_ERROR, IMAGE_UNREACHABLE). With a config
+# drive, the agent fetches it after verifying the image (GET /boot/v1/config-drive/<xname> with the
+# same node credential), writes the image, then the drive at the end of the disk in a new MBR
+# partition, heartbeating WRITING again with "config drive: ..." as its message; any failure there is
+# WRITE_ERROR. While a step runs, the current
 # state is re-sent every heartbeatIntervalSeconds; bootorch fails a node whose agent goes silent.
 # After WRITTEN bootorch sets the boot device to disk and power-cycles the node.
 # `deploy-agent.sh active`, run by the installed system once its network is up, is its first report
@@ -81,6 +85,67 @@ fail() {
   exit 1
 }
 
+# bytes FILE OFFSET [COUNT]: the bytes of FILE (or disk) at OFFSET as unsigned decimals.
+bytes() { dd if="$1" bs=1 skip="$2" count="${3:-1}" 2>/dev/null | od -An -tu1; }
+# le32 FILE OFFSET: the little-endian 32-bit number at OFFSET.
+le32() {
+  set -- $(bytes "$1" "$2" 4)
+  echo $(($1 + ($2 << 8) + ($3 << 16) + ($4 << 24)))
+}
+
+# mbr_room FILE: whether FILE (the image, or the disk once written) starts with an MBR the config
+# drive's partition can be added to; sets SLOT (the first free entry) and USED (the end of the last
+# partition, sectors), or fails WRITE_ERROR saying why.
+mbr_room() {
+  f=$1
+  set -- $(bytes "$f" 510 2)
+  [ "$1 $2" = "85 170" ] || fail WRITE_ERROR "config drive: the image has no MBR partition table to add its partition to"
+  USED=0 SLOT=
+  for i in 0 1 2 3; do
+    e=$((446 + 16 * i))
+    type=$(bytes "$f" $((e + 4)) | tr -d ' ')
+    [ "$type" = 238 ] && fail WRITE_ERROR "config drive: the image has a GPT partition table (only MBR is done)"
+    if [ "$type" = 0 ]; then
+      [ -z "$SLOT" ] && SLOT=$i
+      continue
+    fi
+    end=$(($(le32 "$f" $((e + 8))) + $(le32 "$f" $((e + 12)))))
+    [ "$end" -gt "$USED" ] && USED=$end
+  done
+  [ -n "$SLOT" ] || fail WRITE_ERROR "config drive: the image's MBR has no free partition slot"
+}
+# octal N...: printf escapes for these byte values.
+octal() { for b in "$@"; do printf '\\%03o' "$b"; done; }
+
+# The config drive goes in a new primary partition at the end of the disk, after the image (as Ironic's
+# agent does): the drive's sectors written with dd at the last MiB-aligned place it fits, then a
+# partition entry (type 0x0c, as Ironic's parted fat32) in a free slot of the image's MBR.
+write_config_drive() {
+  size=$(wc -c < "$DRIVE")
+  need=$(((size + 511) / 512))
+  disk_sectors=$(cat "$SYS_BLOCK/$DISK/size")
+  image_sectors=$((($(wc -c < "$IMAGE") + 511) / 512))
+  [ "$FORMAT" = QCOW2 ] && image_sectors=$((($(qemu-img info "$IMAGE" | sed -n 's/^virtual size: .*(\([0-9]*\) bytes).*/\1/p') + 511) / 512))
+  mbr_room "$DEV/$DISK"
+  slot=$SLOT used=$USED
+  [ "$image_sectors" -gt "$used" ] && used=$image_sectors
+  start=$(((disk_sectors - need) / 2048 * 2048))
+  [ "$start" -ge "$used" ] || fail WRITE_ERROR "config drive: no room on $DEV/$DISK ($disk_sectors sectors, $used used, $need needed)"
+  [ "$start" -lt 4294967296 ] || fail WRITE_ERROR "config drive: $DEV/$DISK is too large for an MBR partition at its end"
+  step WRITING "config drive: partition $((slot + 1)) of $DEV/$DISK at sector $start"
+  dd if="$DRIVE" of="$DEV/$DISK" bs=512 seek="$start" conv=notrunc,fsync 2>"$TMP/bootorch-write.err" ||
+    fail WRITE_ERROR "config drive to $DEV/$DISK: $(tail -c 150 "$TMP/bootorch-write.err")"
+  # The entry: not bootable, CHS "use LBA", type 0x0c, CHS "use LBA", first sector, sector count.
+  entry="$(octal 0 254 255 255 12 254 255 255)"
+  for v in "$start" "$need"; do
+    entry="$entry$(octal $((v & 255)) $((v >> 8 & 255)) $((v >> 16 & 255)) $((v >> 24 & 255)))"
+  done
+  printf "$entry" | dd of="$DEV/$DISK" bs=1 seek=$((446 + 16 * slot)) count=16 conv=notrunc,fsync 2>"$TMP/bootorch-write.err" ||
+    fail WRITE_ERROR "config drive partition entry on $DEV/$DISK: $(tail -c 150 "$TMP/bootorch-write.err")"
+  sync
+  NOTE=" + config drive cidata on partition $((slot + 1)) at sector $start"
+}
+
 if [ "$1" = active ]; then
   n=0
   # Until accepted: bootorch may not have recorded the switch to disk yet when a fast disk boot reports.
@@ -135,6 +200,23 @@ step VERIFYING
 GOT="sha256:$(sha256sum "$IMAGE" | cut -d' ' -f1)"
 [ "$GOT" = "$SUM" ] || fail CHECKSUM_MISMATCH "got $GOT"
 
+# The config drive (bootorch builds it: a FAT filesystem labelled cidata), fetched before the disk is
+# touched, so a drive bootorch cannot give fails the deploy with the disk as it was.
+DRIVE=$TMP/bootorch-config-drive
+if [ "$HAS_CONFIG_DRIVE" = true ]; then
+  DRIVE_URL="${URL%/graphql}/boot/v1/config-drive/$XNAME"
+  rm -f "$DRIVE"
+  if command -v curl >/dev/null 2>&1; then
+    curl -fsS -m 60 -H "Authorization: Bearer $TOKEN" -o "$DRIVE" "$DRIVE_URL" 2>"$TMP/bootorch-drive.err"
+  else
+    timeout 60 wget -q -O "$DRIVE" --header "Authorization: Bearer $TOKEN" "$DRIVE_URL" 2>"$TMP/bootorch-drive.err"
+  fi || fail WRITE_ERROR "config drive not given by $DRIVE_URL: $(head -c 150 "$TMP/bootorch-drive.err")"
+  [ -s "$DRIVE" ] || fail WRITE_ERROR "config drive from $DRIVE_URL is empty"
+  # A raw image that has no room for the drive's partition fails here, before the disk is written (a
+  # qcow2 one is checked once converted to the disk).
+  [ "$FORMAT" != QCOW2 ] && mbr_room "$IMAGE"
+fi
+
 step WRITING "$DEV/$DISK"
 if [ "$FORMAT" = QCOW2 ]; then
   command -v qemu-img >/dev/null 2>&1 || fail WRITE_ERROR "a qcow2 image needs qemu-img in the deploy ramdisk"
@@ -144,8 +226,7 @@ else
 fi || fail WRITE_ERROR "$DEV/$DISK: $(tail -c 150 "$TMP/bootorch-write.err")"
 sync
 NOTE=
-# The config drive needs a vfat (or iso9660) maker this agent does not carry; said, not hidden.
-[ "$HAS_CONFIG_DRIVE" = true ] && NOTE=" (config drive not written: no vfat tools in the deploy ramdisk)"
+[ "$HAS_CONFIG_DRIVE" = true ] && write_config_drive
 kill "$KEEPER" 2>/dev/null
 heartbeat WRITTEN "" "$(wc -c < "$IMAGE") bytes to $DEV/$DISK$NOTE" || exit 3
 log "written to $DEV/$DISK; bootorch switches the node to its disk"

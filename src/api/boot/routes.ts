@@ -13,6 +13,10 @@
  * A node whose disk deploy has been switched to disk (booting_disk, active) is told to boot its
  * first disk (`sanboot --drive 0x80`, as Ironic's iPXE script does; `exit` to the firmware's next
  * boot device if that fails), whatever its BMC's boot override did.
+ * - GET config-drive/<xname>: the node's config drive (adapters/standalone/config-drive.ts), for its
+ *   deploy agent while it runs; needs that node's credential (`Authorization: Bearer`), as the agent's
+ *   heartbeats do. 401 without a valid node credential, 403 for another node's, 404 when its deploy
+ *   has none, 409 when it is not being written, 503 (and an error event) when it cannot be built.
  * - GET files/...: the local artifact folder (BOOTORCH_BOOT_FILES), when configured.
  */
 import { readFileSync } from 'node:fs';
@@ -22,7 +26,10 @@ import type { Db } from '../../db/client.ts';
 import { componentSessionOf, nodeByMac } from '../../db/node-inventory.ts';
 import { appendEvents } from '../../db/events.ts';
 import { deployOf } from '../../db/deploys.ts';
-import { createNodeToken } from '../../auth/api-tokens.ts';
+import { createNodeToken, verifyApiToken } from '../../auth/api-tokens.ts';
+import { isAuthFailure } from '../../auth/index.ts';
+import { nodeConfigDrive } from '../../adapters/standalone/config-drive.ts';
+import { checkComponentId } from '../../domain/components.ts';
 import { localFile } from '../../adapters/standalone/images.ts';
 import { normaliseMac } from '../../domain/node-registration.ts';
 
@@ -127,6 +134,23 @@ export function bootRoutes(o: BootRoutesOptions): express.Router {
         },
       ]);
       return ipxe(res, 200, [`echo bootorch: recorded: ${error}`]);
+    } catch (e) {
+      next(e);
+    }
+  });
+
+  r.get('/config-drive/:xname', async (req, res, next) => {
+    const refuse = (status: number, message: string) => res.status(status).type('text/plain').send(`${message}\n`);
+    try {
+      const id = checkComponentId(req.params.xname);
+      if (!id.ok) return refuse(404, `not a component id: ${req.params.xname}`);
+      const bearer = /^Bearer\s+(\S+)$/i.exec(req.get('authorization') ?? '')?.[1];
+      const p = bearer ? await verifyApiToken(o.db, bearer) : undefined;
+      if (!p || isAuthFailure(p) || p.role !== 'node') return refuse(401, 'a node credential is required');
+      if (p.node !== id.value) return refuse(403, `this credential is for ${p.node}, not ${id.value}`);
+      const drive = await nodeConfigDrive(o.db, id.value);
+      if (!drive.ok) return refuse(drive.status, drive.message);
+      return res.type('application/octet-stream').send(drive.image);
     } catch (e) {
       next(e);
     }

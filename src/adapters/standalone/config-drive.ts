@@ -1,0 +1,88 @@
+/**
+ * Disk deploys' config drive, as Ironic makes one: a small filesystem image the deploy agent writes
+ * to a partition at the end of the node's disk after the image. bootorch builds it here from the boot
+ * set's `config_drive` as a cloud-init NoCloud drive: a 2 MiB FAT filesystem labelled `cidata`
+ * holding `user-data` and `meta-data` (when the boot set's meta-data is empty, `instance-id` and
+ * `local-hostname` are the node's xname, as cloud-init needs an instance id). Built with dosfstools'
+ * mkfs.vfat and mtools' mcopy (no root, no loop mount); a missing tool is a ConfigDriveToolMissing,
+ * never a drive without its data.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Db } from '../../db/client.ts';
+import { deployOf } from '../../db/deploys.ts';
+import { appendEvents } from '../../db/events.ts';
+import { AGENT_STATES, type DeployRecord } from '../../domain/deploy.ts';
+
+/** The filesystem's size, KiB: room for user-data and meta-data (64 KiB each at most) and FAT's overhead. */
+export const CONFIG_DRIVE_KIB = 2048;
+export const CONFIG_DRIVE_LABEL = 'cidata';
+
+/** A tool bootorch needs to build a config drive is not installed where the API runs. */
+export class ConfigDriveToolMissing extends Error {
+  constructor(readonly tool: string) {
+    super(`cannot build the config drive: ${tool} is not installed where bootorch's API runs (Debian: dosfstools and mtools)`);
+  }
+}
+
+function run(cmd: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) =>
+    execFile(cmd, args, { timeout: 20_000, env: { ...process.env, MTOOLS_SKIP_CHECK: '1' } }, (err, _out, stderr) => {
+      if (!err) return resolve();
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return reject(new ConfigDriveToolMissing(cmd));
+      reject(new Error(`${cmd} failed: ${String(stderr).trim().slice(0, 300) || err.message}`));
+    }),
+  );
+}
+
+/** The NoCloud config drive image for a node (a FAT filesystem, no partition table). */
+export async function buildConfigDrive(cd: NonNullable<DeployRecord['config_drive']>, xname: string): Promise<Buffer> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'bootorch-config-drive-'));
+  try {
+    const img = path.join(dir, 'cidata.img');
+    const files: Array<[string, string]> = [
+      ['user-data', cd.user_data],
+      ['meta-data', cd.meta_data || `instance-id: ${xname}\nlocal-hostname: ${xname}\n`],
+    ];
+    for (const [name, text] of files) await writeFile(path.join(dir, name), text);
+    // mkfs.fat warns that a lowercase label "might not work on some systems"; cloud-init looks for cidata or CIDATA.
+    await run('mkfs.vfat', ['-n', CONFIG_DRIVE_LABEL, '-C', img, String(CONFIG_DRIVE_KIB)]);
+    for (const [name] of files) await run('mcopy', ['-i', img, path.join(dir, name), `::${name}`]);
+    return await readFile(img);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export type ConfigDriveAnswer = { ok: true; image: Buffer } | { ok: false; status: 404 | 409 | 503; message: string };
+
+/**
+ * A node's config drive, for its deploy agent (GET /boot/v1/config-drive/<xname>, node credential):
+ * only while its agent runs (starting..writing). A drive that cannot be built is recorded as an
+ * error event (reason write_error) on the node, so the reason is in bootorch whatever the agent says.
+ */
+export async function nodeConfigDrive(db: Db, id: string): Promise<ConfigDriveAnswer> {
+  const d = await deployOf(db, id);
+  if (!d?.spec.config_drive) return { ok: false, status: 404, message: `no config drive in ${id}'s deploy` };
+  if (!AGENT_STATES.includes(d.state)) return { ok: false, status: 409, message: `${id}'s deploy is ${d.state}, not being written` };
+  try {
+    return { ok: true, image: await buildConfigDrive(d.spec.config_drive, id) };
+  } catch (e) {
+    const message = (e as Error).message;
+    await appendEvents(db, [
+      {
+        componentId: id,
+        session: d.session,
+        sessionTenant: d.sessionTenant,
+        kind: 'error',
+        actor: 'api:config-drive',
+        error: message,
+        reason: 'write_error',
+        data: { deploy: 'config_drive' },
+      },
+    ]);
+    return { ok: false, status: 503, message };
+  }
+}
