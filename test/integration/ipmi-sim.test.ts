@@ -5,19 +5,17 @@
  * as error entries and failed tasks, never a thrown call. Skipped, saying so, without the binaries;
  * the VM test (test/vm) boots real VMs through the same path.
  */
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDb, type TestDb } from '../helpers/db.ts';
+import { haveTools } from '../helpers/tools.ts';
 import { Machines, BMC_PASSWORD, BMC_USER, type VmNode } from '../vm/machines.ts';
 import { NodeRegistry } from '../../src/adapters/standalone/registry.ts';
 import { StandalonePower } from '../../src/adapters/standalone/power.ts';
 import { IpmiTool, classifyIpmitool } from '../../src/adapters/standalone/ipmi.ts';
 import { RedfishClient } from '../../src/adapters/standalone/redfish.ts';
 
-const have = ['ipmitool', 'ipmi_sim'].filter((b) => spawnSync('sh', ['-c', `command -v ${b}`]).status === 0);
-const HAVE_ALL = have.length === 2;
-if (!HAVE_ALL) console.info('test/integration/ipmi-sim skipped: needs ipmitool and ipmi_sim (apt-get install ipmitool openipmi)');
+const HAVE_ALL = haveTools('test/integration/ipmi-sim', ['ipmitool', 'ipmi_sim']);
 
 describe('ipmitool output classification', () => {
   it.each([

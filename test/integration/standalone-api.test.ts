@@ -4,7 +4,7 @@
  * run by a real busybox with nothing else on its PATH, reporting with the node credential the boot
  * script handed out.
  */
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,6 +16,7 @@ import { StandaloneBootParams } from '../../src/adapters/standalone/boot-params.
 import { bootRoutes } from '../../src/api/boot/routes.ts';
 import { open } from '../../src/adapters/standalone/secrets.ts';
 import { recordBootArtifacts } from '../../src/db/boot-artifacts.ts';
+import { haveTools } from '../helpers/tools.ts';
 
 const key = randomBytes(32);
 const REGISTER = `mutation($n: [NodeInput!]!) { registerNodes(nodes: $n) { xname mac groups bmc { driver address username hasPassword } } }`;
@@ -26,7 +27,7 @@ const node = (i: number, more: Record<string, unknown> = {}) => ({
   bmc: { driver: 'IPMI', address: `10.0.0.${i}:623`, username: 'admin', password: `secret-${i}` },
   ...more,
 });
-const busybox = spawnSync('busybox', ['true']).status === 0;
+const busybox = haveTools('the busybox reporter test of test/integration/standalone-api', ['busybox']);
 
 let h: Harness;
 let files: string;
