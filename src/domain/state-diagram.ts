@@ -8,6 +8,8 @@
  */
 import type { ConfigComponent, ConfigurationStatus, PowerState } from '../adapters/ports.ts';
 import { decide, type Decision, type DecisionInput } from './status-decision.ts';
+import { decideWithDeploy, DEPLOY_PHASES, type DeployView } from './deploy-decision.ts';
+import { DEPLOY_STATES } from './deploy.ts';
 
 export interface DecisionEdge {
   to: string;
@@ -15,9 +17,9 @@ export interface DecisionEdge {
   why: string;
 }
 
-const PHASES = ['', 'powering_off', 'powering_on', 'configuring'];
+const PHASES = ['', 'powering_off', 'powering_on', 'configuring', ...DEPLOY_PHASES];
 const NOW = new Date('2026-01-01T00:00:00Z');
-const WAITS = { maxPowerOnWaitTime: 60, maxBootWaitTime: 600 };
+const WAITS = { maxPowerOnWaitTime: 60, maxBootWaitTime: 600, deployHeartbeatTimeout: 300 };
 const ago = (s: number) => new Date(NOW.getTime() - s * 1000);
 const STATUSES: ConfigurationStatus[] = ['configured', 'pending', 'failed', 'unconfigured'];
 
@@ -78,13 +80,32 @@ function target(d: Decision): string {
   return d.phase || 'on_hold';
 }
 
+/** A disk deploy in each state, fresh or gone quiet (domain/deploy-decision.ts rows D1-D7). */
+function* deploys(): Generator<DeployView> {
+  for (const state of DEPLOY_STATES) {
+    if (state === 'pending' || state === 'active') continue; // the diskless table decides these
+    for (const at of [ago(1), ago(100_000)]) yield { state, reason: '', message: '', heartbeatAt: at, stateAt: at };
+  }
+}
+
 /** The distinct (target, rule, words) edges the decision table produces, in rule order. */
 export function decisionEdges(): DecisionEdge[] {
   const edges = new Map<string, DecisionEdge>();
-  for (const [c, power, cfs] of inputs()) {
-    const d = decide(c, power, cfs, WAITS, NOW);
-    const e = { to: target(d), rule: d.rule, why: d.why.replace(/"[^"]*"/g, '…').replace(/\|/g, '/') };
+  const add = (d: Decision) => {
+    const e = {
+      to: target(d),
+      rule: d.rule,
+      why: d.why
+        .replace(/"[^"]*"/g, '…')
+        .replace(/\([^)]*\)/g, '(…)')
+        .replace(/\|/g, '/'),
+    };
     if (!edges.has(`${e.to} ${e.rule} ${e.why}`)) edges.set(`${e.to} ${e.rule} ${e.why}`, e);
+  };
+  for (const [c, power, cfs] of inputs()) {
+    add(decide(c, power, cfs, WAITS, NOW));
+    if (!power || !cfs || c.status !== 'stable' || cfs.configurationStatus !== 'configured') continue;
+    for (const d of deploys()) add(decideWithDeploy(c, d, power, cfs, WAITS, NOW));
   }
   return [...edges.values()].sort(
     (a, b) => a.rule.localeCompare(b.rule, 'en', { numeric: true }) || a.to.localeCompare(b.to) || a.why.localeCompare(b.why),
@@ -96,7 +117,8 @@ export function decisionDiagramLines(): string[] {
   const byTarget = new Map<string, string[]>();
   for (const e of decisionEdges()) byTarget.set(e.to, [...(byTarget.get(e.to) ?? []), e.rule]);
   const lines = ['  state tick <<choice>>'];
-  for (const phase of ['on_hold', 'powering_off', 'powering_on', 'configuring']) lines.push(`  ${phase} --> tick: status tick`);
+  for (const phase of ['on_hold', 'powering_off', 'powering_on', 'configuring', ...DEPLOY_PHASES])
+    lines.push(`  ${phase} --> tick: status tick`);
   for (const [to, rules] of byTarget) lines.push(`  tick --> ${to}: ${[...new Set(rules)].join(', ')}`);
   return lines;
 }

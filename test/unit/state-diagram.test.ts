@@ -15,6 +15,28 @@ describe('the state machine document', () => {
 
   it('shows every rule of the decision table', () => {
     const rules = new Set(decisionEdges().map((e) => e.rule));
-    expect([...rules].sort()).toEqual(['0-cfs', '0-pcs', '1', '1p', '2', '3', '4a', '4b', '4c', '4d', '4e', '4f', '5', '6']);
+    expect([...rules].sort()).toEqual([
+      '0-cfs',
+      '0-pcs',
+      '1',
+      '1p',
+      '2',
+      '3',
+      '4a',
+      '4b',
+      '4c',
+      '4d',
+      '4e',
+      '4f',
+      '5',
+      '6',
+      'D1',
+      'D2',
+      'D3',
+      'D4',
+      'D5',
+      'D6',
+      'D7',
+    ]);
   });
 });
