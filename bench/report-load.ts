@@ -115,7 +115,9 @@ export async function runReportLoad(
     for (const path of paths) {
       const api = await startApiProcess(
         conn,
-        { BOOTORCH_FAST_REPORTS: String(path === 'fast') },
+        // The baseline runs its tree's default (fast) path: since main knows BOOTORCH_FAST_REPORTS,
+        // passing it 'false' made `baseline` main's ordinary path, not the one `fast` is compared with.
+        { BOOTORCH_FAST_REPORTS: String(path !== 'ordinary') },
         path === 'baseline' ? baseline : undefined,
       );
       apis.set(path, api);

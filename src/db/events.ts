@@ -1,6 +1,6 @@
 /**
- * The append-only component timeline. Writes are batched: one INSERT ... SELECT FROM unnest for any
- * number of events, and a NOTIFY so subscribers on every API replica read the new rows.
+ * The append-only component timeline. Writes are batched: one INSERT ... SELECT for any number of
+ * events, with a NOTIFY in the same statement so subscribers on every API replica read the new rows.
  *
  * Ids come from a sequence, so a transaction can commit a lower id after another has committed a
  * higher one. Readers of the live feed (src/api/live/feed.ts) hold back events behind such a hole until
@@ -8,7 +8,7 @@
  * its transaction id before it draws an event id: the INSERT's `pg_current_xact_id()` filter
  * (stable, so evaluated once, before the first row's nextval) makes sure of it.
  */
-import { desc, eq, sql } from 'drizzle-orm';
+import { desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from './client.ts';
 import { componentEvents, type EventRow } from './schema.ts';
 
@@ -38,8 +38,29 @@ export async function notifySessionChanged(db: Db, tenantKey: string, name: stri
 }
 
 const TYPES = ['text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'jsonb'];
+const COLUMNS = `component_id, session, session_tenant, kind, actor, from_phase, to_phase, from_status, to_status, action,
+    error, reason, data`;
 
-/** Append any number of events in one statement (INSERT ... SELECT FROM unnest), and NOTIFY. */
+/**
+ * The one events write, as a part of a statement: the body of a CTE (`with ev as (...)`) inserting the
+ * rows `source` selects (the 13 columns of NewEvent in COLUMNS order: component_id ... data jsonb).
+ * Pair it with notifyEvents on the same CTE. A writer whose events come from its own write (reports)
+ * puts both in that write's statement; appendEvents is the same with its rows from parameters.
+ */
+export function insertEvents(source: SQL): SQL {
+  return sql`insert into component_events (${sql.raw(COLUMNS)}) select * from (${source}) e
+    where pg_current_xact_id() is not null returning 1`;
+}
+
+/**
+ * A scalar (for the statement's select list): NOTIFY when the CTE `cte` (an insertEvents) wrote a row.
+ * Delivered at COMMIT (never for a rolled-back write); subscribers read the log from their cursor.
+ */
+export function notifyEvents(cte: string): SQL {
+  return sql`(select pg_notify('${sql.raw(EVENTS_CHANNEL)}', '') from ${sql.raw(cte)} limit 1)`;
+}
+
+/** Append any number of events and NOTIFY, in one statement (INSERT ... SELECT FROM unnest). */
 export async function appendEvents(db: Db, events: NewEvent[]): Promise<void> {
   if (events.length === 0) return;
   const col = (f: (e: NewEvent) => unknown) => events.map(f);
@@ -62,11 +83,7 @@ export async function appendEvents(db: Db, events: NewEvent[]): Promise<void> {
     columns.map((v, i) => sql`${sql.param(v)}::${sql.raw(TYPES[i]!)}[]`),
     sql`, `,
   );
-  await db.execute(sql`insert into component_events (component_id, session, session_tenant, kind, actor, from_phase,
-    to_phase, from_status, to_status, action, error, reason, data) select * from unnest(${args})
-    where pg_current_xact_id() is not null`);
-  // Delivered at COMMIT (never for a rolled-back write); subscribers read the log from their cursor.
-  await db.execute(sql.raw(`select pg_notify('${EVENTS_CHANNEL}', '')`));
+  await db.execute(sql`with ev as (${insertEvents(sql`select * from unnest(${args})`)}) select ${notifyEvents('ev')}`);
 }
 
 /** A component's last `limit` events, oldest first (explain). */

@@ -8,6 +8,10 @@ import { freshDb, type TestDb } from '../helpers/db.ts';
 import { reportBootState } from '../../src/engine/reports.ts';
 import { createReportBatcher } from '../../src/engine/reports.ts';
 import { noScheduler } from '../../src/engine/scheduler.ts';
+import { writeReports } from '../../src/db/components/reports.ts';
+import { transaction } from '../../src/db/tx.ts';
+import { EVENTS_CHANNEL } from '../../src/db/events.ts';
+import pg from 'pg';
 
 let db: TestDb;
 beforeAll(async () => {
@@ -82,5 +86,60 @@ describe('batched reports', () => {
     expect(a.ok && b.ok).toBe(true);
     const [row] = (await db.pool.query(`select actual_bss_token, actual_kernel from components where id = 'x2000c0s0b0n0'`)).rows;
     expect(row).toEqual({ actual_bss_token: 'tok-a', actual_kernel: 'k' });
+  });
+
+  it('one batch with a node twice, a refused node and a missing one: results in order, one event per written node, one NOTIFY', async () => {
+    await insert('x3000c0s0b0n0', { enabled: true, phase: 'powering_on', last_action: 'powering_on' });
+    await insert('x3000c0s0b0n1', { enabled: true, phase: 'powering_off', last_action: 'powering_off_gracefully' });
+    const listener = new pg.Client({ connectionString: db.url });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (n) => heard.push(n.channel));
+    await listener.query(`listen ${EVENTS_CHANNEL}`);
+    try {
+      const results = await transaction(db.db, (tx) =>
+        writeReports(tx, [
+          { id: 'x3000c0s0b0n0', token: 'tok-x', actor: 'first' },
+          { id: 'x3000c0s0b0n1', token: 'tok-a', actor: 'node' },
+          { id: 'x3999c0s0b0n0', token: 'tok-a', actor: 'node' },
+          { id: 'x3000c0s0b0n0', token: 'tok-a', actor: 'last' },
+        ]),
+      );
+      expect(results.map((r) => (r.ok ? `ok ${r.component.id} ${r.tokenKnown}` : r.code))).toEqual([
+        'ok x3000c0s0b0n0 true',
+        'CONFLICT',
+        'NOT_FOUND',
+        'ok x3000c0s0b0n0 true',
+      ]);
+      expect(results[1]).toMatchObject({ message: expect.stringContaining('power_off_gracefully_called after powering_off_gracefully') });
+      const r0 = results[0]!;
+      expect(r0.ok && r0.component).toMatchObject({ actualBssToken: 'tok-a', actualKernel: 'k', status: 'power_on_called' });
+      expect(r0.ok && r0.component.actualUpdatedAt).toBeInstanceOf(Date);
+      const events = (
+        await db.pool.query(
+          `select component_id, kind, actor, from_phase, to_phase, from_status, to_status, reason, data
+           from component_events where component_id like 'x3%' order by id`,
+        )
+      ).rows;
+      expect(events).toEqual([
+        {
+          component_id: 'x3000c0s0b0n0',
+          kind: 'report',
+          actor: 'last',
+          from_phase: 'powering_on',
+          to_phase: 'powering_on',
+          from_status: 'power_on_called',
+          to_status: 'power_on_called',
+          reason: 'node reported its boot',
+          data: { token: 'tok-a', tokenKnown: true },
+        },
+      ]);
+      // Only refused: nothing written, no event, no NOTIFY.
+      await transaction(db.db, (tx) => writeReports(tx, [{ id: 'x3000c0s0b0n1', token: 'tok-a', actor: 'node' }]));
+      await listener.query('select 1');
+      expect(heard).toEqual([EVENTS_CHANNEL]);
+    } finally {
+      await listener.end();
+    }
   });
 });

@@ -13,9 +13,8 @@ import { getTableColumns, sql } from 'drizzle-orm';
 import type { Db } from '../client.ts';
 import { components, type ComponentRow } from '../schema.ts';
 import { refusesActualStateWrite } from '../../domain/components.ts';
-import { lockComponents } from './read.ts';
-import { appendEvents, type NewEvent } from '../events.ts';
-import { arrayParam, unnestAs } from '../sql.ts';
+import { insertEvents, notifyEvents } from '../events.ts';
+import { arrayParam } from '../sql.ts';
 
 export interface ReportInput {
   /** Canonical xname. */
@@ -29,73 +28,75 @@ export type ReportResult =
   | { ok: true; component: ComponentRow; tokenKnown: boolean }
   | { ok: false; code: 'NOT_FOUND' | 'CONFLICT'; message: string };
 
-/** Write the reports in the caller's transaction; one result per input, in order. */
+/**
+ * refusesActualStateWrite (the domain's rule) in SQL over the locked row `b`, for the one statement.
+ * writeReports checks every row's outcome against the domain function and fails the batch if they
+ * ever disagree, so the two cannot drift apart unnoticed.
+ */
+const REFUSED = sql.raw(`(b.enabled and b.status <> 'stable' and b.last_action <> 'powering_on')`);
+
+/**
+ * Write the reports in the caller's transaction; one result per input, in order. One statement:
+ * lock the nodes (in id order, as every writer does), keep each node's last report, refuse the
+ * mid-transition ones, write the rest, append their events and NOTIFY (db/events.ts).
+ */
 export async function writeReports(tx: Db, reports: readonly ReportInput[]): Promise<ReportResult[]> {
-  const current = new Map((await lockComponents(tx, [...new Set(reports.map((p) => p.id))])).map((r) => [r.id, r]));
-  const results: Array<ReportResult | null> = reports.map((p) => {
-    const c = current.get(p.id);
+  if (reports.length === 0) return [];
+  const param = (f: (p: ReportInput) => string) =>
+    arrayParam(
+      reports.map((p) => f(p)),
+      'text',
+    );
+  const ids = [...new Set(reports.map((p) => p.id))];
+  const { rows } = await tx.execute<Record<string, unknown>>(sql`
+    with u as (select * from unnest(${param((p) => p.id)}, ${param((p) => p.token)}, ${param((p) => p.actor)})
+        with ordinality as u(id, token, actor, ord)),
+      l as (select distinct on (id) id, token, actor, min(ord) over (partition by id) as first from u order by id, ord desc),
+      b as materialized (select c.* from components c where c.id = any(${arrayParam(ids, 'text')}) order by c.id for update of c),
+      w as (update components c set actual_bss_token = l.token,
+          actual_kernel = coalesce(a.kernel, c.actual_kernel),
+          actual_kernel_parameters = coalesce(a.kernel_parameters, c.actual_kernel_parameters),
+          actual_initrd = coalesce(a.initrd, c.actual_initrd),
+          actual_updated_at = case when a.token is null then c.actual_updated_at else now() end,
+          updated_at = now()
+        from l join b on b.id = l.id left join boot_artifacts a on a.token = l.token
+        where c.id = l.id and not ${REFUSED}
+        returning c.*, a.token is not null as known__, l.token as token__, l.actor as actor__, l.first as first__),
+      ev as (${insertEvents(sql`select w.id, w.session, w.session_tenant, 'report', w.actor__, b.phase, w.phase, b.status,
+          w.status, null, null, 'node reported its boot', jsonb_build_object('token', w.token__, 'tokenKnown', w.known__)
+        from w join b on b.id = w.id order by w.first__`)})
+    select w.*, b.id as b_id__, b.enabled as b_enabled__, b.status as b_status__, b.last_action as b_last_action__,
+      ${notifyEvents('ev')} as notified__
+    from b left join w on w.id = b.id`);
+  const written = new Map<string, { component: ComponentRow; tokenKnown: boolean }>();
+  const refused = new Map<string, { status: string; lastAction: string }>();
+  for (const r of rows) {
+    const before = { enabled: r.b_enabled__ as boolean, status: r.b_status__ as string, lastAction: r.b_last_action__ as string };
+    const id = r.b_id__ as string;
+    if (refusesActualStateWrite(before) !== (r.id == null))
+      throw new Error(`report of ${id}: the statement's refusal disagrees with the domain's`);
+    if (r.id == null) refused.set(id, before);
+    else written.set(id, { component: toComponentRow(r), tokenKnown: r.known__ === true });
+  }
+  return reports.map((p): ReportResult => {
+    const w = written.get(p.id);
+    if (w) return { ok: true, ...w };
+    const c = refused.get(p.id);
     if (!c) return { ok: false, code: 'NOT_FOUND', message: `no component "${p.id}"` };
-    if (refusesActualStateWrite(c)) {
-      return {
-        ok: false,
-        code: 'CONFLICT',
-        message: `Actual state can not be updated: ${p.id} is ${c.status} after ${c.lastAction || 'no action'}; report again later`,
-      };
-    }
-    return null;
+    return {
+      ok: false,
+      code: 'CONFLICT',
+      message: `Actual state can not be updated: ${p.id} is ${c.status} after ${c.lastAction || 'no action'}; report again later`,
+    };
   });
-  const last = new Map(reports.filter((_, i) => results[i] === null).map((p) => [p.id, p]));
-  if (last.size === 0) return results as ReportResult[];
-  const written = await setActualTokens(tx, [...last.values()]);
-  const known = new Map(written.map((x) => [x.row.id, x.known]));
-  const rows = new Map(written.map((x) => [x.row.id, x.row]));
-  await appendEvents(
-    tx,
-    [...last.values()].map((p): NewEvent => {
-      const before = current.get(p.id)!;
-      const after = rows.get(p.id)!;
-      return {
-        componentId: p.id,
-        session: after.session,
-        sessionTenant: after.sessionTenant,
-        kind: 'report',
-        actor: p.actor,
-        fromPhase: before.phase,
-        toPhase: after.phase,
-        fromStatus: before.status,
-        toStatus: after.status,
-        reason: 'node reported its boot',
-        data: { token: p.token, tokenKnown: known.get(p.id) === true },
-      };
-    }),
-  );
-  return reports.map((p, i) => results[i] ?? { ok: true as const, component: rows.get(p.id)!, tokenKnown: known.get(p.id) === true });
 }
 
-/** One statement for every report; returns each row as written and whether its token was known. */
-async function setActualTokens(tx: Db, reports: ReportInput[]): Promise<Array<{ row: ComponentRow; known: boolean }>> {
-  const u = unnestAs('u', {
-    id: arrayParam(
-      reports.map((p) => p.id),
-      'text',
-    ),
-    token: arrayParam(
-      reports.map((p) => p.token),
-      'text',
-    ),
-  });
-  const rows = await tx
-    .update(components)
-    .set({
-      actualBssToken: sql`u.token`,
-      actualKernel: sql`coalesce(a.kernel, ${components.actualKernel})`,
-      actualKernelParameters: sql`coalesce(a.kernel_parameters, ${components.actualKernelParameters})`,
-      actualInitrd: sql`coalesce(a.initrd, ${components.actualInitrd})`,
-      actualUpdatedAt: sql`case when a.token is null then ${components.actualUpdatedAt} else now() end`,
-      updatedAt: sql`now()`,
-    })
-    .from(sql`${u} left join boot_artifacts a on a.token = u.token`)
-    .where(sql`${components.id} = u.id`)
-    .returning({ ...getTableColumns(components), known: sql<boolean>`a.token is not null` });
-  return rows.map(({ known, ...row }) => ({ row, known }));
+/** A raw components row (snake_case, driver values) as drizzle's select would give it. */
+function toComponentRow(r: Record<string, unknown>): ComponentRow {
+  const row: Record<string, unknown> = {};
+  for (const [key, column] of Object.entries(getTableColumns(components))) {
+    const v = r[column.name];
+    row[key] = v == null ? v : column.mapFromDriverValue(v);
+  }
+  return row as ComponentRow;
 }
