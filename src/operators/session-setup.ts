@@ -12,6 +12,7 @@ import { defineOperator, errorText, oneByOne, type EngineContext, type Step } fr
 import { again, done, failed, isTransient } from '../engine/outcome.ts';
 import { recordSessionOutcomes } from '../engine/session-outcomes.ts';
 import { planSession, type SessionPlan } from '../engine/plan.ts';
+import { effectiveWaits } from '../engine/selection.ts';
 import { applySetup } from '../db/components/setup.ts';
 import { setDeploys } from '../db/deploys.ts';
 import { existingComponents } from '../db/components/read.ts';
@@ -80,7 +81,8 @@ async function setUp(ctx: EngineContext, s: SessionRow): Promise<Step<SessionRow
         rows(plan, ids, queue),
         {
           retryPolicy: typeof rollout.retryPolicy === 'number' ? rollout.retryPolicy : null,
-          maxPowerOnWaitTime: ctx.options.max_power_on_wait_time,
+          // The wait status rule 1p applies to these nodes: the session's policy, else the option.
+          maxPowerOnWaitTime: effectiveWaits({ policy: rollout }, ctx.options).maxPowerOnWaitTime,
         },
         ctx.actor,
       );

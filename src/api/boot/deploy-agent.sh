@@ -89,7 +89,9 @@ fail() {
 bytes() { dd if="$1" bs=1 skip="$2" count="${3:-1}" 2>/dev/null | od -An -tu1; }
 # le32 FILE OFFSET: the little-endian 32-bit number at OFFSET.
 le32() {
+  what=$1
   set -- $(bytes "$1" "$2" 4)
+  [ $# -eq 4 ] || fail WRITE_ERROR "config drive: cannot read $what"
   echo $(($1 + ($2 << 8) + ($3 << 16) + ($4 << 24)))
 }
 
