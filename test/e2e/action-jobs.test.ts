@@ -1,0 +1,217 @@
+/**
+ * Operators decide, per-component jobs act (engine/action-jobs.ts), on a whole in-process bootorch:
+ * the simulated cluster, the engine on pg-boss, real PostgreSQL. The action jobs are read from
+ * pg-boss's own table: what was enqueued, retried, delayed and completed.
+ */
+import pino from 'pino';
+import { afterEach, describe, expect, test } from 'vitest';
+import { startCluster, type Cluster } from '../helpers/cluster.ts';
+import { startEngine, type EngineHandle } from '../../src/engine/runtime.ts';
+import { ALL_OPERATORS } from '../../src/operators/index.ts';
+import { componentJobs, sessionJobCounts } from '../../src/db/action-jobs.ts';
+
+let c: Cluster | undefined;
+let second: EngineHandle | undefined;
+afterEach(async () => {
+  await second?.stop();
+  second = undefined;
+  await c?.close();
+  c = undefined;
+});
+
+interface JobRow {
+  name: string;
+  state: string;
+  data: Record<string, any>;
+  retry_count: number;
+  retry_limit: number;
+  start_after: Date;
+  created_on: Date;
+  started_on: Date | null;
+  output: Record<string, any> | null;
+}
+
+/** Every action job of a queue (pg-boss keeps them in its job table until archived). */
+const jobs = async (cl: Cluster, op: string): Promise<JobRow[]> =>
+  (
+    await cl.db.pool.query(
+      `select name, state::text, data, retry_count, retry_limit, start_after, created_on, started_on, output
+      from pgboss.job where name = $1 order by created_on`,
+      [`bootorch-act-${op}`],
+    )
+  ).rows;
+
+const transitions = (cl: Cluster, op: string, id: string) => cl.world.counters.transitions.get(op)?.get(id) ?? 0;
+
+describe('per-component action jobs', () => {
+  test('a transient PCS failure fails the job, and pg-boss retries it with backoff until PCS is back', async () => {
+    c = await startCluster({
+      world: { nodes: 3, initial: { booted: true, desiredConfig: 'compute-cfg', configured: true } },
+      // No forceful escalation while the graceful call is being retried.
+      options: { max_power_off_wait_time: 120 },
+    });
+    await c.template('t');
+    // Transitions answer 500; power-status still works, so status decides and the graceful jobs fail.
+    c.world.faults.setService('pcs', { failRate: 1, endpoints: ['POST /transitions'] });
+    await c.session('s', { template: 't', operation: 'reboot' });
+    await c.waitFor(
+      async () => (await jobs(c!, 'power-off-graceful')).filter((j) => j.state === 'retry' && j.retry_count >= 2).length === 3,
+      'every graceful job failed a third time, waiting for its next retry',
+      30_000,
+    );
+    const retried = await jobs(c, 'power-off-graceful');
+    // Backoff (retryDelay 1 s, doubling): after the third failure the next run is at least 4 s away, not 1 s.
+    for (const j of retried) expect((j.start_after.getTime() - j.started_on!.getTime()) / 1000, j.data.id).toBeGreaterThan(3.9);
+    // One job per component (the singleton key), still the first decision: attempt 1.
+    expect(new Set(retried.map((j) => j.data.id)).size).toBe(3);
+    for (const j of retried) expect(j.data).toMatchObject({ action: 'powering_off_gracefully', attempt: 1, session: 's' });
+    const comps = await c.components();
+    for (const r of comps) {
+      expect(r.error, r.id).toMatch(/^PCS POST \/transitions failed \(HTTP 500\)/);
+      expect(r.status_override, r.id).toBe('');
+      expect(r.power_off_graceful_attempts, r.id).toBe(1);
+    }
+    expect(c.world.counters.transitions.get('Soft-Off')?.size ?? 0).toBe(0);
+    // What explain and componentTimeline show for a node, and sessionStatus counts per queue.
+    const open = await componentJobs(c.db.db, comps[0]!.id);
+    // Its graceful job retrying, and the forceful decision waiting for max_power_off_wait_time.
+    expect(open.find((j) => j.queue === 'power-off-forceful')).toMatchObject({ action: 'decide', state: 'created' });
+    const shown = open.find((j) => j.queue === 'power-off-graceful');
+    expect(shown).toMatchObject({ queue: 'power-off-graceful', action: 'powering_off_gracefully', attempt: 1, retryLimit: 3 });
+    expect(shown!.retries).toBeGreaterThanOrEqual(2);
+    expect(shown!.lastError).toMatch(/^PCS POST \/transitions failed \(HTTP 500\)/);
+    if (shown!.state === 'retry') expect(shown!.nextRun).toBeInstanceOf(Date);
+    const counts = await sessionJobCounts(c.db.db, '', 's');
+    expect(counts.filter((x) => x.queue === 'power-off-graceful').reduce((a, x) => a + x.count, 0)).toBe(3);
+
+    c.world.faults.setService('pcs', { failRate: 0, endpoints: undefined });
+    const s = await c.waitForSession('s', 60_000);
+    expect(s.error).toBeNull();
+    for (const r of await c.components()) {
+      expect(r, r.id).toMatchObject({ status: 'stable', error: '' });
+      expect(transitions(c, 'Soft-Off', r.id), r.id).toBe(1);
+      expect(transitions(c, 'On', r.id), r.id).toBe(1);
+    }
+    const done = await jobs(c, 'power-off-graceful');
+    for (const j of done) expect(j, j.data.id).toMatchObject({ state: 'completed', output: { outcome: 'done' } });
+    expect(Math.min(...done.map((j) => j.retry_count))).toBeGreaterThanOrEqual(2);
+  }, 90_000);
+
+  test('the forceful power-off is a per-component job delayed by max_power_off_wait_time, a no-op for nodes already off', async () => {
+    c = await startCluster({
+      world: { nodes: 3, initial: { booted: true, desiredConfig: 'compute-cfg', configured: true } },
+      options: { max_power_off_wait_time: 3 },
+    });
+    const [stubborn, ...others] = c.world.ids();
+    c.world.faults.addNodes('ignoresSoftOff', [stubborn!]);
+    await c.template('t');
+    await c.session('s', { template: 't', operation: 'reboot' });
+    const s = await c.waitForSession('s', 60_000);
+    expect(s.error).toBeNull();
+
+    // One due job per component after its graceful call, to start 3.5 s after it (the stubborn node has
+    // one more, after its forceful call).
+    const all = (await jobs(c, 'power-off-forceful')).filter((j) => j.data.due);
+    const due = c.world.ids().map((id) => all.find((j) => j.data.id === id)!);
+    expect(all.filter((j) => j.data.id !== stubborn)).toHaveLength(2);
+    const events = await c.events({ session: 's' });
+    const graceful = new Map(events.filter((e) => e.action === 'powering_off_gracefully').map((e) => [e.component_id, e.at as Date]));
+    for (const j of due) {
+      const delay = (j.start_after.getTime() - graceful.get(j.data.id)!.getTime()) / 1000;
+      expect(delay, j.data.id).toBeGreaterThan(3);
+      expect(delay, j.data.id).toBeLessThan(5);
+      expect(j.state, j.data.id).toBe('completed');
+    }
+    // The stubborn node was forced off once, after the wait; the others were not forced at all.
+    expect(transitions(c, 'Force-Off', stubborn!)).toBe(1);
+    const forced = events.find((e) => e.component_id === stubborn && e.action === 'powering_off_forcefully');
+    expect((forced.at.getTime() - graceful.get(stubborn!)!.getTime()) / 1000).toBeGreaterThanOrEqual(3);
+    for (const id of others) {
+      expect(transitions(c, 'Force-Off', id), id).toBe(0);
+      expect(events.some((e) => e.component_id === id && e.action === 'powering_off_forcefully')).toBe(false);
+    }
+    for (const r of await c.components()) expect(r, r.id).toMatchObject({ status: 'stable', enabled: false });
+  }, 90_000);
+
+  test('one node refused permanently in a batch fails alone; the batch goes on', async () => {
+    c = await startCluster({ world: { nodes: 6 } });
+    const ids = c.world.ids();
+    const bad = ids[2]!;
+    c.world.faults.addNodes('bootParametersRefused', [bad]);
+    // Its own boot set (other kernel parameters), so BSS refuses its group, not the others'.
+    await c.db.pool.query(
+      `insert into session_templates (name, enable_cfs, cfs_configuration, boot_sets) values ('t', true, 'compute-cfg', $1)`,
+      [
+        JSON.stringify({
+          good: {
+            path: c.world.defaultImage.manifest,
+            type: 's3',
+            arch: 'X86',
+            kernel_parameters: 'console=ttyS0',
+            node_list: ids.filter((i) => i !== bad),
+          },
+          odd: { path: c.world.defaultImage.manifest, type: 's3', arch: 'X86', kernel_parameters: 'console=ttyS1', node_list: [bad] },
+        }),
+      ],
+    );
+    await c.session('s', { template: 't', operation: 'boot' });
+    const s = await c.waitForSession('s', 60_000);
+    expect(s.error).toBeNull();
+    const on = await jobs(c, 'power-on');
+    // The six jobs were acted on together (one batch: the same start), each ended on its own.
+    expect(on).toHaveLength(6);
+    expect(new Set(on.map((j) => j.started_on?.getTime())).size).toBe(1);
+    for (const j of on) {
+      if (j.data.id === bad) expect(j.output).toMatchObject({ outcome: 'failed', reason: 'boot_parameters_failed' });
+      else expect(j.output, j.data.id).toMatchObject({ outcome: 'done' });
+    }
+    for (const r of await c.components()) {
+      if (r.id === bad) {
+        expect(r).toMatchObject({ status: 'failed', failure_reason: 'boot_parameters_failed' });
+        expect(r.error).toMatch(/boot parameters refused/);
+        expect(transitions(c, 'On', r.id)).toBe(0);
+      } else {
+        expect(r, r.id).toMatchObject({ status: 'stable', error: '' });
+        expect(transitions(c, 'On', r.id), r.id).toBe(1);
+      }
+    }
+  }, 90_000);
+
+  test('two engines share one reboot: every node acted on exactly once', async () => {
+    c = await startCluster({
+      world: { nodes: 40, initial: { booted: true, desiredConfig: 'compute-cfg', configured: true } },
+      // Small batches, so both engines' workers take some.
+      options: { max_component_batch_size: 5 },
+    });
+    second = await startEngine({
+      url: c.db.url,
+      db: c.db.db,
+      adapters: c.adapters,
+      operators: ALL_OPERATORS,
+      log: pino({ level: 'silent' }),
+    });
+    await c.template('t');
+    await c.session('s', { template: 't', operation: 'reboot' });
+    const s = await c.waitForSession('s', 90_000);
+    expect(s.error).toBeNull();
+    for (const r of await c.components()) {
+      expect(r, r.id).toMatchObject({ status: 'stable', error: '' });
+      expect(transitions(c, 'Soft-Off', r.id), r.id).toBe(1);
+      expect(transitions(c, 'On', r.id), r.id).toBe(1);
+    }
+    // One recorded action of each, attempt 1 (the counters are reset when the session completes).
+    const actions = (await c.events({ session: 's' })).filter((e) => e.kind === 'action');
+    for (const action of ['powering_off_gracefully', 'powering_on']) {
+      const of = actions.filter((e) => e.action === action);
+      expect(of, action).toHaveLength(40);
+      expect(new Set(of.map((e) => e.component_id)).size, action).toBe(40);
+      for (const e of of) expect(e.data, `${action} ${e.component_id}`).toEqual({ attempt: 1 });
+    }
+    for (const op of ['power-off-graceful', 'power-on']) {
+      const js = await jobs(c, op);
+      expect(js, op).toHaveLength(40);
+      for (const j of js)
+        expect(j, `${op} ${j.data.id}`).toMatchObject({ state: 'completed', retry_count: 0, output: { outcome: 'done' } });
+    }
+  }, 120_000);
+});
