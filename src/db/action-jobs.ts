@@ -40,12 +40,12 @@ interface JobRow {
   output: { error?: string; reason?: string } | null;
 }
 
-/** A node's open action jobs, newest first (its singleton keys: the id, and id:due for due jobs). */
+/** A node's open action jobs, newest first: its own (singleton key: the id) and the delayed decisions naming it. */
 export async function componentJobs(db: Db, id: string): Promise<ComponentJob[]> {
   const rows = await jobRows<JobRow>(
     db,
     `select name, data, state::text as state, retry_count, retry_limit, start_after, output
-    from pgboss.job where name like $1 and singleton_key in ($2, $2 || ':due') and ${OPEN}
+    from pgboss.job where name like $1 and (singleton_key = $2 or (data ? 'due' and data->'ids' ? $2)) and ${OPEN}
     order by created_on desc limit 20`,
     [`${ACTION_QUEUE_PREFIX}%`, id],
   );

@@ -26,12 +26,12 @@ import { selectComponents, type EngineComponent } from '../db/components/select.
 import type { EngineContext, Step } from './operator.ts';
 import { settle } from './operator.ts';
 import { errorText, fromError, reasonOf, type Outcome } from './outcome.ts';
-import type { ActionJob, ActionOperatorName, DueJob, OperatorName } from './scheduler.ts';
+import type { ActionJob, DueJob, JobOperatorName, OperatorName } from './scheduler.ts';
 import { observeBatch } from '../observability/engine.ts';
 import { recordComponentOutcomes } from './component-outcomes.ts';
 
 export const ACTION_QUEUE_PREFIX = 'bootorch-act-';
-export const actionQueueOf = (op: ActionOperatorName) => `${ACTION_QUEUE_PREFIX}${op}`;
+export const actionQueueOf = (op: JobOperatorName) => `${ACTION_QUEUE_PREFIX}${op}`;
 /** Seconds between a transient failure and the job's first retry (doubling, with jitter, after that). */
 export const JOB_RETRY_DELAY = 1;
 /**
@@ -51,12 +51,12 @@ export interface Next {
   kick?: OperatorName[];
   wake?: Array<[OperatorName, number]>;
   /** Per-component delayed decisions: `op` decides again for `rows` after `seconds`. */
-  later?: Array<{ op: ActionOperatorName; rows: EngineComponent[]; seconds: number }>;
+  later?: Array<{ op: JobOperatorName; rows: EngineComponent[]; seconds: number }>;
 }
 
 /** How an operator's jobs are acted on (its half of "operators decide, jobs act"). */
 export interface JobSpec {
-  operator: ActionOperatorName;
+  operator: JobOperatorName;
   /** The action, for metrics and traces. */
   action: string;
   /** Whether the decision a job carries still stands on the row as it is now. */
@@ -76,7 +76,7 @@ export interface JobSpec {
 }
 
 /** A pg-boss job as fetched with its metadata. */
-export type FetchedJob = PgBoss.JobWithMetadata<ActionJob | (DueJob & { due: true })>;
+export type FetchedJob = PgBoss.JobWithMetadata<ActionJob | DueJob>;
 
 /** How a job ends: completed (with what it did) or failed (retried by pg-boss while it has retries). */
 interface Ending {
@@ -105,7 +105,7 @@ export function actionJobs(
   }));
 }
 
-/** Enqueue the due jobs of a Next, grouped by delay (one statement per distinct delay). */
+/** Enqueue the due jobs of a Next, grouped by delay (one statement per distinct delay, one job per session in it). */
 export async function scheduleLater(tx: Db, ctx: EngineContext, later: Next['later']): Promise<void> {
   for (const l of later ?? []) {
     if (l.rows.length === 0) continue;
@@ -131,7 +131,7 @@ export async function runJobBatch(
   const due = jobs.filter((j) => 'due' in j.data);
   const acts = jobs.filter((j) => !('due' in j.data)) as PgBoss.JobWithMetadata<ActionJob>[];
   if (due.length) {
-    const ids = [...new Set(due.map((j) => j.data.id))];
+    const ids = [...new Set(due.flatMap((j) => (j.data as DueJob).ids))];
     const step: Step<EngineComponent> = spec.decide ? await spec.decide(ctx, ids) : { outcomes: [] };
     await settle(ctx, recordComponentOutcomes, step, (tx) =>
       finish(

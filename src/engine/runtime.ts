@@ -11,7 +11,9 @@ import pg from 'pg';
 import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
-import { ACTION_OPERATORS, OPERATORS, type OperatorName, type Scheduler } from './scheduler.ts';
+import { randomUUID } from 'node:crypto';
+import { groupBy } from '../domain/lists.ts';
+import { JOB_OPERATORS, OPERATORS, type DueJob, type OperatorName, type Scheduler } from './scheduler.ts';
 import {
   ACTION_QUEUE_PREFIX,
   actionQueueOf,
@@ -83,7 +85,7 @@ export async function startBoss(url: string, log: Logger, opts: { kicks?: boolea
     }
     await boss.createQueue(TIMER_QUEUE, { name: TIMER_QUEUE, policy: 'short', retryLimit: 2, retryDelay: 1, expireInSeconds: 60 });
     // `short`: one waiting job per singleton key (a component), however many ticks decide before it runs.
-    for (const op of ACTION_OPERATORS) {
+    for (const op of JOB_OPERATORS) {
       await boss.createQueue(actionQueueOf(op), {
         name: actionQueueOf(op),
         policy: 'short',
@@ -139,11 +141,19 @@ export async function startBoss(url: string, log: Logger, opts: { kicks?: boolea
     },
     async decideLater(db, op, rows, seconds) {
       if (rows.length === 0) return;
+      // One job per session among the rows (they were acted on together); its key is its own, since the
+      // queue's `short` policy keeps one waiting job per key.
+      const jobs: DueJob[] = groupBy(rows, (r) => `${r.tenant}/${r.session}`).map((g) => ({
+        due: true,
+        ids: g.map((r) => r.id),
+        session: g[0]!.session,
+        tenant: g[0]!.tenant,
+      }));
       await boss.insert(
-        rows.map((r) => ({
+        jobs.map((data) => ({
           name: actionQueueOf(op),
-          data: { ...r, due: true },
-          singletonKey: `${r.id}:due`,
+          data,
+          singletonKey: `due:${randomUUID()}`,
           startAfter: `${Math.max(0, seconds)} seconds`,
           retryLimit: 2,
           retryDelay: JOB_RETRY_DELAY,

@@ -31,9 +31,10 @@ export const OPERATORS = [
 export type OperatorName = (typeof OPERATORS)[number];
 
 /**
- * The operators whose ticks decide and whose per-component jobs act: each has an action queue
- * (engine/action-jobs.ts), created with pg-boss's queues. Only these can enqueue action jobs (the
- * types say so): pg-boss's insert drops, without an error, any job whose queue does not exist.
+ * The operators with a job queue (engine/action-jobs.ts), created with pg-boss's queues: the acting
+ * ones, whose ticks decide and whose per-component jobs act, and `status`, which takes only delayed
+ * decisions (the power-on and boot waits). Only these can enqueue jobs (the types say so): pg-boss's
+ * insert drops, without an error, any job whose queue does not exist.
  */
 export const ACTION_OPERATORS = [
   'power-on',
@@ -43,6 +44,8 @@ export const ACTION_OPERATORS = [
   'configuration',
 ] as const satisfies readonly OperatorName[];
 export type ActionOperatorName = (typeof ACTION_OPERATORS)[number];
+export const JOB_OPERATORS = [...ACTION_OPERATORS, 'status'] as const satisfies readonly OperatorName[];
+export type JobOperatorName = (typeof JOB_OPERATORS)[number];
 
 /**
  * One component's action, as decided by an operator's tick: what the action worker needs to act and
@@ -64,9 +67,21 @@ export interface ActionJob {
   retryLimit: number;
 }
 
-/** A component whose operator decides again when a wait is over (startAfter). */
-export interface DueJob {
+/** A component, as a delayed decision names it. */
+export interface DueComponent {
   id: string;
+  session: string;
+  tenant: string;
+}
+
+/**
+ * A delayed decision (startAfter): the components of one session acted on together (one outside call),
+ * for which the operator decides again, each on its own, when their common wait is over. One job row
+ * per acted batch, not per component: a 10,000-node reboot's escalations are 4 rows, not 10,000.
+ */
+export interface DueJob {
+  due: true;
+  ids: string[];
   session: string;
   tenant: string;
 }
@@ -81,7 +96,7 @@ export interface Scheduler {
   /** Enqueue per-component action jobs on `op`'s action queue, in one statement, on `db`. */
   act(db: Db, op: ActionOperatorName, jobs: readonly ActionJob[]): Promise<void>;
   /** Ask `op` to decide again for these components in `seconds` (one statement per distinct delay). */
-  decideLater(db: Db, op: ActionOperatorName, rows: readonly DueJob[], seconds: number): Promise<void>;
+  decideLater(db: Db, op: JobOperatorName, rows: readonly DueComponent[], seconds: number): Promise<void>;
 }
 
 /** A scheduler that starts nothing, for code paths that run without an engine (tools, some tests). */

@@ -21,16 +21,18 @@ export const afterPowerOff: ActionOperatorSpec['next'] = (ctx, acted) => ({
   kick: ['status'],
 });
 
-/** After a power-on call: status now, and when the node should be on, and when it should have reported. */
+/**
+ * After a power-on call: status now, and per component, delayed decisions of the status operator when
+ * the node should be on (max_power_on_wait_time) and when it should have reported (max_boot_wait_time).
+ */
 export const afterPowerOn: ActionOperatorSpec['next'] = (ctx, acted) => ({
-  wake: [
-    ...new Set(
-      acted.flatMap((c) => {
-        const w = effectiveWaits(c, ctx.options);
-        return [w.maxPowerOnWaitTime, w.maxBootWaitTime];
-      }),
-    ),
-  ].map((w) => ['status', w + 0.5]),
+  later: (['maxPowerOnWaitTime', 'maxBootWaitTime'] as const).flatMap((wait) =>
+    groupBy(acted, (c) => String(effectiveWaits(c, ctx.options)[wait])).map((rows) => ({
+      op: 'status' as const,
+      rows,
+      seconds: effectiveWaits(rows[0]!, ctx.options)[wait] + 0.5,
+    })),
+  ),
   kick: ['status'],
 });
 

@@ -97,7 +97,7 @@ describe('per-component action jobs', () => {
     expect(Math.min(...done.map((j) => j.retry_count))).toBeGreaterThanOrEqual(2);
   }, 90_000);
 
-  test('the forceful power-off is a per-component job delayed by max_power_off_wait_time, a no-op for nodes already off', async () => {
+  test('the forceful power-off is decided again per component by a job delayed by max_power_off_wait_time (one per batch acted on together), a no-op for nodes already off', async () => {
     c = await startCluster({
       world: { nodes: 3, initial: { booted: true, desiredConfig: 'compute-cfg', configured: true } },
       options: { max_power_off_wait_time: 3 },
@@ -109,18 +109,24 @@ describe('per-component action jobs', () => {
     const s = await c.waitForSession('s', 60_000);
     expect(s.error).toBeNull();
 
-    // One due job per component after its graceful call, to start 3.5 s after it (the stubborn node has
-    // one more, after its forceful call).
+    // Every node is named by one delayed decision after its graceful call (one job per batch acted on
+    // together), to start 3.5 s after it; the stubborn node by one more, after its forceful call.
     const all = (await jobs(c, 'power-off-forceful')).filter((j) => j.data.due);
-    const due = c.world.ids().map((id) => all.find((j) => j.data.id === id)!);
-    expect(all.filter((j) => j.data.id !== stubborn)).toHaveLength(2);
+    for (const id of others)
+      expect(
+        all.filter((j) => j.data.ids.includes(id)),
+        id,
+      ).toHaveLength(1);
+    expect(all.filter((j) => j.data.ids.includes(stubborn))).toHaveLength(2);
+    expect(all.every((j) => j.data.session === 's')).toBe(true);
     const events = await c.events({ session: 's' });
     const graceful = new Map(events.filter((e) => e.action === 'powering_off_gracefully').map((e) => [e.component_id, e.at as Date]));
-    for (const j of due) {
-      const delay = (j.start_after.getTime() - graceful.get(j.data.id)!.getTime()) / 1000;
-      expect(delay, j.data.id).toBeGreaterThan(3);
-      expect(delay, j.data.id).toBeLessThan(5);
-      expect(j.state, j.data.id).toBe('completed');
+    for (const id of c.world.ids()) {
+      const j = all.find((x) => x.data.ids.includes(id))!;
+      const delay = (j.start_after.getTime() - graceful.get(id)!.getTime()) / 1000;
+      expect(delay, id).toBeGreaterThan(3);
+      expect(delay, id).toBeLessThan(5);
+      expect(j.state, id).toBe('completed');
     }
     // The stubborn node was forced off once, after the wait; the others were not forced at all.
     expect(transitions(c, 'Force-Off', stubborn!)).toBe(1);
@@ -131,6 +137,35 @@ describe('per-component action jobs', () => {
       expect(events.some((e) => e.component_id === id && e.action === 'powering_off_forcefully')).toBe(false);
     }
     for (const r of await c.components()) expect(r, r.id).toMatchObject({ status: 'stable', enabled: false });
+  }, 90_000);
+
+  test('the power-on wait is a status decision per component, delayed by max_power_on_wait_time: no pass is needed to see a timeout', async () => {
+    // Passes only every 10 minutes: without the delayed decision the timeout would wait for one.
+    c = await startCluster({
+      world: { nodes: 2, initial: { power: 'off' } },
+      options: { max_power_on_wait_time: 3, transit_polling_frequency: 600, polling_frequency: 600, default_retry_policy: 1 },
+    });
+    const [dead, ok] = c.world.ids();
+    c.world.faults.setNodes('neverPowersOn', [dead!]);
+    await c.template('t');
+    await c.session('s', { template: 't', operation: 'boot' });
+    const s = await c.waitForSession('s', 45_000);
+    expect(s.error).toBeNull();
+    const [d] = await c.components([dead!]);
+    expect(d).toMatchObject({ status: 'failed', failure_reason: 'power_on_timeout' });
+    const [o] = await c.components([ok!]);
+    expect(o).toMatchObject({ status: 'stable' });
+    // The decision came due 3.5 s after the power-on call, named the node, and was made.
+    const events = await c.events({ session: 's' });
+    const powerOn = events.find((e) => e.component_id === dead && e.action === 'powering_on')!.at as Date;
+    const due = (await jobs(c, 'status')).filter((j) => j.data.due && j.data.ids.includes(dead));
+    const delays = due.map((j) => [(j.start_after.getTime() - powerOn.getTime()) / 1000, j.state]);
+    expect(
+      delays.filter(([d, state]) => (d as number) > 3 && (d as number) < 4.5 && state === 'completed'),
+      JSON.stringify(delays),
+    ).toHaveLength(1);
+    const failed = events.find((e) => e.component_id === dead && e.reason === 'power_on_timeout')!.at as Date;
+    expect((failed.getTime() - powerOn.getTime()) / 1000).toBeLessThan(8);
   }, 90_000);
 
   test('one node refused permanently in a batch fails alone; the batch goes on', async () => {
