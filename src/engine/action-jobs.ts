@@ -10,7 +10,7 @@
  *   already where the action takes them (a node already on is not powered on again);
  * - acts once for the batch (the spec groups by operation, boot artifacts or configuration: one
  *   outside call per group), and completes or fails each job on its own: a transient problem fails
- *   the job, and pg-boss retries it with backoff (capped at JOB_RETRY_MAX_DELAY); a permanent
+ *   the job, and pg-boss retries it with the job's delay and backoff (capped at its retryMaxDelay); a permanent
  *   problem fails the component with the reason from the closed set. After the last retry of a
  *   transient problem the component only keeps the error: the operator decides again when its wait is
  *   over (a new BOS attempt), as the tick did before jobs, so the retry policy gives up on it, not the
@@ -29,16 +29,21 @@ import { errorText, fromError, reasonOf, type Outcome } from './outcome.ts';
 import type { ActionJob, DueJob, JobOperatorName, OperatorName } from './scheduler.ts';
 import { observeBatch } from '../observability/engine.ts';
 import { recordComponentOutcomes } from './component-outcomes.ts';
+import { DEFAULT_OPTIONS } from '../domain/options.ts';
 
 export const ACTION_QUEUE_PREFIX = 'bootorch-act-';
 export const actionQueueOf = (op: JobOperatorName) => `${ACTION_QUEUE_PREFIX}${op}`;
-/** Seconds between a transient failure and the job's first retry (doubling, with jitter, after that). */
-export const JOB_RETRY_DELAY = 1;
 /**
- * The longest wait before a job's retry (seconds). pg-boss 10 doubles without a ceiling (its 5th retry
- * waits 16 to 32 s, its 7th over a minute), so a node would wait long after the service is back.
+ * Seconds between a transient failure and the job's first retry (doubling, with jitter, after that):
+ * the option's default, for the queues' defaults and the due jobs. Action jobs carry their own (jobRetry).
  */
-export const JOB_RETRY_MAX_DELAY = 5;
+export const JOB_RETRY_DELAY = DEFAULT_OPTIONS.job_retry_delay;
+/**
+ * The longest wait before a job's retry (seconds), for jobs whose data carries no retryMaxDelay.
+ * pg-boss 10 doubles without a ceiling (its 5th retry waits 16 to 32 s, its 7th over a minute), so a
+ * node would wait long after the service is back.
+ */
+export const JOB_RETRY_MAX_DELAY = DEFAULT_OPTIONS.job_retry_max_delay;
 /**
  * Seconds a job may wait in its queue and still act on the decision's own stamp (last_action_at, set
  * when it was recorded): a job that waited longer, or is retried, is claimed first (spec.claim), so its
@@ -85,12 +90,15 @@ interface Ending {
   output: Record<string, unknown>;
 }
 
+/** How pg-boss retries one job: its ActionJob fields of that name. */
+export type JobRetry = Pick<ActionJob, 'retryLimit' | 'retryDelay' | 'retryBackoff' | 'retryMaxDelay'>;
+
 /** The jobs of one action for the components, as a tick or a due decision records them. */
 export function actionJobs(
   rows: EngineComponent[],
   action: string,
   attempt: (c: EngineComponent) => number | null,
-  retryLimit: (c: EngineComponent) => number,
+  retry: (c: EngineComponent) => JobRetry,
   extra: (c: EngineComponent) => Partial<ActionJob> = () => ({}),
 ): ActionJob[] {
   return rows.map((c) => ({
@@ -100,7 +108,7 @@ export function actionJobs(
     action,
     attempt: attempt(c),
     version: c.version,
-    retryLimit: Math.max(0, retryLimit(c)),
+    ...retry(c),
     ...extra(c),
   }));
 }
@@ -235,14 +243,16 @@ function outcomesEnd(endings: Ending[], job: PgBoss.JobWithMetadata<ActionJob>, 
 /** pg-boss 10 completes and fails many ids with output in one statement; its types declare data with one id only. */
 type BulkEnd = (name: string, ids: string[], data: object, options?: PgBoss.ConnectionOptions) => Promise<unknown>;
 /**
- * Fail jobs (pg-boss retries those with retries left, with backoff), then cap their backoff at
- * JOB_RETRY_MAX_DELAY: one more statement for all of them, on the same handle.
+ * Fail jobs (pg-boss retries those with retries left, with backoff), then cap their backoff at each
+ * job's retryMaxDelay (its data; JOB_RETRY_MAX_DELAY for jobs without one): one more statement for all
+ * of them, on the same handle.
  */
 export async function failJobs(boss: PgBoss, ...a: Parameters<BulkEnd>): Promise<void> {
   await (boss.fail as unknown as BulkEnd).apply(boss, a);
   const [name, ids, , options] = a;
   await (options?.db ?? boss.getDb()).executeSql(
-    `update pgboss.job set start_after = least(start_after, now() + make_interval(secs => $3))
+    `update pgboss.job
+    set start_after = least(start_after, now() + make_interval(secs => coalesce((data->>'retryMaxDelay')::int, $3)))
     where name = $1 and id = any($2::uuid[]) and state = 'retry'`,
     [name, ids, JOB_RETRY_MAX_DELAY],
   );

@@ -15,7 +15,8 @@ import { defineOperator, type ActionView, type EngineContext, type OperatorDef, 
 import { again, errorText, failed, type Outcome } from './outcome.ts';
 import type { ActionOperatorName, OperatorName } from './scheduler.ts';
 import { countExhausted } from '../observability/engine.ts';
-import { actionJobs, type JobSpec, type Next } from './action-jobs.ts';
+import { actionJobs, type JobRetry, type JobSpec, type Next } from './action-jobs.ts';
+import { storedRolloutField } from '../domain/rollout-policy.ts';
 
 export type { AttemptCounter };
 
@@ -41,6 +42,22 @@ export const retryPolicy = (c: EngineComponent, o: Options) => c.retryPolicy ?? 
 
 /** Retries pg-boss gives one action job for transient failures: the retry policy, at most this many. */
 const MAX_JOB_RETRIES = 10;
+
+/**
+ * How pg-boss retries a component's action job (transient failures): as many times as the retry
+ * policy, at most MAX_JOB_RETRIES; delay, backoff and cap from the owning session's rollout policy,
+ * else the options job_retry_*. The cap is never below the delay (it would cut even the first retry).
+ */
+export function jobRetry(c: EngineComponent, o: Options): JobRetry {
+  const p = retryPolicy(c, o);
+  const retryDelay = storedRolloutField(c.policy, 'jobRetryDelay') ?? o.job_retry_delay;
+  return {
+    retryLimit: p < 0 ? MAX_JOB_RETRIES : Math.min(p, MAX_JOB_RETRIES),
+    retryDelay,
+    retryBackoff: storedRolloutField(c.policy, 'jobRetryBackoff') ?? o.job_retry_backoff,
+    retryMaxDelay: Math.max(retryDelay, storedRolloutField(c.policy, 'jobRetryMaxDelay') ?? o.job_retry_max_delay),
+  };
+}
 
 /** `retry_policy` of the component, else default_retry_policy. 0 fails before the first attempt (as BOS). */
 export function retryLimitHit(c: EngineComponent, counter: AttemptCounter, o: Options): boolean {
@@ -81,15 +98,16 @@ export function actionOperator(spec: ActionOperatorSpec): OperatorDef {
         ? undefined
         : async (tx) => {
             const recorded = await recordAction(tx, eligible, spec.action, spec.counter, ctx.actor);
-            const limit = (c: EngineComponent) => {
-              const p = retryPolicy(c, ctx.options);
-              return p < 0 ? MAX_JOB_RETRIES : Math.min(p, MAX_JOB_RETRIES);
-            };
             if (recorded.length)
               await ctx.scheduler.act(
                 tx,
                 spec.name,
-                actionJobs(recorded, spec.action, (c) => attempts(c, spec.counter) + 1, limit),
+                actionJobs(
+                  recorded,
+                  spec.action,
+                  (c) => attempts(c, spec.counter) + 1,
+                  (c) => jobRetry(c, ctx.options),
+                ),
               );
           },
     };

@@ -65,6 +65,11 @@ export interface ActionJob {
   config?: string;
   /** pg-boss retries of this job (transient failures): from the retry policy. */
   retryLimit: number;
+  /** Seconds to its first retry, and whether later retries back off (options job_retry_*, or the session's rollout policy). */
+  retryDelay: number;
+  retryBackoff: boolean;
+  /** The longest wait before a retry, seconds: failJobs caps pg-boss's backoff with it (read from the job's data). */
+  retryMaxDelay: number;
 }
 
 /** A component, as a delayed decision names it. */

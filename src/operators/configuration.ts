@@ -17,7 +17,7 @@ import { groupBy } from '../domain/lists.ts';
 import { done, fromError, type Outcome } from '../engine/outcome.ts';
 import { recordComponentOutcomes } from '../engine/component-outcomes.ts';
 import { actionJobs } from '../engine/action-jobs.ts';
-import { retryPolicy } from '../engine/action-operator.ts';
+import { jobRetry } from '../engine/action-operator.ts';
 import { selectPages, type EngineComponent } from '../db/components/select.ts';
 
 const ACTION = 'configuring';
@@ -37,7 +37,6 @@ export const configuration = defineOperator<EngineComponent>(
         outcomes: page.map((c) => [c, done]),
         write: todo.length
           ? async (tx) => {
-              const limit = (c: EngineComponent) => Math.max(0, Math.min(retryPolicy(c, ctx.options), 10));
               await ctx.scheduler.act(
                 tx,
                 'configuration',
@@ -45,7 +44,7 @@ export const configuration = defineOperator<EngineComponent>(
                   todo,
                   ACTION,
                   () => null,
-                  limit,
+                  (c) => jobRetry(c, ctx.options),
                   (c) => ({ config: c.desiredConfiguration }),
                 ),
               );

@@ -9,10 +9,14 @@ import { startCluster, type Cluster } from '../helpers/cluster.ts';
 import { startEngine, type EngineHandle } from '../../src/engine/runtime.ts';
 import { ALL_OPERATORS } from '../../src/operators/index.ts';
 import { componentJobs, sessionJobCounts } from '../../src/db/action-jobs.ts';
+import { startClusterApi, type ClusterApi } from '../helpers/cluster-api.ts';
 
 let c: Cluster | undefined;
 let second: EngineHandle | undefined;
+let api: ClusterApi | undefined;
 afterEach(async () => {
+  await api?.api.close();
+  api = undefined;
   await second?.stop();
   second = undefined;
   await c?.close();
@@ -25,6 +29,8 @@ interface JobRow {
   data: Record<string, any>;
   retry_count: number;
   retry_limit: number;
+  retry_delay: number;
+  retry_backoff: boolean;
   start_after: Date;
   created_on: Date;
   started_on: Date | null;
@@ -35,11 +41,28 @@ interface JobRow {
 const jobs = async (cl: Cluster, op: string): Promise<JobRow[]> =>
   (
     await cl.db.pool.query(
-      `select name, state::text, data, retry_count, retry_limit, start_after, created_on, started_on, output
+      `select name, state::text, data, retry_count, retry_limit, retry_delay, retry_backoff, start_after, created_on, started_on, output
       from pgboss.job where name = $1 order by created_on`,
       [`bootorch-act-${op}`],
     )
   ).rows;
+
+/**
+ * Reboot every node of template `t` in session `s` while PCS transitions answer 500 (power status
+ * still works, so status decides and the graceful jobs fail): the graceful jobs once each has failed
+ * a third time and waits for its next retry.
+ */
+async function rebootFailingGracefully(cl: Cluster, rollout?: object): Promise<JobRow[]> {
+  cl.world.faults.setService('pcs', { failRate: 1, endpoints: ['POST /transitions'] });
+  await cl.session('s', { template: 't', operation: 'reboot', rollout });
+  const n = cl.world.ids().length;
+  await cl.waitFor(
+    async () => (await jobs(cl, 'power-off-graceful')).filter((j) => j.state === 'retry' && j.retry_count >= 2).length === n,
+    'every graceful job failed a third time, waiting for its next retry',
+    30_000,
+  );
+  return jobs(cl, 'power-off-graceful');
+}
 
 const transitions = (cl: Cluster, op: string, id: string) => cl.world.counters.transitions.get(op)?.get(id) ?? 0;
 
@@ -47,21 +70,19 @@ describe('per-component action jobs', () => {
   test('a transient PCS failure fails the job, and pg-boss retries it with backoff until PCS is back', async () => {
     c = await startCluster({
       world: { nodes: 3, initial: { booted: true, desiredConfig: 'compute-cfg', configured: true } },
-      // No forceful escalation while the graceful call is being retried.
-      options: { max_power_off_wait_time: 120 },
+      // No forceful escalation while the graceful call is being retried; backoff capped at 4 s.
+      options: { max_power_off_wait_time: 120, job_retry_max_delay: 4 },
     });
     await c.template('t');
-    // Transitions answer 500; power-status still works, so status decides and the graceful jobs fail.
-    c.world.faults.setService('pcs', { failRate: 1, endpoints: ['POST /transitions'] });
-    await c.session('s', { template: 't', operation: 'reboot' });
-    await c.waitFor(
-      async () => (await jobs(c!, 'power-off-graceful')).filter((j) => j.state === 'retry' && j.retry_count >= 2).length === 3,
-      'every graceful job failed a third time, waiting for its next retry',
-      30_000,
-    );
-    const retried = await jobs(c, 'power-off-graceful');
-    // Backoff (retryDelay 1 s, doubling): after the third failure the next run is at least 4 s away, not 1 s.
-    for (const j of retried) expect((j.start_after.getTime() - j.started_on!.getTime()) / 1000, j.data.id).toBeGreaterThan(3.9);
+    const retried = await rebootFailingGracefully(c);
+    // Backoff (the option's retryDelay 1 s, doubling): after the third failure the next run is 4 to 8 s
+    // away, not 1 s; capped by the option job_retry_max_delay at 4 s (carried on the job).
+    for (const j of retried) {
+      expect(j, j.data.id).toMatchObject({ retry_delay: 1, retry_backoff: true, data: { retryMaxDelay: 4 } });
+      const wait = (j.start_after.getTime() - j.started_on!.getTime()) / 1000;
+      expect(wait, j.data.id).toBeGreaterThan(3.9);
+      expect(wait, j.data.id).toBeLessThan(4.5);
+    }
     // One job per component (the singleton key), still the first decision: attempt 1.
     expect(new Set(retried.map((j) => j.data.id)).size).toBe(3);
     for (const j of retried) expect(j.data).toMatchObject({ action: 'powering_off_gracefully', attempt: 1, session: 's' });
@@ -95,6 +116,59 @@ describe('per-component action jobs', () => {
     const done = await jobs(c, 'power-off-graceful');
     for (const j of done) expect(j, j.data.id).toMatchObject({ state: 'completed', output: { outcome: 'done' } });
     expect(Math.min(...done.map((j) => j.retry_count))).toBeGreaterThanOrEqual(2);
+  }, 90_000);
+
+  test("a session's rollout policy sets its jobs' retry delay and backoff; explain, componentTimeline and sessionStatus show them", async () => {
+    c = await startCluster({
+      world: { nodes: 3, initial: { booted: true, desiredConfig: 'compute-cfg', configured: true } },
+      options: { max_power_off_wait_time: 120 },
+    });
+    api = await startClusterApi(c);
+    const gql = api.gql;
+    // The template's delay, the session's backoff (merged at setup); enough retries to look at them.
+    await c.template('t', { rollout: { jobRetryDelay: 2, jobRetryBackoff: true } });
+    const retried = await rebootFailingGracefully(c, { jobRetryBackoff: false, retryPolicy: 10 });
+    for (const j of retried) {
+      expect(j, j.data.id).toMatchObject({
+        retry_limit: 10,
+        retry_delay: 2,
+        retry_backoff: false,
+        data: { retryLimit: 10, retryDelay: 2, retryBackoff: false, retryMaxDelay: 5 },
+      });
+      // Every retry 2 s after the failure (no doubling: 8 s or more, capped at 5, with it; 1 s with the option's delay).
+      const wait = (j.start_after.getTime() - j.started_on!.getTime()) / 1000;
+      expect(wait, j.data.id).toBeGreaterThan(1.9);
+      expect(wait, j.data.id).toBeLessThan(2.6);
+      // The third run started no sooner than two delays after the job was enqueued.
+      expect((j.started_on!.getTime() - j.created_on.getTime()) / 1000, j.data.id).toBeGreaterThan(3.9);
+    }
+    const id = retried[0]!.data.id as string;
+    const fields = 'queue action state attempt retries retryLimit nextRun lastError';
+    const shown = await gql(`{ explain(componentId: "${id}") { jobs { ${fields} } }
+      componentTimeline(componentId: "${id}") { jobs { ${fields} } }
+      sessionStatus(name: "s") { jobs { queue state count } } }`);
+    for (const js of [shown.explain.jobs, shown.componentTimeline.jobs]) {
+      expect(js.find((j: { queue: string }) => j.queue === 'power-off-forceful')).toMatchObject({ action: 'decide', state: 'created' });
+      const g = js.find((j: { queue: string }) => j.queue === 'power-off-graceful')!;
+      expect(g).toMatchObject({ action: 'powering_off_gracefully', attempt: 1, retryLimit: 10 });
+      expect(['retry', 'active']).toContain(g.state);
+      expect(g.retries).toBeGreaterThanOrEqual(2);
+      expect(g.lastError).toMatch(/^PCS POST \/transitions failed \(HTTP 500\)/);
+      if (g.state === 'retry') expect(Date.parse(g.nextRun)).toBeGreaterThan(Date.now() - 10_000);
+    }
+    const counts = shown.sessionStatus.jobs as Array<{ queue: string; state: string; count: number }>;
+    expect(counts.filter((x) => x.queue === 'power-off-graceful').reduce((a, x) => a + x.count, 0)).toBe(3);
+    // The delayed forceful decisions: one job per batch acted on together (here one or two for the three nodes).
+    expect(counts.filter((x) => x.queue === 'power-off-forceful').reduce((a, x) => a + x.count, 0)).toBeGreaterThanOrEqual(1);
+
+    c.world.faults.setService('pcs', { failRate: 0, endpoints: undefined });
+    const s = await c.waitForSession('s', 60_000);
+    expect(s.error).toBeNull();
+    for (const r of await c.components()) expect(r, r.id).toMatchObject({ status: 'stable', error: '' });
+    // The graceful jobs completed; the forceful decisions still wait out max_power_off_wait_time (then do nothing).
+    const after = await gql(`{ sessionStatus(name: "s") { jobs { queue state count } } }`);
+    expect(after.sessionStatus.jobs).toContainEqual({ queue: 'power-off-forceful', state: 'created', count: expect.any(Number) });
+    expect(after.sessionStatus.jobs.filter((x: { queue: string }) => x.queue.startsWith('power-off-graceful'))).toEqual([]);
   }, 90_000);
 
   test('the forceful power-off is decided again per component by a job delayed by max_power_off_wait_time (one per batch acted on together), a no-op for nodes already off', async () => {

@@ -914,6 +914,21 @@ export type Options = {
   imsImagesMustExist: Scalars['Boolean']['output'];
   /** Read timeout for image manifest reads, seconds (10-86400, default 20). */
   imsReadTimeout: Scalars['Int']['output'];
+  /**
+   * bootorch: each further retry of an action job waits about twice as long, with jitter, up to
+   * jobRetryMaxDelay (default true). A session's rollout policy (jobRetryBackoff) overrides it.
+   */
+  jobRetryBackoff: Scalars['Boolean']['output'];
+  /**
+   * bootorch: seconds from an action job's transient failure (a service 5xx, a timeout, a refused connection)
+   * to its first retry (1-3600, default 1). A session's rollout policy (jobRetryDelay) overrides it.
+   */
+  jobRetryDelay: Scalars['Int']['output'];
+  /**
+   * bootorch: the longest wait before an action job's retry, seconds (1-86400, default 5; never below
+   * jobRetryDelay). A session's rollout policy (jobRetryMaxDelay) overrides it.
+   */
+  jobRetryMaxDelay: Scalars['Int']['output'];
   /** DEBUG, INFO, WARNING, ERROR or CRITICAL (default INFO). */
   loggingLevel: Scalars['String']['output'];
   /** On, but not booted into the desired artifacts this long after power-on: reboot, seconds (default 1200). */
@@ -949,6 +964,9 @@ export type OptionsPatchInput = {
   imsErrorsFatal?: InputMaybe<Scalars['Boolean']['input']>;
   imsImagesMustExist?: InputMaybe<Scalars['Boolean']['input']>;
   imsReadTimeout?: InputMaybe<Scalars['Int']['input']>;
+  jobRetryBackoff?: InputMaybe<Scalars['Boolean']['input']>;
+  jobRetryDelay?: InputMaybe<Scalars['Int']['input']>;
+  jobRetryMaxDelay?: InputMaybe<Scalars['Int']['input']>;
   loggingLevel?: InputMaybe<Scalars['String']['input']>;
   maxBootWaitTime?: InputMaybe<Scalars['Int']['input']>;
   maxComponentBatchSize?: InputMaybe<Scalars['Int']['input']>;
@@ -1194,6 +1212,12 @@ export type RolloutPolicy = {
   canary?: Maybe<Scalars['Int']['output']>;
   /** Failures tolerated before the session pauses: a count (`5`) or a percentage (`2%`). */
   failureBudget?: Maybe<Scalars['String']['output']>;
+  /** Overrides the option job_retry_backoff: later retries wait about twice as long each. */
+  jobRetryBackoff?: Maybe<Scalars['Boolean']['output']>;
+  /** Overrides the option job_retry_delay: seconds from an action job's transient failure to its first retry (1-3600). */
+  jobRetryDelay?: Maybe<Scalars['Int']['output']>;
+  /** Overrides the option job_retry_max_delay: the longest wait before a retry, seconds (1-86400). */
+  jobRetryMaxDelay?: Maybe<Scalars['Int']['output']>;
   /** Overrides the option max_boot_wait_time for this session (seconds). */
   maxBootWaitTime?: Maybe<Scalars['Int']['output']>;
   /** Most nodes in flight at once: a count (`50`) or a percentage of the session's nodes (`10%`). */
@@ -1214,6 +1238,9 @@ export type RolloutPolicy = {
 export type RolloutPolicyInput = {
   canary?: InputMaybe<Scalars['Int']['input']>;
   failureBudget?: InputMaybe<Scalars['String']['input']>;
+  jobRetryBackoff?: InputMaybe<Scalars['Boolean']['input']>;
+  jobRetryDelay?: InputMaybe<Scalars['Int']['input']>;
+  jobRetryMaxDelay?: InputMaybe<Scalars['Int']['input']>;
   maxBootWaitTime?: InputMaybe<Scalars['Int']['input']>;
   maxInFlight?: InputMaybe<Scalars['String']['input']>;
   maxPowerOffWaitTime?: InputMaybe<Scalars['Int']['input']>;
@@ -2229,6 +2256,9 @@ export type OptionsResolvers<ContextType = ApiContext, ParentType extends Resolv
   imsErrorsFatal?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   imsImagesMustExist?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   imsReadTimeout?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  jobRetryBackoff?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  jobRetryDelay?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  jobRetryMaxDelay?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   loggingLevel?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   maxBootWaitTime?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   maxComponentBatchSize?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
@@ -2321,6 +2351,9 @@ export type ReportRefusedResolvers<ContextType = ApiContext, ParentType extends 
 export type RolloutPolicyResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['RolloutPolicy'] = ResolversParentTypes['RolloutPolicy']> = ResolversObject<{
   canary?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
   failureBudget?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  jobRetryBackoff?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
+  jobRetryDelay?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  jobRetryMaxDelay?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
   maxBootWaitTime?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
   maxInFlight?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   maxPowerOffWaitTime?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
