@@ -3,9 +3,11 @@
  * what the boot set asked for, where the deploy is, the agent's last heartbeat and when each state
  * was first reached (the phase timings). The only module with SQL on this table.
  */
-import { and, inArray, sql } from 'drizzle-orm';
+import { and, sql } from 'drizzle-orm';
 import { pgTable, text, timestamp, jsonb, check } from 'drizzle-orm/pg-core';
 import type { Db } from './client.ts';
+import { anyOf, fromExcluded, insertInChunks } from './sql.ts';
+import { transaction } from './tx.ts';
 import type { DeployRecord, DeployState } from '../domain/deploy.ts';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -52,41 +54,41 @@ export async function setDeploys(
 ): Promise<void> {
   const deploying = nodes.filter((n): n is { id: string; deploy: DeployRecord } => n.deploy !== undefined);
   const others = nodes.filter((n) => n.deploy === undefined).map((n) => n.id);
-  if (others.length) await db.delete(componentDeploys).where(inArray(componentDeploys.id, others));
-  if (deploying.length === 0) return;
   const now = new Date().toISOString();
-  await db
-    .insert(componentDeploys)
-    .values(
-      deploying.map((n) => ({
-        id: n.id,
-        session: session.name,
-        sessionTenant: session.tenantKey,
-        spec: n.deploy,
-        reached: { pending: now },
-      })),
-    )
-    .onConflictDoUpdate({
-      target: componentDeploys.id,
-      set: {
-        session: sql`excluded.session`,
-        sessionTenant: sql`excluded.session_tenant`,
-        spec: sql`excluded.spec`,
-        state: 'pending',
-        reason: '',
-        message: '',
-        heartbeatAt: null,
-        stateAt: sql`now()`,
-        reached: sql`excluded.reached`,
-        createdAt: sql`now()`,
-      },
+  await transaction(db, async (tx) => {
+    if (others.length) await tx.delete(componentDeploys).where(anyOf(componentDeploys.id, others));
+    await insertInChunks(tx, deploying, async (tx, part) => {
+      await tx
+        .insert(componentDeploys)
+        .values(
+          part.map((n) => ({
+            id: n.id,
+            session: session.name,
+            sessionTenant: session.tenantKey,
+            spec: n.deploy,
+            reached: { pending: now },
+          })),
+        )
+        .onConflictDoUpdate({
+          target: componentDeploys.id,
+          set: {
+            ...fromExcluded(componentDeploys, ['session', 'sessionTenant', 'spec', 'reached']),
+            state: 'pending',
+            reason: '',
+            message: '',
+            heartbeatAt: null,
+            stateAt: sql`now()`,
+            createdAt: sql`now()`,
+          },
+        });
     });
+  });
 }
 
 /** The deploys of these components, by id (components without one are absent). */
 export async function deploysOf(db: Db, ids: string[]): Promise<Map<string, DeployRow>> {
   if (ids.length === 0) return new Map();
-  const rows = await db.select().from(componentDeploys).where(inArray(componentDeploys.id, ids));
+  const rows = await db.select().from(componentDeploys).where(anyOf(componentDeploys.id, ids));
   return new Map(rows.map((r) => [r.id, r]));
 }
 
@@ -118,6 +120,6 @@ export async function moveDeploys(
       reached: sql`case when ${d.reached} ? ${to.state} then ${d.reached}
         else ${d.reached} || jsonb_build_object(${to.state}::text, to_jsonb(now())) end`,
     })
-    .where(and(inArray(d.id, ids), inArray(d.state, [...from])))
+    .where(and(anyOf(d.id, ids), anyOf(d.state, from)))
     .returning();
 }

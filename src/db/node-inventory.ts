@@ -4,10 +4,11 @@
  * encrypted by adapters/standalone/secrets.ts) and the boot parameters power-on set for it last,
  * with their referral token (what BSS keeps). The only module with SQL on this table.
  */
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import { pgTable, text, boolean, integer, timestamp, jsonb, uniqueIndex, check } from 'drizzle-orm/pg-core';
 import type { Db } from './client.ts';
 import { components } from './schema.ts';
+import { anyOf, fromExcluded, insertInChunks } from './sql.ts';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -85,29 +86,33 @@ export type NodeRegistration = Pick<
  * A node registered without a new secret keeps its stored one (`bmcSecret` undefined).
  */
 export async function upsertNodes(db: Db, nodes: NodeRegistration[]): Promise<NodeInventoryRow[]> {
-  if (nodes.length === 0) return [];
-  return db
-    .insert(nodeInventory)
-    .values(nodes)
-    .onConflictDoUpdate({
-      target: nodeInventory.id,
-      set: {
-        hostname: sql`excluded.hostname`,
-        mac: sql`excluded.mac`,
-        arch: sql`excluded.arch`,
-        role: sql`excluded.role`,
-        subRole: sql`excluded.sub_role`,
-        groups: sql`excluded.groups`,
-        enabled: sql`excluded.enabled`,
-        locked: sql`excluded.locked`,
-        bmcDriver: sql`excluded.bmc_driver`,
-        bmcAddress: sql`excluded.bmc_address`,
-        bmcUsername: sql`excluded.bmc_username`,
-        bmcSecret: sql`case when excluded.bmc_secret = '' then ${nodeInventory.bmcSecret} else excluded.bmc_secret end`,
-        updatedAt: sql`now()`,
-      },
-    })
-    .returning();
+  const written = await insertInChunks(db, nodes, (tx, part) =>
+    tx
+      .insert(nodeInventory)
+      .values(part)
+      .onConflictDoUpdate({
+        target: nodeInventory.id,
+        set: {
+          ...fromExcluded(nodeInventory, [
+            'hostname',
+            'mac',
+            'arch',
+            'role',
+            'subRole',
+            'groups',
+            'enabled',
+            'locked',
+            'bmcDriver',
+            'bmcAddress',
+            'bmcUsername',
+          ]),
+          bmcSecret: sql`case when excluded.bmc_secret = '' then ${nodeInventory.bmcSecret} else excluded.bmc_secret end`,
+          updatedAt: sql`now()`,
+        },
+      })
+      .returning(),
+  );
+  return written.flat();
 }
 
 export async function listNodes(db: Db, ids?: string[]): Promise<NodeInventoryRow[]> {
@@ -115,7 +120,7 @@ export async function listNodes(db: Db, ids?: string[]): Promise<NodeInventoryRo
   return db
     .select()
     .from(nodeInventory)
-    .where(ids ? inArray(nodeInventory.id, ids) : undefined)
+    .where(ids ? anyOf(nodeInventory.id, ids) : undefined)
     .orderBy(asc(nodeInventory.id));
 }
 
@@ -139,7 +144,7 @@ export async function setBootParameters(
   const rows = await db
     .update(nodeInventory)
     .set({ bootKernel: p.kernel, bootInitrd: p.initrd, bootParams: p.params, bootToken: p.token, bootSetAt: sql`now()` })
-    .where(inArray(nodeInventory.id, ids))
+    .where(anyOf(nodeInventory.id, ids))
     .returning({ id: nodeInventory.id });
   return rows.map((r) => r.id);
 }
@@ -152,7 +157,7 @@ export async function bootParametersOf(db: Db, ids: string[]): Promise<NodeInven
     .from(nodeInventory)
     .where(
       and(
-        inArray(nodeInventory.id, ids),
+        anyOf(nodeInventory.id, ids),
         sql`(${nodeInventory.bootKernel} <> '' or ${nodeInventory.bootInitrd} <> '' or ${nodeInventory.bootParams} <> '')`,
       ),
     )
@@ -161,7 +166,7 @@ export async function bootParametersOf(db: Db, ids: string[]): Promise<NodeInven
 
 export async function nodesByMacs(db: Db, macs: string[]): Promise<NodeInventoryRow[]> {
   if (macs.length === 0) return [];
-  return db.select().from(nodeInventory).where(inArray(nodeInventory.mac, macs));
+  return db.select().from(nodeInventory).where(anyOf(nodeInventory.mac, macs));
 }
 
 /** The session a node's component belongs to now ('' when none), for events about the node. */
@@ -198,7 +203,7 @@ export async function patchConfig(db: Db, ids: string[], p: ConfigPatchRow): Pro
       configErrorCount: sql`case when ${reset} then 0 else ${nodeInventory.configErrorCount} end`,
       configState: sql`case when ${reset} then '' else ${nodeInventory.configState} end`,
     })
-    .where(inArray(nodeInventory.id, ids))
+    .where(anyOf(nodeInventory.id, ids))
     .returning({ id: nodeInventory.id });
   return rows.map((r) => r.id);
 }
@@ -217,7 +222,7 @@ export async function enableBootedConfig(db: Db, ids: string[]): Promise<string[
     .where(
       and(
         eq(components.id, nodeInventory.id),
-        inArray(nodeInventory.id, ids),
+        anyOf(nodeInventory.id, ids),
         eq(nodeInventory.configEnabled, false),
         sql`${nodeInventory.configDesired} <> '' and ${nodeInventory.bootToken} <> ''`,
         eq(components.actualBssToken, nodeInventory.bootToken),
@@ -257,5 +262,5 @@ export async function finishConfigRun(db: Db, ids: string[], desired: string, ok
       configState: ok ? 'applied' : '',
       configErrorCount: ok ? sql`${nodeInventory.configErrorCount}` : sql`${nodeInventory.configErrorCount} + 1`,
     })
-    .where(and(inArray(nodeInventory.id, ids), eq(nodeInventory.configDesired, desired), eq(nodeInventory.configState, 'running')));
+    .where(and(anyOf(nodeInventory.id, ids), eq(nodeInventory.configDesired, desired), eq(nodeInventory.configState, 'running')));
 }

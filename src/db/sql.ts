@@ -1,13 +1,44 @@
 /**
  * The few SQL words drizzle's query builder lacks, as fragments for its `where`, `set` and `from`.
  * Arrays travel as one parameter (`= any($1::text[])`, `unnest`), never one per element, so a statement
- * costs the same for one component as for ten thousand.
+ * costs the same for one component as for ten thousand. PostgreSQL takes at most 65,535 parameters per
+ * statement: drizzle's `inArray` (one per value) fails beyond that and is barred by biome.json; a
+ * multi-row `insert(...).values(rows)` (one per value per row) goes through `insertInChunks`.
  */
-import { sql, type AnyColumn, type SQL } from 'drizzle-orm';
+import { getTableColumns, sql, type AnyColumn, type SQL, type Table } from 'drizzle-orm';
+import type { Db } from './client.ts';
+import { transaction } from './tx.ts';
+import { chunks } from '../domain/lists.ts';
 
 /** `column = any($1::text[])`: one parameter however many values (drizzle's inArray makes one each). */
 export function anyOf(column: AnyColumn | SQL, values: readonly string[]): SQL {
   return sql`${column} = any(${sql.param([...values])}::text[])`;
+}
+
+/**
+ * Rows per statement of a multi-row INSERT: drizzle binds each value of each row, so 1,000 rows stay
+ * under PostgreSQL's 65,535 parameters for any table of up to 65 columns.
+ */
+export const ROWS_PER_INSERT = 1000;
+
+/**
+ * Write `rows` with `write`, ROWS_PER_INSERT rows per statement, in one transaction (the caller's when
+ * it is in one, db/tx.ts), so a failure leaves none of them written. Returns what each write returned,
+ * in order (`.flat()` them for the rows of a `returning()`).
+ */
+export async function insertInChunks<T, R>(db: Db, rows: readonly T[], write: (tx: Db, rows: T[]) => Promise<R>): Promise<R[]> {
+  if (rows.length === 0) return [];
+  return transaction(db, async (tx) => {
+    const out: R[] = [];
+    for (const part of chunks(rows, ROWS_PER_INSERT)) out.push(await write(tx, part));
+    return out;
+  });
+}
+
+/** `{ key: excluded."column" }` for an upsert's `set`: these columns take the value of the row that conflicted. */
+export function fromExcluded<T extends Table, K extends keyof T['_']['columns'] & string>(table: T, keys: readonly K[]): Record<K, SQL> {
+  const columns = getTableColumns(table);
+  return Object.fromEntries(keys.map((k) => [k, sql.raw(`excluded."${columns[k]!.name}"`)])) as Record<K, SQL>;
 }
 
 /** One array parameter with its SQL element type, for `unnest(...)`. */

@@ -2,9 +2,9 @@
  * Tenancy (reference §2.1): `tenant_xnames`. BOS asks TAPMS for a tenant's xnames; bootorch keeps them
  * here. A tenant restricts which components are visible; it never owns components.
  */
-import { and, asc, eq, inArray, ne, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, ne, sql, type SQL } from 'drizzle-orm';
 import type { Db } from './client.ts';
-import { anyOf } from './sql.ts';
+import { anyOf, insertInChunks } from './sql.ts';
 import { tenantXnames as tenantXnamesTable } from './schema.ts';
 
 /** A tenant is known when it owns at least one xname (BOS: TAPMS answers 404 otherwise). */
@@ -73,11 +73,13 @@ export async function replaceTenantXnames(
       : await db
           .select({ xname: tenantXnamesTable.xname, tenant: tenantXnamesTable.tenant })
           .from(tenantXnamesTable)
-          .where(and(inArray(tenantXnamesTable.xname, [...xnames]), ne(tenantXnamesTable.tenant, tenant)))
+          .where(and(anyOf(tenantXnamesTable.xname, xnames), ne(tenantXnamesTable.tenant, tenant)))
           .orderBy(asc(tenantXnamesTable.xname));
   if (taken.length) return { ok: false, taken };
   await db.delete(tenantXnamesTable).where(eq(tenantXnamesTable.tenant, tenant));
-  if (xnames.length) await db.insert(tenantXnamesTable).values(xnames.map((xname) => ({ tenant, xname })));
+  await insertInChunks(db, xnames, async (tx, part) => {
+    await tx.insert(tenantXnamesTable).values(part.map((xname) => ({ tenant, xname })));
+  });
   return { ok: true };
 }
 

@@ -1,7 +1,8 @@
 /** `api_tokens`: locally issued API and node tokens, stored hashed (src/auth has no SQL). */
-import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
+import { and, asc, eq, isNull } from 'drizzle-orm';
 import type { Db } from './client.ts';
 import { apiTokens } from './schema.ts';
+import { anyOf } from './sql.ts';
 
 export type ApiTokenRow = typeof apiTokens.$inferSelect;
 export type NewApiTokenRow = typeof apiTokens.$inferInsert;
@@ -53,8 +54,5 @@ export async function listApiTokenRows(db: Db, opts: { includeRevoked: boolean }
 /** The rows of these ids (any order; unknown ids are absent): one statement for a batch of lookups. */
 export async function findApiTokens(db: Db, ids: readonly string[]): Promise<ApiTokenRow[]> {
   if (ids.length === 0) return [];
-  return db
-    .select()
-    .from(apiTokens)
-    .where(inArray(apiTokens.id, [...ids]));
+  return db.select().from(apiTokens).where(anyOf(apiTokens.id, ids));
 }
