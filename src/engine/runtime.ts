@@ -18,6 +18,7 @@ import {
   ACTION_QUEUE_PREFIX,
   actionQueueOf,
   endJobs,
+  fetchJobs,
   failJobs,
   JOB_RETRY_DELAY,
   runJobBatch,
@@ -280,7 +281,7 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
         const size = ctx.options.max_component_batch_size > 0 ? ctx.options.max_component_batch_size : 10_000;
         // This fetch sees every job committed before it: the kicks so far are answered.
         woken.delete(queue);
-        jobs = (await boss.fetch(queue, { batchSize: size, includeMetadata: true })) as FetchedJob[];
+        jobs = await fetchJobs(boss, queue, size);
         if (jobs.length === 0) {
           await idle(queue, 500);
           continue;
@@ -288,7 +289,7 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
         // A short gather window: the rest of a tick's decisions (its next pages) join this batch.
         if (jobs.length < size) {
           await new Promise((r) => setTimeout(r, GATHER_MS));
-          jobs.push(...((await boss.fetch(queue, { batchSize: size - jobs.length, includeMetadata: true })) as FetchedJob[]));
+          jobs.push(...(await fetchJobs(boss, queue, size - jobs.length)));
         }
         await leases.holdAll(jobs.map((j) => j.id));
         await runJobBatch(ctx, spec, jobs, (tx, endings) => endJobs(boss, tx, queue, endings, on));
