@@ -6,7 +6,8 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { runScale, type ScaleResult } from './scale.ts';
+import { freshDatabase, runScale, type ScaleResult } from './scale.ts';
+import { runFloor } from './floor.ts';
 import { runRealPath, type RealPathResult } from './real-path.ts';
 import { rewriteSection } from './fanout-report.ts';
 
@@ -18,25 +19,36 @@ const batchFor = (nodes: number) => Math.max(1, Math.round(nodes / 20));
 
 interface Pair {
   nodes: number;
-  before?: ScaleResult;
-  after: ScaleResult;
+  floorMs: number;
+  before: ScaleResult[];
+  after: ScaleResult[];
+  load: [number, number];
 }
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export async function runJobsBench(
   adminUrl: string,
-  o: { sizes: number[]; before?: string; workersAt: number; workers: number[]; log: (m: string) => void },
+  o: { sizes: number[]; before?: string; reps: number; workersAt: number; workers: number[]; log: (m: string) => void },
 ): Promise<void> {
   const load = os.loadavg();
   const beforeScale: typeof runScale | undefined = o.before ? (await import(path.resolve(o.before, 'bench/scale.ts'))).runScale : undefined;
   const pairs: Pair[] = [];
   for (const n of o.sizes) {
-    o.log(`jobs: reboot of ${n} nodes, before and after...`);
-    const before = beforeScale ? await beforeScale(adminUrl, n) : undefined;
-    const after = await runScale(adminUrl, n);
-    pairs.push({ nodes: n, before, after });
-    o.log(
-      `  before ${before ? Math.round(before.wallMs) : '-'} ms (${before?.jobsRun ?? '-'} jobs), after ${Math.round(after.wallMs)} ms (${after.jobsRun} jobs)`,
-    );
+    o.log(`jobs: reboot of ${n} nodes, the floor, then before and after alternated ${o.reps} times...`);
+    const floorConn = await freshDatabase(adminUrl, `bootorch_floor_${n}`);
+    const floorMs = (await runFloor(floorConn, n)).wallMs;
+    await floorConn.close();
+    const pair: Pair = { nodes: n, floorMs, before: [], after: [], load: [os.loadavg()[0]!, os.loadavg()[0]!] };
+    for (let i = 0; i < o.reps; i++) {
+      if (beforeScale) pair.before.push(await beforeScale(adminUrl, n));
+      pair.after.push(await runScale(adminUrl, n));
+      pair.load = [Math.min(pair.load[0], os.loadavg()[0]!), Math.max(pair.load[1], os.loadavg()[0]!)];
+      o.log(
+        `  floor ${Math.round(floorMs)} ms; before ${pair.before.at(-1) ? Math.round(pair.before.at(-1)!.wallMs) : '-'} ms, after ${Math.round(pair.after.at(-1)!.wallMs)} ms (${pair.after.at(-1)!.jobsRun} jobs)`,
+      );
+    }
+    pairs.push(pair);
   }
   const scale: Array<{ workers: number; r: RealPathResult }> = [];
   for (const w of o.workers) {
@@ -58,16 +70,18 @@ function section(pairs: Pair[], scale: Array<{ workers: number; r: RealPathResul
     `Run with \`npm run bench -- --parts=jobs${before ? ' --before=DIR' : ''}\` on ${new Date().toISOString().slice(0, 10)}; load average at its start ${load.map((l) => l.toFixed(2)).join(', ')}.`,
     'Operators decide, per-component jobs act: each power and configuration decision is one pg-boss job per component, inserted in bulk with the decision, fetched in batches, completed in bulk.',
     '',
-    '### In-process reboot, before (operators acting in their ticks) and after, in the same run',
+    '### In-process reboot, before (operators acting in their ticks) and after, alternated in the same run, with the floor',
     '',
-    '| nodes | before | after | after / before | jobs before | jobs after | failed |',
-    '|---:|---:|---:|---:|---:|---:|---:|',
-    ...pairs.map(
-      (p) =>
-        `| ${fmt(p.nodes)} | ${p.before ? `${fmt(p.before.wallMs)} ms` : '–'} | ${fmt(p.after.wallMs)} ms | ${p.before ? fmt(p.after.wallMs / p.before.wallMs, 2) : '–'} | ${p.before ? fmt(p.before.jobsRun) : '–'} | ${fmt(p.after.jobsRun)} | ${p.after.failed} |`,
-    ),
+    '| nodes | floor | before (median; runs) | after (median; runs) | after / before | after / floor | jobs before | jobs after | failed | load (1 min) |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...pairs.map((p) => {
+      const b = p.before.length ? median(p.before.map((r) => r.wallMs)) : undefined;
+      const a = median(p.after.map((r) => r.wallMs));
+      const runs = (rs: ScaleResult[]) => rs.map((r) => fmt(r.wallMs)).join(', ');
+      return `| ${fmt(p.nodes)} | ${fmt(p.floorMs)} ms | ${b !== undefined ? `${fmt(b)} ms; ${runs(p.before)}` : '–'} | ${fmt(a)} ms; ${runs(p.after)} | ${b !== undefined ? fmt(a / b, 2) : '–'} | ${fmt(a / p.floorMs, 1)} | ${p.before[0] ? fmt(p.before[0].jobsRun) : '–'} | ${fmt(p.after[0]!.jobsRun)} | ${p.after.reduce((x, r) => x + r.failed, 0)} | ${p.load.map((l) => l.toFixed(1)).join('–')} |`;
+    }),
     '',
-    'Jobs: every pg-boss job of the reboot (operator ticks, timers and, after, the action jobs: one per component and action).',
+    'Jobs: every pg-boss job of one reboot (operator ticks and timers; after, also the action jobs, one per component and action, and the delayed decisions, one per batch acted on together). The floor: the least database work of the same reboot (bench/floor.ts).',
     '',
     `### Scale-out: ${scale[0] ? fmt(scale[0].r.nodes) : ''}-node reboot on the real path, BSS slowed by 1 s per call, batches of ${scale[0] ? fmt(batchFor(scale[0].r.nodes)) : ''}`,
     '',

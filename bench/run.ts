@@ -6,7 +6,7 @@
  * (a run of fanout alone rewrites only its section of BENCHMARKS.md); --before=DIR adds the fan-out
  * of the API as checked out in DIR (the code before multiplexing), measured in the same run.
  * --parts=jobs runs issue 14's figures alone (bench/jobs-report.ts: the reboot against DIR's engine, and
- * 1/2/4 worker processes; --workers=1,2,4 --workers-at=10000) and rewrites only its section.
+ * 1/2/4 worker processes; --reps=3 --workers=1,2,4 --workers-at=10000) and rewrites only its section.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -55,6 +55,7 @@ async function main() {
     await runJobsBench(adminUrl, {
       sizes: sizes.filter((s) => s >= 1000),
       before,
+      reps: num('reps', '3')[0]!,
       workersAt: num('workers-at', '10000')[0]!,
       workers: num('workers', '1,2,4'),
       log,
