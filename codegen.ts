@@ -28,6 +28,8 @@ const config: CodegenConfig = {
         mappers: {
           ComponentConnection: '../views.ts#ComponentConnectionParent',
           Session: '../views.ts#SessionParent',
+          // Its jobs are read only when asked for (their own resolver).
+          SessionExtendedStatus: '../views.ts#SessionStatusParent',
         },
         inputMaybeValue: 'T | null | undefined',
         useIndexSignature: true,

@@ -84,9 +84,17 @@ export function fanoutSection(rs: FanoutResult[], loadAtStart: number[]): string
 
 /** Replace the fan-out section of an existing BENCHMARKS.md (up to the next `## `), keeping the rest. */
 export function rewriteFanoutSection(file: string, section: string): void {
+  rewriteSection(file, FANOUT_TITLE, section);
+}
+
+/** Replace the section titled `title` (up to the next `## `) with `section`; append it when there is none. */
+export function rewriteSection(file: string, title: string, section: string): void {
   const md = fs.readFileSync(file, 'utf8');
-  const start = md.indexOf(FANOUT_TITLE);
-  if (start < 0) throw new Error(`${file} has no "${FANOUT_TITLE}" section`);
-  const next = md.indexOf('\n## ', start + FANOUT_TITLE.length);
+  const start = md.indexOf(title);
+  if (start < 0) {
+    fs.writeFileSync(file, `${md.trimEnd()}\n\n${section}`);
+    return;
+  }
+  const next = md.indexOf('\n## ', start + title.length);
   fs.writeFileSync(file, `${md.slice(0, start)}${section}${next < 0 ? '' : md.slice(next)}`);
 }

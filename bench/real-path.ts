@@ -96,9 +96,15 @@ export async function runRealPath(
   nodes: number,
   o: {
     replicas?: number;
+    /** `bootorch worker` processes (default 1). */
+    workers?: number;
+    /** The simulator's --fault specs (e.g. `bss:slowMs=1000`: a slowed service). */
+    faults?: string[];
+    /** max_component_batch_size (default 2800, as the in-process bench). */
+    batchSize?: number;
     tag?: string;
     inspect?(s: RealPathStack): Promise<void>;
-    /** The worker's extra environment (BOOTORCH_STATUS_CHANGED_PASSES=false: the baseline of status passes). */
+    /** The workers' extra environment (BOOTORCH_STATUS_CHANGED_PASSES=false: the baseline of status passes). */
     workerEnv?: Record<string, string>;
   } = {},
 ): Promise<RealPathResult> {
@@ -106,7 +112,7 @@ export async function runRealPath(
   const conn = await freshDatabase(adminUrl, `bootorch_bench_real_${nodes}_${replicas}${o.tag ?? ''}`);
   // The in-process bench's options (scale.ts), discovery on so that the worker finds the nodes in HSM.
   await conn.pool.query('insert into options (id, data) values (1, $1)', [
-    JSON.stringify({ polling_frequency: 15, max_component_batch_size: 2800 }),
+    JSON.stringify({ polling_frequency: 15, max_component_batch_size: o.batchSize ?? 2800 }),
   ]);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bootorch-real-path-'));
   const tokenFile = path.join(dir, 'tokens.json');
@@ -132,6 +138,7 @@ export async function runRealPath(
         ports.map((p) => `http://127.0.0.1:${p}/graphql`).join(','),
         '--report-token-file',
         tokenFile,
+        ...(o.faults ?? []).flatMap((f) => ['--fault', f]),
       ],
       prof,
     );
@@ -151,8 +158,9 @@ export async function runRealPath(
       roles.push(api);
       apiUrls.push((await api.waitFor(/bootorch api: (\S+)/, 120_000))[1]!);
     }
-    const worker = startRole('worker', { ...env, ...o.workerEnv, WORKER_HEALTH_PORT: String(workerPort) });
-    roles.push(worker);
+    // The first worker serves its metrics on workerPort (the status passes are read from it).
+    for (let i = 0; i < (o.workers ?? 1); i++)
+      roles.push(startRole('worker', { ...env, ...o.workerEnv, ...(i === 0 ? { WORKER_HEALTH_PORT: String(workerPort) } : {}) }));
     const ids = await until(
       async () => {
         const r = await conn.pool.query<{ id: string }>('select id from components order by id');
@@ -241,8 +249,12 @@ export async function runRealPath(
         firstReportMs: Number(t.first) - createdAt,
         lastReportMs: Number(t.last) - createdAt,
       },
-      // roles: the simulator, the API replicas, the worker (last).
-      cpu: { sim: used(0), api: roles.slice(1, -1).reduce((a, _p, i) => a + used(i + 1), 0), worker: used(roles.length - 1) },
+      // roles: the simulator, the API replicas, then the workers.
+      cpu: {
+        sim: used(0),
+        api: ports.reduce((a, _p, i) => a + used(i + 1), 0),
+        worker: roles.slice(1 + ports.length).reduce((a, _p, i) => a + used(i + 1 + ports.length), 0),
+      },
       changedPasses: o.workerEnv?.BOOTORCH_STATUS_CHANGED_PASSES === 'true',
       statusPasses: delta(status0.passes, status1.passes),
       statusRowsRead: delta(status0.rows, status1.rows),

@@ -5,6 +5,8 @@
  * polling baseline; --sizes=1,1000 picks the sizes; --parts=reboot,polling,real,reports,api,fanout picks the parts
  * (a run of fanout alone rewrites only its section of BENCHMARKS.md); --before=DIR adds the fan-out
  * of the API as checked out in DIR (the code before multiplexing), measured in the same run.
+ * --parts=jobs runs issue 14's figures alone (bench/jobs-report.ts: the reboot against DIR's engine, and
+ * 1/2/4 worker processes; --reps=3 --workers=1,2,4 --workers-at=10000) and rewrites only its section.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -17,6 +19,7 @@ import type { FanoutResult } from './fanout.ts';
 import { fanoutCases, fanoutSection, rewriteFanoutSection, runFanoutCases } from './fanout-report.ts';
 import { runRealPath, type RealPathResult } from './real-path.ts';
 import { runReportLoad, type ReportLoadRow } from './report-load.ts';
+import { runJobsBench } from './jobs-report.ts';
 
 const args = new Set(process.argv.slice(2));
 const sizesArg = process.argv.find((a) => a.startsWith('--sizes='));
@@ -46,6 +49,21 @@ async function main() {
     await c.end();
     return v;
   })();
+  if (parts.size === 1 && parts.has('jobs')) {
+    const num = (flag: string, d: string) =>
+      (process.argv.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3) ?? d).split(',').map(Number);
+    await runJobsBench(adminUrl, {
+      sizes: sizes.filter((s) => s >= 1000),
+      before,
+      reps: num('reps', '3')[0]!,
+      workersAt: num('workers-at', '10000')[0]!,
+      workers: num('workers', '1,2,4'),
+      log,
+    });
+    await embedded?.stop();
+    log('\nrewrote the action jobs section of BENCHMARKS.md');
+    process.exit(0);
+  }
   const rows: Array<{ r: ScaleResult; floorMs: number; floorRows: number }> = [];
   for (const n of parts.has('reboot') ? sizes : []) {
     log(`reboot of ${fmt(n)} nodes...`);

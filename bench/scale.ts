@@ -13,6 +13,8 @@ import { ALL_OPERATORS } from '../src/operators/index.ts';
 import { createReportBatcher } from '../src/engine/reports.ts';
 import type { Options } from '../src/domain/options.ts';
 import { INSTANT_TIMING } from '../src/sim/role.ts';
+import { jobsCompleted } from '../src/observability/metrics.ts';
+import { ACTION_QUEUE_PREFIX } from '../src/engine/action-jobs.ts';
 
 export interface ScaleResult {
   nodes: number;
@@ -72,10 +74,15 @@ function meter(pool: pg.Pool): { dbMs(): number; rows(): number } {
   return { dbMs: () => ms, rows: () => rows };
 }
 
+/**
+ * Jobs so far: the rows of pg-boss's tables, and the action jobs this process completed (the engine
+ * deletes an action job when it completes it; engine/action-jobs.ts), counted by its metrics.
+ */
 async function jobs(pool: pg.Pool): Promise<number> {
   const r = await pool.query(`select (select count(*) from pgboss.job where name like 'bootorch-%')
     + (select count(*) from pgboss.archive where name like 'bootorch-%') as n`);
-  return Number(r.rows[0].n);
+  const completed = (await jobsCompleted.get()).values.filter((v) => String(v.labels.queue).startsWith(ACTION_QUEUE_PREFIX));
+  return Number(r.rows[0].n) + completed.reduce((a, v) => a + v.value, 0);
 }
 
 export interface ScaleHooks {

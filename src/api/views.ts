@@ -16,6 +16,7 @@ import type {
   ComponentStatus,
   Options,
   Session,
+  SessionExtendedStatus,
   SessionOperation,
   SessionState,
   SessionTemplate,
@@ -111,6 +112,9 @@ export function templateView(t: TemplateRecord & Partial<Pick<StoredTemplate, 'c
 
 /** Parent of Session: everything but the extended status, plus the key to compute it. */
 export type SessionParent = Omit<Session, 'extendedStatus'> & { tenantKey: string };
+
+/** sessionStatus without its jobs, which their own resolver reads only when asked for. */
+export type SessionStatusParent = Omit<SessionExtendedStatus, 'jobs'>;
 
 export function sessionView(r: SessionRow): SessionParent {
   return {

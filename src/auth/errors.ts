@@ -4,7 +4,7 @@
  * headers in Apollo Server; Apollo strips it from the response body.
  */
 import { GraphQLError } from 'graphql';
-import { AuthzError, type AuthzResult } from './authorize.ts';
+import type { AuthzError, AuthzResult } from './authorize.ts';
 import type { AuthFailure } from './principal.ts';
 import type { RateLimitResult } from './rate-limit.ts';
 

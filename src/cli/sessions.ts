@@ -8,7 +8,7 @@ import { counts, summaryText, type Progress } from './watch-display.ts';
 
 const SESSION_FIELDS = `name tenant operation templateName limit stage includeDisabled components createdBy paused pauseReason aborted
   status { status startTime endTime error }
-  rollout { maxInFlight powerOnWaveSize powerOnWaveIntervalSeconds canary failureBudget maxPowerOffWaitTime maxPowerOnWaitTime maxBootWaitTime retryPolicy }`;
+  rollout { maxInFlight powerOnWaveSize powerOnWaveIntervalSeconds canary failureBudget maxPowerOffWaitTime maxPowerOnWaitTime maxBootWaitTime retryPolicy jobRetryDelay jobRetryBackoff jobRetryMaxDelay }`;
 const GROUP = 'key count ids list';
 const STATUS_FIELDS = `name status managedComponentsCount percentSuccessful percentFailed percentStaged
   phases { percentComplete percentPoweringOn percentPoweringOff percentConfiguring }

@@ -7,7 +7,7 @@
  * componentEvents query, so a --json stream holds every event. Exit code 1 when the session ended
  * with failed nodes or a setup error.
  */
-import { ApiClient, CliError, EXIT_FAILED, EXIT_UNREACHABLE } from './client.ts';
+import { type ApiClient, CliError, EXIT_FAILED, EXIT_UNREACHABLE } from './client.ts';
 import { counts, HumanDisplay, JsonDisplay, type Display, type Progress, type Summary, type WatchEvent } from './watch-display.ts';
 
 const EVENT_FIELDS = 'cursor at componentId kind actor fromPhase toPhase fromStatus toStatus action error reason';

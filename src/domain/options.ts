@@ -43,6 +43,21 @@ export const optionsShape = {
   ims_errors_fatal: z.boolean().default(false),
   /** Image must exist (default false). */
   ims_images_must_exist: z.boolean().default(false),
+  /**
+   * bootorch: seconds from an action job's transient failure (a service 5xx, a timeout, a refused
+   * connection) to pg-boss's first retry of it (1-3600, default 1). A rollout policy's jobRetryDelay overrides it.
+   */
+  job_retry_delay: z.number().int().min(1).max(3600).default(1),
+  /**
+   * bootorch: each further retry of an action job waits about twice as long, with jitter (pg-boss's
+   * retryBackoff), up to job_retry_max_delay (default true). A rollout policy's jobRetryBackoff overrides it.
+   */
+  job_retry_backoff: z.boolean().default(true),
+  /**
+   * bootorch: the longest wait before an action job's retry, seconds (1-86400, default 5; never below
+   * job_retry_delay). pg-boss doubles without a ceiling. A rollout policy's jobRetryMaxDelay overrides it.
+   */
+  job_retry_max_delay: z.number().int().min(1).max(86_400).default(5),
   /** Log level applied live (default INFO). */
   logging_level: z
     .string()

@@ -40,6 +40,12 @@ export const rolloutPolicySchema = z
     maxPowerOnWaitTime: seconds.optional(),
     maxBootWaitTime: seconds.optional(),
     retryPolicy: seconds.optional(),
+    /** Overrides the option job_retry_delay for this session's action jobs (seconds, 1-3600). */
+    jobRetryDelay: z.number().int('must be a whole number').min(1, 'must be at least 1').max(3600, 'must be at most 3600').optional(),
+    /** Overrides the option job_retry_backoff. */
+    jobRetryBackoff: z.boolean().optional(),
+    /** Overrides the option job_retry_max_delay (seconds, 1-86400). */
+    jobRetryMaxDelay: z.number().int('must be a whole number').min(1, 'must be at least 1').max(86_400, 'must be at most 86400').optional(),
   })
   .strict();
 
@@ -62,13 +68,19 @@ export function checkRolloutPolicy(input: Record<string, unknown> | null | undef
 
 /** Stored JSON -> policy; anything malformed is dropped (the engine must never trip on old data). */
 export function parseStoredRollout(stored: unknown): RolloutPolicy | null {
-  if (!stored || typeof stored !== 'object') return null;
   const out: Record<string, unknown> = {};
-  for (const [k, schema] of Object.entries(rolloutPolicySchema.shape)) {
-    const v = (stored as Record<string, unknown>)[k];
-    if (v !== undefined && (schema as z.ZodTypeAny).safeParse(v).success) out[k] = v;
+  for (const k of Object.keys(rolloutPolicySchema.shape) as Array<keyof RolloutPolicy>) {
+    const v = storedRolloutField(stored, k);
+    if (v !== undefined) out[k] = v;
   }
   return Object.keys(out).length ? (out as RolloutPolicy) : null;
+}
+
+/** One field of a stored policy, if set and valid (as parseStoredRollout keeps it), without parsing the rest. */
+export function storedRolloutField<K extends keyof RolloutPolicy>(stored: unknown, key: K): RolloutPolicy[K] | undefined {
+  if (!stored || typeof stored !== 'object') return undefined;
+  const v = (stored as Record<string, unknown>)[key];
+  return v !== undefined && (rolloutPolicySchema.shape[key] as z.ZodTypeAny).safeParse(v).success ? (v as RolloutPolicy[K]) : undefined;
 }
 
 /** The session's effective policy: the template's, overridden field by field. */

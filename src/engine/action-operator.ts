@@ -1,24 +1,28 @@
 /**
  * The base of the operators that act on components and count attempts (power-on, graceful and
- * forceful power-off; BOS `_run_on_chunk`), on top of the operator base: per page, keep the
- * components that are ready and known to the inventory, fail the ones out of attempts, record the
- * action before the side effect, act, and turn what happened into outcomes.
+ * forceful power-off; BOS `_run_on_chunk`), on top of the operator base. The tick decides: per page,
+ * keep the components that are ready and known to the inventory, fail the ones out of attempts, and
+ * record the action (before any side effect) together with one action job per component, in one
+ * transaction. The action worker acts (engine/action-jobs.ts): it calls the same spec's `act` on a
+ * batch of jobs and turns what happened into outcomes, each job completed or failed on its own.
  */
-import { transaction } from '../db/tx.ts';
 import type { FailureReason } from '../domain/failures.ts';
 import type { Options } from '../domain/options.ts';
-import { attempts, selectPages, type AttemptCounter, type EngineComponent } from '../db/components/select.ts';
-import { recordAction } from '../db/components/actions.ts';
+import { attempts, selectComponents, selectPages, type AttemptCounter, type EngineComponent } from '../db/components/select.ts';
+import { claimAction, recordAction } from '../db/components/actions.ts';
 import { recordComponentOutcomes } from './component-outcomes.ts';
 import { defineOperator, type ActionView, type EngineContext, type OperatorDef, type Step } from './operator.ts';
-import { again, errorText, failed, fromError, reasonOf, type Outcome } from './outcome.ts';
-import type { OperatorName } from './scheduler.ts';
-import { countExhausted, observeBatch } from '../observability/engine.ts';
+import { again, errorText, failed, type Outcome } from './outcome.ts';
+import type { ActionOperatorName, OperatorName } from './scheduler.ts';
+import { countExhausted } from '../observability/engine.ts';
+import { actionJobs, type JobRetry, type JobSpec, type Next } from './action-jobs.ts';
+import { storedRolloutField } from '../domain/rollout-policy.ts';
 
 export type { AttemptCounter };
 
 export interface ActionOperatorSpec extends ActionView {
-  name: OperatorName;
+  /** An operator with an action queue (scheduler.ts ACTION_OPERATORS). */
+  name: ActionOperatorName;
   /** The reason a component gets when it runs out of attempts with no more specific problem recorded. */
   exhaustedReason: FailureReason;
   /** Whether HSM must know the component (BOS's HSMState() filter; default true). */
@@ -28,72 +32,109 @@ export interface ActionOperatorSpec extends ActionView {
   /** Do the side effect for components whose action is recorded; the outcome of each that is not simply done. */
   act(ctx: EngineContext, chunk: EngineComponent[]): Promise<Map<string, Outcome>>;
   /** What to run next for the components acted on (the escalation, the status check). */
-  next(ctx: EngineContext, acted: EngineComponent[]): Pick<Step<EngineComponent>, 'kick' | 'wake'>;
+  next(ctx: EngineContext, acted: EngineComponent[]): Next;
+  /** Of these components (retried jobs), the ids of nodes already where the action takes them: not acted on again. */
+  settled?(ctx: EngineContext, rows: EngineComponent[]): Promise<Set<string>>;
+}
+
+/** The retry policy: `retry_policy` of the component, else default_retry_policy (negative: no limit). */
+export const retryPolicy = (c: EngineComponent, o: Options) => c.retryPolicy ?? o.default_retry_policy;
+
+/** Retries pg-boss gives one action job for transient failures: the retry policy, at most this many. */
+const MAX_JOB_RETRIES = 10;
+
+/**
+ * How pg-boss retries a component's action job (transient failures): as many times as the retry
+ * policy, at most MAX_JOB_RETRIES; delay, backoff and cap from the owning session's rollout policy,
+ * else the options job_retry_*. The cap is never below the delay (it would cut even the first retry).
+ */
+export function jobRetry(c: EngineComponent, o: Options): JobRetry {
+  const p = retryPolicy(c, o);
+  const retryDelay = storedRolloutField(c.policy, 'jobRetryDelay') ?? o.job_retry_delay;
+  return {
+    retryLimit: p < 0 ? MAX_JOB_RETRIES : Math.min(p, MAX_JOB_RETRIES),
+    retryDelay,
+    retryBackoff: storedRolloutField(c.policy, 'jobRetryBackoff') ?? o.job_retry_backoff,
+    retryMaxDelay: Math.max(retryDelay, storedRolloutField(c.policy, 'jobRetryMaxDelay') ?? o.job_retry_max_delay),
+  };
 }
 
 /** `retry_policy` of the component, else default_retry_policy. 0 fails before the first attempt (as BOS). */
 export function retryLimitHit(c: EngineComponent, counter: AttemptCounter, o: Options): boolean {
-  const limit = c.retryPolicy ?? o.default_retry_policy;
+  const limit = retryPolicy(c, o);
   return limit >= 0 && attempts(c, counter) >= limit;
 }
 
 export function actionOperator(spec: ActionOperatorSpec): OperatorDef {
   const view: ActionView = { action: spec.action, counter: spec.counter, selection: spec.selection, ready: spec.ready };
+  /** The decision for some components: outcomes for those that cannot go on, the action recorded and enqueued for the rest. */
+  const decide = async (ctx: EngineContext, page: EngineComponent[]): Promise<Step<EngineComponent>> => {
+    const outcomes: Array<[EngineComponent, Outcome]> = [];
+    let chunk = spec.ready ? page.filter((c) => spec.ready!(ctx, c).met) : page;
+    const limited = spec.limit ? await spec.limit(ctx, chunk) : { rows: chunk };
+    chunk = limited.rows;
+    if (spec.inventoryCheck !== false) chunk = await inInventory(ctx, chunk, outcomes);
+    const exhausted: FailureReason[] = [];
+    for (const c of chunk) {
+      if (!retryLimitHit(c, spec.counter, ctx.options)) continue;
+      const reason = (c.failureReason || spec.exhaustedReason) as FailureReason;
+      exhausted.push(reason);
+      outcomes.push([
+        c,
+        failed({
+          error: c.error || 'The retry limit has been hit for this component, but no services have reported specific errors',
+          reason,
+        }),
+      ]);
+    }
+    countExhausted(spec.action, exhausted);
+    const eligible = chunk.filter((c) => !retryLimitHit(c, spec.counter, ctx.options));
+    return {
+      outcomes,
+      wake: limited.wake,
+      // The action is recorded before the side effect, with its job, in one transaction: a crash can
+      // never hide a power call, and a recorded action always has its job (or the tick re-decides).
+      write: !eligible.length
+        ? undefined
+        : async (tx) => {
+            const recorded = await recordAction(tx, eligible, spec.action, spec.counter, ctx.actor);
+            if (recorded.length)
+              await ctx.scheduler.act(
+                tx,
+                spec.name,
+                actionJobs(
+                  recorded,
+                  spec.action,
+                  (c) => attempts(c, spec.counter) + 1,
+                  (c) => jobRetry(c, ctx.options),
+                ),
+              );
+          },
+    };
+  };
+  const jobs: JobSpec = {
+    operator: spec.name,
+    action: spec.action,
+    holds: (row, job) =>
+      row.session === job.session &&
+      row.sessionTenant === job.tenant &&
+      row.lastAction === job.action &&
+      !row.lastActionFailed &&
+      attempts(row, spec.counter) === job.attempt,
+    claim: (ctx, rows) => claimAction(ctx.db, rows),
+    settled: spec.settled,
+    act: spec.act,
+    next: spec.next,
+    decide: async (ctx, ids) => decide(ctx, await selectComponents(ctx.db, { ...spec.selection(ctx), ids })),
+  };
   return defineOperator<EngineComponent>(
     {
       name: spec.name,
       select: (ctx) => selectPages(ctx.db, spec.selection(ctx), ctx.options.max_component_batch_size),
       record: recordComponentOutcomes,
-      async act(ctx, page) {
-        const outcomes: Array<[EngineComponent, Outcome]> = [];
-        let chunk = spec.ready ? page.filter((c) => spec.ready!(ctx, c).met) : page;
-        const limited = spec.limit ? await spec.limit(ctx, chunk) : { rows: chunk };
-        chunk = limited.rows;
-        if (spec.inventoryCheck !== false) chunk = await inInventory(ctx, chunk, outcomes);
-        const exhausted: FailureReason[] = [];
-        for (const c of chunk) {
-          if (!retryLimitHit(c, spec.counter, ctx.options)) continue;
-          const reason = (c.failureReason || spec.exhaustedReason) as FailureReason;
-          exhausted.push(reason);
-          outcomes.push([
-            c,
-            failed({
-              error: c.error || 'The retry limit has been hit for this component, but no services have reported specific errors',
-              reason,
-            }),
-          ]);
-        }
-        countExhausted(spec.action, exhausted);
-        const eligible = chunk.filter((c) => !retryLimitHit(c, spec.counter, ctx.options));
-        // The action is recorded (and committed) before the side effect: a crash can never hide a power call.
-        const recorded = await transaction(ctx.db, (tx) => recordAction(tx, eligible, spec.action, spec.counter, ctx.actor));
-        if (recorded.length === 0) return { outcomes, wake: limited.wake };
-        let acted = new Map<string, Outcome>();
-        try {
-          // Counted, timed and traced as one batch (observability/engine.ts): the problems are the outcomes not done.
-          const retries = recorded.filter((c) => attempts(c, spec.counter) > 0).length;
-          await observeBatch(
-            ctx.log,
-            spec.action,
-            recorded.length,
-            retries,
-            async () => {
-              acted = await spec.act(ctx, recorded);
-              return [...acted].flatMap(([id, o]) => (o.kind !== 'done' && o.problem ? [{ id, reason: o.problem.reason }] : []));
-            },
-            (e) => reasonOf(e),
-          );
-        } catch (e) {
-          ctx.log.warn({ err: errorText(e), operator: spec.name, count: recorded.length }, 'action failed for a chunk');
-          const o = fromError(e);
-          acted = new Map(recorded.map((c) => [c.id, o]));
-        }
-        for (const c of recorded) outcomes.push([c, acted.get(c.id) ?? { kind: 'done' }]);
-        const next = spec.next(ctx, recorded);
-        return { outcomes, kick: next.kick, wake: [...(limited.wake ?? []), ...(next.wake ?? [])] };
-      },
+      act: decide,
     },
-    { action: view },
+    { action: view, jobs },
   );
 }
 

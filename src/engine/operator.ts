@@ -16,6 +16,7 @@ import type { Clock } from './clock.ts';
 import type { OperatorName, Scheduler } from './scheduler.ts';
 import { fromError, errorText, type Outcome } from './outcome.ts';
 import { chunks } from '../domain/lists.ts';
+import type { JobSpec } from './action-jobs.ts';
 
 export interface EngineContext {
   db: Db;
@@ -67,11 +68,13 @@ export interface OperatorDef {
   name: OperatorName;
   /** For explain: the action operators' selection and readiness (absent for the others). */
   action?: ActionView;
+  /** How its per-component action jobs are acted on (engine/action-jobs.ts); absent when it acts in its tick. */
+  jobs?: JobSpec;
   period(o: Options): number;
   run(ctx: EngineContext): Promise<void>;
 }
 
-export function defineOperator<T>(spec: OperatorSpec<T>, extra: Pick<OperatorDef, 'action'> = {}): OperatorDef {
+export function defineOperator<T>(spec: OperatorSpec<T>, extra: Pick<OperatorDef, 'action' | 'jobs'> = {}): OperatorDef {
   return {
     name: spec.name,
     period: spec.period ?? ((o) => o.polling_frequency),
@@ -87,20 +90,29 @@ export function defineOperator<T>(spec: OperatorSpec<T>, extra: Pick<OperatorDef
           const outcome = fromError(e);
           step = { outcomes: page.map((item) => [item, outcome]) };
         }
-        await settle(ctx, spec, step);
+        await settle(ctx, spec.record, step);
       }
     },
   };
 }
 
-/** Record a step's outcomes and schedule its follow-ups, in one transaction (none when there is nothing to write). */
-async function settle<T>(ctx: EngineContext, spec: OperatorSpec<T>, step: Step<T>): Promise<void> {
+/**
+ * Record a step's outcomes and schedule its follow-ups, in one transaction (none when there is nothing
+ * to write); `also` joins it (the action jobs' completion).
+ */
+export async function settle<T>(
+  ctx: EngineContext,
+  record: OperatorSpec<T>['record'],
+  step: Step<T>,
+  also?: (tx: Db) => Promise<void>,
+): Promise<void> {
   const written = step.outcomes.filter(([, o]) => o.kind === 'failed' || (o.kind === 'continue' && o.problem));
   const wake = step.wake ?? [];
-  if (!step.write && written.length === 0 && !step.kick?.length && wake.length === 0) return;
+  if (!step.write && !also && written.length === 0 && !step.kick?.length && wake.length === 0) return;
   await transaction(ctx.db, async (tx) => {
     const kick = new Set([...(step.kick ?? []), ...((await step.write?.(tx)) ?? [])]);
-    if (written.length) await spec.record(tx, ctx, written);
+    if (written.length) await record(tx, ctx, written);
+    await also?.(tx);
     if (kick.size) await ctx.scheduler.kick(tx, [...kick]);
     for (const [op, seconds] of wake) await ctx.scheduler.wakeAt(tx, op, new Date(ctx.now().getTime() + seconds * 1000));
   });

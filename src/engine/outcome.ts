@@ -17,7 +17,8 @@ export interface Problem {
   reason: FailureReason;
 }
 
-export type Outcome = { kind: 'done' } | { kind: 'continue'; problem?: Problem } | { kind: 'failed'; problem: Problem };
+/** `retry` on continue: a transient failure of the side effect, which the action job retries (engine/action-jobs.ts). */
+export type Outcome = { kind: 'done' } | { kind: 'continue'; problem?: Problem; retry?: boolean } | { kind: 'failed'; problem: Problem };
 
 export const done: Outcome = { kind: 'done' };
 export const again = (problem?: Problem): Outcome => ({ kind: 'continue', problem });
@@ -43,8 +44,8 @@ export function reasonOf(e: unknown, fallback: FailureReason = 'service_unavaila
   return fallback;
 }
 
-/** A thrown error as an outcome: transient errors continue (retried), permanent ones fail. */
+/** A thrown error as an outcome: transient errors continue (retried: the job again), permanent ones fail. */
 export function fromError(e: unknown, fallback: FailureReason = 'service_unavailable'): Outcome {
   const problem = { error: errorText(e), reason: reasonOf(e, fallback) };
-  return isTransient(e) ? again(problem) : failed(problem);
+  return isTransient(e) ? { kind: 'continue', problem, retry: true } : failed(problem);
 }

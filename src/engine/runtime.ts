@@ -11,7 +11,20 @@ import pg from 'pg';
 import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
-import { OPERATORS, type OperatorName, type Scheduler } from './scheduler.ts';
+import { randomUUID } from 'node:crypto';
+import { groupBy } from '../domain/lists.ts';
+import { JOB_OPERATORS, OPERATORS, type DueJob, type OperatorName, type Scheduler } from './scheduler.ts';
+import {
+  ACTION_QUEUE_PREFIX,
+  actionQueueOf,
+  endJobs,
+  fetchJobs,
+  failJobs,
+  JOB_RETRY_DELAY,
+  runJobBatch,
+  type FetchedJob,
+  type JobSpec,
+} from './action-jobs.ts';
 import type { EngineContext, OperatorDef } from './operator.ts';
 import type { Adapters } from '../adapters/ports.ts';
 import { getOptions } from '../db/options.ts';
@@ -29,6 +42,10 @@ const POLL_KEEPER_MS = 10_000;
 const TIMER_QUEUE = 'bootorch-timer';
 const KICK_CHANNEL = 'bootorch_kick';
 const BOSS_SETUP_LOCK = 727_002;
+/** How long an action worker waits for more jobs when a fetch came back short of a full batch (ms). */
+const GATHER_MS = 25;
+/** How long an action job may be active before pg-boss expires it (a dead worker's job is reaped sooner by its lease). */
+const ACTION_EXPIRE_SECONDS = 900;
 
 export const queueOf = (op: OperatorName) => `${QUEUE_PREFIX}${op}`;
 
@@ -68,6 +85,17 @@ export async function startBoss(url: string, log: Logger, opts: { kicks?: boolea
       await boss.createQueue(queueOf(op), { name: queueOf(op), policy: 'stately', retryLimit: 0, expireInSeconds: 3600 });
     }
     await boss.createQueue(TIMER_QUEUE, { name: TIMER_QUEUE, policy: 'short', retryLimit: 2, retryDelay: 1, expireInSeconds: 60 });
+    // `short`: one waiting job per singleton key (a component), however many ticks decide before it runs.
+    for (const op of JOB_OPERATORS) {
+      await boss.createQueue(actionQueueOf(op), {
+        name: actionQueueOf(op),
+        policy: 'short',
+        retryLimit: 3,
+        retryDelay: JOB_RETRY_DELAY,
+        retryBackoff: true,
+        expireInSeconds: ACTION_EXPIRE_SECONDS,
+      });
+    }
   } finally {
     await lock.end().catch(() => {});
   }
@@ -94,6 +122,46 @@ export async function startBoss(url: string, log: Logger, opts: { kicks?: boolea
     async poll(op, seconds) {
       // Relative: pg-boss adds it to the database's now(); one pending poll per operator.
       await boss.send(TIMER_QUEUE, { op }, { startAfter: Math.max(0.5, seconds), singletonKey: `poll:${op}` });
+    },
+    async act(db, op, jobs) {
+      if (jobs.length === 0) return;
+      // One insert for the whole set (pg-boss's array insert), on the deciding transaction.
+      await boss.insert(
+        jobs.map((j) => ({
+          name: actionQueueOf(op),
+          data: j,
+          singletonKey: j.id,
+          retryLimit: j.retryLimit,
+          retryDelay: j.retryDelay,
+          retryBackoff: j.retryBackoff,
+          expireInSeconds: ACTION_EXPIRE_SECONDS,
+        })),
+        on(db) as PgBoss.InsertOptions,
+      );
+      if (kicksOn) await db.$client.query(`select pg_notify('${KICK_CHANNEL}', $1)`, [actionQueueOf(op)]);
+    },
+    async decideLater(db, op, rows, seconds) {
+      if (rows.length === 0) return;
+      // One job per session among the rows (they were acted on together); its key is its own, since the
+      // queue's `short` policy keeps one waiting job per key.
+      const jobs: DueJob[] = groupBy(rows, (r) => `${r.tenant}/${r.session}`).map((g) => ({
+        due: true,
+        ids: g.map((r) => r.id),
+        session: g[0]!.session,
+        tenant: g[0]!.tenant,
+      }));
+      await boss.insert(
+        jobs.map((data) => ({
+          name: actionQueueOf(op),
+          data,
+          singletonKey: `due:${randomUUID()}`,
+          startAfter: `${Math.max(0, seconds)} seconds`,
+          retryLimit: 2,
+          retryDelay: JOB_RETRY_DELAY,
+          expireInSeconds: ACTION_EXPIRE_SECONDS,
+        })),
+        on(db) as PgBoss.InsertOptions,
+      );
     },
   };
   return { boss, scheduler, enqueue, stop: () => boss.stop({ graceful: true, wait: true, timeout: 10_000 }) };
@@ -124,6 +192,23 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
   // A killed process's ticks must not hold their stately queues until expiry (leases.ts).
   const leases = new TickLeases({ url: deps.url, log: deps.log, queuePrefix: ENGINE_QUEUES });
 
+  /** What a tick or an action batch works with: the options and clock read now, the adapters configured from them. */
+  const contextFor = async (actor: string, log: Logger): Promise<EngineContext> => {
+    const options = await getOptions(deps.db);
+    const now = await databaseClock(deps.db);
+    deps.adapters.configure({
+      timeouts: {
+        hsm: options.hsm_read_timeout,
+        pcs: options.pcs_read_timeout,
+        bss: options.bss_read_timeout,
+        cfs: options.cfs_read_timeout,
+        ims: options.ims_read_timeout,
+      },
+      maxBatchSize: options.max_component_batch_size,
+    });
+    return { db: deps.db, adapters: deps.adapters, options, now, log, scheduler, actor };
+  };
+
   for (const def of deps.operators) {
     const log = deps.log.child({ operator: def.name });
     const id = await boss.work(queueOf(def.name), { pollingIntervalSeconds: 0.5, batchSize: 1 }, async (jobs) => {
@@ -132,20 +217,8 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
       const jobId = jobs[0]?.id;
       if (jobId) await leases.hold(jobId);
       try {
-        const options = await getOptions(deps.db);
-        const now = await databaseClock(deps.db);
-        period = def.period(options);
-        deps.adapters.configure({
-          timeouts: {
-            hsm: options.hsm_read_timeout,
-            pcs: options.pcs_read_timeout,
-            bss: options.bss_read_timeout,
-            cfs: options.cfs_read_timeout,
-            ims: options.ims_read_timeout,
-          },
-          maxBatchSize: options.max_component_batch_size,
-        });
-        const ctx: EngineContext = { db: deps.db, adapters: deps.adapters, options, now, log, scheduler, actor: `operator:${def.name}` };
+        const ctx = await contextFor(`operator:${def.name}`, log);
+        period = def.period(ctx.options);
         await observeTick(def.name, () => def.run(ctx));
       } catch (e) {
         // A tick never crashes the loop: the error is logged and the next poll comes as usual.
@@ -172,15 +245,74 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
       for (const j of jobs) await leases.release(j.id);
     }
   });
-  // A reaped tick is owed: run the operator again (reaped timers are retried by pg-boss itself).
+  // A reaped tick is owed: run the operator again (reaped timers and action jobs are retried by pg-boss itself).
   await leases.start(boss, async (queues) => {
     const ops = OPERATORS.filter((op) => queues.includes(queueOf(op)));
     if (ops.length) await scheduler.kick(deps.db, ops).catch(() => {});
   });
 
+  // The action queues: any number of worker processes drain them, a batch at a time.
+  let stopped = false;
+  const idlers = new Map<string, () => void>();
+  /**
+   * Queues whose kick came while their loop was not idle (fetching, acting): the next idle returns at
+   * once. Without it, jobs committed while an empty fetch was on its way waited out the idle (500 ms per
+   * hop of a reboot at 1,000 nodes).
+   */
+  const woken = new Set<string>();
+  const idle = (queue: string, ms: number) =>
+    new Promise<void>((resolve) => {
+      if (woken.delete(queue)) return resolve();
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        idlers.delete(queue);
+        resolve();
+      }
+      idlers.set(queue, done);
+    });
+  const drain = async (spec: JobSpec): Promise<void> => {
+    const queue = actionQueueOf(spec.operator);
+    const log = deps.log.child({ operator: spec.operator, queue });
+    while (!stopped) {
+      let jobs: FetchedJob[] = [];
+      try {
+        const ctx = await contextFor(`worker:${spec.operator}`, log);
+        const size = ctx.options.max_component_batch_size > 0 ? ctx.options.max_component_batch_size : 10_000;
+        // This fetch sees every job committed before it: the kicks so far are answered.
+        woken.delete(queue);
+        jobs = await fetchJobs(boss, queue, size);
+        if (jobs.length === 0) {
+          await idle(queue, 500);
+          continue;
+        }
+        // A short gather window: the rest of a tick's decisions (its next pages) join this batch.
+        if (jobs.length < size) {
+          await new Promise((r) => setTimeout(r, GATHER_MS));
+          jobs.push(...(await fetchJobs(boss, queue, size - jobs.length)));
+        }
+        await leases.holdAll(jobs.map((j) => j.id));
+        await runJobBatch(ctx, spec, jobs, (tx, endings) => endJobs(boss, tx, queue, endings, on));
+      } catch (e) {
+        // Never a crashed loop: the batch's jobs are failed, so pg-boss retries them.
+        log.error({ err: errorText(e), jobs: jobs.length }, 'action batch failed');
+        if (jobs.length)
+          await failJobs(
+            boss,
+            queue,
+            jobs.map((j) => j.id),
+            { error: errorText(e) },
+          ).catch(() => {});
+        if (!stopped) await idle(queue, 500);
+      } finally {
+        if (jobs.length) await leases.releaseAll(jobs.map((j) => j.id));
+      }
+    }
+  };
+  const drains = deps.operators.flatMap((d) => (d.jobs ? [drain(d.jobs)] : []));
+
   // Level-triggered safety net, kept even when a tick could not schedule its next poll (the database
   // was down when it ended): every process makes sure each operator has a poll waiting.
-  let stopped = false;
   const keepPolls = setInterval(async () => {
     try {
       const options = await getOptions(deps.db);
@@ -202,7 +334,12 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
     const client = new pg.Client({ connectionString: deps.url, application_name: 'bootorch-kick-listener' });
     client.on('notification', (n) => {
       for (const op of (n.payload ?? '').split(',')) {
-        const w = workerIds.get(op);
+        if (op.startsWith(ACTION_QUEUE_PREFIX)) {
+          const wake = idlers.get(op);
+          if (wake) wake();
+          else woken.add(op);
+        }
+        const w = workerIds.get(op as OperatorName);
         if (w) boss.notifyWorker(w);
       }
     });
@@ -248,6 +385,8 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
     healthy: () => databaseHealthy(deps.db),
     async stop() {
       stopped = true;
+      for (const wake of [...idlers.values()]) wake();
+      await Promise.all(drains);
       clearInterval(keepPolls);
       clearTimeout(relisten);
       await listener?.end().catch(() => {});

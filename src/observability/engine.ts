@@ -121,3 +121,25 @@ export function observeJobs(boss: PgBoss): void {
     });
   };
 }
+
+/**
+ * The job queues' side of what observeJobs counts for pg-boss's handlers (engine/action-jobs.ts fetches
+ * and ends its jobs itself): jobs started, retried, and their wait from due to started.
+ */
+export function countStarted(queue: string, jobs: ReadonlyArray<{ retryCount: number; createdOn: Date; startAfter: Date }>): void {
+  if (jobs.length === 0) return;
+  jobsStarted.inc({ queue }, jobs.length);
+  const retried = jobs.filter((j) => j.retryCount > 0).length;
+  if (retried) jobsRetried.inc({ queue }, retried);
+  const now = Date.now();
+  for (const j of jobs) {
+    const due = Math.max(new Date(j.createdOn).getTime(), new Date(j.startAfter).getTime());
+    jobWaitSeconds.observe({ queue }, Math.max(0, (now - due) / 1000));
+  }
+}
+
+/** Jobs of a job queue ended: completed, or failed (pg-boss retries them while they have retries). */
+export function countEnded(queue: string, completed: number, failed: number): void {
+  if (completed) jobsCompleted.inc({ queue }, completed);
+  if (failed) jobsFailed.inc({ queue }, failed);
+}

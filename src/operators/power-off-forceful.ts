@@ -6,14 +6,16 @@
  * - whose last action is older than max_power_off_wait_time (measured on the database's clock),
  * - not in a paused or aborted session,
  * - known to HSM.
- * Does: one PCS `Force-Off` per chunk; again every max_power_off_wait_time until the node is off or
- * the attempts run out (then failed: power_off_timeout).
+ * Decides when a component's delayed decision comes due (a due job after the graceful call; the
+ * periodic tick is the safety net). Does: one PCS `Force-Off` per batch for the nodes still not off;
+ * again every max_power_off_wait_time until the node is off or the attempts run out (then failed:
+ * power_off_timeout).
  */
 import { actionOperator } from '../engine/action-operator.ts';
 import { again } from '../engine/outcome.ts';
 import { effectiveWaits } from '../engine/selection.ts';
 import type { FailureReason } from '../domain/failures.ts';
-import { afterPowerOff } from './escalation.ts';
+import { afterPowerOff, alreadyIn } from './escalation.ts';
 
 // A node being powered off because its boot failed keeps that reason (see act).
 const BOOT_REASONS = new Set<string>(['boot_never_reported', 'booted_wrong_artifacts']);
@@ -38,7 +40,11 @@ export const powerOffForceful = actionOperator({
       detail: `${c.lastAction.replace(/_/g, ' ')} sent ${Math.round(since)} s ago; forceful after ${wait} s${met ? '' : `, in ${Math.ceil(wait - since)} s`}`,
     };
   },
-  async act(ctx, chunk) {
+  async act(ctx, all) {
+    // A node that went off during the wait is done: it is not forced off.
+    const off = await alreadyIn(ctx, all, 'off');
+    const chunk = all.filter((c) => !off.has(c.id));
+    if (chunk.length === 0) return new Map();
     await ctx.adapters.power.transition(
       'Force-Off',
       chunk.map((c) => c.id),
@@ -58,4 +64,5 @@ export const powerOffForceful = actionOperator({
     );
   },
   next: afterPowerOff,
+  settled: (ctx, rows) => alreadyIn(ctx, rows, 'off'),
 });

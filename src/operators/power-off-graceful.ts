@@ -5,11 +5,11 @@
  * - enabled components whose status is power_off_pending,
  * - not in a paused or aborted session,
  * - known to HSM.
- * Does: one PCS `Soft-Off` per chunk, then asks for the forceful operator when
- * max_power_off_wait_time has passed, and for status now.
+ * Does (its action jobs, a batch at a time): one PCS `Soft-Off` per batch, then, per component, a
+ * decision of the forceful operator delayed by max_power_off_wait_time, and status now.
  */
 import { actionOperator } from '../engine/action-operator.ts';
-import { afterPowerOff } from './escalation.ts';
+import { afterPowerOff, alreadyIn } from './escalation.ts';
 
 export const powerOffGraceful = actionOperator({
   name: 'power-off-graceful',
@@ -26,4 +26,5 @@ export const powerOffGraceful = actionOperator({
     return new Map();
   },
   next: afterPowerOff,
+  settled: (ctx, rows) => alreadyIn(ctx, rows, 'off'),
 });

@@ -19,7 +19,7 @@ import { recordBootArtifacts } from '../db/boot-artifacts.ts';
 import { setDesiredBssToken } from '../db/components/actions.ts';
 import type { EngineComponent } from '../db/components/select.ts';
 import { powerOnWaves } from './waves.ts';
-import { afterPowerOn } from './escalation.ts';
+import { afterPowerOn, alreadyIn } from './escalation.ts';
 
 export const powerOn = actionOperator({
   name: 'power-on',
@@ -85,4 +85,5 @@ export const powerOn = actionOperator({
     return outcomes;
   },
   next: afterPowerOn,
+  settled: (ctx, rows) => alreadyIn(ctx, rows, 'on'),
 });

@@ -17,12 +17,12 @@
  * trickle of reports costs the rows it wrote, not every enabled node. A pass cut short, or one whose
  * PCS or CFS call failed, leaves the next one full.
  */
-import { defineOperator, errorText } from '../engine/operator.ts';
+import { defineOperator, errorText, type OperatorSpec } from '../engine/operator.ts';
 import { again, done, type Outcome } from '../engine/outcome.ts';
 import type { OperatorName } from '../engine/scheduler.ts';
 import { recordComponentOutcomes } from '../engine/component-outcomes.ts';
 import { effectiveWaits } from '../engine/selection.ts';
-import { passSnapshot, selectPages, type EngineComponent } from '../db/components/select.ts';
+import { passSnapshot, selectComponents, selectPages, type EngineComponent } from '../db/components/select.ts';
 import type { Db } from '../db/client.ts';
 import { statusPasses, statusRowsRead } from '../observability/metrics.ts';
 import { applyStatusChanges } from '../db/components/status.ts';
@@ -54,13 +54,17 @@ interface Passes {
   failed: boolean;
 }
 const passesOf = new WeakMap<Db, Passes>();
+function passes(db: Db): Passes {
+  let p = passesOf.get(db);
+  if (!p) passesOf.set(db, (p = { fullAt: -Infinity, transit: true, failed: false }));
+  return p;
+}
 
-export const status = defineOperator<EngineComponent>({
+const spec: OperatorSpec<EngineComponent> = {
   name: 'status',
   async *select(ctx) {
     await admitQueued(ctx);
-    let p = passesOf.get(ctx.db);
-    if (!p) passesOf.set(ctx.db, (p = { fullAt: -Infinity, transit: true, failed: false }));
+    const p = passes(ctx.db);
     const now = ctx.now().getTime();
     const period = (p.transit ? ctx.options.transit_polling_frequency : ctx.options.polling_frequency) * 1000;
     const full = !statusPassOptions.changedOnly || p.since === undefined || now - p.fullAt >= period;
@@ -98,7 +102,7 @@ export const status = defineOperator<EngineComponent>({
     try {
       [power, cfs] = await Promise.all([ctx.adapters.power.powerStatus(ids), ctx.adapters.config.getComponents(ids)]);
     } catch (e) {
-      passesOf.get(ctx.db)!.failed = true;
+      passes(ctx.db).failed = true;
       // Errors as data: the page keeps its phase, carries the error, and is looked at again soon.
       // Only components whose error text changes get a write and an event (the same outage, tick after tick, is one).
       const error = errorText(e);
@@ -126,7 +130,7 @@ export const status = defineOperator<EngineComponent>({
       ),
     }));
     const inTransit = decisions.some(({ decision }) => !decision.disable && decision.phase !== '');
-    if (inTransit) passesOf.get(ctx.db)!.transit = true;
+    if (inTransit) passes(ctx.db).transit = true;
     return {
       outcomes: decisions.map(({ row, decision }): [EngineComponent, Outcome] => [
         row,
@@ -144,5 +148,20 @@ export const status = defineOperator<EngineComponent>({
       },
       wake: inTransit ? transit : [],
     };
+  },
+};
+
+/**
+ * The status operator's ticks are passes over every enabled node; its jobs are delayed decisions
+ * (engine/action-jobs.ts): when the power-on or boot wait of nodes powered on together is over, the
+ * same decision for just those nodes (a node already on, or booted, is simply left as it is).
+ */
+export const status = defineOperator<EngineComponent>(spec, {
+  jobs: {
+    operator: 'status',
+    action: 'status',
+    holds: () => false,
+    act: async () => new Map(),
+    decide: async (ctx, ids) => spec.act(ctx, await selectComponents(ctx.db, { ...STATUS_SELECTION, ids })),
   },
 });

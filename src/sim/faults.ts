@@ -74,10 +74,11 @@ export class Faults {
   }
 
   /** Decide the outcome of one call to `service` (draws are keyed by the service's call count). */
-  decide(service: SimService): ServiceDecision {
+  decide(service: SimService, endpoint?: string): ServiceDecision {
     const n = (this.calls.get(service) ?? 0) + 1;
     this.calls.set(service, n);
     const f = this.services.get(service)!;
+    if (f.endpoints && !(endpoint && f.endpoints.includes(endpoint))) return { kind: 'ok', delayMs: 0 };
     if (f.down) return { kind: 'down' };
     if (f.timeout) return { kind: 'hang' };
     const delayMs = f.slowMs ?? 0;

@@ -90,6 +90,8 @@ export const NODE_FAULTS = [
   'configurationFails',
   /** PCS reports powerState `undefined`, managementState `unavailable` (BMC unreachable). */
   'powerUndefined',
+  /** BSS refuses (400) a boot parameters write naming this node: a permanent failure. */
+  'bootParametersRefused',
   /** Disk deploys: the deploy agent goes silent once it starts downloading (heartbeat_timeout). */
   'deployAgentHangs',
   /** Disk deploys: writing the image fails (write_error). */
@@ -109,4 +111,6 @@ export interface ServiceFault {
   slowMs?: number;
   /** Calls never answer: the caller's read timeout fires (in-process: ServiceError 'timeout' at once). */
   timeout?: boolean;
+  /** Only calls to these endpoints (as counted, e.g. `POST /transitions`) get the fault; all calls when absent. */
+  endpoints?: string[];
 }

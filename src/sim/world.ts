@@ -242,7 +242,13 @@ export class SimWorld {
   decide(service: SimService, endpoint: string): ServiceDecision {
     this.counters.countCall(service, endpoint);
     this.emit('call', { service, endpoint });
-    return this.faults.decide(service);
+    return this.faults.decide(service, endpoint);
+  }
+
+  /** BSS's refusal of a boot parameters write naming nodes with the bootParametersRefused fault, if any. */
+  bootParametersRefusal(hosts: string[]): string | undefined {
+    const refused = hosts.filter((h) => this.faults.has('bootParametersRefused', h));
+    return refused.length ? `Bad Request: boot parameters refused for ${refused.join(',')}` : undefined;
   }
 
   /**

@@ -5,24 +5,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../helpers/cluster.ts';
-import { startApiServer, type ApiServer } from '../../src/api/server.ts';
 import { mulberry32 } from '../../src/sim/random.ts';
-import { testAuth } from '../helpers/auth.ts';
+import { startClusterApi, type ClusterApi } from '../helpers/cluster-api.ts';
 
 let c: Cluster;
-let api: ApiServer;
-let bearer: Record<string, string> = {};
-
-async function gql(query: string, variables: Record<string, unknown> = {}) {
-  const r = await fetch(api.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...bearer },
-    body: JSON.stringify({ query, variables }),
-  });
-  const body = (await r.json()) as { data?: any; errors?: Array<{ message: string; extensions?: Record<string, unknown> }> };
-  if (body.errors) throw new Error(JSON.stringify(body.errors));
-  return body.data;
-}
+let api: ClusterApi;
+const gql = (query: string, variables: Record<string, unknown> = {}) => api.gql(query, variables);
 
 const PLAN = `query($input: CreateSessionInput!) { planSession(input: $input) {
   valid setupError errors { field message } warnings { message }
@@ -53,20 +41,10 @@ beforeAll(async () => {
   const plain = ids.find((id, i) => i > 30 && c.world.node(id)!.arch === 'X86' && c.world.node(id)!.role === 'Compute');
   await c.db.pool.query('delete from components where id = $1', [plain]);
   await c.template('t', { groups: ['compute-a', 'compute-b'] });
-  const auth = await testAuth(c.db.db);
-  bearer = auth.bearer(auth.adminToken);
-  api = await startApiServer({
-    db: c.db.db,
-    scheduler: c.engine.scheduler,
-    port: 0,
-    host: '127.0.0.1',
-    auth: auth.auth,
-    adapters: c.adapters,
-    images: c.adapters.images,
-  });
+  api = await startClusterApi(c);
 });
 afterAll(async () => {
-  await api?.close();
+  await api?.api.close();
   await c?.close();
 });
 

@@ -28,6 +28,8 @@ export function recordingScheduler(): RecordingScheduler {
     },
     async wakeAt() {},
     async poll() {},
+    async act() {},
+    async decideLater() {},
   };
 }
 

@@ -120,7 +120,10 @@ describe('graphql-ws on the same port and path', () => {
 describe('options', () => {
   test('defaults, patch, and range errors named by field', async () => {
     const o = (
-      await h.ok(`{ options { defaultRetryPolicy cleanupCompletedSessionTtl maxComponentBatchSize loggingLevel transitPollingFrequency } }`)
+      await h.ok(
+        `{ options { defaultRetryPolicy cleanupCompletedSessionTtl maxComponentBatchSize loggingLevel transitPollingFrequency
+          jobRetryDelay jobRetryBackoff jobRetryMaxDelay } }`,
+      )
     ).options;
     expect(o).toEqual({
       defaultRetryPolicy: 3,
@@ -128,11 +131,23 @@ describe('options', () => {
       maxComponentBatchSize: 2800,
       loggingLevel: 'INFO',
       transitPollingFrequency: 1,
+      jobRetryDelay: 1,
+      jobRetryBackoff: true,
+      jobRetryMaxDelay: 5,
     });
     const p = await h.ok(
-      `mutation { patchOptions(patch: { defaultRetryPolicy: 5, componentActualStateTtl: "2h", loggingLevel: "debug" }) { defaultRetryPolicy componentActualStateTtl loggingLevel pollingFrequency } }`,
+      `mutation { patchOptions(patch: { defaultRetryPolicy: 5, componentActualStateTtl: "2h", loggingLevel: "debug", jobRetryDelay: 2,
+        jobRetryBackoff: false }) { defaultRetryPolicy componentActualStateTtl loggingLevel pollingFrequency jobRetryDelay jobRetryBackoff jobRetryMaxDelay } }`,
     );
-    expect(p.patchOptions).toEqual({ defaultRetryPolicy: 5, componentActualStateTtl: '2h', loggingLevel: 'debug', pollingFrequency: 15 });
+    expect(p.patchOptions).toEqual({
+      defaultRetryPolicy: 5,
+      componentActualStateTtl: '2h',
+      loggingLevel: 'debug',
+      pollingFrequency: 15,
+      jobRetryDelay: 2,
+      jobRetryBackoff: false,
+      jobRetryMaxDelay: 5,
+    });
     for (const [patch, field] of [
       ['{ bssReadTimeout: 5 }', 'patch.bssReadTimeout'],
       ['{ componentActualStateTtl: "30m" }', 'patch.componentActualStateTtl'],
@@ -140,6 +155,8 @@ describe('options', () => {
       ['{ maxComponentBatchSize: 131072 }', 'patch.maxComponentBatchSize'],
       ['{ loggingLevel: "LOUD" }', 'patch.loggingLevel'],
       ['{ transitPollingFrequency: 0.1 }', 'patch.transitPollingFrequency'],
+      ['{ jobRetryDelay: 0 }', 'patch.jobRetryDelay'],
+      ['{ jobRetryMaxDelay: 86401 }', 'patch.jobRetryMaxDelay'],
     ]) {
       expect(errorOf(await h.gql(`mutation { patchOptions(patch: ${patch}) { defaultRetryPolicy } }`))).toMatchObject({
         code: 'BAD_USER_INPUT',
@@ -151,6 +168,8 @@ describe('options', () => {
     expect((stored.rows[0] as { data: Record<string, unknown> }).data).toMatchObject({
       default_retry_policy: 5,
       component_actual_state_ttl: '2h',
+      job_retry_delay: 2,
+      job_retry_backoff: false,
     });
   });
 });

@@ -57,6 +57,16 @@ describe('createSession', () => {
     });
   });
 
+  test("the job retry fields merge over the template's, field by field", async () => {
+    await h.ok(PUT, { name: 'retry', input: { bootSets: [compute], rollout: { jobRetryDelay: 1, jobRetryMaxDelay: 30 } } });
+    const r = await h.ok(
+      `mutation($input: CreateSessionInput!) { createSession(input: $input) {
+        session { name rollout { jobRetryDelay jobRetryBackoff jobRetryMaxDelay } } } }`,
+      { input: { operation: 'BOOT', templateName: 'retry', rollout: { jobRetryDelay: 2, jobRetryBackoff: false } } },
+    );
+    expect(r.createSession.session.rollout).toEqual({ jobRetryDelay: 2, jobRetryBackoff: false, jobRetryMaxDelay: 30 });
+  });
+
   test('a taken name is CONFLICT and kicks nothing', async () => {
     await h.ok(CREATE, { input: { operation: 'BOOT', templateName: 'cos', name: 'dup' } });
     h.scheduler.clear();
@@ -79,6 +89,8 @@ describe('createSession', () => {
       /Session template fails check: templateName: bootSets.compute.type: boot set type "http" is not supported/,
     ],
     ['rollout', { rollout: { maxInFlight: '0' } }, 'rollout.maxInFlight', /count/],
+    ['rollout job retry delay', { rollout: { jobRetryDelay: 0 } }, 'rollout.jobRetryDelay', /at least 1/],
+    ['rollout job retry cap', { rollout: { jobRetryMaxDelay: 86_401 } }, 'rollout.jobRetryMaxDelay', /at most 86400/],
   ])('%s -> BAD_USER_INPUT at %s', async (_n, over, field, message) => {
     const r = await h.gql(CREATE, { input: { operation: 'BOOT', templateName: 'cos', ...over } });
     expect(errorOf(r)).toMatchObject({ code: 'BAD_USER_INPUT', field });

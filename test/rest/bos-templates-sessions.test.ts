@@ -244,12 +244,18 @@ describe('options, version, health', () => {
       default_retry_policy: 3,
       max_component_batch_size: 2800,
       cleanup_completed_session_ttl: '7d',
+      // bootorch's own options too (V2Options allows additional properties).
+      job_retry_delay: 1,
+      job_retry_backoff: true,
+      job_retry_max_delay: 5,
     });
-    const p = await bos.req('PATCH', '/v2/options', { body: { default_retry_policy: 5, logging_level: 'DEBUG' } });
-    expect(p.body).toMatchObject({ default_retry_policy: 5, logging_level: 'DEBUG', polling_frequency: 15 });
+    const p = await bos.req('PATCH', '/v2/options', { body: { default_retry_policy: 5, logging_level: 'DEBUG', job_retry_delay: 2 } });
+    expect(p.body).toMatchObject({ default_retry_policy: 5, logging_level: 'DEBUG', polling_frequency: 15, job_retry_delay: 2 });
     expect((await bos.req('GET', '/v2/options')).body.default_retry_policy).toBe(5);
     const bad = await bos.req('PATCH', '/v2/options', { body: { bss_read_timeout: 1 }, check: false });
     expect(bad.body).toMatchObject({ status: 400, detail: expect.stringMatching(/^bss_read_timeout: /) });
+    const badRetry = await bos.req('PATCH', '/v2/options', { body: { job_retry_max_delay: 0 }, check: false });
+    expect(badRetry.body).toMatchObject({ status: 400, detail: expect.stringMatching(/^job_retry_max_delay: /) });
   });
 
   test('row 11: version, healthz and the versions document, at the gateway and in-mesh paths', async () => {

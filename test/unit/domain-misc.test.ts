@@ -2,9 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { ageSeconds, formatDuration, isAge, isTtl } from '../../src/domain/age.ts';
 import { canonicalXname, isNodeXname, parseComponentId, looksLikeNid } from '../../src/domain/xname.ts';
 import { DEFAULT_OPTIONS, optionsPatchSchema, readOptions } from '../../src/domain/options.ts';
-import { resolveCountOrPercent, gatesAdmission, checkRolloutPolicy } from '../../src/domain/rollout-policy.ts';
+import { resolveCountOrPercent, gatesAdmission, checkRolloutPolicy, parseStoredRollout } from '../../src/domain/rollout-policy.ts';
 import { chunks } from '../../src/domain/lists.ts';
-import { retryLimitHit } from '../../src/engine/action-operator.ts';
+import type { EngineComponent } from '../../src/db/components/select.ts';
+import { jobRetry, retryLimitHit } from '../../src/engine/action-operator.ts';
 
 describe('age strings and durations', () => {
   it.each([
@@ -66,6 +67,31 @@ describe('options', () => {
     expect(optionsPatchSchema.safeParse({ nope: 1 }).success).toBe(false);
     expect(optionsPatchSchema.safeParse({ polling_frequency: 1 }).success).toBe(true);
   });
+  it('has the job retry defaults that were constants, and keeps a stored bad one out', () => {
+    expect(DEFAULT_OPTIONS).toMatchObject({ job_retry_delay: 1, job_retry_backoff: true, job_retry_max_delay: 5 });
+    expect(readOptions({ job_retry_delay: 0, job_retry_backoff: 'yes', job_retry_max_delay: 9 })).toMatchObject({
+      job_retry_delay: 1,
+      job_retry_backoff: true,
+      job_retry_max_delay: 9,
+    });
+  });
+  it.each([
+    [{ job_retry_delay: 0 }, 'job_retry_delay'],
+    [{ job_retry_delay: 1.5 }, 'job_retry_delay'],
+    [{ job_retry_delay: 3601 }, 'job_retry_delay'],
+    [{ job_retry_backoff: 'no' }, 'job_retry_backoff'],
+    [{ job_retry_max_delay: 0 }, 'job_retry_max_delay'],
+    [{ job_retry_max_delay: 86_401 }, 'job_retry_max_delay'],
+  ])('rejects %j naming %s', (patch, field) => {
+    const r = optionsPatchSchema.safeParse(patch);
+    expect(r.success).toBe(false);
+    expect(r.error?.issues[0]?.path).toEqual([field]);
+  });
+  it('takes good job retry values', () => {
+    expect(optionsPatchSchema.safeParse({ job_retry_delay: 3600, job_retry_backoff: false, job_retry_max_delay: 86_400 }).success).toBe(
+      true,
+    );
+  });
 });
 
 describe('rollout amounts', () => {
@@ -80,9 +106,61 @@ describe('rollout amounts', () => {
   it('validates and knows which policies gate admission', () => {
     expect(checkRolloutPolicy({ maxInFlight: '101%' }).ok).toBe(false);
     expect(checkRolloutPolicy({ maxInFlight: '5' }).ok).toBe(true);
+    expect(checkRolloutPolicy({ jobRetryDelay: 2, jobRetryBackoff: false, jobRetryMaxDelay: 60 })).toMatchObject({
+      ok: true,
+      value: { jobRetryDelay: 2, jobRetryBackoff: false, jobRetryMaxDelay: 60 },
+    });
     expect(gatesAdmission({ canary: 5 })).toBe(true);
     expect(gatesAdmission({ maxInFlight: '10%' })).toBe(true);
     expect(gatesAdmission({})).toBe(false);
+  });
+});
+
+describe('rollout job retry fields', () => {
+  it.each([
+    [{ jobRetryDelay: 0 }, 'rollout.jobRetryDelay', /at least 1/],
+    [{ jobRetryDelay: 2.5 }, 'rollout.jobRetryDelay', /whole number/],
+    [{ jobRetryDelay: 3601 }, 'rollout.jobRetryDelay', /at most 3600/],
+    [{ jobRetryBackoff: 'true' }, 'rollout.jobRetryBackoff', /.+/],
+    [{ jobRetryMaxDelay: 0 }, 'rollout.jobRetryMaxDelay', /at least 1/],
+    [{ jobRetryMaxDelay: 86_401 }, 'rollout.jobRetryMaxDelay', /at most 86400/],
+  ])('rejects %j naming %s', (input, field, message) => {
+    const r = checkRolloutPolicy(input);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.errors).toEqual([{ field, message: expect.stringMatching(message) }]);
+  });
+  it('keeps only the valid stored ones', () => {
+    expect(parseStoredRollout({ jobRetryDelay: 0, jobRetryBackoff: false, jobRetryMaxDelay: 7 })).toEqual({
+      jobRetryBackoff: false,
+      jobRetryMaxDelay: 7,
+    });
+  });
+  const c = { retryPolicy: null, policy: null } as unknown as EngineComponent;
+  it.each([
+    ['the options', c, {}, { retryLimit: 3, retryDelay: 1, retryBackoff: true, retryMaxDelay: 5 }],
+    [
+      'options set',
+      c,
+      { job_retry_delay: 3, job_retry_backoff: false, job_retry_max_delay: 30 },
+      { retryDelay: 3, retryBackoff: false, retryMaxDelay: 30 },
+    ],
+    [
+      'the session policy over the options',
+      { ...c, policy: { jobRetryDelay: 2, jobRetryBackoff: false, jobRetryMaxDelay: 8 } },
+      { job_retry_delay: 3, job_retry_max_delay: 30 },
+      { retryDelay: 2, retryBackoff: false, retryMaxDelay: 8 },
+    ],
+    ['a cap under the delay reads as the delay', { ...c, policy: { jobRetryDelay: 10 } }, {}, { retryDelay: 10, retryMaxDelay: 10 }],
+    [
+      'a malformed stored field falls back',
+      { ...c, policy: { jobRetryDelay: 'x', jobRetryBackoff: 1 } },
+      {},
+      { retryDelay: 1, retryBackoff: true },
+    ],
+    ['the retry policy, at most 10', { ...c, retryPolicy: 50 }, {}, { retryLimit: 10 }],
+    ['the session retry policy 0', { ...c, retryPolicy: 0 }, {}, { retryLimit: 0 }],
+  ])('a job retries with %s', (_what, comp, options, expected) => {
+    expect(jobRetry(comp, { ...DEFAULT_OPTIONS, ...options })).toMatchObject(expected);
   });
 });
 

@@ -2,6 +2,7 @@
 import type { SimWorld } from '../../sim/world.ts';
 import { EP, type SettingsRef } from '../common.ts';
 import type { BootParameters, BootParamsPort } from '../ports.ts';
+import { ServiceError } from '../errors.ts';
 
 export class SimBootParams implements BootParamsPort {
   constructor(
@@ -11,6 +12,8 @@ export class SimBootParams implements BootParamsPort {
 
   async setBootParameters(p: BootParameters): Promise<{ token: string }> {
     await this.world.enter('bss', EP.bssPut, this.settings.timeoutMs('bss'));
+    const refusal = this.world.bootParametersRefusal(p.hosts);
+    if (refusal) throw new ServiceError('bss', EP.bssPut, refusal, 400, false);
     return { token: this.world.setBootParameters(p) };
   }
 

@@ -13,6 +13,7 @@ import { getOptions } from '../../db/options.ts';
 import { planSession } from '../../engine/plan.ts';
 import { describePlan } from '../../engine/plan-detail.ts';
 import { explainComponent, explainSession } from '../explain.ts';
+import { componentJobs } from '../../db/action-jobs.ts';
 import { errorText } from '../../engine/outcome.ts';
 import { badInput } from '../errors.ts';
 import { messages } from '../views.ts';
@@ -110,6 +111,7 @@ export const explainResolvers: Resolvers = {
         criteria: e.criteria,
         blockers: e.blockers,
         lastEvents: e.lastEvents.map(timelineView),
+        jobs: await componentJobs(ctx.db, e.id),
       };
     },
     explainSession: async (_p, { name }, ctx) => {
@@ -139,7 +141,11 @@ export const explainResolvers: Resolvers = {
         upTo,
         limit,
       );
-      return { events: rows.map(timelineView), nextCursor: rows.length === limit ? String(rows.at(-1)!.id) : null };
+      return {
+        events: rows.map(timelineView),
+        nextCursor: rows.length === limit ? String(rows.at(-1)!.id) : null,
+        jobs: id ? await componentJobs(ctx.db, id) : [],
+      };
     },
   },
 };

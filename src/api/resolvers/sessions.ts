@@ -12,7 +12,9 @@ import { mergeRollout } from '../../domain/rollout-policy.ts';
 import { badInput, conflict, notFound } from '../errors.ts';
 import { messages, sessionView } from '../views.ts';
 import type { ApiContext } from '../context.ts';
-import type { Resolvers, SessionExtendedStatus } from '../generated/types.ts';
+import type { Resolvers } from '../generated/types.ts';
+import type { SessionStatusParent } from '../views.ts';
+import { sessionJobCounts } from '../../db/action-jobs.ts';
 
 function ageFilter(a: SessionAgeFilter): SessionAgeFilter {
   const problems = checkAgeFilter(a);
@@ -26,7 +28,7 @@ async function existing(ctx: ApiContext, name: string) {
   return s;
 }
 
-async function extendedStatus(ctx: ApiContext, tenantKey: string, name: string): Promise<SessionExtendedStatus | null> {
+async function extendedStatus(ctx: ApiContext, tenantKey: string, name: string): Promise<SessionStatusParent | null> {
   return readSessionStatus(ctx.db, { tenantKey, name }, ctx.now());
 }
 
@@ -42,6 +44,9 @@ export const sessionResolvers: Resolvers = {
   },
   Session: {
     extendedStatus: async (s, _a, ctx) => (await extendedStatus(ctx, s.tenantKey, s.name))!,
+  },
+  SessionExtendedStatus: {
+    jobs: (s, _a, ctx) => sessionJobCounts(ctx.db, ctx.tenantKey, s.name),
   },
   Mutation: {
     createSession: async (_p, { input }, ctx) => {

@@ -109,6 +109,23 @@ const problemRows = (problems: readonly ComponentProblem[]) =>
   });
 
 /**
+ * An action's call is about to be made (its job runs, maybe on a retry, maybe after waiting in the
+ * queue): its waits (max_power_on_wait_time, ...) count from now, as they did when the tick called at
+ * once. Only for rows unchanged since read and not timed out by status meanwhile; returns those.
+ */
+export async function claimAction(db: Db, rows: EngineComponent[]): Promise<EngineComponent[]> {
+  if (rows.length === 0) return [];
+  const updated = await db
+    .update(components)
+    .set({ lastActionAt: sql`now()` })
+    .from(readRows(rows))
+    .where(sql`${unchangedSinceRead} and not ${components.lastActionFailed}`)
+    .returning({ id: components.id, version: rowVersion(components) });
+  const after = new Map(updated.map((x) => [x.id, x.version]));
+  return rows.filter((x) => after.has(x.id)).map((x) => ({ ...x, version: after.get(x.id)! }));
+}
+
+/**
  * Write each component's error and classified reason; with `fail`, also mark it failed
  * (status_override 'failed': the retry limit was reached, or the problem is permanent). The status
  * operator disables failed components on its next pass.

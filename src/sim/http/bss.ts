@@ -45,6 +45,8 @@ function store(world: SimWorld, body: unknown, badJson: boolean, create: boolean
   const hosts = targets(world, b);
   if (typeof hosts === 'string') return problem(400, hosts);
   if (create && hosts.some((h) => world.bss.has(h))) return problem(400, 'Already exists');
+  const refusal = world.bootParametersRefusal(hosts);
+  if (refusal) return problem(400, refusal);
   const str = (v: unknown) => (typeof v === 'string' ? v : '');
   const token = world.setBootParameters({ hosts, kernel: str(b.kernel), initrd: str(b.initrd), params: str(b.params) });
   return { status: create ? 201 : 200, headers: { 'BSS-Referral-Token': token } };

@@ -69,6 +69,9 @@ export type Role =
 export type RolloutPolicyInput = {
   canary?: number | null | undefined;
   failureBudget?: string | null | undefined;
+  jobRetryBackoff?: boolean | null | undefined;
+  jobRetryDelay?: number | null | undefined;
+  jobRetryMaxDelay?: number | null | undefined;
   maxBootWaitTime?: number | null | undefined;
   maxInFlight?: string | null | undefined;
   maxPowerOffWaitTime?: number | null | undefined;

@@ -1,0 +1,98 @@
+/**
+ * Issue 14's figures (`--parts=jobs`): the engine with per-component action jobs against the code
+ * before them (`--before=DIR`, a checkout of it), the same in-process reboot in the same run; and the
+ * real path with a slowed service, drained by 1, 2 and 4 `bootorch worker` processes. Rewrites only
+ * its own section of BENCHMARKS.md.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { freshDatabase, runScale, type ScaleResult } from './scale.ts';
+import { runFloor } from './floor.ts';
+import { runRealPath, type RealPathResult } from './real-path.ts';
+import { rewriteSection } from './fanout-report.ts';
+
+export const JOBS_TITLE = '## 6. Per-component action jobs (issue 14)';
+
+/** The service slowed for the worker scale-out; batches of a twentieth of the nodes, so there are batches to share. */
+const SLOWED = ['bss:slowMs=1000'];
+const batchFor = (nodes: number) => Math.max(1, Math.round(nodes / 20));
+
+interface Pair {
+  nodes: number;
+  floorMs: number;
+  before: ScaleResult[];
+  after: ScaleResult[];
+  load: [number, number];
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+export async function runJobsBench(
+  adminUrl: string,
+  o: { sizes: number[]; before?: string; reps: number; workersAt: number; workers: number[]; log: (m: string) => void },
+): Promise<void> {
+  const load = os.loadavg();
+  const beforeScale: typeof runScale | undefined = o.before ? (await import(path.resolve(o.before, 'bench/scale.ts'))).runScale : undefined;
+  const pairs: Pair[] = [];
+  for (const n of o.sizes) {
+    o.log(`jobs: reboot of ${n} nodes, the floor, then before and after alternated ${o.reps} times...`);
+    const floorConn = await freshDatabase(adminUrl, `bootorch_floor_${n}`);
+    const floorMs = (await runFloor(floorConn, n)).wallMs;
+    await floorConn.close();
+    const pair: Pair = { nodes: n, floorMs, before: [], after: [], load: [os.loadavg()[0]!, os.loadavg()[0]!] };
+    for (let i = 0; i < o.reps; i++) {
+      if (beforeScale) pair.before.push(await beforeScale(adminUrl, n));
+      pair.after.push(await runScale(adminUrl, n));
+      pair.load = [Math.min(pair.load[0], os.loadavg()[0]!), Math.max(pair.load[1], os.loadavg()[0]!)];
+      o.log(
+        `  floor ${Math.round(floorMs)} ms; before ${pair.before.at(-1) ? Math.round(pair.before.at(-1)!.wallMs) : '-'} ms, after ${Math.round(pair.after.at(-1)!.wallMs)} ms (${pair.after.at(-1)!.jobsRun} jobs)`,
+      );
+    }
+    pairs.push(pair);
+  }
+  const scale: Array<{ workers: number; r: RealPathResult }> = [];
+  for (const w of o.workers) {
+    o.log(`jobs: real path, ${o.workersAt} nodes, ${SLOWED.join(' ')}, ${w} worker process(es)...`);
+    const r = await runRealPath(adminUrl, o.workersAt, { workers: w, faults: SLOWED, batchSize: batchFor(o.workersAt), tag: `_w${w}` });
+    scale.push({ workers: w, r });
+    o.log(`  ${Math.round(r.wallMs)} ms, ${r.stable} stable`);
+  }
+  rewriteSection('BENCHMARKS.md', JOBS_TITLE, section(pairs, scale, load, o.before));
+}
+
+const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+
+function section(pairs: Pair[], scale: Array<{ workers: number; r: RealPathResult }>, load: number[], before?: string): string {
+  const one = scale.find((s) => s.workers === 1)?.r.wallMs;
+  return [
+    JOBS_TITLE,
+    '',
+    `Run with \`npm run bench -- --parts=jobs${before ? ' --before=DIR' : ''}\` on ${new Date().toISOString().slice(0, 10)}; load average at its start ${load.map((l) => l.toFixed(2)).join(', ')}.`,
+    'Operators decide, per-component jobs act: each power and configuration decision is one pg-boss job per component, inserted in bulk with the decision, fetched in batches, completed in bulk.',
+    '',
+    '### In-process reboot, before (operators acting in their ticks) and after, alternated in the same run, with the floor',
+    '',
+    '| nodes | floor | before (median; runs) | after (median; runs) | after / before | after / floor | jobs before | jobs after | failed | load (1 min) |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...pairs.map((p) => {
+      const b = p.before.length ? median(p.before.map((r) => r.wallMs)) : undefined;
+      const a = median(p.after.map((r) => r.wallMs));
+      const runs = (rs: ScaleResult[]) => rs.map((r) => fmt(r.wallMs)).join(', ');
+      return `| ${fmt(p.nodes)} | ${fmt(p.floorMs)} ms | ${b !== undefined ? `${fmt(b)} ms; ${runs(p.before)}` : '–'} | ${fmt(a)} ms; ${runs(p.after)} | ${b !== undefined ? fmt(a / b, 2) : '–'} | ${fmt(a / p.floorMs, 1)} | ${p.before[0] ? fmt(p.before[0].jobsRun) : '–'} | ${fmt(p.after[0]!.jobsRun)} | ${p.after.reduce((x, r) => x + r.failed, 0)} | ${p.load.map((l) => l.toFixed(1)).join('–')} |`;
+    }),
+    '',
+    'Jobs: every pg-boss job of one reboot (operator ticks and timers; after, also the action jobs, one per component and action, and the delayed decisions, one per batch acted on together). The floor: the least database work of the same reboot (bench/floor.ts).',
+    '',
+    `### Scale-out: ${scale[0] ? fmt(scale[0].r.nodes) : ''}-node reboot on the real path, BSS slowed by 1 s per call, batches of ${scale[0] ? fmt(batchFor(scale[0].r.nodes)) : ''}`,
+    '',
+    '`bootorch sim --fault bss:slowMs=1000` (every boot parameters call answers after 1 s), `bootorch api`, and 1, 2 or 4 `bootorch worker` processes on one database.',
+    '',
+    '| worker processes | wall | speed-up over 1 | nodes stable | load (1 min) |',
+    '|---:|---:|---:|---:|---:|',
+    ...scale.map(
+      (s) =>
+        `| ${s.workers} | ${fmt(s.r.wallMs)} ms | ${one ? fmt(one / s.r.wallMs, 2) : '–'} | ${fmt(s.r.stable)} | ${s.r.load.toFixed(1)} |`,
+    ),
+    '',
+  ].join('\n');
+}
