@@ -91,16 +91,31 @@ async function rebootFailingGracefully(cl: Cluster, rollout?: object): Promise<J
   return waiting;
 }
 
+/** Every node stable without an error, powered off once and on once. */
+async function expectRebootedOnce(cl: Cluster): Promise<void> {
+  for (const r of await cl.components()) {
+    expect(r, r.id).toMatchObject({ status: 'stable', error: '' });
+    expect(transitions(cl, 'Soft-Off', r.id), r.id).toBe(1);
+    expect(transitions(cl, 'On', r.id), r.id).toBe(1);
+  }
+}
+
+/** Three booted, configured nodes, with keepCompleted. */
+async function threeBooted(options: Record<string, unknown>): Promise<Cluster> {
+  const cl = await startCluster({
+    world: { nodes: 3, initial: { booted: true, desiredConfig: 'compute-cfg', configured: true } },
+    options,
+  });
+  await keepCompleted(cl);
+  return cl;
+}
+
 const transitions = (cl: Cluster, op: string, id: string) => cl.world.counters.transitions.get(op)?.get(id) ?? 0;
 
 describe('per-component action jobs', () => {
   test('a transient PCS failure fails the job, and pg-boss retries it with backoff until PCS is back', async () => {
-    c = await startCluster({
-      world: { nodes: 3, initial: { booted: true, desiredConfig: 'compute-cfg', configured: true } },
-      // No forceful escalation while the graceful call is being retried; backoff capped at 4 s.
-      options: { max_power_off_wait_time: 120, job_retry_max_delay: 4 },
-    });
-    await keepCompleted(c);
+    // No forceful escalation while the graceful call is being retried; backoff capped at 4 s.
+    c = await threeBooted({ max_power_off_wait_time: 120, job_retry_max_delay: 4 });
     await c.template('t');
     const retried = await rebootFailingGracefully(c);
     // Backoff (the option's retryDelay 1 s, doubling): after the third failure the next run is 4 to 8 s
@@ -136,22 +151,14 @@ describe('per-component action jobs', () => {
     c.world.faults.setService('pcs', { failRate: 0, endpoints: undefined });
     const s = await c.waitForSession('s', 60_000);
     expect(s.error).toBeNull();
-    for (const r of await c.components()) {
-      expect(r, r.id).toMatchObject({ status: 'stable', error: '' });
-      expect(transitions(c, 'Soft-Off', r.id), r.id).toBe(1);
-      expect(transitions(c, 'On', r.id), r.id).toBe(1);
-    }
+    await expectRebootedOnce(c);
     const done = await jobs(c, 'power-off-graceful');
     for (const j of done) expect(j, j.data.id).toMatchObject({ state: 'completed' });
     expect(Math.min(...done.map((j) => j.retry_count))).toBeGreaterThanOrEqual(2);
   }, 90_000);
 
   test("a session's rollout policy sets its jobs' retry delay and backoff; explain, componentTimeline and sessionStatus show them", async () => {
-    c = await startCluster({
-      world: { nodes: 3, initial: { booted: true, desiredConfig: 'compute-cfg', configured: true } },
-      options: { max_power_off_wait_time: 120 },
-    });
-    await keepCompleted(c);
+    c = await threeBooted({ max_power_off_wait_time: 120 });
     api = await startClusterApi(c);
     const gql = api.gql;
     // The template's delay, the session's backoff (merged at setup); enough retries to look at them.
@@ -201,11 +208,7 @@ describe('per-component action jobs', () => {
   }, 90_000);
 
   test('the forceful power-off is decided again per component by a job delayed by max_power_off_wait_time (one per batch acted on together), a no-op for nodes already off', async () => {
-    c = await startCluster({
-      world: { nodes: 3, initial: { booted: true, desiredConfig: 'compute-cfg', configured: true } },
-      options: { max_power_off_wait_time: 3 },
-    });
-    await keepCompleted(c);
+    c = await threeBooted({ max_power_off_wait_time: 3 });
     const [stubborn, ...others] = c.world.ids();
     c.world.faults.addNodes('ignoresSoftOff', [stubborn!]);
     await c.template('t');
@@ -334,11 +337,7 @@ describe('per-component action jobs', () => {
     await c.session('s', { template: 't', operation: 'reboot' });
     const s = await c.waitForSession('s', 90_000);
     expect(s.error).toBeNull();
-    for (const r of await c.components()) {
-      expect(r, r.id).toMatchObject({ status: 'stable', error: '' });
-      expect(transitions(c, 'Soft-Off', r.id), r.id).toBe(1);
-      expect(transitions(c, 'On', r.id), r.id).toBe(1);
-    }
+    await expectRebootedOnce(c);
     // One recorded action of each, attempt 1 (the counters are reset when the session completes).
     const actions = (await c.events({ session: 's' })).filter((e) => e.kind === 'action');
     for (const action of ['powering_off_gracefully', 'powering_on']) {
