@@ -23,6 +23,8 @@ export interface StackOptions {
   apis?: number;
   /** Extra environment for every bootorch process. */
   env?: Record<string, string>;
+  /** And for the worker processes only (after env). */
+  workerEnv?: Record<string, string>;
 }
 
 export interface Stack {
@@ -120,7 +122,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     env,
     tokensDir,
     startWorker() {
-      stack.worker = track(startRole('worker', env));
+      stack.worker = track(startRole('worker', { ...env, ...o.workerEnv }));
       return stack.worker;
     },
     async startApi(port) {

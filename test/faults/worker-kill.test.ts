@@ -13,13 +13,15 @@
  * than bootorch recorded before acting (the simulator's counters against the attempt counters); and the
  * event log is complete: each node's state changes form one unbroken chain from setup to stable.
  * A second worker process runs throughout and is never killed, so the killed one's active jobs are
- * handed to it; last, the same reboot undisturbed: the killed one took no more than 20 s longer.
+ * handed to it; last, the same reboot undisturbed, shared by two worker processes: each node acted on
+ * exactly once, and the killed one took no more than 20 s longer.
  *
  * Runs only with BOOTORCH_FAULT_TESTS=1 (.ci/run sets it).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freshDb, type TestDb } from '../helpers/db.ts';
 import { createApiToken } from '../../src/auth/index.ts';
+import type { RoleProcess } from '../helpers/processes.ts';
 import { FAULT_OPTIONS, gql, kill, startStack, waitFor, type Stack } from './stack.ts';
 
 const NODES = Number(process.env.FAULT_NODES ?? 1000);
@@ -29,6 +31,8 @@ const SEED = Number(process.env.FAULT_SEED ?? Date.now() % 100_000);
 let db: TestDb;
 let stack: Stack;
 let admin: string;
+/** The worker startStack started, never killed. */
+let steady: RoleProcess;
 
 /** mulberry32: the kill points are reproducible from the printed seed. */
 function random(seed: number): () => number {
@@ -49,8 +53,11 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
     db = await freshDb();
     await db.pool.query('insert into options (id, data) values (1, $1)', [JSON.stringify(FAULT_OPTIONS)]);
     admin = (await createApiToken(db.db, { role: 'admin', subject: 'fault-tests' })).token;
-    stack = await startStack({ databaseUrl: db.url, nodes: NODES, timing: 'fast' });
-    // A second worker, never killed: the killed one's active jobs are handed to it (its lease reaper).
+    // Workers log at info: their `action batch` lines tell which worker acted on how many nodes.
+    stack = await startStack({ databaseUrl: db.url, nodes: NODES, timing: 'fast', workerEnv: { LOG_LEVEL: 'info' } });
+    steady = stack.worker;
+    // A second worker; from here on `stack.worker` is this one, killed and restarted below. The first
+    // (startStack's) is never killed: the killed one's active jobs are handed to it (its lease reaper).
     stack.startWorker();
     await waitFor(
       async () => (await count('select count(*) as n from components')) === NODES,
@@ -206,7 +213,12 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
     expect(lost).toBe(0);
 
     // The same reboot undisturbed, on the same stack: the kills cost seconds, not timeouts (a killed
-    // worker's action jobs are reaped and retried by another worker, not waited out).
+    // worker's action jobs are reaped and retried by another worker, not waited out). Two worker
+    // processes share it (the one never killed and the last one started), and each node is acted on
+    // exactly once: one graceful power-off and one power-on as the hardware counted them, no forceful.
+    const calmBefore = await stack.simGet('/sim/counters');
+    const sharing = [steady, stack.worker];
+    const logFrom = sharing.map((w) => w.output().length);
     const calm = Date.now();
     await gql(
       api,
@@ -220,8 +232,32 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
       stack.logs,
     );
     const calmMs = Date.now() - calm;
+    const calmAfter = await stack.simGet('/sim/counters');
+    const calmDelta = (op: string, id: string) => (calmAfter.transitions[op]?.[id] ?? 0) - (calmBefore.transitions[op]?.[id] ?? 0);
+    // Who acted: each worker's `action batch` lines since the calm session began, nodes per action.
+    const acted = sharing.map((w, i) => {
+      const by: Record<string, number> = {};
+      for (const line of w.output().slice(logFrom[i]).split('\n')) {
+        if (!line.includes('"action batch"')) continue;
+        const { action, nodes } = JSON.parse(line) as { action: string; nodes: number };
+        by[action] = (by[action] ?? 0) + nodes;
+      }
+      return by;
+    });
+    for (const action of ['powering_off_gracefully', 'powering_on'])
+      expect(
+        acted.reduce((n, by) => n + (by[action] ?? 0), 0),
+        `${action} nodes in both workers' batches`,
+      ).toBe(NODES);
+    for (const r of rows) {
+      expect(calmDelta('Soft-Off', r.id), `undisturbed Soft-Off ${r.id}`).toBe(1);
+      expect(calmDelta('On', r.id), `undisturbed On ${r.id}`).toBe(1);
+      for (const op of Object.keys(calmAfter.transitions).filter((o) => !['On', 'Soft-Off'].includes(o)))
+        expect(calmDelta(op, r.id), `undisturbed ${op} ${r.id}`).toBe(0);
+    }
     process.stdout.write(
-      `undisturbed reboot of the same ${NODES} nodes: ${(calmMs / 1000).toFixed(1)} s; the killed one took ${((wallMs - calmMs) / 1000).toFixed(1)} s longer\n`,
+      `undisturbed reboot of the same ${NODES} nodes: ${(calmMs / 1000).toFixed(1)} s; the killed one took ${((wallMs - calmMs) / 1000).toFixed(1)} s longer; ` +
+        `nodes acted on by the two workers: ${acted.map((by, i) => `worker ${i + 1} ${JSON.stringify(by)}`).join(', ')}; each node 1 Soft-Off and 1 On\n`,
     );
     expect(wallMs - calmMs).toBeLessThanOrEqual(20_000);
   }, 900_000);
