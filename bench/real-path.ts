@@ -31,11 +31,11 @@ export interface RealPathResult {
   timeline: { lastActionMs: number; firstReportMs: number; lastReportMs: number };
   /** CPU seconds (user + system) each process used from createSession to completion. */
   cpu: { sim: number; api: number; worker: number };
-  /** Kicked status passes read only what changed (BOOTORCH_STATUS_CHANGED_PASSES, default false). */
+  /** Status passes proportional to what changed (BOOTORCH_STATUS_CHANGED_PASSES, default true; false: every pass reads everything). */
   changedPasses: boolean;
   /** The worker's status passes during the reboot and the components they read, full passes and changed-only ones. */
-  statusPasses: { full: number; changed: number };
-  statusRowsRead: { full: number; changed: number };
+  statusPasses: PassCounts;
+  statusRowsRead: PassCounts;
 }
 
 /** CPU seconds (user + system) a process has used so far (Linux /proc). */
@@ -50,9 +50,11 @@ function cpuSeconds(pid: number | undefined): number {
 }
 
 /** A counter of a Prometheus text exposition, by its `pass` label. */
-function byPass(metrics: string, name: string): { full: number; changed: number } {
+type PassCounts = { full: number; transit: number; changed: number };
+
+function byPass(metrics: string, name: string): PassCounts {
   const v = (pass: string) => Number(new RegExp(`^${name}\\{[^}]*pass="${pass}"[^}]*\\} (\\S+)$`, 'm').exec(metrics)?.[1] ?? 0);
-  return { full: v('full'), changed: v('changed') };
+  return { full: v('full'), transit: v('transit'), changed: v('changed') };
 }
 
 /** `n` distinct ports that were free a moment ago (all held open until every one is picked). */
@@ -211,8 +213,9 @@ export async function runRealPath(
     const cpu1 = roles.map((p) => cpuSeconds(p.proc.pid));
     const used = (i: number) => cpu1[i]! - cpu0[i]!;
     const status1 = await statusCounts();
-    const delta = (a: { full: number; changed: number }, b: { full: number; changed: number }) => ({
+    const delta = (a: PassCounts, b: PassCounts): PassCounts => ({
       full: b.full - a.full,
+      transit: b.transit - a.transit,
       changed: b.changed - a.changed,
     });
     const t = (
@@ -255,7 +258,7 @@ export async function runRealPath(
         api: ports.reduce((a, _p, i) => a + used(i + 1), 0),
         worker: roles.slice(1 + ports.length).reduce((a, _p, i) => a + used(i + 1 + ports.length), 0),
       },
-      changedPasses: o.workerEnv?.BOOTORCH_STATUS_CHANGED_PASSES === 'true',
+      changedPasses: o.workerEnv?.BOOTORCH_STATUS_CHANGED_PASSES !== 'false',
       statusPasses: delta(status0.passes, status1.passes),
       statusRowsRead: delta(status0.rows, status1.rows),
     };

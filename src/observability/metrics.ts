@@ -74,7 +74,7 @@ export const operatorTickSeconds = histogram(
 
 export const statusPasses = counter(
   'bootorch_status_passes_total',
-  'Status passes run by this process, by kind (full: every enabled component; changed: those written since the previous pass began)',
+  'Status passes run by this process, by kind (full: every enabled component; transit: those waiting on PCS, CFS or a deploy agent, and those written since the previous pass began; changed: only the latter)',
   ['pass'],
 );
 

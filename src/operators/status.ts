@@ -8,14 +8,21 @@
  * since PCS and CFS do not tell anyone when a node finishes a transition. Before the pages it runs the
  * rollout gate (operators/rollout.ts), so admitted nodes are decided in the same tick.
  *
- * Passes proportional to what changed: a pass reads every selected component when one is due (the
- * first of a process, then every transit_polling_frequency while anything is in transit, else every
- * polling_frequency: the level-triggered safety net, and the transit re-poll). Off by default
- * (BOOTORCH_STATUS_CHANGED_PASSES): on the real path it read fewer rows but did not measure faster. Between those, a pass
- * (a kick: reports, actions, edits) reads only the components written since the previous complete
- * pass began, by any writer (their row's transaction id, db/components/select.ts changedSince): a
- * trickle of reports costs the rows it wrote, not every enabled node. A pass cut short, or one whose
- * PCS or CFS call failed, leaves the next one full.
+ * Passes proportional to what changed (BOOTORCH_STATUS_CHANGED_PASSES, on by default; false: every
+ * pass reads everything, as before). Three kinds of pass:
+ * - full: every selected component. The first of a process, one after a pass cut short or whose PCS or
+ *   CFS call failed, and then every polling_frequency: the level-triggered safety net.
+ * - transit: every transit_polling_frequency while any node waits on the outside world (PCS to finish a
+ *   power transition, CFS to configure it, a deploy agent), since PCS and CFS tell no one: those nodes
+ *   (`outside`, as this process last decided them) and whatever changed. A node powered on and waiting
+ *   for its own report (rule 5) is not re-polled: its report writes its row, and its boot wait is a
+ *   delayed decision (operators/escalation.ts afterPowerOn).
+ * - changed (a kick: reports, actions, edits): only the components written since the previous complete
+ *   pass began, by any writer (their row's transaction id, db/components/select.ts changedSince): a
+ *   trickle of reports costs the rows it wrote, not every enabled node.
+ * Another worker process's passes leave this one's `outside` set stale in one way only: a node it
+ * still counts as waiting on its report may have moved without a write (switched off by hand); the
+ * full pass finds it, as would its boot wait.
  */
 import { defineOperator, errorText, type OperatorSpec } from '../engine/operator.ts';
 import { again, done, type Outcome } from '../engine/outcome.ts';
@@ -39,24 +46,34 @@ const KICK_FOR_STATUS: Record<string, OperatorName> = {
   configuring: 'configuration',
 };
 
-/** Kicked passes read only what changed (BOOTORCH_STATUS_CHANGED_PASSES; false, the default: every pass reads everything). */
-export const statusPassOptions = { changedOnly: false };
+/** Kicked passes read only what changed (BOOTORCH_STATUS_CHANGED_PASSES; false: every pass reads everything). */
+export const statusPassOptions = { changedOnly: true };
+
+/**
+ * Rules whose node waits on nothing the status pass can see change: rule 5, powered on and waiting for
+ * its own report (a row write), or for its boot wait (a delayed decision). Every other rule that keeps a
+ * node in transit depends on PCS, CFS or the clock, and is re-polled by the transit passes.
+ */
+const QUIET_RULES = new Set(['5']);
 
 /** A database's passes, as this process ran them. */
 interface Passes {
   /** When the last full pass began (database clock, ms). */
   fullAt: number;
+  /** When the last full or transit pass began. */
+  transitAt: number;
+  /** Nodes in transit that wait on the outside world (PCS, CFS, a deploy agent, the clock), as this process last decided them. */
+  outside: Set<string>;
   /** Where the last complete pass began (passSnapshot); undefined: the next pass is full. */
   since?: string;
-  /** Something was in transit at the last full pass or since. */
-  transit: boolean;
   /** A page's outside calls failed in this pass: the next one is full. */
   failed: boolean;
 }
 const passesOf = new WeakMap<Db, Passes>();
+type StatusPass = 'full' | 'transit' | 'changed';
 function passes(db: Db): Passes {
   let p = passesOf.get(db);
-  if (!p) passesOf.set(db, (p = { fullAt: -Infinity, transit: true, failed: false }));
+  if (!p) passesOf.set(db, (p = { fullAt: -Infinity, transitAt: -Infinity, outside: new Set(), failed: false }));
   return p;
 }
 
@@ -66,31 +83,39 @@ const spec: OperatorSpec<EngineComponent> = {
     await admitQueued(ctx);
     const p = passes(ctx.db);
     const now = ctx.now().getTime();
-    const period = (p.transit ? ctx.options.transit_polling_frequency : ctx.options.polling_frequency) * 1000;
-    const full = !statusPassOptions.changedOnly || p.since === undefined || now - p.fullAt >= period;
+    const transitPeriod = ctx.options.transit_polling_frequency * 1000;
+    const pass: StatusPass =
+      !statusPassOptions.changedOnly || p.since === undefined || now - p.fullAt >= ctx.options.polling_frequency * 1000
+        ? 'full'
+        : p.outside.size > 0 && now - p.transitAt >= transitPeriod
+          ? 'transit'
+          : 'changed';
     const since = p.since;
     const started = statusPassOptions.changedOnly ? await passSnapshot(ctx.db) : undefined;
-    if (full) {
-      p.fullAt = now;
-      p.transit = false;
-    }
+    if (pass === 'full') p.fullAt = now;
+    if (pass !== 'changed') p.transitAt = now;
+    const outside = pass === 'transit' ? [...p.outside] : undefined;
+    if (pass === 'full') p.outside.clear(); // refilled by this pass's decisions
+    const seen = new Set<string>();
     p.since = undefined; // until this pass completes
     p.failed = false;
-    const pass = full ? 'full' : 'changed';
     statusPasses.inc({ pass });
     for await (const page of selectPages(
       ctx.db,
-      full ? STATUS_SELECTION : { ...STATUS_SELECTION, changedSince: since },
+      pass === 'full' ? STATUS_SELECTION : { ...STATUS_SELECTION, changedSince: since, orIds: outside },
       ctx.options.max_component_batch_size,
     )) {
       statusRowsRead.inc({ pass }, page.length);
+      if (outside) for (const c of page) seen.add(c.id);
       yield page;
     }
+    // Nodes no longer selected (disabled, queued for a rollout) no longer wait here.
+    for (const id of outside ?? []) if (!seen.has(id)) p.outside.delete(id);
     if (!p.failed) p.since = started;
     // The transit re-poll is due whether or not anything changed: a changed-only pass that read no
-    // page scheduled no wake of its own, so it asks for the next full pass here.
-    if (!full && p.transit) {
-      await ctx.scheduler.wakeAt(ctx.db, 'status', new Date(p.fullAt + ctx.options.transit_polling_frequency * 1000));
+    // page scheduled no wake of its own, so it asks for the next transit pass here.
+    if (pass === 'changed' && p.outside.size > 0) {
+      await ctx.scheduler.wakeAt(ctx.db, 'status', new Date(p.transitAt + transitPeriod));
     }
   },
   record: recordComponentOutcomes,
@@ -129,8 +154,12 @@ const spec: OperatorSpec<EngineComponent> = {
         now,
       ),
     }));
+    const { outside } = passes(ctx.db);
+    for (const { row, decision } of decisions) {
+      if (!decision.disable && decision.phase !== '' && !QUIET_RULES.has(decision.rule)) outside.add(row.id);
+      else outside.delete(row.id);
+    }
     const inTransit = decisions.some(({ decision }) => !decision.disable && decision.phase !== '');
-    if (inTransit) passes(ctx.db).transit = true;
     return {
       outcomes: decisions.map(({ row, decision }): [EngineComponent, Outcome] => [
         row,

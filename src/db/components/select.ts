@@ -70,6 +70,8 @@ export interface ComponentSelection {
    * transaction id at or after it. Every writer counts, whatever clock it stamps (the row's xmin).
    */
   changedSince?: string;
+  /** With changedSince: these ids too, changed or not (the status operator's transit re-poll). */
+  orIds?: string[];
   /** Keyset paging: ids after this one, at most `limit` rows. */
   afterId?: string;
   limit?: number;
@@ -118,7 +120,11 @@ function where(s: ComponentSelection): SQL | undefined {
       ? and(hasActualState, or(isNull(components.actualUpdatedAt), lt(components.actualUpdatedAt, s.actualOlderThan)))
       : undefined,
     s.excludePausedSessions ? sql`not coalesce(${sessions.paused} or ${sessions.aborted}, false)` : undefined,
-    s.changedSince === undefined ? undefined : writtenSince(s.changedSince),
+    s.changedSince === undefined
+      ? undefined
+      : s.orIds?.length
+        ? or(writtenSince(s.changedSince), anyOf(components.id, s.orIds))
+        : writtenSince(s.changedSince),
     s.afterId === undefined ? undefined : gt(components.id, s.afterId),
   );
 }
