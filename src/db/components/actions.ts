@@ -128,7 +128,7 @@ export async function claimAction(db: Db, rows: EngineComponent[]): Promise<Engi
 /**
  * Write each component's error and classified reason; with `fail`, also mark it failed
  * (status_override 'failed': the retry limit was reached, or the problem is permanent). The status
- * operator disables failed components on its next pass.
+ * operator disables failed components on its next pass. Components no longer enabled are left alone.
  */
 export async function recordProblems(
   db: Db,
@@ -138,28 +138,35 @@ export async function recordProblems(
   o: { fail?: boolean } = {},
 ): Promise<void> {
   if (problems.length === 0) return;
-  await db
+  // Only while the component is still enabled: a problem that arrives after the node was done or
+  // disabled (a slow call of another status decision, answered after a later pass finished it) is
+  // stale, and nothing would clear it from the disabled row.
+  const written = await db
     .update(components)
     .set({ error: sql`u.error`, failureReason: sql`u.reason`, updatedAt: sql`now()`, ...(o.fail ? { statusOverride: 'failed' } : {}) })
     .from(problemRows(problems))
-    .where(sql`${components.id} = u.id`);
+    .where(sql`${components.id} = u.id and ${components.enabled}`)
+    .returning({ id: components.id });
+  const live = new Set(written.map((w) => w.id));
   const byId = new Map(rows.map((r) => [r.id, r]));
   await appendEvents(
     db,
-    problems.map((p): NewEvent => {
-      const r = byId.get(p.id);
-      const where = {
-        componentId: p.id,
-        session: r?.session ?? '',
-        sessionTenant: r?.sessionTenant ?? '',
-        actor,
-        error: p.error,
-        reason: p.reason,
-      };
-      return o.fail
-        ? { ...where, kind: 'failed', fromPhase: r?.phase, toPhase: r?.phase, fromStatus: r?.status, toStatus: 'failed' }
-        : { ...where, kind: 'error' };
-    }),
+    problems
+      .filter((p) => live.has(p.id))
+      .map((p): NewEvent => {
+        const r = byId.get(p.id);
+        const where = {
+          componentId: p.id,
+          session: r?.session ?? '',
+          sessionTenant: r?.sessionTenant ?? '',
+          actor,
+          error: p.error,
+          reason: p.reason,
+        };
+        return o.fail
+          ? { ...where, kind: 'failed', fromPhase: r?.phase, toPhase: r?.phase, fromStatus: r?.status, toStatus: 'failed' }
+          : { ...where, kind: 'error' };
+      }),
   );
 }
 
