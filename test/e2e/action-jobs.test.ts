@@ -263,15 +263,17 @@ describe('per-component action jobs', () => {
     expect(d).toMatchObject({ status: 'failed', failure_reason: 'power_on_timeout' });
     const [o] = await c.components([ok!]);
     expect(o).toMatchObject({ status: 'stable' });
-    // The decision came due 3.5 s after the power-on call, named the node, and was made.
+    // A decision naming the node came due about max_power_on_wait_time after the power-on call (the
+    // event's time is its transaction's start, so a loaded machine puts it a little either side of
+    // 3 s) and was made. A kicked pass (the other node's report) may see the timeout first.
     const events = await c.events({ session: 's' });
     const powerOn = events.find((e) => e.component_id === dead && e.action === 'powering_on')!.at as Date;
     const due = (await jobs(c, 'status')).filter((j) => j.data.due && j.data.ids.includes(dead));
     const delays = due.map((j) => [(j.start_after.getTime() - powerOn.getTime()) / 1000, j.state]);
     expect(
-      delays.filter(([d, state]) => (d as number) > 3 && (d as number) < 4.5 && state === 'completed'),
+      delays.filter(([d, state]) => (d as number) > 2.5 && (d as number) < 4.5 && state === 'completed').length,
       JSON.stringify(delays),
-    ).toHaveLength(1);
+    ).toBeGreaterThanOrEqual(1);
     const failed = events.find((e) => e.component_id === dead && e.reason === 'power_on_timeout')!.at as Date;
     expect((failed.getTime() - powerOn.getTime()) / 1000).toBeLessThan(8);
   }, 90_000);
@@ -322,8 +324,9 @@ describe('per-component action jobs', () => {
   test('two engines share one reboot: every node acted on exactly once', async () => {
     c = await startCluster({
       world: { nodes: 40, initial: { booted: true, desiredConfig: 'compute-cfg', configured: true } },
-      // Small batches, so both engines' workers take some.
-      options: { max_component_batch_size: 5 },
+      // Small batches, so both engines' workers take some. Waits long enough that a loaded machine's
+      // slow pass cannot time a power-on out (that would be a second power-on, not a shared reboot).
+      options: { max_component_batch_size: 5, max_power_off_wait_time: 10, max_power_on_wait_time: 15, max_boot_wait_time: 30 },
     });
     await keepCompleted(c);
     second = await startEngine({
