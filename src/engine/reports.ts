@@ -2,8 +2,17 @@
  * Node reports, coalesced. After a full-machine boot thousands of reporters call in within seconds;
  * one transaction per report would queue them behind the connection pool. The batcher gathers the
  * reports that arrive while a batch is being written (up to `maxBatch`) and writes them with
- * db/components/reports.ts in one transaction with one status kick. Each caller still gets its own
- * result. A batch that fails is retried report by report, so one bad row cannot fail the others.
+ * db/components/reports.ts in one statement (its own transaction: one round trip). Each caller still
+ * gets its own result. A batch that fails is retried report by report, so one bad row cannot fail the
+ * others.
+ *
+ * The status kick is the one write here not made in the reports' transaction: it follows the commit,
+ * coalesced (one kick in flight per batcher; reports committed meanwhile get the next one), off the
+ * reporters' path. A kick starts after the commits it answers, so the tick it starts sees those rows.
+ * A kick lost to a crash between the two costs at most the status operator's polling_frequency (its
+ * level-triggered tick), and a changed-only pass reads the rows whichever pass comes next. In the
+ * transaction, each batch paid four more round trips (BEGIN, pg-boss's send, the kick's NOTIFY,
+ * COMMIT) for a kick that a stately queue then mostly drops.
  */
 import type { Db } from '../db/client.ts';
 import { transaction } from '../db/tx.ts';
@@ -48,8 +57,31 @@ export async function reportBootState(db: Db, scheduler: Scheduler, input: Repor
   return (await writeBatch(db, scheduler, [c]))[0]!;
 }
 
+/** Kicks status after commits, one at a time: a request while one is in flight makes one more after it. */
+function coalescedKick(db: Db, scheduler: Scheduler): () => void {
+  let inFlight = false;
+  let again = false;
+  const run = () => {
+    inFlight = true;
+    again = false;
+    // A failed kick is covered by status's own periodic tick (polling_frequency).
+    void scheduler
+      .kick(db, ['status'])
+      .catch(() => {})
+      .finally(() => {
+        inFlight = false;
+        if (again) run();
+      });
+  };
+  return () => {
+    if (inFlight) again = true;
+    else run();
+  };
+}
+
 export function createReportBatcher(db: Db, scheduler: Scheduler, o: { maxBatch?: number; concurrency?: number } = {}): ReportBatcher {
   const maxBatch = o.maxBatch ?? 500;
+  const kick = coalescedKick(db, scheduler);
   // Two batches in flight: one is written while the next one's round trips are on the wire. A node
   // in flight is never in a second batch at the same time, so its reports still land in order.
   const concurrency = o.concurrency ?? 2;
@@ -61,11 +93,11 @@ export function createReportBatcher(db: Db, scheduler: Scheduler, o: { maxBatch?
 
   const write = async (batch: Pending[]) => {
     try {
-      const results = await writeBatch(
+      const results = await writeReports(
         db,
-        scheduler,
         batch.map((p) => p.input),
       );
+      if (results.some((r) => r.ok)) kick();
       batch.forEach((p, i) => p.resolve(results[i]!));
       batches++;
       reports += batch.length;
