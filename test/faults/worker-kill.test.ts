@@ -51,7 +51,10 @@ const count = async (sql: string, params: unknown[] = []) => Number((await db.po
 describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with SIGKILL during a 1,000-node reboot', () => {
   beforeAll(async () => {
     db = await freshDb();
-    await db.pool.query('insert into options (id, data) values (1, $1)', [JSON.stringify(FAULT_OPTIONS)]);
+    // Batches of 100: the action jobs of a step come in ten batches, so two workers both take some.
+    await db.pool.query('insert into options (id, data) values (1, $1)', [
+      JSON.stringify({ ...FAULT_OPTIONS, max_component_batch_size: 100 }),
+    ]);
     admin = (await createApiToken(db.db, { role: 'admin', subject: 'fault-tests' })).token;
     // Workers log at info: their `action batch` lines tell which worker acted on how many nodes.
     stack = await startStack({ databaseUrl: db.url, nodes: NODES, timing: 'fast', workerEnv: { LOG_LEVEL: 'info' } });
@@ -249,6 +252,12 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
         acted.reduce((n, by) => n + (by[action] ?? 0), 0),
         `${action} nodes in both workers' batches`,
       ).toBe(NODES);
+    acted.forEach((by, i) =>
+      expect(
+        Object.values(by).reduce((a, b) => a + b, 0),
+        `nodes acted on by worker ${i + 1}`,
+      ).toBeGreaterThan(0),
+    );
     for (const r of rows) {
       expect(calmDelta('Soft-Off', r.id), `undisturbed Soft-Off ${r.id}`).toBe(1);
       expect(calmDelta('On', r.id), `undisturbed On ${r.id}`).toBe(1);
