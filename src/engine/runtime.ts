@@ -2,8 +2,9 @@
  * The engine on pg-boss. Each operator is a `stately` queue (at most one tick waiting and one
  * running, across every worker process), so ticks never overlap and a burst of kicks is one tick.
  * Everything that starts a tick goes through the Scheduler (engine/scheduler.ts): writes kick in
- * their transaction (node report batches just after their commit: engine/reports.ts), waits are wakes (timer jobs with startAfter that kick their operator when due),
- * and every tick ends by asking for its next poll. The process also keeps the polls alive (a tick
+ * their transaction (node report batches just after their commit: engine/reports.ts), waits are wakes
+ * (timer jobs with startAfter that kick their operator when due), and every tick ends by asking for
+ * its next poll. The process also keeps the polls alive (a tick
  * that could not ask for its poll), kicks the operators whose ticks the reaper freed, and kicks every
  * operator after its NOTIFY listener reconnects; each of these is a scheduler call.
  */

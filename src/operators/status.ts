@@ -20,9 +20,10 @@
  * - changed (a kick: reports, actions, edits): only the components written since the previous complete
  *   pass began, by any writer (their row's transaction id, db/components/select.ts changedSince): a
  *   trickle of reports costs the rows it wrote, not every enabled node.
- * Another worker process's passes leave this one's `outside` set stale in one way only: a node it
- * still counts as waiting on its report may have moved without a write (switched off by hand); the
- * full pass finds it, as would its boot wait.
+ * Each worker process keeps its own `outside` set, from the decisions it made: a node another process
+ * decided is re-polled by that process's transit passes, or by the next full pass (polling_frequency);
+ * a node counted as waiting on its own report that moves without a write (switched off by hand) is
+ * found by the full pass too, or by its boot wait.
  */
 import { defineOperator, errorText, type OperatorSpec } from '../engine/operator.ts';
 import { again, done, type Outcome } from '../engine/outcome.ts';
