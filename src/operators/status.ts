@@ -155,17 +155,14 @@ const spec: OperatorSpec<EngineComponent> = {
         now,
       ),
     }));
+    const inTransit = (d: (typeof decisions)[number]['decision']) => !d.disable && d.phase !== '';
     const { outside } = passes(ctx.db);
     for (const { row, decision } of decisions) {
-      if (!decision.disable && decision.phase !== '' && !QUIET_RULES.has(decision.rule)) outside.add(row.id);
+      if (inTransit(decision) && !QUIET_RULES.has(decision.rule)) outside.add(row.id);
       else outside.delete(row.id);
     }
-    const inTransit = decisions.some(({ decision }) => !decision.disable && decision.phase !== '');
     return {
-      outcomes: decisions.map(({ row, decision }): [EngineComponent, Outcome] => [
-        row,
-        decision.disable || decision.phase === '' ? done : again(),
-      ]),
+      outcomes: decisions.map(({ row, decision }): [EngineComponent, Outcome] => [row, inTransit(decision) ? again() : done]),
       async write(tx) {
         const kicks = new Set<OperatorName>();
         for (const a of await applyStatusChanges(tx, decisions, ctx.actor)) {
@@ -176,7 +173,7 @@ const spec: OperatorSpec<EngineComponent> = {
         }
         return [...kicks];
       },
-      wake: inTransit ? transit : [],
+      wake: decisions.some(({ decision }) => inTransit(decision)) ? transit : [],
     };
   },
 };

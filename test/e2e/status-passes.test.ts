@@ -58,6 +58,8 @@ describe('status passes proportional to what changed', () => {
       200,
     );
     const quiet = await counts();
+    // What is measured is an absence (no pass reads anything while the nodes wait), so there is no
+    // event to wait on: the window is 1.5 s of the clock the transit passes run on, 7 of their periods.
     await new Promise((r) => setTimeout(r, 1500));
     const after = await counts();
     const reported = (await c.components()).filter((r) => r.actual_kernel !== '');

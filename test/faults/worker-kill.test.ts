@@ -46,6 +46,12 @@ function random(seed: number): () => number {
   };
 }
 
+/** Power transitions of `op` the simulator counted for node `id` between two readings of /sim/counters. */
+const transitionsBetween =
+  (before: { transitions: Record<string, Record<string, number>> }, after: { transitions: Record<string, Record<string, number>> }) =>
+  (op: string, id: string) =>
+    (after.transitions[op]?.[id] ?? 0) - (before.transitions[op]?.[id] ?? 0);
+
 const count = async (sql: string, params: unknown[] = []) => Number((await db.pool.query(sql, params)).rows[0].n);
 
 describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with SIGKILL during a 1,000-node reboot', () => {
@@ -163,7 +169,7 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
         expect(e.data.attempt, `${e.component_id} ${e.action} attempt`).toBeLessThanOrEqual(FAULT_OPTIONS.default_retry_policy);
     }
     const actionsOf = (id: string, action: string) => recorded.get(`${id} ${action}`) ?? 0;
-    const delta = (op: string, id: string) => (after.transitions[op]?.[id] ?? 0) - (before.transitions[op]?.[id] ?? 0);
+    const delta = transitionsBetween(before, after);
     const ops = Object.keys(after.transitions);
     let actions = 0;
     let extra = 0;
@@ -236,7 +242,7 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
     );
     const calmMs = Date.now() - calm;
     const calmAfter = await stack.simGet('/sim/counters');
-    const calmDelta = (op: string, id: string) => (calmAfter.transitions[op]?.[id] ?? 0) - (calmBefore.transitions[op]?.[id] ?? 0);
+    const calmDelta = transitionsBetween(calmBefore, calmAfter);
     // Who acted: each worker's `action batch` lines since the calm session began, nodes per action.
     const acted = sharing.map((w, i) => {
       const by: Record<string, number> = {};
