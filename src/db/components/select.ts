@@ -66,8 +66,8 @@ export interface ComponentSelection {
   /** Actual boot state set and older than this. */
   actualOlderThan?: Date;
   /**
-   * Only rows written by a transaction this snapshot position (passSnapshot) may not have seen: a
-   * transaction id at or after it. Every writer counts, whatever clock it stamps (the row's xmin).
+   * Only rows written by a transaction this snapshot (passSnapshot) may not have seen: one in flight
+   * when it was taken, or begun after. Every writer counts, whatever clock it stamps (the row's xmin).
    */
   changedSince?: string;
   /** With changedSince: these ids too, changed or not (the status operator's transit re-poll). */
@@ -133,12 +133,17 @@ function where(s: ComponentSelection): SQL | undefined {
 const XMAX = sql`pg_snapshot_xmax(pg_current_snapshot())::text::bigint`;
 
 /**
- * Rows of `table` whose writer (xmin, 32 bits) is at or after `since` (a full transaction id): a visible row's
- * writer is below XMAX, so its distance back from XMAX modulo 2^32 places it exactly, wraparound
- * included (a frozen row reads as far back).
+ * Rows of `table` whose writer (xmin, 32 bits) the snapshot `since` (pg_snapshot text) does not see as
+ * committed: in flight when it was taken, or begun after it. The writer's full transaction id is
+ * placed from XMAX: a visible row's writer is below it, so its distance back modulo 2^32 places it
+ * exactly, wraparound included (a frozen row reads as far back, long committed). Exact whatever else
+ * runs on the server: a transaction of another database in flight at `since` wrote none of our rows,
+ * where the snapshot's xmin alone (the oldest transaction in flight anywhere) made every row written
+ * after it count as changed.
  */
 function rowWrittenSince(table: SQL, since: string): SQL {
-  return sql`((${XMAX} - ${table}.xmin::text::bigint) % 4294967296 + 4294967296) % 4294967296 <= ${XMAX} - ${since}::bigint`;
+  const xid = sql`greatest(${XMAX} - ((${XMAX} - ${table}.xmin::text::bigint) % 4294967296 + 4294967296) % 4294967296, 3)`;
+  return sql`not pg_visible_in_snapshot(${xid}::text::xid8, ${since}::pg_snapshot)`;
 }
 
 /** A component changed: its row, or its disk deploy's (the agent's heartbeats write only that one). */
@@ -148,12 +153,12 @@ function writtenSince(since: string): SQL {
 }
 
 /**
- * Where a pass starting now stands: every transaction before this id had ended when its snapshot was
- * taken. A later pass with `changedSince` set to it reads what this one may not have seen.
+ * Where a pass starting now stands: the snapshot (xmin, xmax and the transactions in flight) as text.
+ * A later pass with `changedSince` set to it reads what this one may not have seen.
  */
 export async function passSnapshot(db: Db): Promise<string> {
-  const r = await db.execute<{ x: string }>(sql`select pg_snapshot_xmin(pg_current_snapshot())::text as x`);
-  return r.rows[0]!.x;
+  const r = await db.execute<{ s: string }>(sql`select pg_current_snapshot()::text as s`);
+  return r.rows[0]!.s;
 }
 
 /** Select components in id order (the order chunks are acted on, so chunks are stable across ticks). */
