@@ -58,6 +58,24 @@ export async function startApiProcess(
   return { url, child };
 }
 
+/** CPU seconds (user + system) a process has used so far (Linux /proc). */
+export function cpuSeconds(pid: number | undefined): number {
+  try {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const after = f.slice(f.lastIndexOf(')') + 2).split(' ');
+    return (Number(after[11]) + Number(after[12])) / 100; // utime, stime in clock ticks (USER_HZ, 100 on Linux)
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** CPU seconds the whole machine has used so far, every core (Linux /proc/stat: user, nice, system, irq, softirq, steal). */
+export function machineCpuSeconds(): number {
+  const f = fs.readFileSync('/proc/stat', 'utf8');
+  const v = f.slice(0, f.indexOf('\n')).split(/\s+/).slice(1).map(Number);
+  return (v[0]! + v[1]! + v[2]! + v[5]! + v[6]! + v[7]!) / 100;
+}
+
 export function peakRssMb(pid: number): number {
   const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;

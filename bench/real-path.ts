@@ -5,13 +5,14 @@
  * api` processes (nodes spread over both URLs), and a `bootorch worker` with BOOTORCH_ADAPTERS=http.
  * Measured: createSession to session complete, and the first to the last accepted report.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startRole, type RoleProcess } from '../test/helpers/processes.ts';
 import { createApiToken, hashApiToken } from '../src/auth/api-tokens.ts';
 import { freshDatabase } from './scale.ts';
+import { cpuSeconds } from './api-load.ts';
 import type { Connection } from '../src/db/client.ts';
 
 export interface RealPathResult {
@@ -36,17 +37,6 @@ export interface RealPathResult {
   /** The worker's status passes during the reboot and the components they read, full passes and changed-only ones. */
   statusPasses: PassCounts;
   statusRowsRead: PassCounts;
-}
-
-/** CPU seconds (user + system) a process has used so far (Linux /proc). */
-function cpuSeconds(pid: number | undefined): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const after = f.slice(f.lastIndexOf(')') + 2).split(' ');
-    return (Number(after[11]) + Number(after[12])) / 100; // utime, stime in clock ticks (USER_HZ, 100 on Linux)
-  } catch {
-    return Number.NaN;
-  }
 }
 
 /** A counter of a Prometheus text exposition, by its `pass` label. */
@@ -122,8 +112,10 @@ export async function runRealPath(
   const roles: RoleProcess[] = [];
   try {
     const [workerPort, ...ports] = await freePorts(replicas + 1);
-    // SIM_PROF=1: a CPU profile of the simulator's process in /tmp/simprof (written when it stops).
-    const prof = process.env.SIM_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/simprof'] : [];
+    // PROF=sim,api,worker: a CPU profile of those roles' processes in /tmp/prof-<role> (written when
+    // they stop); SIM_PROF=1 is PROF=sim.
+    const profiled = new Set([...(process.env.PROF ?? '').split(','), ...(process.env.SIM_PROF ? ['sim'] : [])]);
+    const prof = (role: string) => (profiled.has(role) ? ['--cpu-prof', `--cpu-prof-dir=/tmp/prof-${role}`] : []);
     const sim = startRole(
       'sim',
       { SIM_NODES: String(nodes) },
@@ -142,7 +134,7 @@ export async function runRealPath(
         tokenFile,
         ...(o.faults ?? []).flatMap((f) => ['--fault', f]),
       ],
-      prof,
+      prof('sim'),
     );
     roles.push(sim);
     const simUrl = (await sim.waitFor(/simulator: GET (\S+)\/sim\/info/, 120_000))[1]!;
@@ -156,13 +148,15 @@ export async function runRealPath(
     };
     const apiUrls: string[] = [];
     for (const port of ports) {
-      const api = startRole('api', { ...env, PORT: String(port) });
+      const api = startRole('api', { ...env, PORT: String(port) }, [], prof('api'));
       roles.push(api);
       apiUrls.push((await api.waitFor(/bootorch api: (\S+)/, 120_000))[1]!);
     }
     // The first worker serves its metrics on workerPort (the status passes are read from it).
     for (let i = 0; i < (o.workers ?? 1); i++)
-      roles.push(startRole('worker', { ...env, ...o.workerEnv, ...(i === 0 ? { WORKER_HEALTH_PORT: String(workerPort) } : {}) }));
+      roles.push(
+        startRole('worker', { ...env, ...o.workerEnv, ...(i === 0 ? { WORKER_HEALTH_PORT: String(workerPort) } : {}) }, [], prof('worker')),
+      );
     const ids = await until(
       async () => {
         const r = await conn.pool.query<{ id: string }>('select id from components order by id');

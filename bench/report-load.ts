@@ -12,7 +12,7 @@ import { hashApiToken } from '../src/auth/api-tokens.ts';
 import { REPORT_MUTATION } from '../src/reporter/agent.ts';
 import type { Connection } from '../src/db/client.ts';
 import { freshDatabase } from './scale.ts';
-import { startApiProcess } from './api-load.ts';
+import { cpuSeconds, machineCpuSeconds, startApiProcess } from './api-load.ts';
 
 export interface ReportLoadRow {
   /**
@@ -27,7 +27,16 @@ export interface ReportLoadRow {
   p99: number;
   errors: number;
   load: number;
+  /**
+   * CPU per accepted report, µs, over the run (Linux /proc): the API process, the load generator (this
+   * process), and the rest of the machine (PostgreSQL, on a machine with nothing else running).
+   */
+  apiCpuUs: number;
+  loaderCpuUs: number;
+  restCpuUs: number;
 }
+
+const DB = 'bootorch_bench_reports';
 
 /** `n` nodes, stable and with a known boot token, and one node token per node (bulk, not one transaction each). */
 export async function seedReportingNodes(
@@ -47,6 +56,9 @@ export async function seedReportingNodes(
     `insert into api_tokens (id, hash, role, tenant, subject) select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])`,
     [tokens.map((t) => t.slice(4, 20)), tokens.map(hashApiToken), ids.map(() => 'node'), ids.map(() => null), ids],
   );
+  // As on a running site, the planner has statistics of these tables (autovacuum would take them
+  // within a minute; without them the first round ran on guesses).
+  await conn.pool.query('analyze components, api_tokens, boot_artifacts');
   return { ids, tokens, bssToken };
 }
 
@@ -56,7 +68,7 @@ export async function fireReports(
   nodes: { ids: string[]; tokens: string[]; bssToken: string },
   connections: number,
   seconds: number,
-): Promise<Omit<ReportLoadRow, 'load' | 'path'>> {
+): Promise<Omit<ReportLoadRow, 'load' | 'path' | 'apiCpuUs' | 'restCpuUs' | 'loaderCpuUs'>> {
   let next = 0;
   let accepted = 0;
   let refused = 0;
@@ -102,7 +114,7 @@ export async function runReportLoad(
   adminUrl: string,
   o: { nodes?: number; seconds?: number; connections?: number[]; rounds?: number } = {},
 ): Promise<ReportLoadRow[]> {
-  const conn = await freshDatabase(adminUrl, 'bootorch_bench_reports');
+  const conn = await freshDatabase(adminUrl, DB);
   const nodes = await seedReportingNodes(conn, o.nodes ?? 4096);
   const rows: ReportLoadRow[] = [];
   const apis = new Map<ReportLoadRow['path'], { url: string; child: ChildProcess }>();
@@ -127,7 +139,13 @@ export async function runReportLoad(
       for (const c of o.connections ?? [64, 512])
         for (const path of paths) {
           const load = os.loadavg()[0]!;
-          rows.push({ path, ...(await fireReports(apis.get(path)!.url, nodes, c, o.seconds ?? 10)), load });
+          const api = apis.get(path)!;
+          const cpu = () => [cpuSeconds(api.child.pid), cpuSeconds(process.pid), machineCpuSeconds()] as const;
+          const c0 = cpu();
+          const r = await fireReports(api.url, nodes, c, o.seconds ?? 10);
+          const c1 = cpu();
+          const per = (i: number) => ((c1[i]! - c0[i]!) / (r.acceptedPerSecond * (o.seconds ?? 10))) * 1e6;
+          rows.push({ path, ...r, load, apiCpuUs: per(0), loaderCpuUs: per(1), restCpuUs: per(2) - per(0) - per(1) });
         }
     return rows;
   } finally {
@@ -139,10 +157,14 @@ export async function runReportLoad(
 if (import.meta.url === `file://${process.argv[1]}`) {
   const url = process.env.DATABASE_URL;
   if (!url) throw new Error('set DATABASE_URL');
-  const rows = await runReportLoad(url, { seconds: Number(process.env.SECONDS ?? 10), rounds: Number(process.env.ROUNDS ?? 1) });
+  const rows = await runReportLoad(url, {
+    seconds: Number(process.env.SECONDS ?? 10),
+    rounds: Number(process.env.ROUNDS ?? 1),
+    connections: process.env.CONNECTIONS?.split(',').map(Number),
+  });
   for (const r of rows)
     process.stdout.write(
-      `${r.path} ${r.connections} connections: ${r.acceptedPerSecond.toFixed(0)} accepted/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.errors} not accepted, load ${r.load.toFixed(2)}\n`,
+      `${r.path} ${r.connections} connections: ${r.acceptedPerSecond.toFixed(0)} accepted/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.errors} not accepted, CPU per report: API ${r.apiCpuUs.toFixed(0)} µs, load generator ${r.loaderCpuUs.toFixed(0)} µs, rest ${r.restCpuUs.toFixed(0)} µs, load ${r.load.toFixed(2)}\n`,
     );
   process.exit(0);
 }
