@@ -89,6 +89,7 @@ interface SimOpts {
   reportToken?: string;
   reportTokenFile?: string;
   reportTokensDir?: string;
+  reportConnections?: number;
   armFraction?: number;
   river?: boolean;
   timing: string;
@@ -111,6 +112,11 @@ export function registerSimCommands(program: Command, config: () => Config, unti
     .option('--report-token <token>', 'one credential for every node (development: an operator token)')
     .option('--report-token-file <file>', 'a file with one token, or a JSON object xname -> token (re-read when it changes)')
     .option('--report-tokens-dir <dir>', 'one file per node named by its xname (what `bootorch token nodes --out` writes)')
+    .option(
+      '--report-connections <n>',
+      "the reporters' keep-alive sockets per bootorch URL, shared by all nodes (default 128; a real node has its own)",
+      int('--report-connections', 1),
+    )
     .option('--arm-fraction <f>', 'fraction of compute blades that are ARM (default 0)', fraction)
     .option('--river', 'add River cabinet x3000: 3 masters, 3 workers, 3 storage nodes and 2 UANs')
     .option(
@@ -139,6 +145,7 @@ export function registerSimCommands(program: Command, config: () => Config, unti
         host: o.host,
         bootorchUrl,
         reportToken,
+        reportConnections: o.reportConnections,
         world: { ...TIMINGS[o.timing], river: !!o.river, armFraction: o.armFraction, initial: INITIAL[o.initial] },
       });
       if (o.fault) applyFaults(sim.world, o.fault);

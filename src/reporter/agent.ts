@@ -35,6 +35,25 @@ export interface ReportOptions {
   /** Default 10 s, the real reporter's read timeout. */
   timeoutMs?: number;
   fetch?: typeof fetch;
+  /**
+   * The HTTP exchange itself, when not `fetch`'s: the simulator's thousands of nodes post through
+   * undici's pool directly (fetch's streams and abort signals cost it more than the reports did).
+   */
+  post?: ReportPost;
+}
+
+/** One POST and its answer; rejects on a network failure or the timeout. */
+export type ReportPost = (
+  url: string,
+  request: { headers: Record<string, string>; body: string; timeoutMs: number },
+) => Promise<{ status: number; ok: boolean; text: string }>;
+
+/** The default exchange: Node's fetch, the whole request under one timeout. */
+function fetchPost(f: typeof fetch): ReportPost {
+  return async (url, r) => {
+    const res = await f(url, { method: 'POST', headers: r.headers, signal: AbortSignal.timeout(r.timeoutMs), body: r.body });
+    return { status: res.status, ok: res.ok, text: await res.text() };
+  };
 }
 
 export function graphqlUrl(url: string): string {
@@ -47,16 +66,14 @@ export function graphqlUrl(url: string): string {
 export async function reportOnce(o: ReportOptions): Promise<void> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (o.authToken) headers.authorization = `Bearer ${o.authToken}`;
-  let res: Response;
+  let res: { status: number; ok: boolean };
   let text: string;
   try {
-    res = await (o.fetch ?? fetch)(graphqlUrl(o.url), {
-      method: 'POST',
+    ({ text, ...res } = await (o.post ?? fetchPost(o.fetch ?? fetch))(graphqlUrl(o.url), {
       headers,
-      signal: AbortSignal.timeout(o.timeoutMs ?? 10_000),
+      timeoutMs: o.timeoutMs ?? 10_000,
       body: JSON.stringify({ query: REPORT_MUTATION, variables: { id: o.xname, token: o.bssToken } }),
-    });
-    text = await res.text();
+    }));
   } catch (e) {
     const cause = (e as { cause?: { code?: string } }).cause?.code;
     throw new ReportError(`bootorch unreachable: ${cause ?? (e as Error).message}`);

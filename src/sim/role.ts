@@ -15,6 +15,8 @@ export interface SimRoleOptions {
   bootorchUrl?: string;
   /** Bearer token per node (or one for all, e.g. an operator token in development). */
   reportToken?: string | ((xname: string) => string | undefined);
+  /** The reporters' sockets per bootorch URL (default 128; sim/server.ts). */
+  reportConnections?: number;
   /** Anything else for the world (timings, faults, river cabinet, ...). */
   world?: WorldOptions;
 }
@@ -63,7 +65,7 @@ export async function startSimRole(o: SimRoleOptions): Promise<{ world: SimWorld
   const server = await startSimServer(world, {
     port: o.port,
     host: o.host,
-    report: o.bootorchUrl ? { url: o.bootorchUrl, authToken: o.reportToken } : undefined,
+    report: o.bootorchUrl ? { url: o.bootorchUrl, authToken: o.reportToken, connections: o.reportConnections } : undefined,
   });
   return {
     world,

@@ -12,8 +12,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { Agent, fetch as undiciFetch } from 'undici';
-import { reportOnce } from '../reporter/agent.ts';
+import { Agent } from 'undici';
+import { reportOnce, type ReportPost } from '../reporter/agent.ts';
 import { bssRoutes } from './http/bss.ts';
 import { cfsRoutes } from './http/cfs.ts';
 import { hsmRoutes } from './http/hsm.ts';
@@ -83,8 +83,19 @@ export async function startSimServer(world: SimWorld, o: SimServerOptions = {}):
     const connections = o.report.connections ?? 128;
     const pool = new Agent({ connections, keepAliveTimeout: 30_000 });
     agent = pool;
-    const viaPool = ((input: string, init: RequestInit) =>
-      undiciFetch(input, { ...init, dispatcher: pool } as never)) as unknown as typeof fetch;
+    const viaPool: ReportPost = async (to, r) => {
+      const u = new URL(to);
+      const res = await pool.request({
+        origin: u.origin,
+        path: u.pathname + u.search,
+        method: 'POST',
+        headers: r.headers,
+        body: r.body,
+        headersTimeout: r.timeoutMs,
+        bodyTimeout: r.timeoutMs,
+      });
+      return { status: res.statusCode, ok: res.statusCode >= 200 && res.statusCode < 300, text: await res.body.text() };
+    };
     // A report waits for one of its endpoint's sockets here, before its timeout starts: a real node
     // has its own connection, so its timeout is the request's, not a shared pool's queue (queued in
     // undici, thousands of reports timed out waiting, aborted their sockets and reported again).
@@ -98,7 +109,7 @@ export async function startSimServer(world: SimWorld, o: SimServerOptions = {}):
           xname,
           bssToken,
           timeoutMs,
-          fetch: viaPool,
+          post: viaPool,
           authToken: typeof authToken === 'function' ? authToken(xname) : authToken,
         });
       } finally {
