@@ -28,6 +28,8 @@ const config: CodegenConfig = {
         mappers: {
           ComponentConnection: '../views.ts#ComponentConnectionParent',
           Session: '../views.ts#SessionParent',
+          // The component of an accepted report is read only when asked for (its own resolver).
+          BootStateReported: '../views.ts#BootStateReportedParent',
           // Its jobs are read only when asked for (their own resolver).
           SessionExtendedStatus: '../views.ts#SessionStatusParent',
         },

@@ -26,6 +26,7 @@ import type {
   GraphQLSchema,
   OperationDefinitionNode,
 } from 'graphql';
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { checkDocument, type QueryLimits } from './limits.ts';
 import { gql } from './edge-support.ts';
 import { countOperation } from './metrics.ts';
@@ -36,6 +37,8 @@ import { requestId } from '../observability/logging.ts';
 interface Prepared {
   document: DocumentNode;
   operation: OperationDefinitionNode;
+  /** The document compiled once (graphql-jit): variables coerced and the selection walked by generated code. */
+  compiled: CompiledQuery;
 }
 
 export interface FastReportsOptions {
@@ -91,7 +94,9 @@ class PreparedCache {
       fields[0]!.directives?.length
     )
       return null;
-    return { document: c.document, operation: op! };
+    const compiled = compileQuery(this.schema, c.document);
+    if (!isCompiledQuery(compiled)) return null;
+    return { document: c.document, operation: op!, compiled };
   }
 }
 
@@ -227,7 +232,7 @@ async function execute(
 ): Promise<void> {
   const start = process.hrtime.bigint();
   const contextValue = await o.contextFor(req, identity);
-  const result = await gql.execute({ schema: o.schema, document: p.document, contextValue, variableValues: variables });
+  const result = await p.compiled.query(undefined, contextValue, variables);
   let status = 200;
   // As Apollo's normalizeAndFormatErrors: a default code, and `extensions.http` sets the answer's head.
   const errors = result.errors?.length

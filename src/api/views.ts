@@ -1,7 +1,8 @@
 /**
- * Db rows and domain records in the shapes of the GraphQL types. Two types resolve lazily and
+ * Db rows and domain records in the shapes of the GraphQL types. Some types resolve lazily and
  * so have parent types of their own (codegen mappers): a component page counts its total only when
- * asked, and a session computes its extended status only when asked.
+ * asked, a session computes its extended status only when asked, and an accepted report reads its
+ * component only when asked.
  */
 import { deployDraft } from '../domain/deploy.ts';
 import type { ComponentRow, SessionRow } from '../db/schema.ts';
@@ -12,6 +13,7 @@ import type { Options as DomainOptions } from '../domain/options.ts';
 import { parseStoredRollout } from '../domain/rollout-policy.ts';
 import type { Issue } from '../domain/validation.ts';
 import type {
+  BootStateReported,
   Component,
   ComponentStatus,
   Options,
@@ -112,6 +114,12 @@ export function templateView(t: TemplateRecord & Partial<Pick<StoredTemplate, 'c
 
 /** Parent of Session: everything but the extended status, plus the key to compute it. */
 export type SessionParent = Omit<Session, 'extendedStatus'> & { tenantKey: string };
+
+/**
+ * An accepted report: the component is read only when asked for (its own resolver), so the reporter's
+ * document, which asks for `__typename` alone, costs no row read or mapping per report.
+ */
+export type BootStateReportedParent = Omit<BootStateReported, 'component'> & { componentId: string };
 
 /** sessionStatus without its jobs, which their own resolver reads only when asked for. */
 export type SessionStatusParent = Omit<SessionExtendedStatus, 'jobs'>;

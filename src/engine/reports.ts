@@ -57,31 +57,47 @@ export async function reportBootState(db: Db, scheduler: Scheduler, input: Repor
   return (await writeBatch(db, scheduler, [c]))[0]!;
 }
 
-/** Kicks status after commits, one at a time: a request while one is in flight makes one more after it. */
-function coalescedKick(db: Db, scheduler: Scheduler): () => void {
-  let inFlight = false;
+/**
+ * Kicks status after commits, one at a time and at most one per `gapMs`: a request while one is in
+ * flight, or within `gapMs` of the last, makes one more when the gap is over. A kick is two statements
+ * (pg-boss's send and the NOTIFY) for a tick that status's stately queue mostly drops while a pass
+ * runs, so one per report batch was hundreds a second for nothing; a report now waits at most `gapMs`
+ * more before status looks at it.
+ */
+function coalescedKick(db: Db, scheduler: Scheduler, gapMs: number): () => void {
+  let busy = false;
   let again = false;
   const run = () => {
-    inFlight = true;
+    busy = true;
     again = false;
+    const started = performance.now();
     // A failed kick is covered by status's own periodic tick (polling_frequency).
     void scheduler
       .kick(db, ['status'])
       .catch(() => {})
       .finally(() => {
-        inFlight = false;
-        if (again) run();
+        setTimeout(
+          () => {
+            busy = false;
+            if (again) run();
+          },
+          Math.max(0, started + gapMs - performance.now()),
+        );
       });
   };
   return () => {
-    if (inFlight) again = true;
+    if (busy) again = true;
     else run();
   };
 }
 
-export function createReportBatcher(db: Db, scheduler: Scheduler, o: { maxBatch?: number; concurrency?: number } = {}): ReportBatcher {
+export function createReportBatcher(
+  db: Db,
+  scheduler: Scheduler,
+  o: { maxBatch?: number; concurrency?: number; kickGapMs?: number } = {},
+): ReportBatcher {
   const maxBatch = o.maxBatch ?? 500;
-  const kick = coalescedKick(db, scheduler);
+  const kick = coalescedKick(db, scheduler, o.kickGapMs ?? 100);
   // Two batches in flight: one is written while the next one's round trips are on the wire. A node
   // in flight is never in a second batch at the same time, so its reports still land in order.
   const concurrency = o.concurrency ?? 2;

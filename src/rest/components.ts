@@ -151,12 +151,11 @@ async function listComponents({ call, query }: RestRequest): Promise<Json[]> {
 async function patchOne({ call, params, body }: RestRequest) {
   const token = reportedToken(body);
   if (token === null) return ok(componentToBos(await call<Component>('patchComponent', { id: params.id, patch: componentInput(body) })));
-  type Reported =
-    | { __typename: 'BootStateReported'; component: Component }
-    | { __typename: 'ReportRefused'; code: string; message: string };
+  type Reported = { __typename: 'BootStateReported' } | { __typename: 'ReportRefused'; code: string; message: string };
   const r = await call<Reported>('reportBootState', { id: params.id, bssToken: token });
-  if (r.__typename === 'BootStateReported') return ok(componentToBos(r.component));
-  throw new Problem(r.code === 'CONFLICT' ? 409 : 404, r.message);
+  if (r.__typename === 'ReportRefused') throw new Problem(r.code === 'CONFLICT' ? 409 : 404, r.message);
+  // The component as GraphQL answers it when asked for (read after the report's commit).
+  return ok(componentToBos(await call<Component>('BootStateReported.component', {}, r)));
 }
 
 /** PATCH /v2/components: `{patch, filters}` (the CLI's updatemany), or a list of V2ComponentWithId. */

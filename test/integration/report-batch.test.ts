@@ -9,6 +9,7 @@ import { reportBootState } from '../../src/engine/reports.ts';
 import { createReportBatcher } from '../../src/engine/reports.ts';
 import { noScheduler } from '../../src/engine/scheduler.ts';
 import { writeReports } from '../../src/db/components/reports.ts';
+import { readComponents } from '../../src/db/components/read.ts';
 import { transaction } from '../../src/db/tx.ts';
 import { EVENTS_CHANNEL } from '../../src/db/events.ts';
 import pg from 'pg';
@@ -105,16 +106,16 @@ describe('batched reports', () => {
           { id: 'x3000c0s0b0n0', token: 'tok-a', actor: 'last' },
         ]),
       );
-      expect(results.map((r) => (r.ok ? `ok ${r.component.id} ${r.tokenKnown}` : r.code))).toEqual([
+      expect(results.map((r) => (r.ok ? `ok ${r.id} ${r.tokenKnown}` : r.code))).toEqual([
         'ok x3000c0s0b0n0 true',
         'CONFLICT',
         'NOT_FOUND',
         'ok x3000c0s0b0n0 true',
       ]);
       expect(results[1]).toMatchObject({ message: expect.stringContaining('power_off_gracefully_called after powering_off_gracefully') });
-      const r0 = results[0]!;
-      expect(r0.ok && r0.component).toMatchObject({ actualBssToken: 'tok-a', actualKernel: 'k', status: 'power_on_called' });
-      expect(r0.ok && r0.component.actualUpdatedAt).toBeInstanceOf(Date);
+      const [r0] = await readComponents(db.db, ['x3000c0s0b0n0']);
+      expect(r0).toMatchObject({ actualBssToken: 'tok-a', actualKernel: 'k', status: 'power_on_called' });
+      expect(r0!.actualUpdatedAt).toBeInstanceOf(Date);
       const events = (
         await db.pool.query(
           `select component_id, kind, actor, from_phase, to_phase, from_status, to_status, reason, data

@@ -173,12 +173,20 @@ export const componentResolvers: Resolvers = {
       const input = { id, token: bssToken, actor: ctx.actor };
       const r = ctx.reports ? await ctx.reports.report(input) : await reportBootState(ctx.db, ctx.scheduler, input);
       return r.ok
-        ? { __typename: 'BootStateReported', component: componentView(r.component), tokenKnown: r.tokenKnown }
+        ? { __typename: 'BootStateReported', componentId: r.id, tokenKnown: r.tokenKnown }
         : { __typename: 'ReportRefused', code: r.code, message: r.message };
     },
   },
   ReportBootStateResult: {
-    __resolveType: (o) => ('component' in o ? 'BootStateReported' : 'ReportRefused'),
+    __resolveType: (o) => ('componentId' in o ? 'BootStateReported' : 'ReportRefused'),
+  },
+  BootStateReported: {
+    // Read after the report's commit: the component as it is now (the report's own write, or a later one).
+    component: async (p, _a, ctx) => {
+      const row = await getComponent(ctx.db, p.componentId, ctx.tenant);
+      if (!row) throw notFound('component', p.componentId);
+      return componentView(row);
+    },
   },
 };
 

@@ -9,12 +9,11 @@
  * - a node reporting twice in one batch: its last report wins, as if they had come one by one.
  * Repeating a report is harmless: it writes the same state again and refreshes its timestamp.
  */
-import { getTableColumns, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Db } from '../client.ts';
-import { components, type ComponentRow } from '../schema.ts';
 import { refusesActualStateWrite } from '../../domain/components.ts';
 import { insertEvents, notifyEvents } from '../events.ts';
-import { arrayParam } from '../sql.ts';
+import { arrayParam, executeNamed } from '../sql.ts';
 
 export interface ReportInput {
   /** Canonical xname. */
@@ -25,7 +24,7 @@ export interface ReportInput {
 }
 
 export type ReportResult =
-  | { ok: true; component: ComponentRow; tokenKnown: boolean }
+  | { ok: true; id: string; tokenKnown: boolean }
   | { ok: false; code: 'NOT_FOUND' | 'CONFLICT'; message: string };
 
 /**
@@ -48,7 +47,7 @@ export async function writeReports(tx: Db, reports: readonly ReportInput[]): Pro
       'text',
     );
   const ids = [...new Set(reports.map((p) => p.id))];
-  const { rows } = await tx.execute<Record<string, unknown>>(sql`
+  const { rows } = await executeNamed<Record<string, unknown>>(tx, 'bootorch_write_reports', sql`
     with u as (select * from unnest(${param((p) => p.id)}, ${param((p) => p.token)}, ${param((p) => p.actor)})
         with ordinality as u(id, token, actor, ord)),
       l as (select distinct on (id) id, token, actor, min(ord) over (partition by id) as first from u order by id, ord desc),
@@ -61,14 +60,15 @@ export async function writeReports(tx: Db, reports: readonly ReportInput[]): Pro
           updated_at = now()
         from l join b on b.id = l.id left join boot_artifacts a on a.token = l.token
         where c.id = l.id and not ${REFUSED}
-        returning c.*, a.token is not null as known__, l.token as token__, l.actor as actor__, l.first as first__),
+        returning c.id, c.session, c.session_tenant, c.phase, c.status,
+          a.token is not null as known__, l.token as token__, l.actor as actor__, l.first as first__),
       ev as (${insertEvents(sql`select w.id, w.session, w.session_tenant, 'report', w.actor__, b.phase, w.phase, b.status,
           w.status, null, null, 'node reported its boot', jsonb_build_object('token', w.token__, 'tokenKnown', w.known__)
         from w join b on b.id = w.id order by w.first__`)})
-    select w.*, b.id as b_id__, b.enabled as b_enabled__, b.status as b_status__, b.last_action as b_last_action__,
+    select w.id, w.known__, b.id as b_id__, b.enabled as b_enabled__, b.status as b_status__, b.last_action as b_last_action__,
       ${notifyEvents('ev')} as notified__
     from b left join w on w.id = b.id`);
-  const written = new Map<string, { component: ComponentRow; tokenKnown: boolean }>();
+  const written = new Map<string, { id: string; tokenKnown: boolean }>();
   const refused = new Map<string, { status: string; lastAction: string }>();
   for (const r of rows) {
     const before = { enabled: r.b_enabled__ as boolean, status: r.b_status__ as string, lastAction: r.b_last_action__ as string };
@@ -76,7 +76,7 @@ export async function writeReports(tx: Db, reports: readonly ReportInput[]): Pro
     if (refusesActualStateWrite(before) !== (r.id == null))
       throw new Error(`report of ${id}: the statement's refusal disagrees with the domain's`);
     if (r.id == null) refused.set(id, before);
-    else written.set(id, { component: toComponentRow(r), tokenKnown: r.known__ === true });
+    else written.set(id, { id, tokenKnown: r.known__ === true });
   }
   return reports.map((p): ReportResult => {
     const w = written.get(p.id);
@@ -89,14 +89,4 @@ export async function writeReports(tx: Db, reports: readonly ReportInput[]): Pro
       message: `Actual state can not be updated: ${p.id} is ${c.status} after ${c.lastAction || 'no action'}; report again later`,
     };
   });
-}
-
-/** A raw components row (snake_case, driver values) as drizzle's select would give it. */
-function toComponentRow(r: Record<string, unknown>): ComponentRow {
-  const row: Record<string, unknown> = {};
-  for (const [key, column] of Object.entries(getTableColumns(components))) {
-    const v = r[column.name];
-    row[key] = v == null ? v : column.mapFromDriverValue(v);
-  }
-  return row as ComponentRow;
 }
