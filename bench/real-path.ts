@@ -12,7 +12,7 @@ import path from 'node:path';
 import { startRole, type RoleProcess } from '../test/helpers/processes.ts';
 import { createApiToken, hashApiToken } from '../src/auth/api-tokens.ts';
 import { freshDatabase } from './scale.ts';
-import { cpuSeconds } from './api-load.ts';
+import { cpuSeconds, machineCpuSeconds } from './api-load.ts';
 import type { Connection } from '../src/db/client.ts';
 
 export interface RealPathResult {
@@ -30,8 +30,11 @@ export interface RealPathResult {
   load: number;
   /** Timeline from createSession, ms: the last action event (power calls done), the first and last accepted report. */
   timeline: { lastActionMs: number; firstReportMs: number; lastReportMs: number };
-  /** CPU seconds (user + system) each process used from createSession to completion. */
-  cpu: { sim: number; api: number; worker: number };
+  /**
+   * CPU seconds (user + system) each process used from createSession to completion; `rest`: the rest of
+   * the machine (PostgreSQL, and this bench process polling for completion; nothing else runs beside).
+   */
+  cpu: { sim: number; api: number; worker: number; rest: number };
   /** Status passes proportional to what changed (BOOTORCH_STATUS_CHANGED_PASSES, default true; false: every pass reads everything). */
   changedPasses: boolean;
   /** The worker's status passes during the reboot and the components they read, full passes and changed-only ones. */
@@ -194,6 +197,7 @@ export async function runRealPath(
     };
     const status0 = await statusCounts();
     const cpu0 = roles.map((p) => cpuSeconds(p.proc.pid));
+    const machine0 = machineCpuSeconds();
     const t0 = performance.now();
     const createdAt = Date.now();
     const started = new Date(createdAt - 1000);
@@ -205,6 +209,7 @@ export async function runRealPath(
     );
     const wallMs = performance.now() - t0;
     const cpu1 = roles.map((p) => cpuSeconds(p.proc.pid));
+    const machine = machineCpuSeconds() - machine0;
     const used = (i: number) => cpu1[i]! - cpu0[i]!;
     const status1 = await statusCounts();
     const delta = (a: PassCounts, b: PassCounts): PassCounts => ({
@@ -251,6 +256,7 @@ export async function runRealPath(
         sim: used(0),
         api: ports.reduce((a, _p, i) => a + used(i + 1), 0),
         worker: roles.slice(1 + ports.length).reduce((a, _p, i) => a + used(i + 1 + ports.length), 0),
+        rest: machine - roles.reduce((a, _p, i) => a + used(i), 0),
       },
       changedPasses: o.workerEnv?.BOOTORCH_STATUS_CHANGED_PASSES !== 'false',
       statusPasses: delta(status0.passes, status1.passes),

@@ -161,6 +161,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     seconds: Number(process.env.SECONDS ?? 10),
     rounds: Number(process.env.ROUNDS ?? 1),
     connections: process.env.CONNECTIONS?.split(',').map(Number),
+    nodes: process.env.NODES ? Number(process.env.NODES) : undefined,
   });
   for (const r of rows)
     process.stdout.write(

@@ -3,7 +3,7 @@ import { ageSeconds, formatDuration, isAge, isTtl } from '../../src/domain/age.t
 import { canonicalXname, isNodeXname, parseComponentId, looksLikeNid } from '../../src/domain/xname.ts';
 import { DEFAULT_OPTIONS, optionsPatchSchema, readOptions } from '../../src/domain/options.ts';
 import { resolveCountOrPercent, gatesAdmission, checkRolloutPolicy, parseStoredRollout } from '../../src/domain/rollout-policy.ts';
-import { chunks } from '../../src/domain/lists.ts';
+import { chunks, mapLimit } from '../../src/domain/lists.ts';
 import type { EngineComponent } from '../../src/db/components/select.ts';
 import { jobRetry, retryLimitHit } from '../../src/engine/action-operator.ts';
 
@@ -169,6 +169,26 @@ describe('engine base', () => {
     expect(chunks([1, 2, 3, 4, 5], 2)).toEqual([[1, 2], [3, 4], [5]]);
     expect(chunks([1, 2, 3], 0)).toEqual([[1, 2, 3]]);
     expect(chunks([], 5)).toEqual([]);
+  });
+  it('maps with at most `limit` in flight, in input order; the first failure rejects and starts nothing more', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const started: number[] = [];
+    const slow = async (n: number) => {
+      started.push(n);
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await Promise.resolve();
+      await Promise.resolve();
+      inFlight--;
+      if (n === 3) throw new Error('three');
+      return n * 10;
+    };
+    expect(await mapLimit([1, 2, 4, 5, 6], 2, slow)).toEqual([10, 20, 40, 50, 60]);
+    expect(most).toBe(2);
+    started.length = 0;
+    await expect(mapLimit([1, 3, 2, 4, 5, 6, 7], 2, slow)).rejects.toThrow('three');
+    expect(started).not.toContain(7);
   });
   it('applies the retry policy (component first, then the default; 0 fails at once)', () => {
     const c = { powerOnAttempts: 2, retryPolicy: null } as any;

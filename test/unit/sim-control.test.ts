@@ -21,15 +21,19 @@ describe('report token sources', () => {
     expect(() => reportTokenSource({ token: 'a', dir })).toThrow(/not several/);
   });
 
-  it('a JSON map, re-read when the file changes', () => {
+  it('a JSON map, re-read when the file changes (looked at every 100 ms at most)', () => {
     const f = path.join(dir, 'map.json');
     writeFileSync(f, JSON.stringify({ x1000c0s0b0n0: 'a' }));
     utimesSync(f, 1, 1);
-    const src = reportTokenSource({ file: f });
+    let now = 0;
+    const src = reportTokenSource({ file: f, now: () => now });
     expect(call(src, 'x1000c0s0b0n0')).toBe('a');
     expect(call(src, 'x1000c0s0b0n1')).toBeUndefined();
     writeFileSync(f, JSON.stringify({ x1000c0s0b0n0: 'b', x1000c0s0b0n1: 'c' }));
     utimesSync(f, 2, 2);
+    now = 99;
+    expect(call(src, 'x1000c0s0b0n0')).toBe('a');
+    now = 100;
     expect(call(src, 'x1000c0s0b0n0')).toBe('b');
     expect(call(src, 'x1000c0s0b0n1')).toBe('c');
   });

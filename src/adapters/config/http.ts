@@ -1,10 +1,11 @@
 /**
- * CFS v3 client (csm-services §1.3): GET /v3/components with ids in batches of 200 following `next`
+ * CFS v3 client (csm-services §1.3): GET /v3/components with ids in batches of 200 (four in flight) following `next`
  * (passed back verbatim, minus empty values), PATCH /v3/components dict form with ids filters in
  * batches of 1000, GET /v3/configurations/{name}.
  */
 import { z } from 'zod';
-import { CFS_GET_BATCH, CFS_PATCH_BATCH, EP, chunks } from '../common.ts';
+import { CFS_GET_BATCH, CFS_GET_CONCURRENCY, CFS_PATCH_BATCH, EP, chunks } from '../common.ts';
+import { mapLimit } from '../../domain/lists.ts';
 import type { HttpResponse, ServiceClient } from '../http.ts';
 import type { ConfigComponent, ConfigPatch, ConfigPort, ConfigurationStatus } from '../ports.ts';
 import { wirePatch } from './wire.ts';
@@ -49,9 +50,7 @@ export class HttpConfig implements ConfigPort {
 
   async getComponents(ids?: string[]): Promise<ConfigComponent[]> {
     if (ids === undefined) return this.pages({});
-    const out: ConfigComponent[] = [];
-    for (const chunk of chunks(ids, CFS_GET_BATCH)) out.push(...(await this.pages({ ids: chunk.join(',') })));
-    return out;
+    return (await mapLimit(chunks(ids, CFS_GET_BATCH), CFS_GET_CONCURRENCY, (chunk) => this.pages({ ids: chunk.join(',') }))).flat();
   }
 
   private async pages(first: Query): Promise<ConfigComponent[]> {

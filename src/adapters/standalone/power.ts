@@ -11,7 +11,8 @@ import type { Db } from '../../db/client.ts';
 import { listNodes, type NodeInventoryRow } from '../../db/node-inventory.ts';
 import type { BootFromDiskProblem, PowerOperation, PowerPort, PowerState, TransitionStatus } from '../ports.ts';
 import { ServiceError } from '../errors.ts';
-import { KeyedLock, settleAll, type BmcDriver, type BmcTarget } from './bmc.ts';
+import { KeyedLock, type BmcDriver, type BmcTarget } from './bmc.ts';
+import { settleAll } from '../../domain/lists.ts';
 import { open } from './secrets.ts';
 
 export interface StandalonePowerOptions {
