@@ -97,8 +97,12 @@ export function withConnectionParams<R extends { headers: IncomingHttpHeaders }>
 
 export function createContext(deps: ApiDeps, who: Identity, extras: Record<string, unknown> = {}): ApiContext {
   let known: Promise<void> | undefined;
+  // The identity's fields by name, not `...who`: a spread followed by this many properties made V8 build
+  // each context in 15 µs instead of 0.1 µs (7 % of the API's CPU per node report).
   return {
-    ...who,
+    actor: who.actor,
+    tenant: who.tenant,
+    auth: who.auth,
     db: deps.db,
     scheduler: deps.scheduler,
     logger: deps.logger,

@@ -38,7 +38,7 @@ export interface ReportBatcher {
 function canonical(input: ReportInput): ReportInput | ReportResult {
   const parsed = parseComponentId(input.id);
   if ('error' in parsed) return { ok: false, code: 'NOT_FOUND', message: `no component "${input.id.slice(0, 127)}": ${parsed.error}` };
-  return { ...input, id: parsed.id };
+  return { id: parsed.id, token: input.token, actor: input.actor };
 }
 
 /** Write reports in one transaction and kick status in it when any was accepted. */
