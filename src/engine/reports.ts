@@ -7,8 +7,8 @@
  * others.
  *
  * The status kick is the one write here not made in the reports' transaction: it follows the commit,
- * coalesced (one kick in flight per batcher; reports committed meanwhile get the next one), off the
- * reporters' path. A kick starts after the commits it answers, so the tick it starts sees those rows.
+ * coalesced (one kick in flight per batcher and at most one per 100 ms; reports committed meanwhile
+ * get the next one), off the reporters' path. A kick starts after the commits it answers, so the tick it starts sees those rows.
  * A kick lost to a crash between the two costs at most the status operator's polling_frequency (its
  * level-triggered tick), and a changed-only pass reads the rows whichever pass comes next. In the
  * transaction, each batch paid four more round trips (BEGIN, pg-boss's send, the kick's NOTIFY,
