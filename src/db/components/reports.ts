@@ -23,9 +23,7 @@ export interface ReportInput {
   actor: string;
 }
 
-export type ReportResult =
-  | { ok: true; id: string; tokenKnown: boolean }
-  | { ok: false; code: 'NOT_FOUND' | 'CONFLICT'; message: string };
+export type ReportResult = { ok: true; id: string; tokenKnown: boolean } | { ok: false; code: 'NOT_FOUND' | 'CONFLICT'; message: string };
 
 /**
  * refusesActualStateWrite (the domain's rule) in SQL over the locked row `b`, for the one statement.
@@ -47,7 +45,10 @@ export async function writeReports(tx: Db, reports: readonly ReportInput[]): Pro
       'text',
     );
   const ids = [...new Set(reports.map((p) => p.id))];
-  const { rows } = await executeNamed<Record<string, unknown>>(tx, 'bootorch_write_reports', sql`
+  const { rows } = await executeNamed<Record<string, unknown>>(
+    tx,
+    'bootorch_write_reports',
+    sql`
     with u as (select * from unnest(${param((p) => p.id)}, ${param((p) => p.token)}, ${param((p) => p.actor)})
         with ordinality as u(id, token, actor, ord)),
       l as (select distinct on (id) id, token, actor, min(ord) over (partition by id) as first from u order by id, ord desc),
@@ -67,7 +68,8 @@ export async function writeReports(tx: Db, reports: readonly ReportInput[]): Pro
         from w join b on b.id = w.id order by w.first__`)})
     select w.id, w.known__, b.id as b_id__, b.enabled as b_enabled__, b.status as b_status__, b.last_action as b_last_action__,
       ${notifyEvents('ev')} as notified__
-    from b left join w on w.id = b.id`);
+    from b left join w on w.id = b.id`,
+  );
   const written = new Map<string, { id: string; tokenKnown: boolean }>();
   const refused = new Map<string, { status: string; lastAction: string }>();
   for (const r of rows) {
