@@ -4,8 +4,9 @@
  * its parse, run a dozen plugin hooks and build its response head for each. Here a document is
  * prepared once per query text: parsed, validated against the schema and checked against the
  * authenticated budget (limits.ts), and eligible only when it is a single mutation whose one root
- * field is `reportBootState`. An eligible request is executed directly with graphql-js on the same
- * schema (so the same authorization wrapper, resolver and report batcher run), and answered in
+ * field is `reportBootState`. An eligible request is executed by the document's compiled query
+ * (graphql-jit, compiled once with it) on the same schema (so the same authorization wrapper, resolver
+ * and report batcher run), and answered in
  * Apollo's shapes: the same error formatting and masking, the status an error's `extensions.http`
  * asks for, 503 when the database is down, and the same operation metrics.
  *
@@ -20,7 +21,6 @@ import { Readable } from 'node:stream';
 import express from 'express';
 import type { Logger } from 'pino';
 import type {
-  DocumentNode,
   GraphQLError as GraphQLErrorType,
   GraphQLFormattedError,
   GraphQLSchema,
@@ -35,7 +35,6 @@ import type { Edge } from './edge.ts';
 import { requestId } from '../observability/logging.ts';
 
 interface Prepared {
-  document: DocumentNode;
   operation: OperationDefinitionNode;
   /** The document compiled once (graphql-jit): variables coerced and the selection walked by generated code. */
   compiled: CompiledQuery;
@@ -96,7 +95,7 @@ class PreparedCache {
       return null;
     const compiled = compileQuery(this.schema, c.document);
     if (!isCompiledQuery(compiled)) return null;
-    return { document: c.document, operation: op!, compiled };
+    return { operation: op!, compiled };
   }
 }
 
