@@ -20,12 +20,7 @@ import type http from 'node:http';
 import { Readable } from 'node:stream';
 import express from 'express';
 import type { Logger } from 'pino';
-import type {
-  GraphQLError as GraphQLErrorType,
-  GraphQLFormattedError,
-  GraphQLSchema,
-  OperationDefinitionNode,
-} from 'graphql';
+import type { GraphQLError as GraphQLErrorType, GraphQLFormattedError, GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { checkDocument, type QueryLimits } from './limits.ts';
 import { gql } from './edge-support.ts';
