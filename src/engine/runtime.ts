@@ -43,7 +43,10 @@ const POLL_KEEPER_MS = 10_000;
 const TIMER_QUEUE = 'bootorch-timer';
 const KICK_CHANNEL = 'bootorch_kick';
 const BOSS_SETUP_LOCK = 727_002;
-/** How long an action worker waits for more jobs when a fetch came back short of a full batch (ms). */
+/**
+ * How long an action worker waits for more jobs when a fetch came back short of a full batch while
+ * its operator's tick is still deciding (ms): the rest of the tick's pages join the batch.
+ */
 const GATHER_MS = 25;
 /** How long an action job may be active before pg-boss expires it (a dead worker's job is reaped sooner by its lease). */
 const ACTION_EXPIRE_SECONDS = 900;
@@ -210,6 +213,10 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
     return { db: deps.db, adapters: deps.adapters, options, now, log, scheduler, actor };
   };
 
+  /** This process's ticks while they decide: an action worker's gather window ends with its operator's tick. */
+  const deciding = new Map<OperatorName, Promise<void>>();
+  /** This process's latest tick jobs per operator: pg-boss shows them active a moment after they end. */
+  const ownTicks = new Map<OperatorName, string[]>();
   for (const def of deps.operators) {
     const log = deps.log.child({ operator: def.name });
     const id = await boss.work(queueOf(def.name), { pollingIntervalSeconds: 0.5, batchSize: 1 }, async (jobs) => {
@@ -217,6 +224,9 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
       const started = Date.now();
       const jobId = jobs[0]?.id;
       if (jobId) await leases.hold(jobId);
+      if (jobId) ownTicks.set(def.name, [jobId, ...(ownTicks.get(def.name) ?? [])].slice(0, 4));
+      let decided = () => {};
+      deciding.set(def.name, new Promise<void>((r) => (decided = r)));
       try {
         const ctx = await contextFor(`operator:${def.name}`, log);
         period = def.period(ctx.options);
@@ -225,6 +235,8 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
         // A tick never crashes the loop: the error is logged and the next poll comes as usual.
         log.error({ err: errorText(e) }, 'operator tick failed');
       } finally {
+        deciding.delete(def.name);
+        decided();
         log.debug({ ms: Date.now() - started }, 'tick');
         if (period > 0) await scheduler.poll(def.name, period).catch((e) => log.warn({ err: errorText(e) }, 'could not schedule poll'));
         if (jobId) await leases.release(jobId);
@@ -272,6 +284,25 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
       }
       idlers.set(queue, done);
     });
+  /**
+   * Wait out the gather window if `op`'s tick is deciding: this process's until it ends (at most
+   * GATHER_MS), another process's for GATHER_MS. False (no wait) when no tick of `op` runs.
+   */
+  const gatherFrom = async (op: OperatorName): Promise<boolean> => {
+    const sleep = new Promise<void>((r) => setTimeout(r, GATHER_MS).unref());
+    const own = deciding.get(op);
+    if (own) {
+      await Promise.race([own, sleep]);
+      return true;
+    }
+    const other = await deps.db.$client.query<{ deciding: boolean }>(
+      `select exists (select 1 from pgboss.job where name = $1 and state = 'active' and id <> all($2::uuid[])) as deciding`,
+      [queueOf(op), ownTicks.get(op) ?? []],
+    );
+    if (!other.rows[0]?.deciding) return false;
+    await sleep;
+    return true;
+  };
   const drain = async (spec: JobSpec): Promise<void> => {
     const queue = actionQueueOf(spec.operator);
     const log = deps.log.child({ operator: spec.operator, queue });
@@ -287,9 +318,10 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
           await idle(queue, 500);
           continue;
         }
-        // A short gather window: the rest of a tick's decisions (its next pages) join this batch.
-        if (jobs.length < size) {
-          await new Promise((r) => setTimeout(r, GATHER_MS));
+        // A short gather window while the operator's tick is still deciding (here or in another
+        // process): the rest of its decisions (its next pages) join this batch. A tick that is over
+        // has no more to add, so the batch goes at once.
+        if (jobs.length < size && (await gatherFrom(spec.operator))) {
           jobs.push(...(await fetchJobs(boss, queue, size - jobs.length)));
         }
         await leases.holdAll(jobs.map((j) => j.id));
