@@ -295,10 +295,12 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
       await Promise.race([own, sleep]);
       return true;
     }
-    const other = await deps.db.$client.query<{ deciding: boolean }>(
-      `select exists (select 1 from pgboss.job where name = $1 and state = 'active' and id <> all($2::uuid[])) as deciding`,
-      [queueOf(op), ownTicks.get(op) ?? []],
-    );
+    const other = (await boss
+      .getDb()
+      .executeSql(`select exists (select 1 from pgboss.job where name = $1 and state = 'active' and id <> all($2::uuid[])) as deciding`, [
+        queueOf(op),
+        ownTicks.get(op) ?? [],
+      ])) as { rows: Array<{ deciding: boolean }> };
     if (!other.rows[0]?.deciding) return false;
     await sleep;
     return true;
