@@ -220,6 +220,17 @@ export const componentEvents = pgTable(
   (t) => [index('component_events_component_idx').on(t.componentId, t.id), index('component_events_session_idx').on(t.session, t.id)],
 );
 
+/**
+ * The components an action job's batch acted on, one row per batch, written as the batch completes:
+ * an action writes no component row, so the status pass after it reads these components as changed
+ * too (db/components/select.ts writtenSince). Deleted by the first pass that completes having seen them.
+ */
+export const actedBatches = pgTable('acted_batches', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  ids: text('ids').array().notNull(),
+  at: ts('at').notNull().defaultNow(),
+});
+
 /** Tenants own sets of xnames (BOS reads them from TAPMS; bootorch keeps them here). */
 export const tenantXnames = pgTable(
   'tenant_xnames',

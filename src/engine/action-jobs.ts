@@ -22,7 +22,7 @@
 import type PgBoss from 'pg-boss';
 import type { Db } from '../db/client.ts';
 import { transaction } from '../db/tx.ts';
-import { selectComponents, type EngineComponent } from '../db/components/select.ts';
+import { recordActed, selectComponents, type EngineComponent } from '../db/components/select.ts';
 import type { EngineContext, Step } from './operator.ts';
 import { settle } from './operator.ts';
 import { errorText, fromError, reasonOf, type Outcome } from './outcome.ts';
@@ -234,6 +234,10 @@ async function runActions(
   const next = spec.next?.(ctx, todo) ?? {};
   await settle(ctx, recordComponentOutcomes, { outcomes, kick: next.kick, wake: next.wake }, async (tx) => {
     await scheduleLater(tx, ctx, next.later);
+    // The status pass this kicks reads the rows written since the last one, and acting wrote none: a
+    // pass that read these nodes after their decision but before the call would leave them waiting
+    // for the next transit pass. Recorded, they count as changed (one row for the batch).
+    if (next.kick?.includes('status')) await recordActed(tx, [...acting.keys()]);
     await finish(tx, endings);
   });
 }

@@ -30,7 +30,7 @@ import { again, done, type Outcome } from '../engine/outcome.ts';
 import type { OperatorName } from '../engine/scheduler.ts';
 import { recordComponentOutcomes } from '../engine/component-outcomes.ts';
 import { effectiveWaits } from '../engine/selection.ts';
-import { passSnapshot, selectComponents, selectPages, type EngineComponent } from '../db/components/select.ts';
+import { forgetActed, passSnapshot, selectComponents, selectPages, type EngineComponent } from '../db/components/select.ts';
 import type { Db } from '../db/client.ts';
 import { statusPasses, statusRowsRead } from '../observability/metrics.ts';
 import { applyStatusChanges } from '../db/components/status.ts';
@@ -92,7 +92,7 @@ const spec: OperatorSpec<EngineComponent> = {
           ? 'transit'
           : 'changed';
     const since = p.since;
-    const started = statusPassOptions.changedOnly ? await passSnapshot(ctx.db) : undefined;
+    const started = await passSnapshot(ctx.db);
     if (pass === 'full') p.fullAt = now;
     if (pass !== 'changed') p.transitAt = now;
     const outside = pass === 'transit' ? [...p.outside] : undefined;
@@ -112,7 +112,10 @@ const spec: OperatorSpec<EngineComponent> = {
     }
     // Nodes no longer selected (disabled, queued for a rollout) no longer wait here.
     for (const id of outside ?? []) if (!seen.has(id)) p.outside.delete(id);
-    if (!p.failed) p.since = started;
+    if (!p.failed) {
+      p.since = started;
+      await forgetActed(ctx.db, started);
+    }
     // The transit re-poll is due whether or not anything changed: a changed-only pass that read no
     // page scheduled no wake of its own, so it asks for the next transit pass here.
     if (pass === 'changed' && p.outside.size > 0) {
@@ -173,7 +176,11 @@ const spec: OperatorSpec<EngineComponent> = {
         }
         return [...kicks];
       },
-      wake: decisions.some(({ decision }) => inTransit(decision)) ? transit : [],
+      // The transit re-poll, for nodes that wait on the outside world. A node waiting on its own report
+      // is woken by it, or by its boot wait: a pass for it alone would only re-read this pass's writes.
+      wake: decisions.some(({ decision }) => inTransit(decision) && (!statusPassOptions.changedOnly || !QUIET_RULES.has(decision.rule)))
+        ? transit
+        : [],
     };
   },
 };

@@ -1,12 +1,13 @@
 /**
  * The selection a changed-only status pass reads (db/components/select.ts changedSince): the components
  * written since a pass's snapshot, by any writer, including those whose only write was to their disk
- * deploy (the agent's heartbeats touch component_deploys, not components); nothing else.
+ * deploy (the agent's heartbeats touch component_deploys, not components) or an action batch's record
+ * (acted_batches: acting writes no component row); nothing else.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freshDb, type TestDb } from '../helpers/db.ts';
-import { passSnapshot, selectComponents } from '../../src/db/components/select.ts';
+import { forgetActed, passSnapshot, recordActed, selectComponents } from '../../src/db/components/select.ts';
 
 let db: TestDb;
 const ids = ['x1000c0s0b0n0', 'x1000c0s0b0n1', 'x1000c0s0b0n2', 'x1000c0s0b0n3'];
@@ -63,6 +64,33 @@ describe('changed-only status selection', () => {
     } finally {
       await other.end();
     }
+  });
+
+  it('counts the nodes an action batch acted on as changed, until a pass that saw the batch forgets it', async () => {
+    const since = await passSnapshot(db.db);
+    await recordActed(db.db, [ids[0]!, ids[3]!]);
+    await expectChanged(since, [ids[0]!, ids[3]!]);
+    // A batch completing while the next pass begins: in flight at its snapshot, so that pass leaves
+    // it for the one after, and does not forget it.
+    const open = await db.pool.connect();
+    try {
+      await open.query('begin');
+      await open.query(`insert into acted_batches (ids) values ($1)`, [[ids[1]]]);
+      const next = await passSnapshot(db.db);
+      await open.query('commit');
+      await expectChanged(next, [ids[1]!]);
+      await forgetActed(db.db, next);
+      const left = await db.pool.query<{ ids: string[] }>('select ids from acted_batches');
+      expect(left.rows.map((r) => r.ids)).toEqual([[ids[1]]]);
+      // Forgotten: no pass reads the first batch's nodes again, even from before it.
+      await expectChanged(since, [ids[1]!]);
+    } finally {
+      open.release();
+    }
+    const after = await passSnapshot(db.db);
+    await forgetActed(db.db, after);
+    expect((await db.pool.query('select count(*)::int as n from acted_batches')).rows[0].n).toBe(0);
+    await expectChanged(since, []);
   });
 
   it('sees a write whose transaction began before the snapshot and committed after it', async () => {

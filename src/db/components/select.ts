@@ -5,7 +5,7 @@
  */
 import { and, asc, eq, gt, isNull, lt, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.ts';
-import { components, sessions } from '../schema.ts';
+import { actedBatches, components, sessions } from '../schema.ts';
 import type { DecisionInput } from '../../domain/status-decision.ts';
 import type { ComponentFields } from '../../domain/components.ts';
 import { anyOf, rowVersion } from '../sql.ts';
@@ -146,10 +146,27 @@ function rowWrittenSince(table: SQL, since: string): SQL {
   return sql`not pg_visible_in_snapshot(${xid}::text::xid8, ${since}::pg_snapshot)`;
 }
 
-/** A component changed: its row, or its disk deploy's (the agent's heartbeats write only that one). */
+/**
+ * A component changed: its row, its disk deploy's (the agent's heartbeats write only that one), or an
+ * action on it (acted_batches: acting writes no component row).
+ */
 function writtenSince(since: string): SQL {
   return sql`(${rowWrittenSince(sql`${components}`, since)} or exists (select 1 from ${componentDeploys} d
-    where d.id = ${components.id} and ${rowWrittenSince(sql.raw('d'), since)}))`;
+    where d.id = ${components.id} and ${rowWrittenSince(sql.raw('d'), since)})
+    or ${components.id} in (select unnest(a.ids) from ${actedBatches} a where ${rowWrittenSince(sql.raw('a'), since)}))`;
+}
+
+/** Record that an action job's batch acted on these components (on the transaction that completes it). */
+export async function recordActed(db: Db, ids: string[]): Promise<void> {
+  if (ids.length) await db.insert(actedBatches).values({ ids });
+}
+
+/**
+ * Forget the acted batches a pass begun at `started` (passSnapshot) saw committed: it read their
+ * components, or an earlier pass of this process did (a process's first pass is full).
+ */
+export async function forgetActed(db: Db, started: string): Promise<void> {
+  await db.execute(sql`delete from ${actedBatches} a where not ${rowWrittenSince(sql.raw('a'), started)}`);
 }
 
 /**
