@@ -48,6 +48,11 @@ const BOSS_SETUP_LOCK = 727_002;
  * its operator's tick is still deciding (ms): the rest of the tick's pages join the batch.
  */
 const GATHER_MS = 25;
+/**
+ * Wakes are due on this grain (ms): the wakes asked for one moment are one timer job, and none comes
+ * more than this after the moment asked (whole seconds made a 1 s transit re-poll come 1 to 2 s on).
+ */
+const WAKE_GRAIN_MS = 100;
 /** How long an action job may be active before pg-boss expires it (a dead worker's job is reaped sooner by its lease). */
 const ACTION_EXPIRE_SECONDS = 900;
 
@@ -58,6 +63,8 @@ export interface BossHandle {
   scheduler: Scheduler;
   /** Enqueue ticks and tell every worker, even with kicks off (a timer came due; the engine starts). */
   enqueue(db: Db, ops: readonly OperatorName[]): Promise<void>;
+  /** Hear of each wake this process schedules (its due database time, ms); returns the unsubscribe. */
+  onDue(listener: (dueMs: number) => void): () => void;
   stop(): Promise<void>;
 }
 
@@ -112,16 +119,18 @@ export async function startBoss(url: string, log: Logger, opts: { kicks?: boolea
   };
   // Kicks off (the BOS-like polling baseline): writes start nothing; timers and polls still run.
   const kicksOn = opts.kicks !== false;
+  const dueListeners = new Set<(dueMs: number) => void>();
   const scheduler: Scheduler = {
     kick: (db, ops) => (kicksOn ? enqueue(db, ops) : Promise.resolve()),
     async wakeAt(db, op, at) {
-      // The key names the second it is due, so many wakes for one moment are one timer job.
-      const due = Math.ceil(at.getTime() / 1000);
+      // The key names the moment it is due (to WAKE_GRAIN_MS), so many wakes for one moment are one timer job.
+      const due = Math.ceil(at.getTime() / WAKE_GRAIN_MS) * WAKE_GRAIN_MS;
       await boss.send(TIMER_QUEUE, { op }, {
         ...on(db),
-        startAfter: new Date(due * 1000),
+        startAfter: new Date(due),
         singletonKey: `wake:${op}@${due}`,
       } as PgBoss.SendOptions);
+      for (const l of dueListeners) l(due);
     },
     async poll(op, seconds) {
       // Relative: pg-boss adds it to the database's now(); one pending poll per operator.
@@ -168,7 +177,16 @@ export async function startBoss(url: string, log: Logger, opts: { kicks?: boolea
       );
     },
   };
-  return { boss, scheduler, enqueue, stop: () => boss.stop({ graceful: true, wait: true, timeout: 10_000 }) };
+  return {
+    boss,
+    scheduler,
+    enqueue,
+    onDue(listener) {
+      dueListeners.add(listener);
+      return () => dueListeners.delete(listener);
+    },
+    stop: () => boss.stop({ graceful: true, wait: true, timeout: 10_000 }),
+  };
 }
 
 export interface EngineHandle {
@@ -244,7 +262,7 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
     });
     workerIds.set(def.name, id);
   }
-  await boss.work(TIMER_QUEUE, { pollingIntervalSeconds: 0.5, batchSize: 50 }, async (jobs) => {
+  const timerWorker = await boss.work(TIMER_QUEUE, { pollingIntervalSeconds: 0.5, batchSize: 50 }, async (jobs) => {
     for (const j of jobs) await leases.hold(j.id);
     try {
       // A wake or poll that came due runs its operator's tick; this process's worker fetches it at once.
@@ -257,6 +275,21 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
     } finally {
       for (const j of jobs) await leases.release(j.id);
     }
+  });
+  // pg-boss looks for due timers every 0.5 s; a wake this process scheduled is looked for when it is
+  // due, on this process's clock (a database clock ahead of it: the next regular look finds it).
+  const dueTimers = new Map<number, NodeJS.Timeout>();
+  const offDue = handle.onDue((due) => {
+    if (dueTimers.has(due)) return;
+    const t = setTimeout(
+      () => {
+        dueTimers.delete(due);
+        boss.notifyWorker(timerWorker);
+      },
+      Math.max(0, due - Date.now()) + 5,
+    );
+    t.unref();
+    dueTimers.set(due, t);
   });
   // A reaped tick is owed: run the operator again (reaped timers and action jobs are retried by pg-boss itself).
   await leases.start(boss, async (queues) => {
@@ -420,6 +453,8 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
     healthy: () => databaseHealthy(deps.db),
     async stop() {
       stopped = true;
+      offDue();
+      for (const t of dueTimers.values()) clearTimeout(t);
       for (const wake of [...idlers.values()]) wake();
       await Promise.all(drains);
       clearInterval(keepPolls);

@@ -94,7 +94,7 @@ export interface DueJob {
 export interface Scheduler {
   /** Run these operators soon: enqueued on `db` (in its transaction, if it is one). */
   kick(db: Db, operators: readonly OperatorName[]): Promise<void>;
-  /** Run `op` at `at` (database time); repeated calls for the same second collapse into one. */
+  /** Run `op` at `at` (database time, rounded up to 0.1 s); repeated calls for the same moment collapse into one. */
   wakeAt(db: Db, op: OperatorName, at: Date): Promise<void>;
   /** Make sure `op` runs within `seconds` (one pending poll per operator). */
   poll(op: OperatorName, seconds: number): Promise<void>;
