@@ -18,8 +18,10 @@
  *   for its own report (rule 5) is not re-polled: its report writes its row, and its boot wait is a
  *   delayed decision (operators/escalation.ts afterPowerOn).
  * - changed (a kick: reports, actions, edits): only the components written since the previous complete
- *   pass began, by any writer (their row's transaction id, db/components/select.ts changedSince): a
- *   trickle of reports costs the rows it wrote, not every enabled node.
+ *   pass began, by any writer (their row's transaction id, db/components/select.ts changedSince), or
+ *   acted on by an action job since (acted_batches: acting writes no component row): a trickle of
+ *   reports costs the rows it wrote, not every enabled node. A pass that completes forgets the acted
+ *   batches it saw.
  * Each worker process keeps its own `outside` set, from the decisions it made: a node another process
  * decided is re-polled by that process's transit passes, or by the next full pass (polling_frequency);
  * a node counted as waiting on its own report that moves without a write (switched off by hand) is
