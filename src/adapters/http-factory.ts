@@ -2,7 +2,7 @@
 import { HttpBootParams } from './bootparams/http.ts';
 import { SettingsRef } from './common.ts';
 import { HttpConfig } from './config/http.ts';
-import { DEFAULT_RETRY, ServiceClient, type FetchLike, type RetryPolicy, type ServiceEndpoint } from './http.ts';
+import { DEFAULT_RETRY, ServiceClient, type RetryPolicy, type ServiceEndpoint } from './http.ts';
 
 export type { ServiceEndpoint };
 import { HttpImages } from './images/http.ts';
@@ -19,14 +19,12 @@ export interface HttpAdaptersConfig {
   ims: ServiceEndpoint;
   /** Retries on 5xx and connection errors (default 3, backoff 200 ms doubling to 2 s). */
   retry?: RetryPolicy;
-  /** For tests: a fetch to record or fake exchanges. */
-  fetch?: FetchLike;
 }
 
 export function createHttpAdapters(cfg: HttpAdaptersConfig): Adapters & { close(): Promise<void> } {
   const settings = new SettingsRef();
   const retry = cfg.retry ?? DEFAULT_RETRY;
-  const client = (s: 'hsm' | 'pcs' | 'bss' | 'cfs' | 'ims') => new ServiceClient(s, cfg[s], () => settings.timeoutMs(s), retry, cfg.fetch);
+  const client = (s: 'hsm' | 'pcs' | 'bss' | 'cfs' | 'ims') => new ServiceClient(s, cfg[s], () => settings.timeoutMs(s), retry);
   const clients = { hsm: client('hsm'), pcs: client('pcs'), bss: client('bss'), cfs: client('cfs'), ims: client('ims') };
   return {
     inventory: new HttpInventory(clients.hsm, settings),

@@ -7,7 +7,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
+import { STATUS_CODES } from 'node:http';
+import { Agent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { ServiceError, type ServiceName } from './errors.ts';
 
@@ -61,8 +62,6 @@ export interface HttpResponse<T> {
   data: T;
 }
 
-export type FetchLike = (url: string, init: Record<string, unknown>) => Promise<Response>;
-
 export class ServiceClient {
   private readonly dispatcher?: Dispatcher;
 
@@ -71,7 +70,6 @@ export class ServiceClient {
     private readonly ep: ServiceEndpoint,
     private readonly timeoutMs: () => number,
     private readonly retry: RetryPolicy = DEFAULT_RETRY,
-    private readonly fetchImpl: FetchLike = undiciFetch as unknown as FetchLike,
   ) {
     // Read once at start: a missing CA file is a deployment error to report at once, not per call.
     if (ep.caFile) this.dispatcher = new Agent({ connect: { ca: readFileSync(ep.caFile, 'utf8') } });
@@ -109,42 +107,51 @@ export class ServiceClient {
     if (token) headers.authorization = `Bearer ${token}`;
     if (r.body !== undefined) headers['content-type'] = 'application/json';
     const timeout = this.timeoutMs();
-    const signal = AbortSignal.timeout(timeout);
-    let res: Response;
+    let status: number;
+    let raw: Record<string, string | string[] | undefined>;
     let text: string;
     try {
-      res = await this.fetchImpl(this.url(r.path, r.query), {
+      // undici's request, not fetch: fetch's web streams, Request/Response objects and abort signal
+      // were a tenth of the worker's CPU on the real path (pages of 2,800 nodes, many calls a second).
+      // The read timeout is per attempt: for the answer's head, then between chunks of its body.
+      const res = await request(this.url(r.path, r.query), {
         method: r.method,
         headers,
-        signal,
         dispatcher: this.dispatcher,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
         body: r.body === undefined ? undefined : JSON.stringify(r.body),
       });
-      text = await res.text();
+      status = res.statusCode;
+      raw = res.headers;
+      text = await res.body.text();
     } catch (e) {
-      if (signal.aborted) throw fail(`timeout: no response within ${timeout / 1000} s`);
+      const code = (e as { code?: string }).code;
+      if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
+        throw fail(`timeout: no response within ${timeout / 1000} s`);
       const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-      throw fail(`connection failed: ${cause?.code ?? cause?.message ?? (e as Error).message}`);
+      throw fail(`connection failed: ${cause?.code ?? code ?? cause?.message ?? (e as Error).message}`);
     }
-    if (r.accept?.includes(res.status)) return { status: res.status, headers: res.headers, data: undefined as T };
-    if (res.status < 200 || res.status >= 300) {
-      throw fail(problemDetail(text, res.statusText), res.status, res.status >= 500 || res.status === 429);
+    const answer = <D>(data: D): HttpResponse<D> => ({ status, headers: toHeaders(raw), data });
+    if (r.accept?.includes(status)) return answer(undefined as T);
+    if (status < 200 || status >= 300) {
+      throw fail(problemDetail(text, STATUS_CODES[status] ?? ''), status, status >= 500 || status === 429);
     }
-    if (!r.schema) return { status: res.status, headers: res.headers, data: undefined as T };
+    if (!r.schema) return answer(undefined as T);
     let body: unknown = text;
     if (!r.text) {
       try {
         body = JSON.parse(text);
       } catch {
-        throw fail(`response is not JSON: ${text.slice(0, 200)}`, res.status, false);
+        throw fail(`response is not JSON: ${text.slice(0, 200)}`, status, false);
       }
     }
     const parsed = r.schema.safeParse(body);
     if (!parsed.success) {
       const i = parsed.error.issues[0];
-      throw fail(`unexpected response: ${i?.path.join('.') || '(body)'}: ${i?.message}`, res.status, false);
+      throw fail(`unexpected response: ${i?.path.join('.') || '(body)'}: ${i?.message}`, status, false);
     }
-    return { status: res.status, headers: res.headers, data: parsed.data };
+    return answer(parsed.data);
   }
 
   private async token(endpoint: string): Promise<string | undefined> {
@@ -173,6 +180,16 @@ export function problemDetail(text: string, statusText: string): string {
     // not JSON
   }
   return text.trim().slice(0, 300) || statusText || 'no detail';
+}
+
+/** An answer's head as the fetch Headers callers read (e.g. BSS's referral token). */
+function toHeaders(raw: Record<string, string | string[] | undefined>): Headers {
+  const h = new Headers();
+  for (const [k, v] of Object.entries(raw)) {
+    if (v === undefined) continue;
+    for (const item of Array.isArray(v) ? v : [v]) h.append(k, item);
+  }
+  return h;
 }
 
 function sleep(ms: number): Promise<void> {
