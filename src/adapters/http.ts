@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { STATUS_CODES } from 'node:http';
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, getGlobalDispatcher, interceptors, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { ServiceError, type ServiceName } from './errors.ts';
 
@@ -63,7 +63,9 @@ export interface HttpResponse<T> {
 }
 
 export class ServiceClient {
-  private readonly dispatcher?: Dispatcher;
+  /** Our own agent, when the endpoint has a CA bundle (closed with the client). */
+  private readonly agent?: Agent;
+  private readonly dispatcher: Dispatcher;
 
   constructor(
     readonly service: ServiceName,
@@ -72,7 +74,9 @@ export class ServiceClient {
     private readonly retry: RetryPolicy = DEFAULT_RETRY,
   ) {
     // Read once at start: a missing CA file is a deployment error to report at once, not per call.
-    if (ep.caFile) this.dispatcher = new Agent({ connect: { ca: readFileSync(ep.caFile, 'utf8') } });
+    if (ep.caFile) this.agent = new Agent({ connect: { ca: readFileSync(ep.caFile, 'utf8') } });
+    // Redirects are followed, as fetch did (a gateway may send a path on with 307 or 308).
+    this.dispatcher = (this.agent ?? getGlobalDispatcher()).compose(interceptors.redirect({ maxRedirections: 5 }));
   }
 
   url(path: string, query?: HttpRequest<unknown>['query']): string {
@@ -166,7 +170,7 @@ export class ServiceClient {
   }
 
   close(): Promise<void> {
-    return this.dispatcher?.close() ?? Promise.resolve();
+    return this.agent?.close() ?? Promise.resolve();
   }
 }
 

@@ -94,6 +94,34 @@ describe('HTTP clients under service faults', () => {
     await dead.close();
   });
 
+  it('a redirect is followed, with its method and body (307), as fetch did', async () => {
+    const http = await import('node:http');
+    const u = rig.server.urls;
+    const seen: string[] = [];
+    const gw = http.createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      res.writeHead(307, { location: `${rig.server.url}${req.url}` }).end();
+    });
+    await new Promise<void>((resolve) => gw.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(gw.address() as { port: number }).port}`;
+    const a = createHttpAdapters({
+      hsm: { url },
+      pcs: { url: `${url}/power-control/v1` },
+      bss: { url: u.bss },
+      cfs: { url: u.cfs },
+      ims: { url: u.s3 },
+    });
+    try {
+      expect((await a.inventory.groups()).length).toBeGreaterThan(0);
+      const id = rig.world.ids()[0]!;
+      expect([...(await a.power.powerStatus([id])).keys()]).toEqual([id]);
+      expect(seen).toEqual(['GET /hsm/v2/groups', 'POST /power-control/v1/power-status']);
+    } finally {
+      await a.close();
+      await new Promise((r) => gw.close(r));
+    }
+  });
+
   it('a 4xx is not retried and not transient', async () => {
     const before = rig.world.counters.callCount('cfs', 'PATCH /v3/components');
     const e = await failure(rig.adapters.config.patchComponents(['x'], { desiredConfig: 'x'.repeat(61) }));
