@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { STATUS_CODES } from 'node:http';
-import { Agent, getGlobalDispatcher, interceptors, request, type Dispatcher } from 'undici';
+import { Agent, interceptors, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { ServiceError, type ServiceName } from './errors.ts';
 
@@ -63,8 +63,8 @@ export interface HttpResponse<T> {
 }
 
 export class ServiceClient {
-  /** Our own agent, when the endpoint has a CA bundle (closed with the client). */
-  private readonly agent?: Agent;
+  /** The client's own connection pool (closed with it). */
+  private readonly agent: Agent;
   private readonly dispatcher: Dispatcher;
 
   constructor(
@@ -74,9 +74,11 @@ export class ServiceClient {
     private readonly retry: RetryPolicy = DEFAULT_RETRY,
   ) {
     // Read once at start: a missing CA file is a deployment error to report at once, not per call.
-    if (ep.caFile) this.agent = new Agent({ connect: { ca: readFileSync(ep.caFile, 'utf8') } });
-    // Redirects are followed, as fetch did (a gateway may send a path on with 307 or 308).
-    this.dispatcher = (this.agent ?? getGlobalDispatcher()).compose(interceptors.redirect({ maxRedirections: 5 }));
+    this.agent = new Agent(ep.caFile ? { connect: { ca: readFileSync(ep.caFile, 'utf8') } } : {});
+    // Redirects are followed, as fetch did (a gateway may send a path on with 307 or 308). Our own
+    // pool, not the global dispatcher: once Node's own fetch has run in the process, the global one is
+    // Node's bundled undici, which this undici's interceptors cannot drive (UND_ERR_INVALID_ARG).
+    this.dispatcher = this.agent.compose(interceptors.redirect({ maxRedirections: 5 }));
   }
 
   url(path: string, query?: HttpRequest<unknown>['query']): string {
@@ -170,7 +172,7 @@ export class ServiceClient {
   }
 
   close(): Promise<void> {
-    return this.agent?.close() ?? Promise.resolve();
+    return this.agent.close();
   }
 }
 
