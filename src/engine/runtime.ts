@@ -13,6 +13,7 @@ import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
 import { randomUUID } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
 import { groupBy } from '../domain/lists.ts';
 import { JOB_OPERATORS, OPERATORS, type DueJob, type OperatorName, type Scheduler } from './scheduler.ts';
 import {
@@ -138,9 +139,13 @@ export async function startBoss(url: string, log: Logger, opts: { kicks?: boolea
     },
     async act(db, op, jobs) {
       if (jobs.length === 0) return;
-      // One insert for the whole set (pg-boss's array insert), on the deciding transaction.
+      // One insert for the whole set (pg-boss's array insert), on the deciding transaction. The ids are
+      // time-ordered (UUIDv7), so the primary key (name, id) grows at its right edge: pg-boss's own
+      // random v4 ids put each of a batch's rows on another index page (10,000 nodes, 20,012 jobs:
+      // 1,263 -> 1,066 ms of the insert's database time, mean of 4 alternated runs).
       await boss.insert(
         jobs.map((j) => ({
+          id: uuidv7(),
           name: actionQueueOf(op),
           data: j,
           singletonKey: j.id,
