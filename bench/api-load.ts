@@ -69,11 +69,14 @@ export function cpuSeconds(pid: number | undefined): number {
   }
 }
 
-/** CPU seconds the whole machine has used so far, every core (Linux /proc/stat: user, nice, system, irq, softirq, steal). */
+/**
+ * CPU seconds the whole machine has used so far, every core (Linux /proc/stat: user, nice, system, irq,
+ * softirq). Steal time is left out: it is the host running someone else while this machine waited.
+ */
 export function machineCpuSeconds(): number {
   const f = fs.readFileSync('/proc/stat', 'utf8');
   const v = f.slice(0, f.indexOf('\n')).split(/\s+/).slice(1).map(Number);
-  return (v[0]! + v[1]! + v[2]! + v[5]! + v[6]! + v[7]!) / 100;
+  return (v[0]! + v[1]! + v[2]! + v[5]! + v[6]!) / 100;
 }
 
 export function peakRssMb(pid: number): number {

@@ -10,6 +10,7 @@ import { freshDatabase, runScale, type ScaleResult } from './scale.ts';
 import { runFloor } from './floor.ts';
 import { runRealPath, type RealPathResult } from './real-path.ts';
 import { rewriteSection } from './fanout-report.ts';
+import { machineCpuSeconds } from './api-load.ts';
 
 export const JOBS_TITLE = '## 6. Per-component action jobs (issue 14)';
 
@@ -17,11 +18,14 @@ export const JOBS_TITLE = '## 6. Per-component action jobs (issue 14)';
 const SLOWED = ['bss:slowMs=1000'];
 const batchFor = (nodes: number) => Math.max(1, Math.round(nodes / 20));
 
+/** One reboot, with the machine's CPU from createSession to completion (every process: engine, simulator, PostgreSQL). */
+type Run = ScaleResult & { cpuS: number };
+
 interface Pair {
   nodes: number;
   floorMs: number;
-  before: ScaleResult[];
-  after: ScaleResult[];
+  before: Run[];
+  after: Run[];
   load: [number, number];
 }
 
@@ -33,6 +37,20 @@ export async function runJobsBench(
 ): Promise<void> {
   const load = os.loadavg();
   const beforeScale: typeof runScale | undefined = o.before ? (await import(path.resolve(o.before, 'bench/scale.ts'))).runScale : undefined;
+  // Wall time on this shared machine moves with the host (steal time): the CPU a reboot used is the steadier figure.
+  const measured = async (scale: typeof runScale, n: number): Promise<Run> => {
+    let cpu0 = 0;
+    let cpuS = 0;
+    const hooks = {
+      ready: async () => {
+        cpu0 = machineCpuSeconds();
+      },
+      finished: async () => {
+        cpuS = machineCpuSeconds() - cpu0;
+      },
+    };
+    return { ...(await scale(adminUrl, n, { hooks })), cpuS };
+  };
   const pairs: Pair[] = [];
   for (const n of o.sizes) {
     o.log(`jobs: reboot of ${n} nodes, the floor, then before and after alternated ${o.reps} times...`);
@@ -41,11 +59,11 @@ export async function runJobsBench(
     await floorConn.close();
     const pair: Pair = { nodes: n, floorMs, before: [], after: [], load: [os.loadavg()[0]!, os.loadavg()[0]!] };
     for (let i = 0; i < o.reps; i++) {
-      if (beforeScale) pair.before.push(await beforeScale(adminUrl, n));
-      pair.after.push(await runScale(adminUrl, n));
+      if (beforeScale) pair.before.push(await measured(beforeScale, n));
+      pair.after.push(await measured(runScale, n));
       pair.load = [Math.min(pair.load[0], os.loadavg()[0]!), Math.max(pair.load[1], os.loadavg()[0]!)];
       o.log(
-        `  floor ${Math.round(floorMs)} ms; before ${pair.before.at(-1) ? Math.round(pair.before.at(-1)!.wallMs) : '-'} ms, after ${Math.round(pair.after.at(-1)!.wallMs)} ms (${pair.after.at(-1)!.jobsRun} jobs)`,
+        `  floor ${Math.round(floorMs)} ms; before ${pair.before.at(-1) ? `${Math.round(pair.before.at(-1)!.wallMs)} ms (${pair.before.at(-1)!.cpuS.toFixed(1)} CPU s)` : '-'}, after ${Math.round(pair.after.at(-1)!.wallMs)} ms (${pair.after.at(-1)!.cpuS.toFixed(1)} CPU s, ${pair.after.at(-1)!.jobsRun} jobs)`,
       );
     }
     pairs.push(pair);
@@ -72,16 +90,18 @@ function section(pairs: Pair[], scale: Array<{ workers: number; r: RealPathResul
     '',
     '### In-process reboot, before (operators acting in their ticks) and after, alternated in the same run, with the floor',
     '',
-    '| nodes | floor | before (median; runs) | after (median; runs) | after / before | after / floor | jobs before | jobs after | failed | load (1 min) |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| nodes | floor | before (median; runs) | after (median; runs) | after / before | after / floor | machine CPU s, before / after (medians) | CPU after / before | jobs before | jobs after | failed | load (1 min) |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...pairs.map((p) => {
       const b = p.before.length ? median(p.before.map((r) => r.wallMs)) : undefined;
       const a = median(p.after.map((r) => r.wallMs));
       const runs = (rs: ScaleResult[]) => rs.map((r) => fmt(r.wallMs)).join(', ');
-      return `| ${fmt(p.nodes)} | ${fmt(p.floorMs)} ms | ${b !== undefined ? `${fmt(b)} ms; ${runs(p.before)}` : '–'} | ${fmt(a)} ms; ${runs(p.after)} | ${b !== undefined ? fmt(a / b, 2) : '–'} | ${fmt(a / p.floorMs, 1)} | ${p.before[0] ? fmt(p.before[0].jobsRun) : '–'} | ${fmt(p.after[0]!.jobsRun)} | ${p.after.reduce((x, r) => x + r.failed, 0)} | ${p.load.map((l) => l.toFixed(1)).join('–')} |`;
+      const cb = p.before.length ? median(p.before.map((r) => r.cpuS)) : undefined;
+      const ca = median(p.after.map((r) => r.cpuS));
+      return `| ${fmt(p.nodes)} | ${fmt(p.floorMs)} ms | ${b !== undefined ? `${fmt(b)} ms; ${runs(p.before)}` : '–'} | ${fmt(a)} ms; ${runs(p.after)} | ${b !== undefined ? fmt(a / b, 2) : '–'} | ${fmt(a / p.floorMs, 1)} | ${cb !== undefined ? fmt(cb, 1) : '–'} / ${fmt(ca, 1)} | ${cb !== undefined ? fmt(ca / cb, 2) : '–'} | ${p.before[0] ? fmt(p.before[0].jobsRun) : '–'} | ${fmt(p.after[0]!.jobsRun)} | ${p.after.reduce((x, r) => x + r.failed, 0)} | ${p.load.map((l) => l.toFixed(1)).join('–')} |`;
     }),
     '',
-    'Jobs: every pg-boss job of one reboot (operator ticks and timers; after, also the action jobs, one per component and action, and the delayed decisions, one per batch acted on together). The floor: the least database work of the same reboot (bench/floor.ts).',
+    'Machine CPU: user, system and interrupt time of the whole machine (steal left out) (bench/api-load.ts machineCpuSeconds) from createSession to completion: the engine, the simulated cluster and PostgreSQL together. Jobs: every pg-boss job of one reboot (operator ticks and timers; after, also the action jobs, one per component and action, and the delayed decisions, one per batch acted on together). The floor: the least database work of the same reboot (bench/floor.ts).',
     '',
     `### Scale-out: ${scale[0] ? fmt(scale[0].r.nodes) : ''}-node reboot on the real path, BSS slowed by 1 s per call, batches of ${scale[0] ? fmt(batchFor(scale[0].r.nodes)) : ''}`,
     '',
