@@ -10,7 +10,13 @@
  * moves on, and kicks their operator so that its tick is not lost.
  *
  * A process that lost its lock connection re-takes its locks on reconnecting; "twice in a row" gives
- * it a reaper period to do so before another process calls its jobs orphaned.
+ * it a reaper period to do so before another process calls its jobs orphaned, and a reaper whose own
+ * connection is new (the database restarted: every process is reconnecting) confirms nothing for
+ * SETTLE_MS, while the others re-take theirs.
+ *
+ * A dead process costs its jobs: the grace, then two rounds. At 3 s and 1.5 s that was 3.4 to 5.5 s per
+ * SIGKILL in the fault test (a young tick or timer), and five kills of one reboot could cost more than
+ * the 20 s it allows; at 1 s and 1 s it is 2 to 3 s.
  */
 import pg from 'pg';
 import type PgBoss from 'pg-boss';
@@ -19,16 +25,22 @@ import { failJobs } from './action-jobs.ts';
 
 /** First key of the two-key advisory locks: "bo" (0x626f), so they cannot collide with other users'. */
 const LEASE_SPACE = 0x626f;
+/** After its lock connection is (re)made, a reaper suspects but confirms nothing for this long (ms). */
+const SETTLE_MS = 3000;
+/** The lock connection is retried at most this far apart (ms): well within another reaper's settle. */
+const RECONNECT_MAX_MS = 500;
 
 export interface LeaseOptions {
   url: string;
   log: Logger;
   /** Queues whose active jobs are leased and reaped: names starting with this prefix. */
   queuePrefix: string;
-  /** Seconds a job may be active before the reaper looks at it (default 3): the time between fetch and lock. */
+  /** Seconds a job may be active before the reaper looks at it (default 1): the time between fetch and lock. */
   graceSeconds?: number;
-  /** Reaper period in ms (default 1500): a dead process's jobs are reaped 3 to 4.5 s after its death. */
+  /** Reaper period in ms (default 1000): a dead process's jobs are reaped 1 to 3 s after its death. */
   reapEveryMs?: number;
+  /** Confirms nothing for this long after its lock connection is made (default SETTLE_MS; tests set 0). */
+  settleMs?: number;
 }
 
 export class TickLeases {
@@ -39,6 +51,8 @@ export class TickLeases {
   private timer?: NodeJS.Timeout;
   private reconnectTimer?: NodeJS.Timeout;
   private backoffMs = 200;
+  /** When the lock connection was last made (SETTLE_MS). */
+  private connectedAt = 0;
   private reaping = false;
   /** Queries on the lock connection run one after another (pg deprecates overlapping them on one client). */
   private queue: Promise<unknown> = Promise.resolve();
@@ -50,7 +64,7 @@ export class TickLeases {
   /** Connect the lock connection and start reaping; `onReaped` gets the queue names of reaped jobs. */
   async start(boss: PgBoss, onReaped: (queues: string[]) => Promise<void>): Promise<void> {
     await this.connect().catch((e) => this.o.log.warn({ err: String(e) }, 'tick leases: lock connection unavailable; retrying'));
-    this.timer = setInterval(() => void this.reap(boss, onReaped), this.o.reapEveryMs ?? 1500);
+    this.timer = setInterval(() => void this.reap(boss, onReaped), this.o.reapEveryMs ?? 1000);
     await this.reap(boss, onReaped);
   }
 
@@ -105,6 +119,9 @@ export class TickLeases {
     await c.connect();
     await c.query('select pg_try_advisory_lock($1, hashtext(id)) from unnest($2::text[]) id', [LEASE_SPACE, [...this.held]]);
     this.client = c;
+    this.connectedAt = Date.now();
+    // What was seen unlocked before the connection was lost proves nothing now.
+    this.suspects = new Set();
     this.backoffMs = 200;
   }
 
@@ -113,8 +130,8 @@ export class TickLeases {
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
       this.connect().catch(() => {
-        // At most a second apart, within the reaper's "twice in a row", so no one reaps a live process's jobs.
-        this.backoffMs = Math.min(this.backoffMs * 2, 1000);
+        // Half a second apart at most: back well within the others' settle, so no one reaps its jobs.
+        this.backoffMs = Math.min(this.backoffMs * 2, RECONNECT_MAX_MS);
         this.scheduleReconnect();
       });
     }, this.backoffMs);
@@ -132,10 +149,11 @@ export class TickLeases {
           and not exists (select 1 from pg_locks l where l.locktype = 'advisory' and l.granted
             and l.database = (select oid from pg_database where datname = current_database())
             and l.classid = $3 and l.objsubid = 2 and l.objid::bigint = (hashtext(j.id::text)::bigint & 4294967295))`,
-        [`${this.o.queuePrefix}%`, this.o.graceSeconds ?? 3, LEASE_SPACE],
+        [`${this.o.queuePrefix}%`, this.o.graceSeconds ?? 1, LEASE_SPACE],
       );
       const orphans = r.rows.filter((x: { id: string }) => !this.held.has(x.id));
-      const confirmed = orphans.filter((x: { id: string }) => this.suspects.has(x.id));
+      const settled = Date.now() - this.connectedAt >= (this.o.settleMs ?? SETTLE_MS);
+      const confirmed = settled ? orphans.filter((x: { id: string }) => this.suspects.has(x.id)) : [];
       this.suspects = new Set(orphans.map((x: { id: string }) => x.id));
       if (confirmed.length === 0) return;
       const byQueue = new Map<string, string[]>();

@@ -272,7 +272,7 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
     workerIds.set(def.name, id);
   }
   const timerWorker = await boss.work(TIMER_QUEUE, { pollingIntervalSeconds: 0.5, batchSize: 50 }, async (jobs) => {
-    for (const j of jobs) await leases.hold(j.id);
+    await leases.holdAll(jobs.map((j) => j.id));
     try {
       // A wake or poll that came due runs its operator's tick; this process's worker fetches it at once.
       const ops = [...new Set(jobs.map((j) => (j.data as { op: OperatorName }).op))];
@@ -282,7 +282,7 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
         if (w) boss.notifyWorker(w);
       }
     } finally {
-      for (const j of jobs) await leases.release(j.id);
+      await leases.releaseAll(jobs.map((j) => j.id));
     }
   });
   // pg-boss looks for due timers every 0.5 s; a wake this process scheduled is looked for when it is

@@ -35,7 +35,7 @@ const state = async (id: string) => (await db.pool.query('select state from pgbo
 describe('tick leases', () => {
   test('an orphaned active tick is failed, a held one is not; the reaped operator is kicked', async () => {
     // "Another process" fetched two ticks: it still holds the lease of one; the other's process is gone.
-    const other = new TickLeases({ url: db.url, log, queuePrefix: 'bootorch-', graceSeconds: 0, reapEveryMs: 60_000 });
+    const other = new TickLeases({ url: db.url, log, queuePrefix: 'bootorch-', graceSeconds: 0, reapEveryMs: 60_000, settleMs: 0 });
     await other.start(boss.boss, async () => {});
     await boss.boss.send(queueOf('status'), {});
     const [orphan] = await boss.boss.fetch(queueOf('status'));
@@ -45,7 +45,7 @@ describe('tick leases', () => {
     expect(await state(orphan!.id)).toBe('active');
 
     const kicked: string[][] = [];
-    const reaper = new TickLeases({ url: db.url, log, queuePrefix: 'bootorch-', graceSeconds: 0, reapEveryMs: 20 });
+    const reaper = new TickLeases({ url: db.url, log, queuePrefix: 'bootorch-', graceSeconds: 0, reapEveryMs: 20, settleMs: 0 });
     await reaper.start(boss.boss, async (queues) => {
       kicked.push(queues);
     });
@@ -68,8 +68,40 @@ describe('tick leases', () => {
     }
   });
 
+  test('a reaper whose lock connection is new confirms nothing until it has settled (the database restarted: the others are re-taking theirs)', async () => {
+    await boss.boss.send(queueOf('discovery'), {});
+    const [orphan] = await boss.boss.fetch(queueOf('discovery'));
+    const reaper = new TickLeases({ url: db.url, log, queuePrefix: queueOf('discovery'), graceSeconds: 0, reapEveryMs: 20, settleMs: 800 });
+    const connected = Date.now();
+    await reaper.start(boss.boss, async () => {});
+    try {
+      await until(async () => reaper.rounds >= 5, 'five reaper rounds');
+      if (Date.now() - connected < 700) expect(await state(orphan!.id)).toBe('active');
+      await until(async () => (await state(orphan!.id)) === 'failed', 'orphan reaped once settled');
+      expect(Date.now() - connected).toBeGreaterThanOrEqual(800);
+
+      // Its connection cut and re-made: settling again, whatever it suspected before.
+      await boss.boss.send(queueOf('discovery'), {});
+      const [second] = await boss.boss.fetch(queueOf('discovery'));
+      const admin = new pg.Client({ connectionString: db.url });
+      await admin.connect();
+      await until(async () => reaper.rounds >= 2, 'a round');
+      const before = reaper.rounds;
+      await admin.query(
+        `select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'bootorch-leases' and datname = current_database()`,
+      );
+      const cut = Date.now();
+      await until(async () => (await state(second!.id)) === 'failed', 'second orphan reaped after the reconnect settled');
+      expect(Date.now() - cut).toBeGreaterThanOrEqual(800);
+      expect(reaper.rounds).toBeGreaterThan(before);
+      await admin.end();
+    } finally {
+      await reaper.stop();
+    }
+  });
+
   test('a process that loses its lock connection re-takes its leases', async () => {
-    const mine = new TickLeases({ url: db.url, log, queuePrefix: 'bootorch-', graceSeconds: 0, reapEveryMs: 20 });
+    const mine = new TickLeases({ url: db.url, log, queuePrefix: 'bootorch-', graceSeconds: 0, reapEveryMs: 20, settleMs: 0 });
     await mine.start(boss.boss, async () => {});
     try {
       await boss.boss.send(queueOf('configuration'), {});
