@@ -40,6 +40,8 @@ export interface RealPathResult {
   /** The worker's status passes during the reboot and the components they read, full passes and changed-only ones. */
   statusPasses: PassCounts;
   statusRowsRead: PassCounts;
+  /** Jobs the workers' lease reapers failed as a dead process's (their warn lines): 0 unless a live one's were taken for dead. */
+  reaped: number;
 }
 
 /** A counter of a Prometheus text exposition, by its `pass` label. */
@@ -261,6 +263,11 @@ export async function runRealPath(
       changedPasses: o.workerEnv?.BOOTORCH_STATUS_CHANGED_PASSES !== 'false',
       statusPasses: delta(status0.passes, status1.passes),
       statusRowsRead: delta(status0.rows, status1.rows),
+      reaped: roles
+        .slice(1 + ports.length)
+        .flatMap((w) => w.output().split('\n'))
+        .filter((l) => l.includes('"reaped jobs of a process that is gone"'))
+        .reduce((n, l) => n + (JSON.parse(l) as { jobs: number }).jobs, 0),
     };
   } finally {
     await Promise.all(roles.map((p) => p.stop()));

@@ -21,6 +21,7 @@
 import pg from 'pg';
 import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
+import { countReaped } from '../observability/engine.ts';
 import { failJobs } from './action-jobs.ts';
 
 /** First key of the two-key advisory locks: "bo" (0x626f), so they cannot collide with other users'. */
@@ -159,9 +160,11 @@ export class TickLeases {
       const byQueue = new Map<string, string[]>();
       for (const x of confirmed as { name: string; id: string }[]) byQueue.set(x.name, [...(byQueue.get(x.name) ?? []), x.id]);
       // One statement per queue; an action job failed here is retried by pg-boss (its retry policy).
-      for (const [name, ids] of byQueue)
+      for (const [name, ids] of byQueue) {
         await failJobs(boss, name, ids, { reason: 'the process running this job is gone (its lease lock was released)' });
-      this.o.log.warn({ jobs: confirmed.length, queues: [...byQueue.keys()] }, 'reaped ticks of a process that is gone');
+        countReaped(name, ids.length);
+      }
+      this.o.log.warn({ jobs: confirmed.length, queues: [...byQueue.keys()] }, 'reaped jobs of a process that is gone');
       await onReaped([...byQueue.keys()]);
     } catch (e) {
       this.o.log.debug({ err: String(e) }, 'tick reaper: skipped a round');

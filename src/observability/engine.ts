@@ -15,6 +15,7 @@ import {
   jobsActive,
   jobsCompleted,
   jobsFailed,
+  jobsReaped,
   jobsRetried,
   jobsStarted,
   jobWaitSeconds,
@@ -142,4 +143,9 @@ export function countStarted(queue: string, jobs: ReadonlyArray<{ retryCount: nu
 export function countEnded(queue: string, completed: number, failed: number): void {
   if (completed) jobsCompleted.inc({ queue }, completed);
   if (failed) jobsFailed.inc({ queue }, failed);
+}
+
+/** Jobs of `queue` the lease reaper failed: the process running them was gone. */
+export function countReaped(queue: string, reaped: number): void {
+  if (reaped) jobsReaped.inc({ queue }, reaped);
 }

@@ -128,6 +128,12 @@ export const jobsFailed = counter(
   ['queue'],
 );
 
+export const jobsReaped = counter(
+  'bootorch_queue_jobs_reaped_total',
+  'pg-boss jobs this process failed because the process running them was gone (its lease lock released; engine/leases.ts), by queue',
+  ['queue'],
+);
+
 export const jobsActive = gauge('bootorch_queue_jobs_active', 'pg-boss jobs this process is running now, by queue', ['queue']);
 
 export const jobWaitSeconds = histogram(

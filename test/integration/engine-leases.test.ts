@@ -8,6 +8,7 @@ import pg from 'pg';
 import { freshDb, type TestDb } from '../helpers/db.ts';
 import { startBoss, queueOf, type BossHandle } from '../../src/engine/runtime.ts';
 import { TickLeases } from '../../src/engine/leases.ts';
+import { metricsRegistry } from '../../src/observability/metrics.ts';
 
 let db: TestDb;
 let boss: BossHandle;
@@ -29,6 +30,11 @@ async function until(cond: () => Promise<boolean>, what: string, timeoutMs = 10_
     await new Promise((r) => setImmediate(r));
   }
 }
+
+/** bootorch_queue_jobs_reaped_total of `queue`, as this process counts it. */
+const reaped = async (queue: string) =>
+  (await metricsRegistry.getSingleMetric('bootorch_queue_jobs_reaped_total')!.get()).values.find((v) => v.labels.queue === queue)?.value ??
+  0;
 
 const state = async (id: string) => (await db.pool.query('select state from pgboss.job where id = $1', [id])).rows[0]?.state as string;
 
@@ -55,6 +61,8 @@ describe('tick leases', () => {
       await until(async () => reaper.rounds >= rounds + 3, 'three more reaper rounds');
       expect(await state(held!.id)).toBe('active');
       expect(kicked).toEqual([[queueOf('status')]]);
+      expect(await reaped(queueOf('status'))).toBe(1);
+      expect(await reaped(queueOf('power-on'))).toBe(0);
 
       // The holder's connection dies (SIGKILL closes it the same way): its tick is reaped too.
       const holders = await db.pool.query(
