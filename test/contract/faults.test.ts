@@ -50,7 +50,10 @@ describe('HTTP clients under service faults', () => {
 
   it('a service slower than the read timeout: retried, then a timeout naming the service', async () => {
     rig.adapters.configure(fast);
-    rig.world.faults.setService('hsm', { slowMs: 1000 });
+    // Far beyond the 0.2 s timeout: undici times the answer's head on its coarse timers (a tick every
+    // half second), so a 0.2 s timeout fires 0.5 to 1 s after the request, later on a busy machine; a
+    // 1 s delay once answered first in a full `npm test`.
+    rig.world.faults.setService('hsm', { slowMs: 3000 });
     const before = rig.world.counters.callCount('hsm');
     const e = await failure(rig.adapters.inventory.groups());
     expect(e).toMatchObject({ service: 'hsm', endpoint: 'GET /hsm/v2/groups', status: undefined });
