@@ -8,7 +8,7 @@ import pg from 'pg';
 import { freshDb, type TestDb } from '../helpers/db.ts';
 import { startBoss, queueOf, type BossHandle } from '../../src/engine/runtime.ts';
 import { TickLeases } from '../../src/engine/leases.ts';
-import { metricsRegistry } from '../../src/observability/metrics.ts';
+import { local, value } from '../helpers/metrics.ts';
 
 let db: TestDb;
 let boss: BossHandle;
@@ -32,9 +32,7 @@ async function until(cond: () => Promise<boolean>, what: string, timeoutMs = 10_
 }
 
 /** bootorch_queue_jobs_reaped_total of `queue`, as this process counts it. */
-const reaped = async (queue: string) =>
-  (await metricsRegistry.getSingleMetric('bootorch_queue_jobs_reaped_total')!.get()).values.find((v) => v.labels.queue === queue)?.value ??
-  0;
+const reaped = async (queue: string) => value(await local(), 'bootorch_queue_jobs_reaped_total', { queue });
 
 const state = async (id: string) => (await db.pool.query('select state from pgboss.job where id = $1', [id])).rows[0]?.state as string;
 
