@@ -11,7 +11,7 @@ const SESSION_FIELDS = `name tenant operation templateName limit stage includeDi
   rollout { maxInFlight powerOnWaveSize powerOnWaveIntervalSeconds canary failureBudget maxPowerOffWaitTime maxPowerOnWaitTime maxBootWaitTime retryPolicy jobRetryDelay jobRetryBackoff jobRetryMaxDelay }`;
 const GROUP = 'key count ids list';
 const STATUS_FIELDS = `name status managedComponentsCount percentSuccessful percentFailed percentStaged
-  phases { percentComplete percentPoweringOn percentPoweringOff percentConfiguring }
+  phases { percentComplete percentPoweringOn percentPoweringOff percentConfiguring percentDeploying }
   errorSummary { ${GROUP} } failureReasons { ${GROUP} } timing { startTime endTime duration } paused pauseReason savedAt`;
 
 const OPERATIONS = ['boot', 'reboot', 'shutdown'];
@@ -140,7 +140,7 @@ export function registerSessionCommands(program: Command): void {
           out.write(
             `Session ${name} ${st.status.toLowerCase()}${st.paused ? ` (paused: ${st.pauseReason ?? ''})` : ''} for ${st.timing.duration}: ` +
               `${st.phases.percentComplete}% complete (${c.done}/${c.total}), powering off ${c.poweringOff}, powering on ${c.poweringOn}, ` +
-              `configuring ${c.configuring}, failed ${c.failed}\n`,
+              `configuring ${c.configuring}, ${c.deploying ? `deploying ${c.deploying}, ` : ''}failed ${c.failed}\n`,
           );
         }
         return c.failed > 0 ? 1 : 0;

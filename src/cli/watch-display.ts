@@ -34,7 +34,14 @@ export interface Progress {
   percentSuccessful: number;
   percentFailed: number;
   percentStaged: number;
-  phases: { percentComplete: number; percentPoweringOn: number; percentPoweringOff: number; percentConfiguring: number };
+  phases: {
+    percentComplete: number;
+    percentPoweringOn: number;
+    percentPoweringOff: number;
+    percentConfiguring: number;
+    /** Read as 0 when absent. */
+    percentDeploying?: number;
+  };
   errorSummary: Group[];
   failureReasons: Group[];
   timing: { startTime: string; endTime: string | null; duration: string };
@@ -75,12 +82,14 @@ export function counts(p: Progress) {
     poweringOff: of(p.phases.percentPoweringOff),
     poweringOn: of(p.phases.percentPoweringOn),
     configuring: of(p.phases.percentConfiguring),
+    deploying: of(p.phases.percentDeploying ?? 0),
   };
 }
 
 function phasesText(p: Progress): string {
   const c = counts(p);
   const parts = [`powering off ${c.poweringOff}`, `powering on ${c.poweringOn}`, `configuring ${c.configuring}`];
+  if (c.deploying) parts.push(`deploying ${c.deploying}`);
   if (c.staged) parts.push(`staged ${c.staged}`);
   return `${parts.join(' · ')} | failed ${c.failed}${p.paused ? ` | PAUSED: ${p.pauseReason ?? ''}` : ''}`;
 }

@@ -16,7 +16,7 @@ const EVENTS_PAGE = `query($f: ComponentEventFilter, $after: ID) { componentEven
 const GROUP = 'key count ids list';
 const PROGRESS = `subscription($n: String!) { sessionProgress(name: $n) {
   name status managedComponentsCount percentSuccessful percentFailed percentStaged
-  phases { percentComplete percentPoweringOn percentPoweringOff percentConfiguring }
+  phases { percentComplete percentPoweringOn percentPoweringOff percentConfiguring percentDeploying }
   errorSummary { ${GROUP} } failureReasons { ${GROUP} } timing { startTime endTime duration } paused pauseReason } }`;
 const SESSION = `query($n: String!) { session(name: $n) { name status { status startTime error } } }`;
 

@@ -13,7 +13,13 @@ export interface StatusCounts {
   owned: number;
   /** |S| */
   staged: number;
-  /** C in status stable */
+  /**
+   * C done and succeeded: computed status stable, phase '', disabled by the status operator's decision,
+   * and no deploy of its session still in flight (db/sessions/status.ts `succeeded`). BOS counts every
+   * `stable` component, which includes a node in a disk deploy phase and one not yet decided; bootorch
+   * never counts a node deploying, in transit or undecided as successful, so percentComplete reaches 100
+   * only when every node is done.
+   */
   successful: number;
   /** C in status failed */
   failed: number;

@@ -7,6 +7,7 @@ import { DEPLOY_PHASES } from '../../domain/deploy-decision.ts';
 import { and, eq, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.ts';
 import { components, sessionStatusSnapshots, type SessionRow } from '../schema.ts';
+import { componentDeploys } from '../deploys.ts';
 import {
   buildExtendedStatus,
   componentGroup,
@@ -19,6 +20,18 @@ import { getSession, type SessionKey } from './rows.ts';
 import { visibleTo } from '../tenants.ts';
 
 export type { SessionKey };
+
+/**
+ * The one rule for "this node is done and succeeded" (domain/session-status.ts), in SQL because
+ * the counts are aggregated over whole sessions. The computed status alone says `stable` for a node
+ * in a disk deploy phase and for an enabled node the status operator has not decided yet; only the
+ * decision that the node reached its desired state (rows 1, 4b, 4c: phase '' and disabled) makes it
+ * done, and a deploy of its session that is neither active nor failed means it is not.
+ */
+const succeeded = sql`${components.status} = 'stable' and ${components.phase} = '' and not ${components.enabled}
+  and not exists (select 1 from ${componentDeploys} d where d.id = ${components.id}
+    and d.session = ${components.session} and d.session_tenant = ${components.sessionTenant}
+    and d.state not in ('active', 'failed'))`;
 
 /**
  * Computed now from the components; null when there is no such session. `session`: the row as the
@@ -41,7 +54,7 @@ export async function computeSessionStatus(
   const [c] = await db
     .select({
       owned: sql<number>`count(*)::int`,
-      successful: sql<number>`count(*) filter (where ${components.status} = 'stable')::int`,
+      successful: sql<number>`count(*) filter (where ${succeeded})::int`,
       failed: sql<number>`count(*) filter (where ${components.status} = 'failed')::int`,
       poweringOn: inPhase('powering_on'),
       poweringOff: inPhase('powering_off'),

@@ -3,7 +3,7 @@
  * a live event touches one slot). Loaded from `components` pages, then kept current by the live
  * module (web/src/live). Listeners hear which indexes changed, so the map redraws only those pixels.
  */
-import { statusIndex } from './colors.ts';
+import { mapStatus, statusIndex } from './colors.ts';
 
 export interface NodeRow {
   id: string;
@@ -28,7 +28,10 @@ type Listener = (changed: number[] | 'all') => void;
 export class NodeStore {
   ids: string[] = [];
   readonly index = new Map<string, number>();
+  /** Index into STATUSES of what the map shows (colors.ts mapStatus). */
   status = new Uint8Array(0);
+  /** The computed status as the API says it (the shown one also depends on the phase). */
+  apiStatus: string[] = [];
   phase: string[] = [];
   session: string[] = [];
   reason: string[] = [];
@@ -42,8 +45,9 @@ export class NodeStore {
     this.ids = rows.map((r) => r.id);
     this.index.clear();
     this.ids.forEach((id, i) => this.index.set(id, i));
-    this.status = Uint8Array.from(rows, (r) => statusIndex(r.status.status));
+    this.apiStatus = rows.map((r) => r.status.status);
     this.phase = rows.map((r) => r.status.phase);
+    this.status = Uint8Array.from(rows, (r) => statusIndex(mapStatus(r.status.status, r.status.phase)));
     this.session = rows.map((r) => r.session);
     this.reason = rows.map((r) => r.failureReason);
     this.version++;
@@ -56,8 +60,9 @@ export class NodeStore {
     for (const c of changes) {
       const i = this.index.get(c.componentId);
       if (i === undefined) continue;
-      if (c.toStatus) this.status[i] = statusIndex(c.toStatus);
+      if (c.toStatus) this.apiStatus[i] = c.toStatus;
       if (c.toPhase) this.phase[i] = c.toPhase;
+      if (c.toStatus || c.toPhase) this.status[i] = statusIndex(mapStatus(this.apiStatus[i]!, this.phase[i]!));
       if (c.session) this.session[i] = c.session;
       if (c.reason) this.reason[i] = c.reason;
       else if (c.toStatus && c.toStatus !== 'FAILED') this.reason[i] = '';

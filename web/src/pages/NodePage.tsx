@@ -8,7 +8,7 @@ import { useQuery } from 'urql';
 import { Link } from 'wouter';
 import { NodeQuery, TimelineQuery } from '../queries.ts';
 import type { NodeStore } from '../map/store.ts';
-import { STATUS_COLOR, STATUS_LABEL, type Status } from '../map/colors.ts';
+import { mapStatus, STATUS_COLOR, STATUS_LABEL, type Status } from '../map/colors.ts';
 
 const words = (s: string | null | undefined) => (s ?? '').toLowerCase().replace(/_/g, ' ');
 
@@ -39,7 +39,7 @@ export function NodePage({ id, store }: { id: string; store: NodeStore }) {
         No component {id} (or not your tenant's). <Link href="/">Back to the map</Link>
       </p>
     );
-  const status = c.status.status as Status;
+  const status = mapStatus(c.status.status, c.status.phase) as Status;
 
   return (
     <div className="nodepage" data-testid="node-page">
