@@ -21,6 +21,7 @@ import {
   type ApiTokenRow,
 } from '../db/tokens.ts';
 import { forgetTokens, type TokenRows } from './token-rows.ts';
+import { isNodeScope, type NodeScope } from './node-scopes.ts';
 
 export const API_TOKEN_RE = /^bto_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
 
@@ -64,6 +65,11 @@ export interface CreateNodeTokenOptions {
   revokeExisting?: boolean;
   /** Clock (default `() => new Date()`). */
   now?: () => Date;
+  /**
+   * What it may do (node-scopes.ts; default none: every node call). With a scope, revokeExisting
+   * revokes only the node's earlier tokens of that scope.
+   */
+  scope?: NodeScope;
 }
 
 const systemNow = () => new Date();
@@ -119,7 +125,7 @@ export async function createNodeToken(db: Db, xname: string, opts: CreateNodeTok
   const now = (opts.now ?? systemNow)();
   const { id, token } = mint();
   const row = await transaction(db, async (tx) => {
-    if (opts.revokeExisting ?? true) forgetTokens(await revokeApiTokensOf(tx, 'node', parsed.id, now));
+    if (opts.revokeExisting ?? true) forgetTokens(await revokeApiTokensOf(tx, 'node', parsed.id, now, opts.scope));
     return insertApiToken(tx, {
       id,
       hash: hashApiToken(token),
@@ -128,6 +134,7 @@ export async function createNodeToken(db: Db, xname: string, opts: CreateNodeTok
       subject: parsed.id,
       expiresAt: expiry(now, opts.ttlSeconds),
       createdAt: now,
+      scope: opts.scope ?? null,
     });
   });
   return { token, info: info(row) };
@@ -190,6 +197,7 @@ export async function verifyApiToken(
     via: 'api-token',
     tokenId: id,
     ...(role === 'node' ? { node: row.subject } : {}),
+    ...(role === 'node' && isNodeScope(row.scope) ? { scope: row.scope } : {}),
     ...(row.expiresAt ? { expiresAt: row.expiresAt } : {}),
   };
 }

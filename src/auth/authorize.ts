@@ -9,6 +9,7 @@
  */
 import { canonicalXname } from '../domain/xname.ts';
 import { isAuthFailure, roleAtLeast, type AuthFailure, type Principal } from './principal.ts';
+import type { NodeScope } from './node-scopes.ts';
 
 export interface OperationPolicy {
   kind: 'query' | 'mutation' | 'subscription';
@@ -22,9 +23,10 @@ export interface OperationPolicy {
   systemOnly?: boolean;
   /**
    * Whether a `node` principal may call it (default: never). `self` always; `{ xnameArg }` only
-   * when that argument (a dot path into the args, e.g. `input.xname`) is the node's own xname.
+   * when that argument (a dot path into the args, e.g. `input.xname`) is the node's own xname, and,
+   * for a credential minted from a boot ticket, only when its scope is in `scopes` (node-scopes.ts).
    */
-  node?: 'self' | { xnameArg: string };
+  node?: 'self' | { xnameArg: string; scopes?: readonly NodeScope[] };
 }
 
 const q = (min: OperationPolicy['min'], more: Partial<OperationPolicy> = {}): OperationPolicy => ({ kind: 'query', min, ...more });
@@ -74,9 +76,10 @@ export const POLICY: Readonly<Record<string, OperationPolicy>> = Object.freeze({
   abortSession: m('operator'),
 
   // The node reporter, `reportBootState(id, bssToken)`: the node itself for its own xname, or a human operator.
-  reportBootState: m('operator', { node: { xnameArg: 'id' } }),
+  reportBootState: m('operator', { node: { xnameArg: 'id', scopes: ['report'] } }),
   // The deploy agent and the installed system (schema/deploy.graphql): the node itself, or an operator.
-  deployHeartbeat: m('operator', { node: { xnameArg: 'id' } }),
+  // Which states each scope may send is the heartbeat's own rule (engine/deploy-heartbeat.ts).
+  deployHeartbeat: m('operator', { node: { xnameArg: 'id', scopes: ['deploy', 'disk'] } }),
 
   // System administration: untenanted admins only.
   patchOptions: m('admin', { systemOnly: true }),
@@ -127,6 +130,8 @@ export function authorize(
     if (p.node === 'self') return { ok: true };
     const arg = argAt(args, p.node.xnameArg);
     if (typeof arg !== 'string') return deny(`${field} needs argument ${p.node.xnameArg}`);
+    if (principal.scope && !p.node.scopes?.includes(principal.scope))
+      return deny(`a node credential for ${principal.scope} may not call ${field}`);
     return nodeMayReport(principal, arg);
   }
   if (!roleAtLeast(principal.role, p.min)) return deny(`${field} needs role ${p.min} or higher; caller is ${principal.role}`);

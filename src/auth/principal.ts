@@ -2,6 +2,7 @@
  * Who is calling: the one shape every credential (OIDC JWT, local API token, dev token) becomes,
  * and the one shape every failed authentication becomes. Resolvers only ever see these two.
  */
+import type { NodeScope } from './node-scopes.ts';
 
 /** Human roles form a ladder (viewer < operator < admin); `node` stands beside it, not on it. */
 export const ROLES = ['viewer', 'operator', 'admin', 'node'] as const;
@@ -15,6 +16,8 @@ export interface Principal {
   tenant: string | null;
   /** Canonical xname, only for role `node`: the one component this credential may report for. */
   node?: string;
+  /** Only for role `node`, minted from a boot ticket: what it may do (node-scopes.ts). Absent: every node call. */
+  scope?: NodeScope;
   via: 'jwt' | 'api-token' | 'dev';
   /** Id of the local API token, when `via` is `api-token` or `dev` (for audit and revocation). */
   tokenId?: string;

@@ -253,10 +253,16 @@ export const apiTokens = pgTable(
     expiresAt: ts('expires_at'),
     revokedAt: ts('revoked_at'),
     createdAt: ts('created_at').notNull().defaultNow(),
+    /**
+     * Node tokens minted from a boot ticket (src/api/boot/exchange.ts): what the credential may do
+     * (report, deploy, disk; src/auth/node-scopes.ts). Null: any node call (a provisioned token).
+     */
+    scope: text('scope'),
   },
   (t) => [
     uniqueIndex('api_tokens_hash_idx').on(t.hash),
     check('api_tokens_role_ck', sql`${t.role} in ('admin','operator','viewer','node')`),
+    check('api_tokens_scope_ck', sql`${t.scope} is null or (${t.role} = 'node' and ${t.scope} in ('report','deploy','disk'))`),
   ],
 );
 

@@ -33,12 +33,22 @@ export async function revokeApiTokenRow(db: Db, id: string, at: Date): Promise<b
   return rows.length > 0;
 }
 
-/** Revokes every live token of one role and subject (a node's earlier credentials); returns their ids. */
-export async function revokeApiTokensOf(db: Db, role: string, subject: string, at: Date): Promise<string[]> {
+/**
+ * Revokes every live token of one role and subject (a node's earlier credentials), or only those of
+ * one node scope; returns their ids.
+ */
+export async function revokeApiTokensOf(db: Db, role: string, subject: string, at: Date, scope?: string): Promise<string[]> {
   const rows = await db
     .update(apiTokens)
     .set({ revokedAt: at })
-    .where(and(eq(apiTokens.role, role), eq(apiTokens.subject, subject), isNull(apiTokens.revokedAt)))
+    .where(
+      and(
+        eq(apiTokens.role, role),
+        eq(apiTokens.subject, subject),
+        isNull(apiTokens.revokedAt),
+        scope === undefined ? undefined : eq(apiTokens.scope, scope),
+      ),
+    )
     .returning({ id: apiTokens.id });
   return rows.map((r) => r.id);
 }

@@ -1,0 +1,238 @@
+/**
+ * Boot grants (Ironic's agent token, before it is issued): one row per node and purpose while bootorch
+ * expects that node to boot. Power-on opens a window (purpose `report`, or `deploy` when the node's
+ * disk deploy is pending or running) for a new boot attempt; the boot script mints the attempt's
+ * one-time ticket in it, a later fetch in the same window replacing a ticket not yet exchanged; the
+ * node's first call exchanges the ticket once (src/api/boot/exchange.ts), which closes the window. A
+ * config drive carries a ticket of purpose `disk` for the installed system. Only tickets' SHA-256 is
+ * stored. Rows whose window and ticket have both ended are pruned on each write. The only module
+ * with SQL on this table.
+ */
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { pgTable, text, timestamp, uniqueIndex, check } from 'drizzle-orm/pg-core';
+import type { Db } from './client.ts';
+import { apiTokens } from './schema.ts';
+import { nodeInventory } from './node-inventory.ts';
+import { componentDeploys } from './deploys.ts';
+import { anyOf, insertInChunks } from './sql.ts';
+import { transaction } from './tx.ts';
+import type { NodeScope } from '../auth/node-scopes.ts';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+export const bootGrants = pgTable(
+  'boot_grants',
+  {
+    /** The boot attempt: random, unguessable; iPXE's failure URLs carry it (failed/<attempt>/<stage>). */
+    attempt: text('attempt').primaryKey(),
+    /** The node's xname. */
+    node: text('node').notNull(),
+    /** The scope of the credential its ticket is exchanged for (auth/node-scopes.ts). */
+    purpose: text('purpose').notNull().$type<NodeScope>(),
+    /** Until when a ticket may be minted (and exchanged). */
+    windowEndsAt: ts('window_ends_at').notNull(),
+    /** SHA-256 (hex) of the live ticket; null before the boot script minted one. */
+    ticketHash: text('ticket_hash'),
+    ticketExpiresAt: ts('ticket_expires_at'),
+    /** Set by the exchange: the ticket is spent and the window closed. */
+    exchangedAt: ts('exchanged_at'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('boot_grants_node_purpose_idx').on(t.node, t.purpose),
+    uniqueIndex('boot_grants_ticket_idx').on(t.ticketHash),
+    check('boot_grants_purpose_ck', sql`${t.purpose} in ('report','deploy','disk')`),
+  ],
+);
+
+export type BootGrantRow = typeof bootGrants.$inferSelect;
+
+/** The purposes a power-on opens (one of them per node at a time); `disk` comes with the config drive. */
+const NETBOOT: NodeScope[] = ['report', 'deploy'];
+/** Deploy states in which a power-on boots the deploy ramdisk. */
+const DEPLOYING = ['pending', 'starting', 'downloading', 'verifying', 'writing'];
+
+/**
+ * Open a boot window for each node (a power-on bootorch makes): a new attempt per node replacing
+ * the node's earlier one and its ticket. Also revokes the node credentials earlier attempts issued
+ * (report and deploy scopes): a new boot attempt ends the old ones. Returns the ids of the revoked
+ * tokens (for the token caches: auth/token-rows.ts's forgetTokens).
+ */
+export async function openBootWindows(
+  db: Db,
+  ids: string[],
+  o: { windowSeconds: number; now: Date; attempt: () => string },
+): Promise<string[]> {
+  if (ids.length === 0) return [];
+  return transaction(db, async (tx) => {
+    const deploying = new Set(
+      (
+        await tx
+          .select({ id: componentDeploys.id })
+          .from(componentDeploys)
+          .where(and(anyOf(componentDeploys.id, ids), inArray(componentDeploys.state, DEPLOYING as never[])))
+      ).map((r) => r.id),
+    );
+    await tx.delete(bootGrants).where(and(anyOf(bootGrants.node, ids), inArray(bootGrants.purpose, NETBOOT)));
+    const ends = new Date(o.now.getTime() + o.windowSeconds * 1000);
+    await insertInChunks(tx, ids, async (tx, part) => {
+      await tx.insert(bootGrants).values(
+        part.map((id) => ({
+          attempt: o.attempt(),
+          node: id,
+          purpose: (deploying.has(id) ? 'deploy' : 'report') as NodeScope,
+          windowEndsAt: ends,
+          createdAt: o.now,
+        })),
+      );
+    });
+    const revoked = await tx
+      .update(apiTokens)
+      .set({ revokedAt: o.now })
+      .where(and(eq(apiTokens.role, 'node'), anyOf(apiTokens.subject, ids), inArray(apiTokens.scope, NETBOOT), isNull(apiTokens.revokedAt)))
+      .returning({ id: apiTokens.id });
+    await pruneBootGrants(tx, o.now);
+    return revoked.map((r) => r.id);
+  });
+}
+
+/** What the boot script needs from the node whose window it minted a ticket in. */
+export interface MintedTicket {
+  attempt: string;
+  purpose: NodeScope;
+  node: string;
+  bootKernel: string;
+  bootInitrd: string;
+  bootParams: string;
+  bootToken: string;
+}
+
+/**
+ * The boot script's one statement: for the enabled node with this MAC, with boot parameters, whose
+ * window is open and not exchanged, and whose deploy (if any) has not gone to its disk, store this
+ * ticket's hash (replacing an unexchanged one) and return what the script needs. Undefined for every
+ * other case alike (unknown MAC, disabled, outside the window, deployed to disk), so the answers
+ * cannot tell them apart, nor can the time taken (one statement either way).
+ */
+export async function mintBootTicket(
+  db: Db,
+  mac: string,
+  ticket: { hash: string; expiresAt: Date; now: Date },
+): Promise<MintedTicket | undefined> {
+  const n = nodeInventory;
+  const g = bootGrants;
+  const d = componentDeploys;
+  const [row] = await db
+    .update(g)
+    .set({ ticketHash: ticket.hash, ticketExpiresAt: ticket.expiresAt })
+    .from(n)
+    .where(
+      and(
+        eq(n.mac, mac),
+        eq(n.enabled, true),
+        sql`${n.bootKernel} <> ''`,
+        eq(g.node, n.id),
+        inArray(g.purpose, NETBOOT),
+        sql`${g.windowEndsAt} > ${ticket.now}`,
+        isNull(g.exchangedAt),
+        sql`not exists (select 1 from ${d} where ${d.id} = ${n.id} and ${d.state} in ('booting_disk','active'))`,
+      ),
+    )
+    .returning({
+      attempt: g.attempt,
+      purpose: g.purpose,
+      node: n.id,
+      bootKernel: n.bootKernel,
+      bootInitrd: n.bootInitrd,
+      bootParams: n.bootParams,
+      bootToken: n.bootToken,
+    });
+  return row;
+}
+
+/**
+ * A ticket for the installed system of a disk deploy (written into its config drive): replaces the
+ * node's earlier disk ticket; exchangeable once bootorch has switched the deploy to its disk.
+ */
+export async function issueDiskTicket(
+  db: Db,
+  node: string,
+  ticket: { hash: string; expiresAt: Date; now: Date; attempt: string },
+): Promise<void> {
+  await transaction(db, async (tx) => {
+    await tx.delete(bootGrants).where(and(eq(bootGrants.node, node), eq(bootGrants.purpose, 'disk')));
+    await tx.insert(bootGrants).values({
+      attempt: ticket.attempt,
+      node,
+      purpose: 'disk',
+      windowEndsAt: ticket.expiresAt,
+      ticketHash: ticket.hash,
+      ticketExpiresAt: ticket.expiresAt,
+      createdAt: ticket.now,
+    });
+    await pruneBootGrants(tx, ticket.now);
+  });
+}
+
+/** The grant a ticket (by hash) belongs to, locked for the exchange; undefined when unknown. */
+export async function grantOfTicket(db: Db, hash: string): Promise<BootGrantRow | undefined> {
+  const [row] = await db.select().from(bootGrants).where(eq(bootGrants.ticketHash, hash)).for('update');
+  return row;
+}
+
+/** Spend a grant's ticket (the exchange): true when it was live and is now spent. */
+export async function spendTicket(db: Db, attempt: string, now: Date): Promise<boolean> {
+  const rows = await db
+    .update(bootGrants)
+    .set({ exchangedAt: now })
+    .where(
+      and(
+        eq(bootGrants.attempt, attempt),
+        isNull(bootGrants.exchangedAt),
+        sql`${bootGrants.ticketExpiresAt} > ${now}`,
+        sql`${bootGrants.windowEndsAt} > ${now}`,
+      ),
+    )
+    .returning({ attempt: bootGrants.attempt });
+  return rows.length > 0;
+}
+
+/** A network-boot attempt whose window is open and whose ticket is not spent (iPXE's failure reports). */
+export async function openAttempt(db: Db, attempt: string, now: Date): Promise<BootGrantRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(bootGrants)
+    .where(
+      and(
+        eq(bootGrants.attempt, attempt),
+        inArray(bootGrants.purpose, NETBOOT),
+        sql`${bootGrants.windowEndsAt} > ${now}`,
+        isNull(bootGrants.exchangedAt),
+      ),
+    );
+  return row;
+}
+
+/**
+ * Forget what can no longer be used: grants whose window and ticket have both ended, and node
+ * credentials minted from tickets that expired or were revoked (a provisioned node token, without a
+ * scope, is an admin's to revoke and list, and stays). Bounded per call, so a write pays little.
+ */
+export async function pruneBootGrants(db: Db, now: Date, max = 1000): Promise<{ grants: number; tokens: number }> {
+  const grants = await db.execute(sql`delete from ${bootGrants} where attempt in (
+    select attempt from ${bootGrants}
+    where window_ends_at <= ${now} and (ticket_expires_at is null or ticket_expires_at <= ${now}) limit ${max})`);
+  const tokens = await db
+    .delete(apiTokens)
+    .where(
+      sql`${apiTokens.id} in (select id from ${apiTokens} where role = 'node' and scope is not null
+        and (expires_at <= ${now} or revoked_at is not null) limit ${max})`,
+    )
+    .returning({ id: apiTokens.id });
+  return { grants: grants.rowCount ?? 0, tokens: tokens.length };
+}
+
+/** Every grant of a node (tests, explain). */
+export async function grantsOf(db: Db, node: string): Promise<BootGrantRow[]> {
+  return db.select().from(bootGrants).where(eq(bootGrants.node, node));
+}
