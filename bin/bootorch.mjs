@@ -1,7 +1,17 @@
 #!/usr/bin/env node
-// `npx bootorch ...`: run the TypeScript CLI (src/main.ts) in this process through tsx's loader,
-// so signals, stdio and the exit code are the CLI's own.
-import { register } from 'tsx/esm/api';
+// `npx bootorch ...`: the compiled CLI (dist/main.js, from `npm run build`) in this process, so signals,
+// stdio and the exit code are the CLI's own. Without a build (a fresh clone) the TypeScript sources
+// run through tsx's loader instead. A build older than the sources still runs, with a warning: running
+// other code than the sources silently would be worse (`npm run bootorch` always runs the sources).
+import { DIST_MAIN, distState } from './dist-state.mjs';
 
-register();
-await import(new URL('../src/main.ts', import.meta.url).href);
+const state = distState();
+if (state === 'missing') {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import(new URL('../src/main.ts', import.meta.url).href);
+} else {
+  if (state === 'stale')
+    process.stderr.write('bootorch: dist/ is older than src/: running the old build (npm run build:dist updates it)\n');
+  await import(DIST_MAIN.href);
+}

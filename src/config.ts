@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { parseOriginList } from './adapters/outbound-policy.ts';
 
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => ['true', '1', 'yes'].includes(v));
 
@@ -39,6 +40,24 @@ const envSchema = z.object({
    * (e.g. https://rgw-vip, or `bootorch sim`'s `<url>/s3`). Required to create templates with s3 paths.
    */
   S3_URL: z.url().optional(),
+  /**
+   * Origins that image manifests and boot-parameters objects at http(s) URLs operators write may be
+   * read from, comma-separated (`https://images.example.com,http://10.1.0.5:8080`), besides S3_URL's
+   * (always allowed). A named origin may be at any address; `*` (or `https://*`) allows every other
+   * origin at public addresses only (never loopback, link-local, metadata or private ranges).
+   * Default: none (S3_URL's origin alone). Only S3_URL's origin gets the CSM token. See docs/outbound.md.
+   */
+  BOOTORCH_IMAGE_ORIGINS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      try {
+        return parseOriginList(v);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: (e as Error).message });
+        return z.NEVER;
+      }
+    }),
   /** Bearer token for the CSM services, or a file holding it (re-read on every request). */
   CSM_TOKEN: z.string().optional(),
   CSM_TOKEN_FILE: z.string().optional(),

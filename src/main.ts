@@ -91,6 +91,14 @@ program
     untilSignal(s);
   });
 
+program
+  .command('migrate')
+  .description("apply the database's pending migrations (bootorch's and the job queue's), then exit")
+  .action(async () => {
+    const { migrate } = await import('./migrate.ts');
+    await migrate(config());
+  });
+
 registerClientCommands(program);
 registerTokenCommands(program, config);
 registerSimCommands(program, config, untilSignal);

@@ -46,6 +46,7 @@ export function httpConfigFrom(config: Config): HttpAdaptersConfig {
     bss: { url: config.BSS_URL!, ...auth },
     cfs: { url: config.CFS_URL!, ...auth },
     ims: { url: s3 ?? '', ...auth },
+    imageOrigins: config.BOOTORCH_IMAGE_ORIGINS,
   };
 }
 
@@ -72,6 +73,7 @@ export function createAdapters(
         bmcTimeoutMs: config.BOOTORCH_BMC_TIMEOUT * 1000,
         hooksDir: config.BOOTORCH_CONFIG_HOOKS,
         filesDir: config.BOOTORCH_BOOT_FILES,
+        imageOrigins: config.BOOTORCH_IMAGE_ORIGINS,
         runHooks: deps.runHooks,
         bmcCaFile: config.BOOTORCH_BMC_CA_FILE,
         onTaskFailed: (id, op, error) => deps.log?.(`power ${op} of ${id} failed: ${error}`),

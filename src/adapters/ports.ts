@@ -37,12 +37,27 @@ export interface InventoryPort {
 
 export type PowerOperation = 'On' | 'Soft-Off' | 'Force-Off';
 
-export interface PowerState {
-  /** lowercased PCS powerState (`on`, `off`, `undefined`), or '' when PCS gave an error for it. */
-  state: string;
-  /** PCS per-xname error text, '' when none. */
-  error: string;
-}
+/**
+ * Why a node's power could not be read: the BMC did not answer (unreachable), answered too late
+ * (timeout), refused the login (auth_failed) or answered with an error or something unreadable
+ * (error); not_in_inventory: power control does not know the node (PCS "not found", no BMC
+ * registered). Each is also the failure reason (domain/failures.ts) when the power stays unknown.
+ */
+export const POWER_UNKNOWN_CAUSES = ['bmc_unreachable', 'bmc_auth_failed', 'bmc_timeout', 'bmc_error', 'not_in_inventory'] as const;
+export type PowerUnknownCause = (typeof POWER_UNKNOWN_CAUSES)[number];
+
+/**
+ * A node's power as read: on or off, or unknown when the read failed. A failed read is never a
+ * state: the decision table has its own rows for unknown (domain/status-decision.ts).
+ */
+export type PowerState =
+  | { state: 'on' | 'off'; error: '' }
+  | {
+      state: 'unknown';
+      cause: PowerUnknownCause;
+      /** What went wrong, with the BMC's (or PCS's) own message. */
+      error: string;
+    };
 
 /** PCS (Power Control Service). */
 export interface PowerPort {
@@ -64,6 +79,8 @@ export interface BootFromDiskProblem {
   error: string;
   /** Trying again may help (unreachable, timeout). */
   transient: boolean;
+  /** What the BMC call's failure names (the failure reason when it is given up on); absent: service_unavailable. */
+  cause?: PowerUnknownCause;
 }
 
 export interface TransitionStatus {

@@ -77,6 +77,7 @@ export const enumValues = {
     POWER_OFF: 'power_off',
     FORCEFUL_POWER_OFF: 'forceful_power_off',
     CONFIGURATION: 'configuration',
+    POWER_UNKNOWN: 'power_unknown',
     DISK_DEPLOY: 'disk_deploy',
   },
 } as const;

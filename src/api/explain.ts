@@ -87,6 +87,14 @@ export async function explainComponent(db: Db, adapters: Adapters, id: string): 
       });
     }
   }
+  if (power?.state === 'unknown') {
+    const timeout = effectiveWaits(c, options).powerUnknownTimeout;
+    const since = c.powerUnknownSince ? ` since ${c.powerUnknownSince.toISOString()}` : '';
+    blockers.push({
+      kind: 'power_unknown',
+      detail: `power unknown${since} (${power.cause}): ${power.error}; no power action while it is, failed with the cause after ${timeout} s`,
+    });
+  }
   if (cfs && !cfs.enabled && c.phase === 'configuring') {
     blockers.push({
       kind: 'cfs_disabled',

@@ -7,6 +7,7 @@ import type { EngineComponent } from '../db/components/select.ts';
 import type { Options } from '../domain/options.ts';
 import type { SessionRow } from '../db/schema.ts';
 import { effectiveWaits } from '../engine/selection.ts';
+import { heldForUnknownPower } from '../domain/status-decision.ts';
 
 export type WaitKind =
   | 'nothing'
@@ -20,6 +21,7 @@ export type WaitKind =
   | 'power_off'
   | 'forceful_power_off'
   | 'configuration'
+  | 'power_unknown'
   | 'disk_deploy';
 
 /** The disk deploy phases (domain/deploy-decision.ts), in words. */
@@ -52,6 +54,14 @@ export function classifyWait(c: EngineComponent, o: Options, now: Date, session:
       kind: 'session_paused',
       description: `session ${c.session} is paused: ${session.pauseReason ?? ''}`,
       group: `session paused: ${session.pauseReason ?? ''}`,
+    };
+  }
+  if (heldForUnknownPower(c)) {
+    const held = c.powerUnknownSince ? Math.round((now.getTime() - c.powerUnknownSince.getTime()) / 1000) : 0;
+    return {
+      kind: 'power_unknown',
+      description: `power unknown for ${held} s (${c.failureReason}): ${c.error}; failed with the cause after ${w.powerUnknownTimeout} s`,
+      group: `power unknown (${c.failureReason})`,
     };
   }
   const deployWait = DEPLOY_WAITS[c.phase];

@@ -134,6 +134,8 @@ export const components = pgTable(
     error: text('error').notNull().default(''),
     /** Closed failure reason (domain/failures.ts) when the component failed; '' otherwise. */
     failureReason: text('failure_reason').notNull().default(''),
+    /** First unknown power read of the current run of them (status rows U1, U2); null when the power was last read. */
+    powerUnknownSince: ts('power_unknown_since'),
     session: text('session').notNull().default(''),
     /** Tenant of the owning session ('' = none); sessions are namespaced by tenant. */
     sessionTenant: text('session_tenant').notNull().default(''),

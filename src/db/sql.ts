@@ -43,7 +43,7 @@ export function fromExcluded<T extends Table, K extends keyof T['_']['columns'] 
 }
 
 /** One array parameter with its SQL element type, for `unnest(...)`. */
-export function arrayParam(values: readonly unknown[], type: 'text' | 'bool' | 'bigint' | 'int' | 'float8'): SQL {
+export function arrayParam(values: readonly unknown[], type: 'text' | 'bool' | 'bigint' | 'int' | 'float8' | 'timestamptz'): SQL {
   return sql`${sql.param([...values])}::${sql.raw(type)}[]`;
 }
 

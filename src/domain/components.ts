@@ -104,6 +104,7 @@ export function blankComponent(id: string): ComponentFields {
     powerOffForcefulAttempts: 0,
     error: '',
     failureReason: '',
+    powerUnknownSince: null,
     session: '',
     sessionTenant: '',
     retryPolicy: null,

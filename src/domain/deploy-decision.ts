@@ -12,13 +12,14 @@
  * | D5 | written | any | switching_to_disk | deploy-to-disk sets the boot device and power-cycles (attempt counters reset) |
  * | D6 | booting_disk, no report within max_boot_wait_time | any | '' | failed (boot_never_reported), disabled |
  * | D7 | booting_disk | any | booting_disk | waiting for the installed system's report |
+ * | - | failed, silent or written | unknown | (diskless table: U1, U2) | held while the power is unknown, failed with the cause past power_unknown_timeout |
  * | - | pending | any | (diskless table, actual state ignored) | power on into the ramdisk; reboot if the agent never starts |
  * | - | active | any | (diskless table, as booted the desired artifacts) | configuration, then done |
  */
 import type { ConfigComponent, PowerState } from '../adapters/ports.ts';
 import { AGENT_STATES, type DeployState } from './deploy.ts';
 import type { FailureReason } from './failures.ts';
-import { decide, finishDecision, type Decision, type DecisionInput, type DecisionOptions } from './status-decision.ts';
+import { decide, finishDecision, powerKnownAgain, type Decision, type DecisionInput, type DecisionOptions } from './status-decision.ts';
 
 export interface DeployView {
   state: DeployState;
@@ -51,6 +52,24 @@ export function decideWithDeploy(
   now: Date,
 ): Decision {
   if (!d || !power || !cfs) return decide(c, power, cfs, o, now);
+  const timedOut = heartbeatTimedOut(d, o.deployHeartbeatTimeout, now);
+  // Rows that act on the power (D1, D2 power the node off; D5 sets its boot device and cycles it)
+  // wait while it is unknown: the table's own rows for unknown power (U1, U2) decide. The others
+  // follow the deploy agent or the clock and read no power.
+  if (power.state === 'unknown' && (d.state === 'failed' || timedOut || d.state === 'written')) return decide(c, power, cfs, o, now);
+  const r = decideDeploy(c, d, timedOut, power, cfs, o, now);
+  return power.state === 'unknown' ? r : powerKnownAgain(c, r);
+}
+
+function decideDeploy(
+  c: DecisionInput,
+  d: DeployView,
+  timedOut: boolean,
+  power: PowerState,
+  cfs: ConfigComponent,
+  o: DeployDecisionOptions,
+  now: Date,
+): Decision {
   if (d.state === 'pending') return decide({ ...c, actualKernel: '', actualInitrd: '', actualKernelParameters: '' }, power, cfs, o, now);
   if (d.state === 'active') {
     const r = decide(
@@ -65,7 +84,6 @@ export function decideWithDeploy(
   const failed = c.status === 'failed';
   const keep = failed ? ({ override: 'failed', disable: true } as const) : ({ override: '', disable: false } as const);
   const finish = (x: Omit<Decision, 'clearActual' | 'resetCounters'>) => finishDecision(c, x);
-  const timedOut = heartbeatTimedOut(d, o.deployHeartbeatTimeout, now);
   if (d.state === 'failed' || timedOut) {
     const reason = (timedOut ? 'heartbeat_timeout' : d.reason || 'write_error') as FailureReason;
     const error = timedOut

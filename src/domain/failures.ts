@@ -10,6 +10,13 @@ export const FAILURE_REASONS = {
   configuration_failed: 'CFS reported the configuration failed',
   configuration_unknown: 'CFS reported no valid configuration status (e.g. the configuration does not exist)',
   service_unavailable: 'an outside service (HSM, PCS, BSS, CFS, images) failed or timed out',
+  bmc_unreachable:
+    "the node's power stayed unknown past power_unknown_timeout: its BMC did not answer (connection refused, no route, no IPMI session)",
+  bmc_auth_failed: "the node's power stayed unknown past power_unknown_timeout: its BMC refused the login (wrong user or password)",
+  bmc_timeout:
+    "the node's power stayed unknown past power_unknown_timeout: its BMC took the connection but did not answer within the per-call timeout",
+  bmc_error:
+    "the node's power stayed unknown past power_unknown_timeout: its BMC answered with an error (HTTP 4xx/5xx, a failed command) or an answer that cannot be read",
   not_in_inventory: 'the node is not known to the inventory (HSM), power control (PCS) or CFS',
   boot_parameters_failed: 'BSS refused or failed to store the boot parameters',
   retry_limit: 'the retry limit was reached with no more specific cause recorded',

@@ -73,6 +73,14 @@ export const optionsShape = {
   max_power_on_wait_time: seconds.default(120),
   /** Safety-net period of every other operator, seconds (default 15). */
   polling_frequency: seconds.default(15),
+  /**
+   * bootorch: a node's power read unknown (its BMC unreachable, refusing the login, timing out or
+   * answering an error; PCS answering an error or `undefined` for it) is held with the cause at once,
+   * and fails with it (bmc_unreachable, bmc_auth_failed, ...) once its power has stayed unknown this
+   * long, counted from the first unknown read with no known read since, seconds (default 60; 0 fails
+   * at the first unknown read). A session's rollout policy (powerUnknownTimeout) overrides it.
+   */
+  power_unknown_timeout: seconds.default(60),
   /** NID-looking node_list or limit entries are rejected instead of warned about (default false). */
   reject_nids: z.boolean().default(false),
   /** createSession needs a non-empty limit (default false). */

@@ -39,6 +39,8 @@ export const rolloutPolicySchema = z
     maxPowerOffWaitTime: seconds.optional(),
     maxPowerOnWaitTime: seconds.optional(),
     maxBootWaitTime: seconds.optional(),
+    /** Overrides the option power_unknown_timeout for this session's nodes. */
+    powerUnknownTimeout: seconds.optional(),
     retryPolicy: seconds.optional(),
     /** Overrides the option job_retry_delay for this session's action jobs (seconds, 1-3600). */
     jobRetryDelay: z.number().int('must be a whole number').min(1, 'must be at least 1').max(3600, 'must be at most 3600').optional(),

@@ -19,14 +19,20 @@ export interface DecisionEdge {
 
 const PHASES = ['', 'powering_off', 'powering_on', 'configuring', ...DEPLOY_PHASES];
 const NOW = new Date('2026-01-01T00:00:00Z');
-const WAITS = { maxPowerOnWaitTime: 60, maxBootWaitTime: 600, deployHeartbeatTimeout: 300 };
+const WAITS = { maxPowerOnWaitTime: 60, maxBootWaitTime: 600, deployHeartbeatTimeout: 300, powerUnknownTimeout: 60 };
 const ago = (s: number) => new Date(NOW.getTime() - s * 1000);
+const UNKNOWN: PowerState = { state: 'unknown', cause: 'bmc_unreachable', error: 'no answer' };
+/** A node's own record of unknown power: none yet, or held (U1) since long ago. */
+const UNKNOWN_RUNS = [
+  { status: 'stable', failureReason: '', powerUnknownSince: null },
+  { status: 'on_hold', failureReason: 'bmc_unreachable', powerUnknownSince: ago(100_000) },
+] as const;
 const STATUSES: ConfigurationStatus[] = ['configured', 'pending', 'failed', 'unconfigured'];
 
 /** Every combination of what the table looks at, one representative value each. */
 function* inputs(): Generator<[DecisionInput, PowerState | undefined, ConfigComponent | undefined]> {
   for (const phase of PHASES) {
-    for (const power of [undefined, 'on', 'off'] as const) {
+    for (const power of [undefined, 'on', 'off', 'unknown'] as const) {
       for (const desired of ['', 'k'] as const) {
         for (const actual of ['', 'k', 'other'] as const) {
           for (const [cfsConfig, wanted] of [
@@ -42,28 +48,29 @@ function* inputs(): Generator<[DecisionInput, PowerState | undefined, ConfigComp
                 ['powering_on', ago(100_000)],
                 ['powering_off_gracefully', ago(1)],
               ] as const) {
-                const c: DecisionInput = {
-                  phase,
-                  status: 'stable',
-                  lastAction,
-                  lastActionFailed: false,
-                  lastActionAt: at,
-                  desiredKernel: desired,
-                  desiredKernelParameters: desired,
-                  desiredInitrd: desired,
-                  desiredConfiguration: wanted,
-                  actualKernel: actual,
-                  actualKernelParameters: actual,
-                  actualInitrd: actual,
-                  error: '',
-                  failureReason: '',
-                };
-                const p = power && { state: power, error: '' };
-                const cfs =
-                  cfsConfig === undefined
-                    ? undefined
-                    : { id: 'x', enabled: true, desiredConfig: cfsConfig, configurationStatus: status, errorCount: 0, tags: {} };
-                yield [c, p, cfs];
+                for (const run of power === 'unknown' ? UNKNOWN_RUNS : UNKNOWN_RUNS.slice(0, 1)) {
+                  const c: DecisionInput = {
+                    phase,
+                    ...run,
+                    lastAction,
+                    lastActionFailed: false,
+                    lastActionAt: at,
+                    desiredKernel: desired,
+                    desiredKernelParameters: desired,
+                    desiredInitrd: desired,
+                    desiredConfiguration: wanted,
+                    actualKernel: actual,
+                    actualKernelParameters: actual,
+                    actualInitrd: actual,
+                    error: '',
+                  };
+                  const p: PowerState | undefined = power === 'unknown' ? UNKNOWN : power && { state: power, error: '' };
+                  const cfs =
+                    cfsConfig === undefined
+                      ? undefined
+                      : { id: 'x', enabled: true, desiredConfig: cfsConfig, configurationStatus: status, errorCount: 0, tags: {} };
+                  yield [c, p, cfs];
+                }
               }
             }
           }
@@ -73,10 +80,11 @@ function* inputs(): Generator<[DecisionInput, PowerState | undefined, ConfigComp
   }
 }
 
-/** Where a decision leads: its phase, or the end of the walk (disabled: done, or failed). */
+/** Where a decision leads: its phase, held while the power is unknown, or the end of the walk (disabled: done, or failed). */
 function target(d: Decision): string {
   if (d.override === 'failed') return 'failed';
   if (d.disable) return 'done';
+  if (d.override === 'on_hold') return 'power_unknown';
   return d.phase || 'on_hold';
 }
 
@@ -104,7 +112,7 @@ export function decisionEdges(): DecisionEdge[] {
   };
   for (const [c, power, cfs] of inputs()) {
     add(decide(c, power, cfs, WAITS, NOW));
-    if (!power || !cfs || c.status !== 'stable' || cfs.configurationStatus !== 'configured') continue;
+    if (!power || !cfs || c.status !== 'stable' || cfs.configurationStatus !== 'configured' || power.state === 'unknown') continue;
     for (const d of deploys()) add(decideWithDeploy(c, d, power, cfs, WAITS, NOW));
   }
   return [...edges.values()].sort(
@@ -117,7 +125,7 @@ export function decisionDiagramLines(): string[] {
   const byTarget = new Map<string, string[]>();
   for (const e of decisionEdges()) byTarget.set(e.to, [...(byTarget.get(e.to) ?? []), e.rule]);
   const lines = ['  state tick <<choice>>'];
-  for (const phase of ['on_hold', 'powering_off', 'powering_on', 'configuring', ...DEPLOY_PHASES])
+  for (const phase of ['on_hold', 'powering_off', 'powering_on', 'configuring', ...DEPLOY_PHASES, 'power_unknown'])
     lines.push(`  ${phase} --> tick: status tick`);
   for (const [to, rules] of byTarget) lines.push(`  tick --> ${to}: ${[...new Set(rules)].join(', ')}`);
   return lines;

@@ -1,9 +1,11 @@
 /**
  * The status operator's decision table (BOS reference §4.1), as a pure function: from a component,
  * its power state (PCS) and its CFS record, the phase it is in and the side effects. First match wins.
- * It is the sole writer of `phase`.
+ * It is the sole writer of `phase`. Unlike BOS, which reads a PCS error or `undefined` as "not off"
+ * (so a dead BMC looks like a node that will not power off), a power read that failed is unknown and
+ * has its own rows (U1, U2), before any row that reads the power.
  */
-import type { ConfigComponent, PowerState } from '../adapters/ports.ts';
+import { POWER_UNKNOWN_CAUSES, type ConfigComponent, type PowerState } from '../adapters/ports.ts';
 import type { FailureReason } from './failures.ts';
 
 /** The disk deploy rows (domain/deploy-decision.ts). */
@@ -24,16 +26,20 @@ export interface DecisionInput {
   actualInitrd: string;
   error: string;
   failureReason: string;
+  /** When the node's power was first read unknown in the current run of unknown reads (null: known). */
+  powerUnknownSince: Date | null;
 }
 
 export interface DecisionOptions {
   maxPowerOnWaitTime: number;
   maxBootWaitTime: number;
+  /** Seconds a node's power may stay unknown before it fails with the cause (power_unknown_timeout). */
+  powerUnknownTimeout: number;
 }
 
 export interface Decision {
   /** Which row of the table matched (for explain and events). */
-  rule: '0-pcs' | '0-cfs' | '1' | '1p' | '2' | '3' | '4a' | '4b' | '4c' | '4d' | '4e' | '4f' | '5' | '6' | DeployRule;
+  rule: '0-pcs' | '0-cfs' | 'U1' | 'U2' | '1' | '1p' | '2' | '3' | '4a' | '4b' | '4c' | '4d' | '4e' | '4f' | '5' | '6' | DeployRule;
   phase: string;
   override: '' | 'on_hold' | 'failed';
   disable: boolean;
@@ -46,6 +52,8 @@ export interface Decision {
   clearActual: boolean;
   /** Phase becomes '': attempt counters back to 0. */
   resetCounters: boolean;
+  /** powerUnknownSince to store; undefined leaves it as it is. */
+  powerUnknownSince?: Date | null;
   /** Human words for the rule (explain). */
   why: string;
 }
@@ -61,7 +69,74 @@ export function finishDecision(c: Pick<DecisionInput, 'phase'>, d: Omit<Decision
   return { ...d, resetCounters: d.phase === '', clearActual: c.phase === 'powering_off' && d.phase !== 'powering_off' };
 }
 
+/** Whether a node is held because its power is unknown (rule U1 put it there). */
+export function heldForUnknownPower(c: Pick<DecisionInput, 'status' | 'failureReason'>): boolean {
+  return c.status === 'on_hold' && (POWER_UNKNOWN_CAUSES as readonly string[]).includes(c.failureReason);
+}
+
+/**
+ * Rows U1 and U2: a power read that failed is not a state, so nothing follows from it. The node is held
+ * (on_hold: no power operator selects it, so no attempt is counted against a dead BMC) with the cause
+ * as its reason and error at once; its phase stays what it was. Unknown for power_unknown_timeout
+ * seconds, counted from the first unknown read with no known read since, it fails with the cause.
+ */
+function unknownPower(c: DecisionInput, power: Extract<PowerState, { state: 'unknown' }>, o: DecisionOptions, now: Date): Decision {
+  const finish = (d: Omit<Decision, 'clearActual' | 'resetCounters'>) => finishDecision(c, d);
+  if (c.status === 'failed') {
+    return finish({ rule: 'U2', phase: c.phase, override: 'failed', disable: true, why: 'failed; its power is unknown' });
+  }
+  const since = heldForUnknownPower(c) && c.powerUnknownSince ? c.powerUnknownSince : now;
+  const held = secondsSince(since, now);
+  if (held >= o.powerUnknownTimeout) {
+    return finish({
+      rule: 'U2',
+      phase: c.phase,
+      override: 'failed',
+      disable: true,
+      reason: power.cause,
+      error: `Power unknown for ${Math.round(held)} s (${power.cause}): ${power.error}`,
+      powerUnknownSince: since,
+      why: 'power unknown for power_unknown_timeout: failed with the cause',
+    });
+  }
+  return finish({
+    rule: 'U1',
+    phase: c.phase,
+    override: 'on_hold',
+    disable: false,
+    reason: power.cause,
+    error: `Power unknown (${power.cause}): ${power.error}`,
+    powerUnknownSince: since,
+    why: 'power unknown: held, no power action; failed if still unknown after power_unknown_timeout',
+  });
+}
+
 export function decide(
+  c: DecisionInput,
+  power: PowerState | undefined,
+  cfs: ConfigComponent | undefined,
+  o: DecisionOptions,
+  now: Date,
+): Decision {
+  if (power?.state === 'unknown' && cfs) return unknownPower(c, power, o, now);
+  const d = decideKnown(c, power, cfs, o, now);
+  return power ? powerKnownAgain(c, d) : d;
+}
+
+/**
+ * A known read ends a run of unknown ones: the first unknown read of a later run starts the count
+ * again, and a node held for unknown power (U1) loses that error and reason unless its rule sets its own.
+ */
+export function powerKnownAgain(c: DecisionInput, d: Decision): Decision {
+  return {
+    ...d,
+    ...(c.powerUnknownSince ? { powerUnknownSince: null } : {}),
+    ...(heldForUnknownPower(c) && d.reason === undefined && d.override !== 'failed' ? { reason: '' as const, error: '' } : {}),
+  };
+}
+
+/** The table for a node whose power is known (or that PCS or CFS has no record of): rows 0 to 6. */
+function decideKnown(
   c: DecisionInput,
   power: PowerState | undefined,
   cfs: ConfigComponent | undefined,

@@ -48,9 +48,10 @@ export async function describePlan(
     const p = power.get(id);
     const base = { id, bootSet: m.bootSet, skipReason: null, desired: m.desired };
     if (!p) return { ...base, action: 'unknown' as const, detail: 'power state unknown (PCS did not answer for it)' };
-    const on = p.state !== 'off';
+    if (p.state === 'unknown') return { ...base, action: 'unknown' as const, detail: `power unknown (${p.cause}): ${p.error}` };
+    const on = p.state === 'on';
     if (operation === 'shutdown')
-      return { ...base, action: on ? ('power_off' as const) : ('nothing' as const), detail: `power ${p.state || p.error}` };
+      return { ...base, action: on ? ('power_off' as const) : ('nothing' as const), detail: `power ${p.state}` };
     if (!on) return { ...base, action: 'power_on' as const, detail: 'off' };
     if (operation === 'reboot') return { ...base, action: 'power_cycle' as const, detail: 'on; a reboot always power cycles' };
     const a = actual.get(id);

@@ -15,6 +15,7 @@ export interface Waits {
   maxPowerOffWaitTime: number;
   maxPowerOnWaitTime: number;
   maxBootWaitTime: number;
+  powerUnknownTimeout: number;
 }
 
 /** Options, overridden by the owning session's rollout policy (escalation as data). */
@@ -25,6 +26,7 @@ export function effectiveWaits(c: Pick<EngineComponent, 'policy'>, o: Options): 
     maxPowerOffWaitTime: num('maxPowerOffWaitTime', o.max_power_off_wait_time),
     maxPowerOnWaitTime: num('maxPowerOnWaitTime', o.max_power_on_wait_time),
     maxBootWaitTime: num('maxBootWaitTime', o.max_boot_wait_time),
+    powerUnknownTimeout: num('powerUnknownTimeout', o.power_unknown_timeout),
   };
 }
 

@@ -160,7 +160,9 @@ const spec: OperatorSpec<EngineComponent> = {
         now,
       ),
     }));
-    const inTransit = (d: (typeof decisions)[number]['decision']) => !d.disable && d.phase !== '';
+    // A node held because its power is unknown (U1) waits on its BMC: re-read like one in transit,
+    // so it is released, or failed at power_unknown_timeout, on time.
+    const inTransit = (d: (typeof decisions)[number]['decision']) => !d.disable && (d.phase !== '' || d.rule === 'U1');
     const { outside } = passes(ctx.db);
     for (const { row, decision } of decisions) {
       if (inTransit(decision) && !QUIET_RULES.has(decision.rule)) outside.add(row.id);

@@ -128,10 +128,13 @@ export class PowerControl {
       case 'On':
         return powerOn();
       case 'Force-Off':
-        return schedule(timing.forceOffDelayMs, () => this.off(t, task, node));
+        return schedule(timing.forceOffDelayMs, () => {
+          if (faults.has('neverPowersOff', node.id)) return this.fail(t, task, 'force-off');
+          this.off(t, task, node);
+        });
       case 'Soft-Off':
         return schedule(timing.powerOffDelayMs, () => {
-          if (faults.has('ignoresSoftOff', node.id)) return this.fail(t, task, 'soft-off');
+          if (faults.has('ignoresSoftOff', node.id) || faults.has('neverPowersOff', node.id)) return this.fail(t, task, 'soft-off');
           this.off(t, task, node);
         });
       case 'Off':

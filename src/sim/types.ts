@@ -85,6 +85,8 @@ export interface CfsComponent {
 export const NODE_FAULTS = [
   'ignoresSoftOff',
   'neverPowersOn',
+  /** Soft-Off and Force-Off both fail (a stuck power supply): PCS keeps reading the node on (power_off_timeout). */
+  'neverPowersOff',
   'bootsButNeverReports',
   'reportsWrongToken',
   'configurationFails',

@@ -24,14 +24,23 @@ describe('PCS client against the simulator, under the PCS contract', () => {
     expect(ids.every((id) => rig.world.counters.transitionCount('On', id) === 1)).toBe(true);
   });
 
-  it('reads power status in chunks; unknown and unreachable nodes come back as PCS reports them', async () => {
+  it('reads power status in chunks; unknown and unreachable nodes are unknown power, with the cause', async () => {
     const ids = rig.world.ids();
     const before = rig.world.counters.callCount('pcs', 'POST /power-status');
     const st = await rig.adapters.power.powerStatus([...ids, 'x9999c0s0b0n0']);
     expect(rig.world.counters.callCount('pcs', 'POST /power-status') - before).toBe(3);
     expect(st.get(ids[0]!)).toEqual({ state: 'on', error: '' });
-    expect(st.get('x1000c0s1b0n0')).toEqual({ state: 'undefined', error: '' });
-    expect(st.get('x9999c0s0b0n0')).toEqual({ state: '', error: 'Component not found in component map.' });
+    // Neither is a state: PCS's undefined (it cannot reach the BMC) and its error entry are unknown, with the cause.
+    expect(st.get('x1000c0s1b0n0')).toEqual({
+      state: 'unknown',
+      cause: 'bmc_unreachable',
+      error: 'PCS reports powerState undefined, managementState unavailable for x1000c0s1b0n0: PCS cannot reach its BMC',
+    });
+    expect(st.get('x9999c0s0b0n0')).toEqual({
+      state: 'unknown',
+      cause: 'not_in_inventory',
+      error: 'PCS: Component not found in component map.',
+    });
     expect((await rig.adapters.power.powerStatus([])).size).toBe(0);
   });
 

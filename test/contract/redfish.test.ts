@@ -64,7 +64,9 @@ describe('Redfish power against the simulator', () => {
   it('reads PowerState per node; a missing system and a refused login are error entries, not a failed call', async () => {
     const st = await power.powerStatus([...ids, 'x9000c0s0b0n0', 'x9999c0s0b0n0']);
     for (const id of ids.slice(0, 4)) expect(st.get(id)).toEqual({ state: 'off', error: '' });
+    expect(st.get(ids[4]!)).toMatchObject({ state: 'unknown', cause: 'bmc_auth_failed' });
     expect(st.get(ids[4]!)!.error).toMatch(/refused_login: .*HTTP 401: There is no valid session/);
+    expect(st.get('x9000c0s0b0n0')).toMatchObject({ state: 'unknown', cause: 'bmc_error' });
     expect(st.get('x9000c0s0b0n0')!.error).toMatch(/unexpected_answer: x9000c0s0b0n0 .*HTTP 404: The resource at the URI/);
     expect(st.has('x9999c0s0b0n0')).toBe(false);
     const get = exchanges.find((x) => x.method === 'GET' && x.path === `/redfish/v1/Systems/${ids[0]}`)!;
@@ -113,7 +115,11 @@ describe('Redfish power against the simulator', () => {
     const [task] = await failed(tid!);
     expect(task).toMatchObject({ xname: c, status: 'failed', error: expect.stringMatching(/bmc_error: .*HTTP 503/) });
     world.faults.setService('pcs', { down: undefined, timeout: true });
-    expect((await power.powerStatus([c])).get(c)!.error).toMatch(/timeout: .*no answer within 1 s/);
+    expect((await power.powerStatus([c])).get(c)).toMatchObject({
+      state: 'unknown',
+      cause: 'bmc_timeout',
+      error: expect.stringMatching(/timeout: .*no answer within 1 s/),
+    });
     world.faults.setService('pcs', { timeout: undefined });
     expect((await power.powerStatus([c])).get(c)).toEqual({ state: 'off', error: '' });
     expect(world.node(c)!.power).toBe('off');

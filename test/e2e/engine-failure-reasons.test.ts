@@ -1,7 +1,7 @@
 /**
  * Every classified failure reason, each produced by its own fault in the simulator (the ones not
- * already covered by engine-faults and engine-rollout): power_off_timeout, booted_wrong_artifacts,
- * configuration_unknown, not_in_inventory.
+ * already covered by engine-faults and engine-rollout): power_off_timeout, bmc_unreachable (PCS's
+ * undefined: unknown power), booted_wrong_artifacts, configuration_unknown, not_in_inventory.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../helpers/cluster.ts';
@@ -17,13 +17,48 @@ describe('classified failures', () => {
   it('power_off_timeout: PCS never shows the node off, forceful attempts run out', async () => {
     c = await startCluster({ world: { nodes: 2, initial: { booted: true } }, options: { default_retry_policy: 2 } });
     const [stuck, ok] = c.world.ids();
-    c.world.faults.setNodes('powerUndefined', [stuck!]);
+    c.world.faults.setNodes('neverPowersOff', [stuck!]);
     await c.template('t');
     await c.session('off', { template: 't', operation: 'shutdown' });
     await c.waitForSession('off', 60_000);
     const [s] = await c.components([stuck!]);
     expect(s).toMatchObject({ status: 'failed', failure_reason: 'power_off_timeout', enabled: false });
     expect(c.world.counters.transitionCount('Force-Off', stuck)).toBe(2);
+    expect((await c.components([ok!]))[0]).toMatchObject({ status: 'stable' });
+  });
+
+  it('bmc_unreachable (CSM): PCS answers undefined for a node mid-reboot; it is held at once, never forced off, and fails at power_unknown_timeout', async () => {
+    c = await startCluster({
+      world: { nodes: 2, initial: { booted: true } },
+      options: { default_retry_policy: 2, power_unknown_timeout: 3 },
+    });
+    const [dead, ok] = c.world.ids();
+    c.world.faults.setNodes('ignoresSoftOff', [dead!]);
+    await c.template('t');
+    await c.session('r', { template: 't', operation: 'reboot' });
+    // The BMC goes away once the graceful power-off was sent: PCS's own poll then answers undefined.
+    await c.waitFor(async () => (await c!.components([dead!]))[0].last_action === 'powering_off_gracefully', 'graceful power-off sent');
+    c.world.faults.setNodes('powerUndefined', [dead!]);
+    const fault = Date.now();
+    await c.waitFor(async () => (await c!.components([dead!]))[0].failure_reason === 'bmc_unreachable', 'held with the cause', 10_000);
+    const heldAfter = Date.now() - fault;
+    const [held] = await c.components([dead!]);
+    expect(held).toMatchObject({ status: 'on_hold', enabled: true, phase: 'powering_off' });
+    expect(held.error).toMatch(/^Power unknown \(bmc_unreachable\): PCS reports powerState undefined/);
+    // On the timeline at once: the status operator's event with rule U1 and the cause.
+    const ev = (await c.events({ component: dead! })).find((e) => e.data?.rule === 'U1');
+    expect(ev).toMatchObject({ reason: 'bmc_unreachable', to_status: 'on_hold' });
+    await c.waitForSession('r', 60_000);
+    const failedAfter = Date.now() - fault;
+    const [s] = await c.components([dead!]);
+    expect(s).toMatchObject({ status: 'failed', failure_reason: 'bmc_unreachable', enabled: false });
+    expect(s.error).toMatch(/^Power unknown for \d+ s \(bmc_unreachable\): PCS reports powerState undefined/);
+    // Held, not retried: no forceful power-off was counted against the dead BMC.
+    expect(c.world.counters.transitionCount('Force-Off', dead)).toBe(0);
+    expect(s.power_off_forceful_attempts).toBe(0);
+    expect(heldAfter).toBeLessThan(5_000);
+    expect(failedAfter).toBeGreaterThanOrEqual(3_000);
+    expect(failedAfter).toBeLessThan(15_000);
     expect((await c.components([ok!]))[0]).toMatchObject({ status: 'stable' });
   });
 

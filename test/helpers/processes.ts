@@ -18,6 +18,10 @@ export interface RoleProcess {
   stop(): Promise<void>;
 }
 
+/** The sources through tsx (the default), or the compiled CLI as installed: bin/bootorch.mjs over dist/. */
+export const SOURCES = ['--import', 'tsx', 'src/main.ts'];
+export const COMPILED = ['bin/bootorch.mjs'];
+
 /**
  * `env` is added to this process's environment; a key given as undefined is removed from it.
  * `nodeArgs` go to node itself (e.g. --cpu-prof, which NODE_OPTIONS does not take).
@@ -27,10 +31,11 @@ export function startRole(
   env: Record<string, string | undefined>,
   args: string[] = [],
   nodeArgs: string[] = [],
+  entry: string[] = SOURCES,
 ): RoleProcess {
   const merged: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'warn', ...env };
   for (const k of Object.keys(merged)) if (merged[k] === undefined) delete merged[k];
-  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts', role, ...args], {
+  const proc = spawn(process.execPath, [...nodeArgs, ...entry, role, ...args], {
     cwd: ROOT,
     env: merged as NodeJS.ProcessEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -103,9 +108,9 @@ export interface CliResult {
 }
 
 /** Run `bootorch <args>` to completion (the deadline kills it). */
-export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 120_000): Promise<CliResult> {
+export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 120_000, entry = SOURCES): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+    const proc = spawn(process.execPath, [...entry, ...args], {
       // No dev token file (.data/dev-admin-token) is picked up unless a test says so.
       cwd: ROOT,
       env: { ...process.env, BOOTORCH_URL: '', BOOTORCH_TOKEN: '', BOOTORCH_DATA_DIR: '/nonexistent', ...env },

@@ -1,8 +1,9 @@
 /**
  * The IPMI power path with the real ipmitool against real OpenIPMI ipmi_sim BMCs (no VM: the
  * machine is a process, power = it runs): status, the PXE boot device, on, a soft-off the BMC cannot
- * deliver, forced off, and the classified failures (refused login, unreachable BMC, timeout),
- * as error entries and failed tasks, never a thrown call. Skipped, saying so, without the binaries;
+ * deliver, forced off, and the classified failures (a wrong password is bmc_auth_failed, a BMC that
+ * does not answer bmc_unreachable, each with ipmitool's own words), as unknown power and failed
+ * tasks, never a thrown call. Skipped, saying so, without the binaries;
  * the VM test (test/vm) boots real VMs through the same path.
  */
 import { randomBytes } from 'node:crypto';
@@ -18,12 +19,24 @@ import { RedfishClient } from '../../src/adapters/standalone/redfish.ts';
 const HAVE_ALL = haveTools('test/integration/ipmi-sim', ['ipmitool', 'ipmi_sim']);
 
 describe('ipmitool output classification', () => {
+  // ipmitool 1.8.19 -v, as it answers ipmi_sim (a wrong password, an unknown user, nothing listening).
+  const session = 'Error: Unable to establish IPMI v2 / RMCP+ session';
   it.each([
-    ['Error: Unable to establish IPMI v2 / RMCP+ session', 'unreachable'],
-    ['> RAKP 2 HMAC is invalid', 'refused_login'],
-    ['Unauthorized name', 'refused_login'],
-    ['Close Session command failed', 'bmc_error'],
-  ])('%s -> %s', (out, kind) => expect(classifyIpmitool(out)).toBe(kind));
+    ['wrong password', `Loading IANA PEN Registry...\n> RAKP 2 HMAC is invalid\n${session}`, 'refused_login'],
+    ['unknown user', `Loading IANA PEN Registry...\nRAKP 2 message indicates an error : unauthorized name\n${session}`, 'refused_login'],
+    [
+      'nothing answers',
+      `Loading IANA PEN Registry...\nGet Auth Capabilities error\nError issuing Get Channel Authentication Capabilities request\n${session}`,
+      'unreachable',
+    ],
+    ['no session, no detail', session, 'unreachable'],
+    ['other', 'Close Session command failed', 'bmc_error'],
+  ])('%s', (_what, out, kind) => expect(classifyIpmitool(out)).toBe(kind));
+
+  it("fits ipmitool's own retries inside the deadline (about r(r+1) s with -N 1 -R r)", () => {
+    expect(IpmiTool.retryArgs(4000)).toEqual(['-N', '1', '-R', '1']);
+    expect(IpmiTool.retryArgs(15_000)).toEqual(['-N', '1', '-R', '3']);
+  });
 
   it('splits host:port, [v6]:port and a bare host', () => {
     expect(IpmiTool.hostArgs('127.0.0.1:9001')).toEqual(['-H', '127.0.0.1', '-p', '9001']);
@@ -58,8 +71,10 @@ describe.skipIf(!HAVE_ALL)('IPMI power with ipmitool against ipmi_sim', () => {
     ]);
     expect(r.ok).toBe(true);
     power = new StandalonePower(db.db, {
-      drivers: { ipmi: new IpmiTool({ timeoutMs: 3000 }), redfish: new RedfishClient() },
+      // ipmitool gives up on the dead BMC after about 2 s (-R 1), within the 4 s deadline; the read is waited for.
+      drivers: { ipmi: new IpmiTool({ timeoutMs: 4000 }), redfish: new RedfishClient() },
       secretKey: key,
+      passWaitMs: 10_000,
     });
   }, 60_000);
 
@@ -69,11 +84,20 @@ describe.skipIf(!HAVE_ALL)('IPMI power with ipmitool against ipmi_sim', () => {
     await db?.drop();
   }, 30_000);
 
-  it('reads status; a wrong password and a dead BMC are classified error entries', async () => {
+  it("reads status; a wrong password and a dead BMC are unknown power, each with its own cause and the BMC's words", async () => {
     const st = await power.powerStatus([a.xname, b.xname, 'x3000c0s12b0n0']);
     expect(st.get(a.xname)).toEqual({ state: 'off', error: '' });
-    expect(st.get(b.xname)!.error).toMatch(/BMC ipmitool chassis power status failed: (unreachable|refused_login): x3000c0s11b0n0/);
-    expect(st.get('x3000c0s12b0n0')!.error).toMatch(/(unreachable|timeout): x3000c0s12b0n0 \(BMC 127\.0\.0\.1:9\)/);
+    expect(st.get(b.xname)).toEqual({
+      state: 'unknown',
+      cause: 'bmc_auth_failed',
+      error: `BMC ipmitool chassis power status failed: refused_login: x3000c0s11b0n0 (BMC ${b.bmcAddress}): > RAKP 2 HMAC is invalid | Error: Unable to establish IPMI v2 / RMCP+ session (exit 1)`,
+    });
+    expect(st.get('x3000c0s12b0n0')).toEqual({
+      state: 'unknown',
+      cause: 'bmc_unreachable',
+      error:
+        'BMC ipmitool chassis power status failed: unreachable: x3000c0s12b0n0 (BMC 127.0.0.1:9): Error issuing Get Channel Authentication Capabilities request | Error: Unable to establish IPMI v2 / RMCP+ session (exit 1)',
+    });
   }, 30_000);
 
   it('On boots from the network once, then powers on; a soft-off the BMC cannot deliver is a failed task and the node stays on; Force-Off works', async () => {
@@ -109,7 +133,7 @@ describe.skipIf(!HAVE_ALL)('IPMI power with ipmitool against ipmi_sim', () => {
     expect(tasks[0]).toMatchObject({
       xname: b.xname,
       status: 'failed',
-      error: expect.stringMatching(/chassis bootdev pxe failed: (unreachable|refused_login)/),
+      error: expect.stringMatching(/chassis bootdev pxe failed: refused_login: .*RAKP 2 HMAC is invalid/),
     });
     expect(tasks[1]).toEqual({ xname: 'x9000c0s0b0n0', status: 'failed', error: 'not in the inventory' });
     expect(b.powerOns()).toHaveLength(0);

@@ -7,7 +7,7 @@ import type { ConfigComponent, PowerState } from '../../src/adapters/ports.ts';
 
 const now = new Date('2026-01-01T00:10:00Z');
 const ago = (s: number) => new Date(now.getTime() - s * 1000);
-const o = { maxPowerOnWaitTime: 120, maxBootWaitTime: 600, deployHeartbeatTimeout: 60 };
+const o = { maxPowerOnWaitTime: 120, maxBootWaitTime: 600, deployHeartbeatTimeout: 60, powerUnknownTimeout: 60 };
 const comp = (p: Partial<DecisionInput> = {}): DecisionInput => ({
   phase: 'powering_on',
   status: 'power_on_called',
@@ -23,6 +23,7 @@ const comp = (p: Partial<DecisionInput> = {}): DecisionInput => ({
   actualInitrd: '',
   error: '',
   failureReason: '',
+  powerUnknownSince: null,
   ...p,
 });
 const on: PowerState = { state: 'on', error: '' };
@@ -82,6 +83,20 @@ describe('decideWithDeploy', () => {
     const inFlight = decideWithDeploy(switched, deploy('written', { stateAt: ago(10) }), on, cfs, o, now);
     expect({ reset: inFlight.resetCounters, failed: inFlight.lastActionFailed }).toEqual({ reset: false, failed: undefined });
     expect(decideWithDeploy(switched, deploy('written', { stateAt: ago(1) }), on, cfs, o, now).lastActionFailed).toBe(true);
+  });
+
+  const dead: PowerState = { state: 'unknown', cause: 'bmc_unreachable', error: 'unreachable: no answer' };
+  it.each([
+    ['failed: no power-off while the power is unknown', deploy('failed', { reason: 'checksum_mismatch' }), 'U1', 'writing'],
+    ['silent agent: the same', deploy('writing', { heartbeatAt: ago(61) }), 'U1', 'writing'],
+    ['written: no switch to disk while the power is unknown', deploy('written'), 'U1', 'writing'],
+    ['pending: the diskless rows for unknown', deploy('pending'), 'U1', 'writing'],
+    ['writing: the agent runs, no power is read', deploy('writing'), 'D4', 'writing'],
+    ['booting from disk: waits for the report', deploy('booting_disk'), 'D7', 'booting_disk'],
+  ] as const)('unknown power, %s', (_what, d, rule, phase) => {
+    const r = decideWithDeploy(comp({ phase: 'writing', status: 'stable' }), d, dead, cfs, o, now);
+    expect({ rule: r.rule, phase: r.phase }).toEqual({ rule, phase });
+    if (rule === 'U1') expect({ override: r.override, reason: r.reason }).toEqual({ override: 'on_hold', reason: 'bmc_unreachable' });
   });
 
   it('without a deploy, decides as the diskless table', () => {

@@ -39,7 +39,11 @@ describe('sim adapters', () => {
     const st = await a.power.powerStatus([...ids, 'x9999c0s0b0n0']);
     expect(w.counters.callCount('pcs', 'POST /power-status')).toBe(4);
     expect(st.get(ids[0]!)).toEqual({ state: 'on', error: '' });
-    expect(st.get('x9999c0s0b0n0')).toEqual({ state: '', error: 'Component not found in component map.' });
+    expect(st.get('x9999c0s0b0n0')).toEqual({
+      state: 'unknown',
+      cause: 'not_in_inventory',
+      error: 'PCS: Component not found in component map.',
+    });
     expect((await a.power.powerStatus([])).size).toBe(0);
   });
 

@@ -56,9 +56,9 @@ describe('sim faults: nodes', () => {
     expect(pick(w1).length).toBeLessThan(90);
   });
 
-  it('powerUndefined: PCS answers undefined for the node', async () => {
+  it('powerUndefined: PCS answers undefined for the node, which is unknown power (bmc_unreachable)', async () => {
     const { a } = make({ faults: { nodes: { powerUndefined: [A] } } });
-    expect((await a.power.powerStatus([A])).get(A)).toEqual({ state: 'undefined', error: '' });
+    expect((await a.power.powerStatus([A])).get(A)).toMatchObject({ state: 'unknown', cause: 'bmc_unreachable' });
   });
 });
 

@@ -37,6 +37,8 @@ describe('the state machine document', () => {
       'D5',
       'D6',
       'D7',
+      'U1',
+      'U2',
     ]);
   });
 });

@@ -4,7 +4,7 @@ import type { ConfigComponent, PowerState } from '../../src/adapters/ports.ts';
 
 const now = new Date('2026-01-01T00:10:00Z');
 const ago = (s: number) => new Date(now.getTime() - s * 1000);
-const o = { maxPowerOnWaitTime: 120, maxBootWaitTime: 1200 };
+const o = { maxPowerOnWaitTime: 120, maxBootWaitTime: 1200, powerUnknownTimeout: 60 };
 const art = { kernel: 's3://i/kernel', params: 'console=ttyS0', initrd: 's3://i/initrd' };
 
 function comp(p: Partial<DecisionInput> = {}): DecisionInput {
@@ -23,6 +23,7 @@ function comp(p: Partial<DecisionInput> = {}): DecisionInput {
     actualInitrd: '',
     error: '',
     failureReason: '',
+    powerUnknownSince: null,
     ...p,
   };
 }
@@ -120,7 +121,6 @@ describe('status decision table (BOS §4.1)', () => {
       { rule: '6', reason: 'booted_wrong_artifacts' },
     ],
     ['on with other image (reboot)', comp(), on, cfs(), { rule: '6', phase: 'powering_off' }],
-    ['PCS undefined counts as not off', comp(), { state: 'undefined', error: '' }, cfs(), { rule: '6' }],
     ['already failed stays failed', comp({ status: 'failed' }), off, cfs(), { rule: '2', override: 'failed', disable: true }],
   ];
   it.each(rows)('%s', (_name, c, p, f, expected) => {
@@ -139,5 +139,121 @@ describe('no spurious side effects', () => {
   it('a recent power-on is not a timeout, and a plain reboot carries no failure reason', () => {
     expect(decide(comp({ lastAction: 'powering_on', lastActionAt: ago(119) }), off, cfs(), o, now).lastActionFailed).toBeUndefined();
     expect(decide(comp(), on, cfs(), o, now).reason).toBeUndefined();
+  });
+});
+
+describe('unknown power (rows U1, U2): never on, never off', () => {
+  const dead: PowerState = {
+    state: 'unknown',
+    cause: 'bmc_unreachable',
+    error: 'BMC ipmitool chassis power status failed: unreachable: x',
+  };
+  const login: PowerState = { state: 'unknown', cause: 'bmc_auth_failed', error: 'refused_login: x: RAKP 2 HMAC is invalid' };
+  /** A node U1 held `s` seconds ago for this cause. */
+  const held = (s: number, p: Partial<DecisionInput> = {}) =>
+    comp({ status: 'on_hold', failureReason: 'bmc_unreachable', error: 'Power unknown', powerUnknownSince: ago(s), ...p });
+  const rows: Array<[string, DecisionInput, PowerState, Partial<ReturnType<typeof decide>>]> = [
+    [
+      'first unknown read: held at once, with the cause as reason and the message as error, phase kept',
+      comp({ phase: 'powering_off', status: 'power_off_gracefully_called', lastAction: 'powering_off_gracefully' }),
+      dead,
+      {
+        rule: 'U1',
+        phase: 'powering_off',
+        override: 'on_hold',
+        disable: false,
+        reason: 'bmc_unreachable',
+        error: `Power unknown (bmc_unreachable): ${dead.error}`,
+        powerUnknownSince: now,
+        clearActual: false,
+        resetCounters: false,
+      },
+    ],
+    ['a shutdown wanted is not read as on (rule 3) nor off (rule 1)', comp({ desiredKernel: '' }), dead, { rule: 'U1', phase: '' }],
+    [
+      'a boot wanted is not read as off (rule 2)',
+      comp({ phase: 'powering_on' }),
+      dead,
+      { rule: 'U1', phase: 'powering_on', reason: 'bmc_unreachable' },
+    ],
+    [
+      'still unknown within power_unknown_timeout: held, the run keeps its start',
+      held(59),
+      dead,
+      { rule: 'U1', powerUnknownSince: ago(59) },
+    ],
+    ['the cause may change within a run', held(30), login, { rule: 'U1', reason: 'bmc_auth_failed', powerUnknownSince: ago(30) }],
+    [
+      'unknown for power_unknown_timeout: failed with the cause and the message',
+      held(60),
+      dead,
+      {
+        rule: 'U2',
+        override: 'failed',
+        disable: true,
+        reason: 'bmc_unreachable',
+        error: `Power unknown for 60 s (bmc_unreachable): ${dead.error}`,
+      },
+    ],
+    [
+      'a wrong password fails with its own reason',
+      held(61, { failureReason: 'bmc_auth_failed' }),
+      login,
+      { rule: 'U2', reason: 'bmc_auth_failed' },
+    ],
+    [
+      'an old start not held for unknown power (a new session) starts a new run',
+      comp({ status: 'on_hold', powerUnknownSince: ago(1000) }),
+      dead,
+      { rule: 'U1', powerUnknownSince: now },
+    ],
+    [
+      'already failed stays failed',
+      comp({ status: 'failed', failureReason: 'power_on_timeout' }),
+      dead,
+      { rule: 'U2', override: 'failed', disable: true },
+    ],
+  ];
+  it.each(rows)('%s', (_name, c, p, expected) => {
+    expect(decide(c, p, cfs(), o, now)).toMatchObject(expected);
+  });
+
+  it('a node already failed keeps its reason and error', () => {
+    const d = decide(comp({ status: 'failed', failureReason: 'power_on_timeout' }), dead, cfs(), o, now);
+    expect(d.reason).toBeUndefined();
+    expect(d.error).toBeUndefined();
+  });
+
+  it('power_unknown_timeout 0 fails at the first unknown read', () => {
+    expect(decide(comp(), dead, cfs(), { ...o, powerUnknownTimeout: 0 }, now)).toMatchObject({ rule: 'U2', reason: 'bmc_unreachable' });
+  });
+
+  it('no CFS record still fails at once (0-cfs before the unknown rows)', () => {
+    expect(decide(comp(), dead, undefined, o, now)).toMatchObject({ rule: '0-cfs' });
+  });
+
+  it('a known read ends the run: the hold, its error and reason are cleared, the rule is the usual one', () => {
+    const d = decide(held(30, { phase: 'powering_off' }), on, cfs(), o, now);
+    expect(d).toMatchObject({ rule: '6', phase: 'powering_off', override: '', reason: '', error: '', powerUnknownSince: null });
+    // A rule with its own reason keeps it.
+    expect(decide(held(30, { lastAction: 'powering_on', lastActionAt: ago(121) }), off, cfs(), o, now)).toMatchObject({
+      rule: '2',
+      reason: 'power_on_timeout',
+    });
+  });
+
+  it('a single unknown read between known ones does not fail a node', () => {
+    const first = decide(comp(), dead, cfs(), o, now);
+    expect(first.override).toBe('on_hold');
+    const back = decide(held(1), on, cfs(), o, now);
+    expect(back).toMatchObject({ override: '', reason: '', powerUnknownSince: null });
+    // The next unknown read, long after the first run began, starts a new run.
+    const again = decide(comp({ powerUnknownSince: null }), dead, cfs(), o, new Date(now.getTime() + 600_000));
+    expect(again.rule).toBe('U1');
+  });
+
+  it("a reason that is not unknown power's is not cleared by a known read", () => {
+    const d = decide(comp({ status: 'power_on_called', failureReason: 'bmc_unreachable', error: 'switch failed' }), on, cfs(), o, now);
+    expect(d.reason).toBeUndefined();
   });
 });

@@ -25,6 +25,7 @@ const status = z
           .object({
             xname: z.string(),
             powerState: z.string().nullish(),
+            managementState: z.string().nullish(),
             error: z.string().nullish(),
           })
           .passthrough(),
@@ -49,10 +50,7 @@ export class HttpPower implements PowerPort {
         body: { xname: chunk },
         schema: status,
       });
-      for (const s of r.data.status ?? []) {
-        const error = s.error ?? '';
-        out.set(s.xname, { state: error ? '' : (s.powerState ?? '').toLowerCase(), error });
-      }
+      for (const s of r.data.status ?? []) out.set(s.xname, pcsPower(s));
     }
     return out;
   }
@@ -89,4 +87,29 @@ export class HttpPower implements PowerPort {
       tasks: (t.tasks ?? []).map((k) => ({ xname: k.xname, status: k.taskStatus, error: k.error ?? '' })),
     };
   }
+}
+
+/**
+ * One PCS power-status entry as the node's power. Only `on` and `off` are states: PCS's `undefined`
+ * (its own poll could not reach the BMC, managementState `unavailable`) and an entry with an error
+ * are unknown, with the cause: an xname PCS does not know ("Component not found in component map.",
+ * "Invalid component name.", no power data) is not_in_inventory, any other error bmc_error.
+ */
+export function pcsPower(s: {
+  xname: string;
+  powerState?: string | null;
+  managementState?: string | null;
+  error?: string | null;
+}): PowerState {
+  const state = (s.powerState ?? '').toLowerCase();
+  if (s.error) {
+    const unknownToPcs = /not found|invalid component|can not have power state/i.test(s.error);
+    return { state: 'unknown', cause: unknownToPcs ? 'not_in_inventory' : 'bmc_error', error: `PCS: ${s.error}` };
+  }
+  if (state === 'on' || state === 'off') return { state, error: '' };
+  return {
+    state: 'unknown',
+    cause: 'bmc_unreachable',
+    error: `PCS reports powerState ${state || '(none)'}${s.managementState ? `, managementState ${s.managementState}` : ''} for ${s.xname}: PCS cannot reach its BMC`,
+  };
 }

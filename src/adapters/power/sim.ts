@@ -1,6 +1,7 @@
 /** PowerPort over the simulated world: one counted PCS call per chunk of max_component_batch_size. */
 import type { SimWorld } from '../../sim/world.ts';
 import { EP, chunks, type SettingsRef } from '../common.ts';
+import { pcsPower } from './http.ts';
 import type { BootFromDiskProblem, PowerOperation, PowerPort, PowerState, TransitionStatus } from '../ports.ts';
 
 export class SimPower implements PowerPort {
@@ -15,8 +16,16 @@ export class SimPower implements PowerPort {
       await this.world.enter('pcs', EP.pcsPowerStatus, this.settings.timeoutMs('pcs'));
       for (const id of chunk) {
         const n = this.world.node(id);
-        if (!n) out.set(id, { state: '', error: 'Component not found in component map.' });
-        else out.set(id, { state: this.world.observedPower(n).powerState, error: '' });
+        const seen = n && this.world.observedPower(n);
+        out.set(
+          id,
+          pcsPower({
+            xname: id,
+            ...(seen
+              ? { powerState: seen.powerState, managementState: seen.managementState }
+              : { error: 'Component not found in component map.' }),
+          }),
+        );
       }
     }
     return out;

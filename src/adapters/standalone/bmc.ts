@@ -1,11 +1,11 @@
 /**
  * What the standalone power adapter needs from a node's BMC, whatever protocol it speaks: read the
- * power state, press a power button, boot from the network next time. Failures are ServiceErrors of
- * service 'bmc' naming the driver, the call and the node,
- * with `transient` saying whether trying again may help (unreachable, timeout) or not (refused login).
+ * power state, press a power button, boot from the network next time. Failures are BmcErrors
+ * (ServiceErrors of service 'bmc') naming the driver, the call and the node, with their kind, and
+ * `transient` saying whether trying again may help (unreachable, timeout) or not (refused login).
  */
 import { ServiceError } from '../errors.ts';
-import type { PowerOperation } from '../ports.ts';
+import type { PowerOperation, PowerState, PowerUnknownCause } from '../ports.ts';
 
 export interface BmcTarget {
   /** The node (xname), for error texts. */
@@ -27,7 +27,27 @@ export interface BmcDriver {
 
 export type BmcProblem = 'unreachable' | 'timeout' | 'refused_login' | 'unexpected_answer' | 'bmc_error';
 
-/** A classified BMC failure; the kind leads the detail text so an operator can group them. */
+/** What a node's power is when a BMC call fails with this problem (ports.ts; the failure reason too). */
+const CAUSE: Record<BmcProblem, PowerUnknownCause> = {
+  unreachable: 'bmc_unreachable',
+  timeout: 'bmc_timeout',
+  refused_login: 'bmc_auth_failed',
+  unexpected_answer: 'bmc_error',
+  bmc_error: 'bmc_error',
+};
+
+/** A classified BMC failure: its kind travels with it and leads the detail text so an operator can group them. */
+export class BmcError extends ServiceError {
+  constructor(
+    readonly kind: BmcProblem,
+    call: string,
+    message: string,
+    status?: number,
+  ) {
+    super('bmc', call, message, status, kind === 'unreachable' || kind === 'timeout' || kind === 'bmc_error');
+  }
+}
+
 export function bmcError(
   driver: string,
   call: string,
@@ -35,9 +55,22 @@ export function bmcError(
   kind: BmcProblem,
   detail: string,
   status?: number,
-): ServiceError {
-  const transient = kind === 'unreachable' || kind === 'timeout' || kind === 'bmc_error';
-  return new ServiceError('bmc', `${driver} ${call}`, `${kind}: ${t.id} (BMC ${t.address}): ${detail}`, status, transient);
+): BmcError {
+  return new BmcError(kind, `${driver} ${call}`, `${kind}: ${t.id} (BMC ${t.address}): ${detail}`, status);
+}
+
+/**
+ * A failed BMC call as the node's power: unknown, with the cause its kind names and the whole error
+ * text (the BMC's own message in it). Anything not classified (a password that cannot be opened, a
+ * bug) is bmc_error: the power is not known either way.
+ */
+export function powerUnknown(e: unknown): PowerState {
+  return { state: 'unknown', cause: bmcCause(e), error: e instanceof Error ? e.message : String(e) };
+}
+
+/** The cause a failed BMC call names (bmc_error when it is not a classified BmcError). */
+export function bmcCause(e: unknown): PowerUnknownCause {
+  return e instanceof BmcError ? CAUSE[e.kind] : 'bmc_error';
 }
 
 /** One operation at a time per key (Ironic's per-node lock); callers queue in order. */

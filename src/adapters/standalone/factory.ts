@@ -8,6 +8,8 @@ import { SettingsRef } from '../common.ts';
 import type { Adapters } from '../ports.ts';
 import { StandaloneBootParams } from './boot-params.ts';
 import { StandaloneConfig, type StandaloneConfigOptions } from './config.ts';
+import { createImageClient } from '../images/client.ts';
+import type { OriginList } from '../outbound-policy.ts';
 import { StandaloneImages } from './images.ts';
 import { StandaloneInventory } from './inventory.ts';
 import { IpmiTool } from './ipmi.ts';
@@ -25,6 +27,8 @@ export interface StandaloneAdaptersConfig {
   hooksDir?: string;
   /** Folder bootorch serves at /boot/v1/files (manifests and artifacts). */
   filesDir?: string;
+  /** Origins image manifests may be read from over HTTP (BOOTORCH_IMAGE_ORIGINS; default none). */
+  imageOrigins?: OriginList;
   onTaskFailed?: StandalonePowerOptions['onTaskFailed'];
   onHookDone?: StandaloneConfigOptions['onHookDone'];
   onError?: StandaloneConfigOptions['onError'];
@@ -48,7 +52,7 @@ export function createStandaloneAdapters(c: StandaloneAdaptersConfig): Standalon
     }),
     bootParams: new StandaloneBootParams(c.db),
     config: new StandaloneConfig(c.db, { hooksDir: c.hooksDir, onHookDone: c.onHookDone, onError: c.onError, runHooks: c.runHooks }),
-    images: new StandaloneImages(c.filesDir, settings.timeoutMs('ims')),
+    images: new StandaloneImages(createImageClient({ origins: c.imageOrigins, timeoutMs: () => settings.timeoutMs('ims') }), c.filesDir),
     configure: (s) => settings.set(s),
   };
 }

@@ -53,10 +53,36 @@ export class IpmiTool implements BmcDriver {
     return m[2] ? ['-H', m[1]!, '-p', m[2]] : ['-H', m[1]!];
   }
 
+  /**
+   * ipmitool's own retries, fitted inside the deadline so a BMC that does not answer is reported as
+   * such by ipmitool (unreachable), not killed by the deadline (timeout): with `-N 1 -R r`, ipmitool
+   * 1.8.19 gives up on a silent BMC after about r(r+1) s (2, 6, 12 s measured for r = 1, 2, 3).
+   */
+  static retryArgs(timeoutMs: number): string[] {
+    let r = 1;
+    while ((r + 1) * (r + 2) * 1000 <= timeoutMs * 0.8 && r < 5) r++;
+    return ['-N', '1', '-R', String(r)];
+  }
+
   private run(t: BmcTarget, command: string[]): Promise<string> {
-    const args = ['-I', 'lanplus', '-C', '3', ...IpmiTool.hostArgs(t.address), '-U', t.username, '-E', ...command];
-    const call = command.join(' ');
     const timeoutMs = this.o.timeoutMs ?? 15_000;
+    // -v: without it ipmitool prints the same line for a wrong password and a BMC that does not answer
+    // ("Unable to establish IPMI v2 / RMCP+ session"); with it, the RAKP or Get Auth Capabilities line
+    // before it tells them apart (classifyIpmitool).
+    const args = [
+      '-v',
+      '-I',
+      'lanplus',
+      '-C',
+      '3',
+      ...IpmiTool.retryArgs(timeoutMs),
+      ...IpmiTool.hostArgs(t.address),
+      '-U',
+      t.username,
+      '-E',
+      ...command,
+    ];
+    const call = command.join(' ');
     return new Promise((resolve, reject) => {
       const child = spawn(this.o.binary ?? 'ipmitool', args, {
         env: { PATH: process.env.PATH, IPMI_PASSWORD: t.password },
@@ -74,24 +100,44 @@ export class IpmiTool implements BmcDriver {
         clearTimeout(timer);
         if (signal === 'SIGKILL') return reject(bmcError('ipmitool', call, t, 'timeout', `no answer within ${timeoutMs / 1000} s`));
         if (code === 0) return resolve(out);
-        reject(
-          bmcError(
-            'ipmitool',
-            call,
-            t,
-            classifyIpmitool(out),
-            `${out.trim().split('\n').slice(-2).join(' | ').slice(0, 300)} (exit ${code})`,
-          ),
-        );
+        reject(bmcError('ipmitool', call, t, classifyIpmitool(out), `${ipmitoolMessage(out)} (exit ${code})`));
       });
     });
   }
 }
 
-/** ipmitool's error texts, to a problem kind. */
+/**
+ * ipmitool's error texts (with -v), to a problem kind. ipmitool 1.8.19 against OpenIPMI's ipmi_sim:
+ * - wrong password: `> RAKP 2 HMAC is invalid`; unknown user: `RAKP 2 message indicates an error :
+ *   unauthorized name`; both then `Error: Unable to establish IPMI v2 / RMCP+ session`;
+ * - nothing answering: `Get Auth Capabilities error`, `Error issuing Get Channel Authentication
+ *   Capabilities request`, then the same last line. The login is never reached there, so that case
+ *   is checked first ("Authentication" is in its text).
+ */
 export function classifyIpmitool(output: string): BmcProblem {
-  if (/RAKP|unauthori[sz]ed|invalid (user|password)|password|authentication/i.test(output)) return 'refused_login';
-  if (/Unable to establish|no response|connection refused|Address lookup|Get Auth Capabilities/i.test(output)) return 'unreachable';
+  if (
+    /Get Auth Capabilities|Get Channel Authentication Capabilities|no response|connection refused|Address lookup|No route to host/i.test(
+      output,
+    )
+  )
+    return 'unreachable';
+  if (/RAKP|unauthori[sz]ed|invalid (user|password)|password|privilege level/i.test(output)) return 'refused_login';
+  if (/Unable to establish/i.test(output)) return 'unreachable';
   if (/timeout|timed out/i.test(output)) return 'timeout';
   return 'bmc_error';
+}
+
+/** The lines of ipmitool's output that say what went wrong: its -v chatter left out, the last two kept. */
+function ipmitoolMessage(out: string): string {
+  const lines = out
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(
+      (l) =>
+        l &&
+        !/^Loading IANA PEN Registry|^Running Get VSO Capabilities|^Discovered IPMB address|^Invalid completion code received: Invalid command$/.test(
+          l,
+        ),
+    );
+  return lines.slice(-2).join(' | ').slice(0, 300);
 }

@@ -1,26 +1,31 @@
 /**
  * PowerPort over the nodes' own BMCs, with PCS's semantics (csm-services §2): a transition is
- * answered at once with an id while the BMC calls run in the background, one node at a time per
- * node (a per-node lock) and a bounded number at once; its tasks end succeeded or failed with the
- * classified error (GET transitions/{id}). power-status asks every BMC; a BMC that does not answer
- * gives that node an error entry instead of failing the whole call, as PCS does; a node bootorch
- * has no BMC for gets powerState `undefined`.
+ * answered at once with an id while the BMC calls run in the background; its tasks end succeeded or
+ * failed with the classified error (GET transitions/{id}). Every BMC call goes through the guard
+ * (bmc-guard.ts): one call at a time per BMC, a bounded number at once, a circuit per BMC, backoff on
+ * 429/503. power-status asks every BMC; a BMC that does not answer gives that node an error entry
+ * instead of failing the whole call, as PCS does: its power is unknown, with the cause (bmc.ts
+ * powerUnknown), as is a node bootorch has no BMC for (not_in_inventory). power-status waits at most `passWaitMs` for the BMCs: a read still in flight then gives
+ * its node an error entry saying so, and goes on; the next power-status for that node joins it, so
+ * a slow BMC is asked once at a time and the pass of every other node does not wait for it.
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.ts';
 import { listNodes, type NodeInventoryRow } from '../../db/node-inventory.ts';
 import type { BootFromDiskProblem, PowerOperation, PowerPort, PowerState, TransitionStatus } from '../ports.ts';
 import { ServiceError } from '../errors.ts';
-import { KeyedLock, type BmcDriver, type BmcTarget } from './bmc.ts';
-import { settleAll } from '../../domain/lists.ts';
+import { bmcCause, powerUnknown, type BmcDriver, type BmcTarget } from './bmc.ts';
+import { BmcGuard } from './bmc-guard.ts';
 import { open } from './secrets.ts';
 
 export interface StandalonePowerOptions {
   drivers: { ipmi: BmcDriver; redfish: BmcDriver };
   /** Opens sealed BMC passwords; without a key, nodes with a stored secret cannot be reached. */
   secretKey?: Buffer;
-  /** BMC calls at once (default 16). */
-  concurrency?: number;
+  /** Limits and circuits of the BMC calls (default: a guard with its defaults, for this adapter alone). */
+  guard?: BmcGuard;
+  /** How long power-status waits for the BMCs before answering for those still in flight, ms (default 2000). */
+  passWaitMs?: number;
   /** Finished transitions kept for getTransition (default 1000). */
   keepTransitions?: number;
   /** Called with every failed task (the worker logs them). */
@@ -28,7 +33,9 @@ export interface StandalonePowerOptions {
 }
 
 export class StandalonePower implements PowerPort {
-  private readonly lock = new KeyedLock();
+  private readonly guard: BmcGuard;
+  /** Power reads in flight, by node: a power-status joins its node's read rather than start another. */
+  private readonly reads = new Map<string, Read>();
   private readonly transitions = new Map<string, TransitionStatus>();
   /** Background work of unfinished transitions (tests and shutdown wait on it). */
   private readonly running = new Set<Promise<void>>();
@@ -36,17 +43,27 @@ export class StandalonePower implements PowerPort {
   constructor(
     private readonly db: Db,
     private readonly o: StandalonePowerOptions,
-  ) {}
+  ) {
+    this.guard = o.guard ?? new BmcGuard();
+  }
 
   async powerStatus(ids: string[]): Promise<Map<string, PowerState>> {
     const out = new Map<string, PowerState>();
     const rows = await listNodes(this.db, [...new Set(ids)]);
-    const results = await settleAll(rows, this.o.concurrency ?? 16, (r) => this.withBmc(r, (d, t) => d.powerState(t)));
+    const reads = rows.map((r) => (r.bmcDriver === 'none' ? undefined : this.read(r)));
+    await within(
+      reads.map((r) => r?.done),
+      this.o.passWaitMs ?? 2000,
+    );
+    // A read this pass stopped waiting for is handed, when it settles, to the next power-status (read()).
+    for (const read of reads) if (read && !read.result) read.late = true;
     rows.forEach((r, i) => {
-      const res = results[i]!;
-      if (r.bmcDriver === 'none') out.set(r.id, { state: 'undefined', error: '' });
+      const res = reads[i]?.result;
+      // A read that failed (or has not answered yet) is unknown with its cause, never a state.
+      if (r.bmcDriver === 'none') out.set(r.id, { state: 'unknown', cause: 'not_in_inventory', error: NO_BMC });
+      else if (!res) out.set(r.id, { state: 'unknown', cause: 'bmc_timeout', error: stillAsking(r, this.o.passWaitMs ?? 2000) });
       else if (res.status === 'fulfilled') out.set(r.id, { state: res.value, error: '' });
-      else out.set(r.id, { state: '', error: errorText(res.reason) });
+      else out.set(r.id, powerUnknown(res.reason));
     });
     return out;
   }
@@ -67,7 +84,7 @@ export class StandalonePower implements PowerPort {
       })),
     };
     this.remember(t);
-    const work = settleAll(rows, this.o.concurrency ?? 16, (r) => this.withBmc(r, (d, target) => d.power(target, operation))).then(
+    const work = Promise.allSettled(rows.map((r) => this.withBmc(r, (d, target) => d.power(target, operation)))).then(
       (results) => {
         rows.forEach((r, i) => {
           const res = results[i]!;
@@ -86,18 +103,23 @@ export class StandalonePower implements PowerPort {
     return [id];
   }
 
-  /** Disk deploys: every node's BMC at once (bounded), each under the node's lock; the failures returned. */
+  /** Disk deploys: every node's BMC at once (bounded by the guard); the failures returned. */
   async bootFromDisk(ids: string[]): Promise<BootFromDiskProblem[]> {
     const rows = await listNodes(this.db, [...new Set(ids)]);
     const known = new Set(rows.map((r) => r.id));
-    const results = await settleAll(rows, this.o.concurrency ?? 16, (r) => this.withBmc(r, (d, t) => d.bootFromDisk(t)));
+    const results = await Promise.allSettled(rows.map((r) => this.withBmc(r, (d, t) => d.bootFromDisk(t))));
     const problems: BootFromDiskProblem[] = ids
       .filter((id) => !known.has(id))
       .map((id) => ({ id, error: 'not in the inventory', transient: false }));
     rows.forEach((r, i) => {
       const res = results[i]!;
       if (res.status === 'rejected')
-        problems.push({ id: r.id, error: errorText(res.reason), transient: res.reason instanceof ServiceError && res.reason.transient });
+        problems.push({
+          id: r.id,
+          error: errorText(res.reason),
+          transient: res.reason instanceof ServiceError && res.reason.transient,
+          cause: bmcCause(res.reason),
+        });
     });
     return problems;
   }
@@ -121,18 +143,67 @@ export class StandalonePower implements PowerPort {
     }
   }
 
-  private withBmc<T>(r: NodeInventoryRow, fn: (d: BmcDriver, t: BmcTarget) => Promise<T>): Promise<T> {
-    return this.lock.run(r.id, async () => {
-      if (r.bmcDriver === 'none') throw new Error(`${r.id} has no BMC in the inventory`);
-      let password = '';
-      if (r.bmcSecret) {
-        if (!this.o.secretKey) throw new Error(`${r.id}: BOOTORCH_SECRET_KEY is not set, so its BMC password cannot be read`);
-        password = open(this.o.secretKey, r.id, r.bmcSecret);
-      }
-      const target = { id: r.id, address: r.bmcAddress, username: r.bmcUsername, password };
-      return fn(r.bmcDriver === 'ipmi' ? this.o.drivers.ipmi : this.o.drivers.redfish, target);
+  /**
+   * The node's power read in flight, or one a pass stopped waiting for that has settled since (used
+   * once: a slow BMC's answer is not thrown away, or a BMC slower than the pass's wait would never
+   * be read), or a new one.
+   */
+  private read(r: NodeInventoryRow): Read {
+    const prior = this.reads.get(r.id);
+    if (prior) {
+      if (prior.result) this.reads.delete(r.id);
+      return prior;
+    }
+    const read: Read = {
+      done: this.withBmc(r, (d, t) => d.powerState(t)).then(
+        (value) => void (read.result = { status: 'fulfilled', value }),
+        (reason: unknown) => void (read.result = { status: 'rejected', reason }),
+      ),
+    };
+    this.reads.set(r.id, read);
+    void read.done.finally(() => {
+      if (!read.late && this.reads.get(r.id) === read) this.reads.delete(r.id);
     });
+    return read;
   }
+
+  private async withBmc<T>(r: NodeInventoryRow, fn: (d: BmcDriver, t: BmcTarget) => Promise<T>): Promise<T> {
+    if (r.bmcDriver === 'none') throw new Error(`${r.id} has no BMC in the inventory`);
+    let password = '';
+    if (r.bmcSecret) {
+      if (!this.o.secretKey) throw new Error(`${r.id}: BOOTORCH_SECRET_KEY is not set, so its BMC password cannot be read`);
+      password = open(this.o.secretKey, r.id, r.bmcSecret);
+    }
+    const target = { id: r.id, address: r.bmcAddress, username: r.bmcUsername, password };
+    const driver = r.bmcDriver === 'ipmi' ? this.o.drivers.ipmi : this.o.drivers.redfish;
+    return this.guard.run(target, () => fn(driver, target));
+  }
+}
+
+/** A power read in flight; `result` is set when it settles. */
+interface Read {
+  done: Promise<void>;
+  result?: PromiseSettledResult<'on' | 'off'>;
+  /** A pass stopped waiting for it: its result is kept for the next power-status. */
+  late?: boolean;
+}
+
+/** Resolves when every promise has settled, or after `ms`, whichever comes first. */
+async function within(promises: Array<Promise<void> | undefined>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  try {
+    await Promise.race([Promise.all(promises), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const NO_BMC = 'no BMC registered for this node (driver none): its power cannot be read';
+
+/** The error entry of a node whose BMC has not answered within the pass's wait: its read goes on. */
+function stillAsking(r: NodeInventoryRow, ms: number): string {
+  return `timeout: ${r.id} (BMC ${r.bmcAddress}): still asking (slow BMC): no answer within ${ms / 1000} s; the read goes on, and the next power-status waits on it rather than asking again`;
 }
 
 function errorText(e: unknown): string {

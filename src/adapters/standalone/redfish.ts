@@ -10,6 +10,7 @@ import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import type { PowerOperation } from '../ports.ts';
 import { bmcError, type BmcDriver, type BmcTarget } from './bmc.ts';
+import { markBusy } from './bmc-guard.ts';
 
 export interface RedfishOptions {
   /** Deadline of one request in ms (default 15000). */
@@ -116,15 +117,27 @@ export class RedfishClient implements BmcDriver {
     if (res.ok) return text;
     const detail = `HTTP ${res.status}: ${redfishMessage(text) || res.statusText}`;
     if (res.status === 401 || res.status === 403) throw bmcError('redfish', call, t, 'refused_login', detail, res.status);
+    // Busy: the guard (bmc-guard.ts) leaves this BMC alone for its Retry-After, then asks again.
+    if (res.status === 429 || res.status === 503)
+      throw markBusy(bmcError('redfish', call, t, 'bmc_error', detail, res.status), res.headers.get('retry-after'));
     throw bmcError('redfish', call, t, res.status >= 500 ? 'bmc_error' : 'unexpected_answer', detail, res.status);
   }
 }
 
-/** The Redfish error body's message (`error.message` or its first extended info). */
+/**
+ * The Redfish error body's message (`error.message` or its first extended info); a proxy in front of
+ * the BMC may answer RFC 7807 instead (`detail`, `title`).
+ */
 export function redfishMessage(text: string): string {
   try {
-    const e = (JSON.parse(text) as { error?: { message?: string; '@Message.ExtendedInfo'?: { Message?: string }[] } }).error;
-    return e?.['@Message.ExtendedInfo']?.[0]?.Message ?? e?.message ?? '';
+    const body = JSON.parse(text) as {
+      error?: { message?: string; '@Message.ExtendedInfo'?: { Message?: string }[] };
+      detail?: unknown;
+      title?: unknown;
+    };
+    const e = body.error;
+    const problem = typeof body.detail === 'string' ? body.detail : typeof body.title === 'string' ? body.title : '';
+    return e?.['@Message.ExtendedInfo']?.[0]?.Message ?? e?.message ?? problem;
   } catch {
     return text.trim().slice(0, 200);
   }

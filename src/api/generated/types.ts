@@ -94,7 +94,7 @@ export type Arch =
 export type Blocker = {
   __typename?: 'Blocker';
   detail: Scalars['String']['output'];
-  /** disabled, locked, session_deleted, session_paused, session_aborted, service_unreachable, retry_limit, not_in_inventory, cfs_disabled */
+  /** disabled, locked, session_deleted, session_paused, session_aborted, service_unreachable, retry_limit, not_in_inventory, cfs_disabled, power_unknown */
   kind: Scalars['String']['output'];
 };
 
@@ -563,7 +563,7 @@ export type Explanation = {
   /** The operator that acts next on it (null when none will). */
   nextOperator?: Maybe<Scalars['String']['output']>;
   phase: ComponentPhase;
-  /** PCS power state right now (null when PCS did not answer). */
+  /** PCS power state right now: on, off, or `unknown (<cause>): <error>` when the read failed (null when PCS did not answer at all). */
   powerState?: Maybe<Scalars['String']['output']>;
   session?: Maybe<Scalars['String']['output']>;
   sessionPauseReason?: Maybe<Scalars['String']['output']>;
@@ -943,6 +943,14 @@ export type Options = {
   pcsReadTimeout: Scalars['Int']['output'];
   /** Safety-net period of the operators, seconds (default 15). */
   pollingFrequency: Scalars['Int']['output'];
+  /**
+   * bootorch: a node whose power cannot be read (its BMC unreachable, refusing the login, timing out or
+   * answering an error; PCS answering an error or undefined) is held with the cause at once, and fails
+   * with it (bmc_unreachable, bmc_auth_failed, bmc_timeout, bmc_error, not_in_inventory) once its power
+   * has stayed unknown this long, seconds (default 60; 0 fails at the first unknown read). A session's
+   * rollout policy (powerUnknownTimeout) overrides it.
+   */
+  powerUnknownTimeout: Scalars['Int']['output'];
   /** NID-like node list or limit entries are rejected instead of warned about (default false). */
   rejectNids: Scalars['Boolean']['output'];
   /** createSession needs a non-empty limit (default false). */
@@ -974,6 +982,7 @@ export type OptionsPatchInput = {
   maxPowerOnWaitTime?: InputMaybe<Scalars['Int']['input']>;
   pcsReadTimeout?: InputMaybe<Scalars['Int']['input']>;
   pollingFrequency?: InputMaybe<Scalars['Int']['input']>;
+  powerUnknownTimeout?: InputMaybe<Scalars['Int']['input']>;
   rejectNids?: InputMaybe<Scalars['Boolean']['input']>;
   sessionLimitRequired?: InputMaybe<Scalars['Boolean']['input']>;
   transitPollingFrequency?: InputMaybe<Scalars['Float']['input']>;
@@ -1230,6 +1239,8 @@ export type RolloutPolicy = {
   powerOnWaveIntervalSeconds?: Maybe<Scalars['Int']['output']>;
   /** Nodes powered on per wave. */
   powerOnWaveSize?: Maybe<Scalars['Int']['output']>;
+  /** Overrides the option power_unknown_timeout for this session (seconds a node's power may stay unknown before it fails with the cause). */
+  powerUnknownTimeout?: Maybe<Scalars['Int']['output']>;
   /** Overrides the option default_retry_policy for this session's nodes. */
   retryPolicy?: Maybe<Scalars['Int']['output']>;
 };
@@ -1247,6 +1258,7 @@ export type RolloutPolicyInput = {
   maxPowerOnWaitTime?: InputMaybe<Scalars['Int']['input']>;
   powerOnWaveIntervalSeconds?: InputMaybe<Scalars['Int']['input']>;
   powerOnWaveSize?: InputMaybe<Scalars['Int']['input']>;
+  powerUnknownTimeout?: InputMaybe<Scalars['Int']['input']>;
   retryPolicy?: InputMaybe<Scalars['Int']['input']>;
 };
 
@@ -1593,6 +1605,8 @@ export type WaitKind =
   | 'power_off'
   | 'power_on'
   | 'power_on_or_boot_report'
+  /** Its power could not be read (BMC unreachable, refusing the login, timing out, answering an error): held, no power action, until a read succeeds or power_unknown_timeout fails it with the cause. */
+  | 'power_unknown'
   | 'rollout_admission'
   | 'session_paused'
   | 'status_evaluation';
@@ -2266,6 +2280,7 @@ export type OptionsResolvers<ContextType = ApiContext, ParentType extends Resolv
   maxPowerOnWaitTime?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   pcsReadTimeout?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   pollingFrequency?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  powerUnknownTimeout?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   rejectNids?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   sessionLimitRequired?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   transitPollingFrequency?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
@@ -2360,6 +2375,7 @@ export type RolloutPolicyResolvers<ContextType = ApiContext, ParentType extends 
   maxPowerOnWaitTime?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
   powerOnWaveIntervalSeconds?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
   powerOnWaveSize?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  powerUnknownTimeout?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
   retryPolicy?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
 }>;
 
@@ -2542,7 +2558,7 @@ export type WaitGroupResolvers<ContextType = ApiContext, ParentType extends Reso
   waitingFor?: Resolver<ResolversTypes['WaitKind'], ParentType, ContextType>;
 }>;
 
-export type WaitKindResolvers = { CONFIGURATION: 'configuration', DISABLED: 'disabled', DISK_DEPLOY: 'disk_deploy', FAILED: 'failed', FORCEFUL_POWER_OFF: 'forceful_power_off', NOTHING: 'nothing', POWER_OFF: 'power_off', POWER_ON: 'power_on', POWER_ON_OR_BOOT_REPORT: 'power_on_or_boot_report', ROLLOUT_ADMISSION: 'rollout_admission', SESSION_PAUSED: 'session_paused', STATUS_EVALUATION: 'status_evaluation' };
+export type WaitKindResolvers = { CONFIGURATION: 'configuration', DISABLED: 'disabled', DISK_DEPLOY: 'disk_deploy', FAILED: 'failed', FORCEFUL_POWER_OFF: 'forceful_power_off', NOTHING: 'nothing', POWER_OFF: 'power_off', POWER_ON: 'power_on', POWER_ON_OR_BOOT_REPORT: 'power_on_or_boot_report', POWER_UNKNOWN: 'power_unknown', ROLLOUT_ADMISSION: 'rollout_admission', SESSION_PAUSED: 'session_paused', STATUS_EVALUATION: 'status_evaluation' };
 
 export type WhoamiResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Whoami'] = ResolversParentTypes['Whoami']> = ResolversObject<{
   actor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;

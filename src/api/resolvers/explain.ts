@@ -104,7 +104,7 @@ export const explainResolvers: Resolvers = {
         session: e.session?.name ?? null,
         sessionPaused: !!e.session?.paused,
         sessionPauseReason: e.session?.pauseReason ?? null,
-        powerState: e.power ? e.power.state || e.power.error : null,
+        powerState: !e.power ? null : e.power.state === 'unknown' ? `unknown (${e.power.cause}): ${e.power.error}` : e.power.state,
         cfsDesiredConfig: e.cfs?.desiredConfig ?? null,
         cfsStatus: e.cfs?.configurationStatus ?? null,
         decision: e.decision ? { ...e.decision, phase: e.decision.phase as never } : null,

@@ -100,6 +100,7 @@ const FIELDS = {
   powerOffForcefulAttempts: components.powerOffForcefulAttempts,
   error: components.error,
   failureReason: components.failureReason,
+  powerUnknownSince: components.powerUnknownSince,
   session: components.session,
   sessionTenant: components.sessionTenant,
   retryPolicy: components.retryPolicy,

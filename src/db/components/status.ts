@@ -25,7 +25,8 @@ export function changes(row: EngineComponent, d: Decision): boolean {
     (d.reason !== undefined && d.reason !== row.failureReason) ||
     (d.lastActionFailed === true && !row.lastActionFailed) ||
     (d.resetCounters && row.powerOnAttempts + row.powerOffGracefulAttempts + row.powerOffForcefulAttempts > 0) ||
-    (d.clearActual && (row.actualKernel !== '' || row.actualInitrd !== '' || row.actualKernelParameters !== ''))
+    (d.clearActual && (row.actualKernel !== '' || row.actualInitrd !== '' || row.actualKernelParameters !== '')) ||
+    (d.powerUnknownSince !== undefined && d.powerUnknownSince?.getTime() !== row.powerUnknownSince?.getTime())
   );
 }
 
@@ -79,6 +80,15 @@ export async function applyStatusChanges(
       col((c) => c.decision.clearActual),
       'bool',
     ),
+    // Rows U1, U2 and the first known read after them: whether to write power_unknown_since, and what.
+    set_unknown: arrayParam(
+      col((c) => c.decision.powerUnknownSince !== undefined),
+      'bool',
+    ),
+    unknown_since: arrayParam(
+      col((c) => c.decision.powerUnknownSince?.toISOString() ?? null),
+      'timestamptz',
+    ),
   });
   const c = components;
   const unlessReset = (column: AnyColumn) => sql`case when u.reset then 0 else ${column} end`;
@@ -101,6 +111,7 @@ export async function applyStatusChanges(
       actualInitrd: unlessCleared(c.actualInitrd),
       actualBssToken: unlessCleared(c.actualBssToken),
       actualUpdatedAt: sql`case when u.clear_actual then now() else ${c.actualUpdatedAt} end`,
+      powerUnknownSince: sql`case when u.set_unknown then u.unknown_since else ${c.powerUnknownSince} end`,
       updatedAt: sql`now()`,
     })
     .from(u)

@@ -78,6 +78,7 @@ export type RolloutPolicyInput = {
   maxPowerOnWaitTime?: number | null | undefined;
   powerOnWaveIntervalSeconds?: number | null | undefined;
   powerOnWaveSize?: number | null | undefined;
+  powerUnknownTimeout?: number | null | undefined;
   retryPolicy?: number | null | undefined;
 };
 
@@ -120,6 +121,8 @@ export type WaitKind =
   | 'POWER_OFF'
   | 'POWER_ON'
   | 'POWER_ON_OR_BOOT_REPORT'
+  /** Its power could not be read (BMC unreachable, refusing the login, timing out, answering an error): held, no power action, until a read succeeds or power_unknown_timeout fails it with the cause. */
+  | 'POWER_UNKNOWN'
   | 'ROLLOUT_ADMISSION'
   | 'SESSION_PAUSED'
   | 'STATUS_EVALUATION';
