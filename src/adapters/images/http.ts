@@ -1,7 +1,9 @@
 /**
  * Image manifests over HTTP(S): `s3://bucket/key` maps to `<S3 endpoint>/bucket/key` (path-style, as
- * Ceph RGW serves it); http(s) paths are read as they are. Reads the boot-parameters object the
- * manifest lists. A missing object is ServiceError('ims', ..., 404), not transient.
+ * Ceph RGW serves it); http(s) paths are read as they are, from allowed origins only (the client is
+ * built with the outbound guard, src/adapters/outbound.ts; the CSM token goes to the S3 endpoint's
+ * origin alone). Reads the boot-parameters object the manifest lists. A missing object is
+ * ServiceError('ims', ..., 404), not transient.
  */
 import { z } from 'zod';
 import { ServiceError } from '../errors.ts';

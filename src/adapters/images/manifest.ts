@@ -6,10 +6,19 @@ import { z } from 'zod';
 import { ServiceError } from '../errors.ts';
 import type { ImageArtifacts } from '../ports.ts';
 
+/**
+ * A link's path and etag end up in kernel parameters (root=sbps-s3:<path>:<etag>) and boot scripts:
+ * one token of printable ASCII, so a manifest cannot add parameters of its own.
+ */
+const token = z
+  .string()
+  .max(2048)
+  .regex(/^[\x21-\x7e]*$/, 'must be printable ASCII without spaces');
+
 const artifact = z
   .object({
     type: z.string(),
-    link: z.object({ path: z.string(), etag: z.string().optional() }).passthrough(),
+    link: z.object({ path: token, etag: token.optional() }).passthrough(),
   })
   .passthrough();
 
@@ -22,6 +31,9 @@ export const manifestSchema = z
   .passthrough();
 
 export const MAX_MANIFEST_BYTES = 1024 * 1024;
+
+/** Longest boot-parameters object taken as kernel parameters (Linux's x86 command line is 2 KiB). */
+export const MAX_BOOT_PARAMETERS_BYTES = 4096;
 
 export interface ParsedManifest {
   kernel: string;
@@ -62,6 +74,18 @@ export function normaliseParameters(text: string): string {
 }
 
 /**
+ * The boot-parameters object as kernel parameters, or why it is not a kernel command line. It is the
+ * only part of a fetched object bootorch passes on whole (into planSession's answer and the nodes'
+ * boot parameters), so anything else (an HTML page, binary, a long document) is refused unread.
+ */
+export function kernelParameters(text: string): string | { error: string } {
+  const error = (why: string) => ({ error: `boot parameters object is not a kernel command line (${why})` });
+  if (Buffer.byteLength(text) > MAX_BOOT_PARAMETERS_BYTES) return error(`longer than ${MAX_BOOT_PARAMETERS_BYTES} bytes`);
+  if (!/^[\x20-\x7e\t\n\r]*$/.test(text)) return error('characters other than printable ASCII');
+  return normaliseParameters(text);
+}
+
+/**
  * A boot set's artifacts from its manifest, however the objects are read (HTTP/S3 or the simulator):
  * the manifest, then the image's boot parameters object when it lists one. A manifest that does not
  * parse is a ServiceError of IMS that retrying will not fix.
@@ -74,6 +98,11 @@ export async function resolveManifest(path: string, read: (path: string) => Prom
     if (e instanceof ServiceError) throw e;
     throw new ServiceError('ims', `GET ${path}`, (e as Error).message, undefined, false);
   }
-  const bootParameters = m.bootParameters ? normaliseParameters(await read(m.bootParameters.path)) : '';
+  let bootParameters = '';
+  if (m.bootParameters) {
+    const p = kernelParameters(await read(m.bootParameters.path));
+    if (typeof p !== 'string') throw new ServiceError('ims', `GET ${m.bootParameters.path}`, p.error, undefined, false);
+    bootParameters = p;
+  }
   return { kernel: m.kernel, initrd: m.initrd, bootParameters, rootfs: m.rootfs, arch: m.arch };
 }

@@ -2,18 +2,22 @@
  * ImagesPort for a site without IMS/S3: a boot set's path is an IMS-style manifest.json either at an
  * http(s) URL or in the local folder bootorch serves (BOOTORCH_BOOT_FILES), named relative to it.
  * The manifest's kernel and initrd links may be URLs or paths in that folder; the boot-script
- * endpoint turns folder paths into URLs under /boot/v1/files/.
+ * endpoint turns folder paths into URLs under /boot/v1/files/. URLs are read without a credential,
+ * from the origins BOOTORCH_IMAGE_ORIGINS allows (the client's outbound guard, src/adapters/outbound.ts).
  */
-import { readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
 import path from 'node:path';
+import { z } from 'zod';
 import { ServiceError } from '../errors.ts';
+import type { ServiceClient } from '../http.ts';
 import { MAX_MANIFEST_BYTES, resolveManifest } from '../images/manifest.ts';
 import type { ImageArtifacts, ImagesPort } from '../ports.ts';
 
 export class StandaloneImages implements ImagesPort {
+  /** `http` is a client with no base URL and no token, built with the outbound guard. */
   constructor(
+    private readonly http: ServiceClient,
     private readonly filesDir?: string,
-    private readonly timeoutMs = 20_000,
   ) {}
 
   resolve(p: string): Promise<ImageArtifacts> {
@@ -22,21 +26,16 @@ export class StandaloneImages implements ImagesPort {
 
   private async read(p: string): Promise<string> {
     const endpoint = `GET ${p}`;
-    if (/^https?:\/\//.test(p)) {
-      let res: Response;
-      try {
-        res = await fetch(p, { signal: AbortSignal.timeout(this.timeoutMs) });
-      } catch (e) {
-        throw new ServiceError('ims', endpoint, `cannot read: ${(e as Error).message}`);
-      }
-      const text = await res.text();
-      if (!res.ok) throw new ServiceError('ims', endpoint, text.slice(0, 200) || res.statusText, res.status, res.status >= 500);
-      return text;
-    }
+    if (/^https?:\/\//i.test(p))
+      return (await this.http.request({ endpoint, method: 'GET', path: p, text: true, schema: z.string() })).data;
     const file = localFile(this.filesDir, p);
     if (!file) throw new ServiceError('ims', endpoint, 'not an http(s) URL nor a path in BOOTORCH_BOOT_FILES', undefined, false);
     try {
-      return (await readFile(file, 'utf8')).slice(0, MAX_MANIFEST_BYTES + 1);
+      // Up to one byte past the limit (`end` is inclusive), so parseManifest can say it is too large
+      // without the whole file in memory.
+      const chunks: Buffer[] = [];
+      for await (const c of createReadStream(file, { end: MAX_MANIFEST_BYTES })) chunks.push(c as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
     } catch (e) {
       throw new ServiceError(
         'ims',
