@@ -81,6 +81,17 @@ const envSchema = z.object({
   /** Standalone: the ipmitool binary (default `ipmitool`) and the deadline of one BMC call (default 15 s). */
   BOOTORCH_IPMITOOL: z.string().min(1).default('ipmitool'),
   BOOTORCH_BMC_TIMEOUT: z.coerce.number().positive().default(15),
+  /** Standalone: BMC calls in flight at once over every BMC, per process (default 64; one per BMC at most in any case). */
+  BOOTORCH_BMC_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(64),
+  /** Standalone: failures in a row (unreachable, timeout, 5xx) that open a BMC's circuit: its calls then fail at once (default 3). */
+  BOOTORCH_BMC_CIRCUIT_FAILURES: z.coerce.number().int().min(1).max(1000).default(3),
+  /** Standalone: the longest an open BMC circuit waits before its next probe, seconds (default 60; the first wait is 5 s, doubling). */
+  BOOTORCH_BMC_CIRCUIT_MAX_OPEN: z.coerce.number().positive().max(86_400).default(60),
+  /**
+   * Standalone: how long a status pass waits for the BMCs' power reads, seconds (default 2). Nodes whose
+   * BMC has not answered by then are unknown in this pass ("still asking"); their read goes on.
+   */
+  BOOTORCH_BMC_PASS_WAIT: z.coerce.number().positive().max(3600).default(2),
   /** Standalone: CA bundle (PEM) Redfish BMC certificates are checked against. */
   BOOTORCH_BMC_CA_FILE: z.string().optional(),
   /** Standalone: lifetime of the node credential a boot script carries (default 3600 s). */

@@ -71,6 +71,12 @@ export function createAdapters(
         secretKey: secretKeyFrom(config),
         ipmitool: config.BOOTORCH_IPMITOOL,
         bmcTimeoutMs: config.BOOTORCH_BMC_TIMEOUT * 1000,
+        bmcGuard: {
+          concurrency: config.BOOTORCH_BMC_CONCURRENCY,
+          failuresToOpen: config.BOOTORCH_BMC_CIRCUIT_FAILURES,
+          maxOpenMs: config.BOOTORCH_BMC_CIRCUIT_MAX_OPEN * 1000,
+        },
+        bmcPassWaitMs: config.BOOTORCH_BMC_PASS_WAIT * 1000,
         hooksDir: config.BOOTORCH_CONFIG_HOOKS,
         filesDir: config.BOOTORCH_BOOT_FILES,
         imageOrigins: config.BOOTORCH_IMAGE_ORIGINS,

@@ -61,3 +61,40 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (t:
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return out;
 }
+
+/** At most `n` at a time; the others wait their turn in arrival order. */
+export class Turns {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+  constructor(private readonly n: number) {}
+
+  take(): Promise<void> {
+    if (this.running < this.n) {
+      this.running++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  /** The turn passes to the next waiting one, if any. */
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.running--;
+  }
+
+  /** fn in a turn of its own. */
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    await this.take();
+    try {
+      return await fn();
+    } finally {
+      this.give();
+    }
+  }
+
+  /** Turns taken now. */
+  get inUse(): number {
+    return this.running;
+  }
+}

@@ -169,3 +169,40 @@ export const simRequests = counter(
   'Requests the simulator answered on its service routes, by service, endpoint (route template) and HTTP code',
   ['service', 'endpoint', 'code'],
 );
+
+export const bmcCallsInFlight = gauge(
+  'bootorch_bmc_calls_in_flight',
+  'BMC calls this process has in flight now (bounded by BOOTORCH_BMC_CONCURRENCY)',
+);
+
+export const bmcCircuitsOpen = gauge(
+  'bootorch_bmc_circuits_open',
+  'BMCs whose circuit is open in this process: calls to them fail at once until a probe answers',
+);
+
+export const bmcCircuitOpens = counter(
+  'bootorch_bmc_circuit_opens_total',
+  'Times a BMC circuit opened in this process (failures in a row, then no calls until a probe)',
+);
+
+export const bmcCallsRefused = counter(
+  'bootorch_bmc_calls_refused_total',
+  'BMC calls this process failed at once because the BMC circuit was open',
+);
+
+export const bmcBusyAnswers = counter(
+  'bootorch_bmc_busy_answers_total',
+  'BMC answers 429 or 503 (busy): the BMC is left alone for its Retry-After',
+);
+
+export const powerDriftFound = counter(
+  'bootorch_power_drift_found_total',
+  'Stable nodes found with their power not as bootorch left it (on when it should be off or the other way round), by expected power',
+  ['expected'],
+);
+
+export const powerDriftReads = counter(
+  'bootorch_power_drift_reads_total',
+  'Stable nodes whose power the drift sweep re-read, by outcome (same, drift, unknown)',
+  ['outcome'],
+);

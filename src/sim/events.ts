@@ -95,6 +95,30 @@ export class Counters {
   readonly transitions = new Map<string, Map<string, number>>();
   /** "service METHOD /path" -> calls. */
   readonly calls = new Map<string, number>();
+  /** Requests at the nodes' BMCs (the Redfish face) being answered now, by node, and the most ever at once. */
+  readonly bmcInFlight = new Map<string, number>();
+  bmcMax = 0;
+  /** The most requests one node's BMC had at once. */
+  bmcMaxPerNode = 0;
+  private bmcNow = 0;
+
+  /** A request at node `id`'s BMC starts; the returned function ends it (once). */
+  enterBmc(id: string): () => void {
+    const n = (this.bmcInFlight.get(id) ?? 0) + 1;
+    this.bmcInFlight.set(id, n);
+    this.bmcNow++;
+    this.bmcMax = Math.max(this.bmcMax, this.bmcNow);
+    this.bmcMaxPerNode = Math.max(this.bmcMaxPerNode, n);
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      this.bmcNow--;
+      const m = (this.bmcInFlight.get(id) ?? 1) - 1;
+      if (m) this.bmcInFlight.set(id, m);
+      else this.bmcInFlight.delete(id);
+    };
+  }
 
   countTransition(op: string, id: string): void {
     const m = this.transitions.get(op) ?? new Map<string, number>();
@@ -128,5 +152,7 @@ export class Counters {
   reset(): void {
     this.transitions.clear();
     this.calls.clear();
+    this.bmcMax = this.bmcNow;
+    this.bmcMaxPerNode = Math.max(0, ...this.bmcInFlight.values());
   }
 }

@@ -4,13 +4,23 @@
  * so "10% of nodes never report" picks the same nodes in every run with the same seed.
  */
 import { hashDraw } from './random.ts';
-import { NODE_FAULTS, SIM_SERVICES, type NodeFault, type ServiceFault, type SimService } from './types.ts';
+import { NODE_FAULTS, SIM_SERVICES, type BmcFaultSettings, type NodeFault, type ServiceFault, type SimService } from './types.ts';
 
 export interface FaultOptions {
   nodes?: Partial<Record<NodeFault, Iterable<string>>>;
   rates?: Partial<Record<NodeFault, number>>;
   services?: Partial<Record<SimService, ServiceFault>>;
+  bmc?: Partial<BmcFaultSettings>;
 }
+
+const BMC_DEFAULTS: BmcFaultSettings = { slowMs: 10_000, busyStatus: 503, retryAfter: 1, busyRate: 1 };
+
+/** What a call to a node's BMC should meet, decided once per call. */
+export type BmcDecision =
+  | { kind: 'ok'; delayMs: number }
+  | { kind: 'hang' }
+  | { kind: 'refuse' }
+  | { kind: 'busy'; status: 429 | 503; retryAfter: number };
 
 /** What a service call should do, decided once per call. */
 export type ServiceDecision = { kind: 'ok'; delayMs: number } | { kind: 'down' } | { kind: 'fail'; delayMs: number } | { kind: 'hang' };
@@ -20,6 +30,8 @@ export class Faults {
   private readonly rates = new Map<NodeFault, number>();
   private readonly services = new Map<SimService, ServiceFault>();
   private readonly calls = new Map<SimService, number>();
+  private bmcSettings: BmcFaultSettings;
+  private bmcCalls = 0;
 
   constructor(
     private readonly seed: number,
@@ -28,6 +40,27 @@ export class Faults {
     for (const f of NODE_FAULTS) this.nodes.set(f, new Set(o.nodes?.[f] ?? []));
     for (const [f, r] of Object.entries(o.rates ?? {})) this.rates.set(f as NodeFault, r ?? 0);
     for (const s of SIM_SERVICES) this.services.set(s, { ...(o.services?.[s] ?? {}) });
+    this.bmcSettings = { ...BMC_DEFAULTS, ...o.bmc };
+  }
+
+  /** Merge settings into how the BMC faults behave. */
+  setBmc(b: Partial<BmcFaultSettings>): void {
+    this.bmcSettings = { ...this.bmcSettings, ...b };
+  }
+
+  bmc(): Readonly<BmcFaultSettings> {
+    return this.bmcSettings;
+  }
+
+  /** Decide what one call to node `id`'s BMC meets (dead wins over refusing, over busy, over slow). */
+  decideBmc(id: string): BmcDecision {
+    const n = ++this.bmcCalls;
+    if (this.has('bmcDead', id)) return { kind: 'hang' };
+    if (this.has('bmcRefuses', id)) return { kind: 'refuse' };
+    const b = this.bmcSettings;
+    if (this.has('bmcBusy', id) && hashDraw(this.seed, 'bmcBusy', id, n) < b.busyRate)
+      return { kind: 'busy', status: b.busyStatus, retryAfter: b.retryAfter };
+    return { kind: 'ok', delayMs: this.has('bmcSlow', id) ? b.slowMs : 0 };
   }
 
   /** Replace the set of nodes with this fault. */
@@ -91,5 +124,6 @@ export class Faults {
     for (const f of NODE_FAULTS) this.nodes.set(f, new Set());
     this.rates.clear();
     for (const s of SIM_SERVICES) this.services.set(s, {});
+    this.bmcSettings = { ...BMC_DEFAULTS };
   }
 }

@@ -21,10 +21,11 @@ import { pcsRoutes } from './http/pcs.ts';
 import { compile, match, problem, stripPrefix, type Ctx, type Reply } from './http/router.ts';
 import { controlRoute, type ReportCounts } from './http/control.ts';
 import { s3Routes } from './http/s3.ts';
-import { redfishRoutes } from './http/redfish.ts';
+import { REDFISH_SYSTEM, redfishBusy, redfishRoutes } from './http/redfish.ts';
 import type { SimWorld } from './world.ts';
 import { serveMetrics } from '../observability/http.ts';
 import { simRequests } from '../observability/metrics.ts';
+import { Turns } from '../domain/lists.ts';
 
 const ROUTES = compile([...hsmRoutes, ...pcsRoutes, ...bssRoutes, ...cfsRoutes, ...s3Routes, ...redfishRoutes]);
 const MAX_BODY = 32 * 1024 * 1024;
@@ -153,26 +154,6 @@ export async function startSimServer(world: SimWorld, o: SimServerOptions = {}):
   };
 }
 
-/** At most `n` at a time; the others wait their turn in arrival order. */
-class Turns {
-  private running = 0;
-  private readonly waiting: Array<() => void> = [];
-  constructor(private readonly n: number) {}
-  take(): Promise<void> {
-    if (this.running < this.n) {
-      this.running++;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-  /** The turn passes to the next waiting one, if any. */
-  give(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.running--;
-  }
-}
-
 /** Which of `n` endpoints a node reports to: a stable spread by xname. */
 function spread(xname: string, n: number): number {
   let h = 0;
@@ -191,7 +172,8 @@ async function readBody(req: http.IncomingMessage): Promise<string> {
   return Buffer.concat(parts).toString('utf8');
 }
 
-async function handle(
+/** Answer one request from the world (the services, the simulator's own routes); also a BMC farm's listeners' handler. */
+export async function handle(
   world: SimWorld,
   reports: ReportCounts,
   req: http.IncomingMessage,
@@ -238,8 +220,17 @@ async function handle(
     return send(reply, 'none');
   }
   const { route, params } = found;
-  const decision = world.decide(route.service, route.endpoint);
   const reply = (r: Reply) => send(r, route.service, route.endpoint, route.path);
+  // A node's own BMC (its Redfish face) first: counted while in flight, and its faults.
+  if (params.id && route.path.startsWith(REDFISH_SYSTEM)) {
+    res.on('close', world.counters.enterBmc(params.id));
+    const b = world.faults.decideBmc(params.id);
+    if (b.kind === 'hang') return;
+    if (b.kind === 'refuse') return void req.socket.destroy();
+    if (b.kind === 'busy') return reply(redfishBusy(b.status, b.retryAfter));
+    if (b.delayMs > 0) await world.timers.sleep(b.delayMs);
+  }
+  const decision = world.decide(route.service, route.endpoint);
   if (decision.kind === 'down') return reply(problem(503, `${route.service.toUpperCase()} is unavailable (simulated outage)`));
   // The timeout knob: never answer; the client's read timeout fires, close() cuts the connection.
   if (decision.kind === 'hang') return;

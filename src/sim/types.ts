@@ -98,11 +98,31 @@ export const NODE_FAULTS = [
   'deployAgentHangs',
   /** Disk deploys: writing the image fails (write_error). */
   'diskWriteFails',
+  /** The node's BMC (its Redfish face) takes the connection and never answers: the caller's timeout fires. */
+  'bmcDead',
+  /** The node's BMC drops the connection without an answer (on a BMC farm's own listener: a reset). */
+  'bmcRefuses',
+  /** The node's BMC answers after BmcFaultSettings.slowMs. */
+  'bmcSlow',
+  /** The node's BMC answers BmcFaultSettings.busyStatus (429 or 503) with its Retry-After, to a share of calls. */
+  'bmcBusy',
 ] as const;
 export type NodeFault = (typeof NODE_FAULTS)[number];
 
 export const SIM_SERVICES = ['hsm', 'pcs', 'bss', 'cfs', 'ims'] as const;
 export type SimService = (typeof SIM_SERVICES)[number];
+
+/** How the BMC faults behave (the nodes with them are chosen as for any node fault). */
+export interface BmcFaultSettings {
+  /** bmcSlow: ms before the answer (default 10000). */
+  slowMs: number;
+  /** bmcBusy: the status answered (default 503). */
+  busyStatus: 429 | 503;
+  /** bmcBusy: the Retry-After header, seconds (default 1; 0 = none sent). */
+  retryAfter: number;
+  /** bmcBusy: share of calls answered busy, by a seeded draw per call (default 1: every call). */
+  busyRate: number;
+}
 
 export interface ServiceFault {
   /** Every call fails with 503. */

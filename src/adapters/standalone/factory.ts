@@ -14,6 +14,7 @@ import { StandaloneImages } from './images.ts';
 import { StandaloneInventory } from './inventory.ts';
 import { IpmiTool } from './ipmi.ts';
 import { StandalonePower, type StandalonePowerOptions } from './power.ts';
+import { BmcGuard, type BmcGuardOptions } from './bmc-guard.ts';
 import { RedfishClient } from './redfish.ts';
 
 export interface StandaloneAdaptersConfig {
@@ -23,6 +24,10 @@ export interface StandaloneAdaptersConfig {
   ipmitool?: string;
   /** Deadline of one BMC call (default 15 s). */
   bmcTimeoutMs?: number;
+  /** Limits, circuits and backoff of the BMC calls (bmc-guard.ts). */
+  bmcGuard?: BmcGuardOptions;
+  /** How long power-status waits for the BMCs, ms (default 2000). */
+  bmcPassWaitMs?: number;
   /** Folder of configuration hooks. */
   hooksDir?: string;
   /** Folder bootorch serves at /boot/v1/files (manifests and artifacts). */
@@ -48,6 +53,8 @@ export function createStandaloneAdapters(c: StandaloneAdaptersConfig): Standalon
     power: new StandalonePower(c.db, {
       drivers: { ipmi: new IpmiTool({ binary: c.ipmitool, timeoutMs }), redfish: new RedfishClient({ timeoutMs, caFile: c.bmcCaFile }) },
       secretKey: c.secretKey,
+      guard: new BmcGuard(c.bmcGuard),
+      passWaitMs: c.bmcPassWaitMs,
       onTaskFailed: c.onTaskFailed,
     }),
     bootParams: new StandaloneBootParams(c.db),

@@ -5,10 +5,13 @@
  *   GET  /healthz        {"ok": true}
  *   GET  /sim/info       node count, seed, the default image manifest, group names
  *   GET  /sim/counters   power transitions requested per operation and node, calls per endpoint,
- *                        node reports delivered and refused
+ *                        node reports delivered and refused, the most requests the BMCs had at once
+ *                        (all, and one node's)
  *   GET  /sim/faults     the fault knobs now
  *   POST /sim/faults     change them: {"services": {"pcs": {"down": true}}, "nodes": {"ignoresSoftOff": [xnames]},
- *                        "rates": {"neverPowersOn": 0.01}, "clear": true}   (clear first, then the rest)
+ *                        "rates": {"neverPowersOn": 0.01}, "clear": true}   (clear first, then the rest);
+ *                        the BMC faults (bmcDead, bmcRefuses, bmcSlow, bmcBusy) are node faults, and
+ *                        "bmc": {"slowMs": 10000, "busyStatus": 429, "retryAfter": 2, "busyRate": 0.5} says how they behave
  *
  * Tests and operators flip faults in a running `bootorch sim` with these, and read what the
  * hardware saw ("one graceful off and one on per node") from another process.
@@ -33,6 +36,15 @@ const faultsBody = z
     services: z.partialRecord(z.enum(SIM_SERVICES), serviceFault).optional(),
     nodes: z.partialRecord(z.enum(NODE_FAULTS), z.array(z.string())).optional(),
     rates: z.partialRecord(z.enum(NODE_FAULTS), z.number().min(0).max(1)).optional(),
+    bmc: z
+      .object({
+        slowMs: z.number().int().min(0).optional(),
+        busyStatus: z.union([z.literal(429), z.literal(503)]).optional(),
+        retryAfter: z.number().int().min(0).max(86_400).optional(),
+        busyRate: z.number().min(0).max(1).optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -52,7 +64,7 @@ function faultsView(world: SimWorld) {
     const ids = world.faults.nodesWith(f);
     if (ids.length) nodes[f] = ids;
   }
-  return { services, nodes };
+  return { services, nodes, bmc: world.faults.bmc() };
 }
 
 /** Apply a change to the world's fault knobs (also used by `bootorch sim --fault`). */
@@ -61,6 +73,7 @@ export function applyFaults(world: SimWorld, c: SimFaultsChange): void {
   for (const [s, f] of Object.entries(c.services ?? {})) world.faults.setService(s as SimService, f!);
   for (const [f, ids] of Object.entries(c.nodes ?? {})) world.faults.setNodes(f as NodeFault, ids!);
   for (const [f, r] of Object.entries(c.rates ?? {})) world.faults.setRate(f as NodeFault, r!);
+  if (c.bmc) world.faults.setBmc(Object.fromEntries(Object.entries(c.bmc).filter(([, v]) => v !== undefined)));
 }
 
 /** The answer to a control request, or undefined when the path is not one (then the services route it). */
@@ -78,7 +91,13 @@ export function controlRoute(world: SimWorld, reports: ReportCounts, method: str
     case 'GET /sim/counters': {
       const transitions: Record<string, Record<string, number>> = {};
       for (const [op, m] of world.counters.transitions) transitions[op] = Object.fromEntries(m);
-      return json(200, { transitions, calls: Object.fromEntries(world.counters.calls), reports: { ...reports } });
+      const { bmcMax, bmcMaxPerNode } = world.counters;
+      return json(200, {
+        transitions,
+        calls: Object.fromEntries(world.counters.calls),
+        reports: { ...reports },
+        bmc: { maxInFlight: bmcMax, maxInFlightPerNode: bmcMaxPerNode },
+      });
     }
     case 'GET /sim/faults':
       return json(200, faultsView(world));

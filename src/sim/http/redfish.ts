@@ -6,7 +6,8 @@
  * (ignoresSoftOff, neverPowersOn, powerUndefined = PowerState null), and the routes count as the
  * `pcs` service, whose fault knobs (down, failRate, slowMs, timeout) they share: PCS is the BMCs'
  * front door, the simulator has one power plane. Basic auth with a non-empty password is required
- * (401 otherwise); errors are Redfish error bodies.
+ * (401 otherwise); errors are Redfish error bodies. Each node's BMC has its own fault knobs too
+ * (node faults bmcDead, bmcRefuses, bmcSlow, bmcBusy; the server applies them before the route).
  */
 import type { SimWorld } from '../world.ts';
 import type { PcsOperation } from '../power.ts';
@@ -21,6 +22,8 @@ const RESETS: Record<string, PcsOperation> = {
 };
 const TARGETS = ['None', 'Pxe', 'Hdd', 'Cd', 'BiosSetup'];
 const SYSTEMS = '/redfish/v1/Systems';
+/** The route templates of one node's BMC (the ones its BMC faults apply to). */
+export const REDFISH_SYSTEM = `${SYSTEMS}/{id}`;
 
 interface BootOverride {
   BootSourceOverrideTarget: string;
@@ -37,6 +40,12 @@ function error(status: number, code: string, message: string): Reply {
   return json(status, {
     error: { code: `Base.1.8.${code}`, message, '@Message.ExtendedInfo': [{ MessageId: `Base.1.8.${code}`, Message: message }] },
   });
+}
+
+/** A busy BMC's answer (bmcBusy): 429 or 503 with Retry-After (seconds; none when 0). */
+export function redfishBusy(status: 429 | 503, retryAfter: number): Reply {
+  const r = error(status, 'ServiceTemporarilyUnavailable', `The service is temporarily unavailable (HTTP ${status}); retry later.`);
+  return retryAfter > 0 ? { ...r, headers: { 'retry-after': String(retryAfter) } } : r;
 }
 
 /** Runs the handler when the request carries Basic credentials with a non-empty password. */

@@ -1,0 +1,188 @@
+/**
+ * The standalone power adapter's BMC protection (bmc-guard.ts, power.ts) over real HTTP against a
+ * farm of simulated Redfish BMCs, one listener per node: a power-status with one BMC that never
+ * answers and one that refuses connections returns within its wait while the healthy nodes get their
+ * state, and, once their circuits are open, at once (well under the per-call timeout) with each
+ * one's last classified failure; at most one call in flight per BMC (systems of one chassis BMC
+ * included) and at most the global limit over all, counted at the simulator; 429 and 503 are asked
+ * again after their Retry-After.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshDb, type TestDb } from '../helpers/db.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { SimWorld } from '../../src/sim/world.ts';
+import { startBmcFarm, type BmcFarm } from '../../src/sim/bmc-farm.ts';
+import { startSimServer, type Exchange, type SimServer } from '../../src/sim/server.ts';
+import { NodeRegistry } from '../../src/adapters/standalone/registry.ts';
+import { StandalonePower } from '../../src/adapters/standalone/power.ts';
+import { RedfishClient } from '../../src/adapters/standalone/redfish.ts';
+import { IpmiTool } from '../../src/adapters/standalone/ipmi.ts';
+import { BmcGuard } from '../../src/adapters/standalone/bmc-guard.ts';
+
+const TIMEOUT_MS = 2000;
+let db: TestDb;
+let world: SimWorld;
+let farm: BmcFarm;
+let chassis: SimServer;
+let ids: string[];
+const key = randomBytes(32);
+const exchanges: Array<Exchange & { at: number }> = [];
+const drivers = { ipmi: new IpmiTool(), redfish: new RedfishClient({ timeoutMs: TIMEOUT_MS }) };
+
+beforeAll(async () => {
+  world = new SimWorld({ nodes: 12, initial: { power: 'on' } });
+  ids = world.ids();
+  farm = await startBmcFarm(world, { ids: ids.slice(0, 9), onExchange: (x) => exchanges.push({ ...x, at: Date.now() }) });
+  // Three systems behind one chassis BMC: the simulator's one port.
+  chassis = await startSimServer(world);
+  db = await freshDb();
+  const url = (id: string, i: number) => (i < 9 ? farm.url(id) : `${chassis.url}/redfish/v1/Systems/${id}`);
+  const r = await new NodeRegistry(key).register(
+    db.db,
+    ids.map((id, i) => ({
+      xname: id,
+      mac: `52:54:00:00:07:${String(i).padStart(2, '0')}`,
+      bmc: { driver: 'redfish', address: url(id, i), username: 'root', password: 'calvin' },
+    })),
+  );
+  expect(r.ok).toBe(true);
+});
+afterAll(async () => {
+  await farm?.close();
+  await chassis?.close();
+  world?.close();
+  await db?.drop();
+});
+
+const timed = async <T>(fn: () => Promise<T>): Promise<[T, number]> => {
+  const t0 = performance.now();
+  const v = await fn();
+  return [v, performance.now() - t0];
+};
+
+describe('a status pass with a dead and a refusing BMC', () => {
+  it('returns within its wait, then at once once their circuits are open; the healthy nodes get their state', async () => {
+    const [dead, refusing, ...healthy] = ids.slice(0, 9) as [string, string, ...string[]];
+    world.faults.setNodes('bmcDead', [dead]);
+    await farm.unplug(refusing);
+    const guard = new BmcGuard({ failuresToOpen: 2, openMs: 60_000 });
+    const power = new StandalonePower(db.db, { drivers, secretKey: key, guard, passWaitMs: 500 });
+    try {
+      const [first, firstMs] = await timed(() => power.powerStatus(ids.slice(0, 9)));
+      expect(firstMs).toBeLessThan(TIMEOUT_MS);
+      for (const id of healthy) expect(first.get(id)).toEqual({ state: 'on', error: '' });
+      expect(first.get(dead)).toMatchObject({
+        state: 'unknown',
+        cause: 'bmc_timeout',
+        error: expect.stringMatching(/still asking \(slow BMC\)/),
+      });
+      expect(first.get(refusing)).toMatchObject({
+        state: 'unknown',
+        cause: 'bmc_unreachable',
+        error: expect.stringMatching(/ECONNREFUSED/),
+      });
+
+      // Passes go on (each joins the dead BMC's read in flight) until both circuits are open.
+      await waitFor(
+        async () => {
+          await power.powerStatus([dead, refusing]);
+          return guard.state(farm.url(dead)).state === 'open' && guard.state(farm.url(refusing)).state === 'open';
+        },
+        'both circuits open',
+        4 * TIMEOUT_MS + 5000,
+        () => JSON.stringify([guard.state(farm.url(dead)), guard.state(farm.url(refusing))]),
+        50,
+      );
+      // A read a pass stopped waiting for is handed to the next pass once it settles: hand it over.
+      await power.powerStatus([dead, refusing]);
+      const [pass, passMs] = await timed(() => power.powerStatus(ids.slice(0, 9)));
+      expect(passMs).toBeLessThan(TIMEOUT_MS / 5);
+      for (const id of healthy) expect(pass.get(id)).toEqual({ state: 'on', error: '' });
+      expect(pass.get(dead)).toMatchObject({
+        state: 'unknown',
+        cause: 'bmc_timeout',
+        error: expect.stringMatching(/timeout: .*no answer within 2 s \(circuit open at BMC 127\.0\.0\.1:\d+ after 2 failures in a row/),
+      });
+      expect(pass.get(refusing)).toMatchObject({
+        state: 'unknown',
+        cause: 'bmc_unreachable',
+        error: expect.stringMatching(/unreachable: .*ECONNREFUSED \(circuit open/),
+      });
+    } finally {
+      world.faults.setNodes('bmcDead', []);
+      await farm.plug(refusing);
+      await power.idle();
+    }
+  });
+});
+
+describe('BMCs are protected', () => {
+  it('at most the global limit in flight over all BMCs, and one per BMC, counted at the simulator', async () => {
+    const nodes = ids.slice(0, 9);
+    world.faults.setNodes('bmcSlow', nodes);
+    world.faults.setBmc({ slowMs: 300 });
+    world.counters.reset();
+    const power = new StandalonePower(db.db, { drivers, secretKey: key, guard: new BmcGuard({ concurrency: 3 }), passWaitMs: 10_000 });
+    try {
+      // Two reads and an action per node, all asked for at once.
+      const [a, b] = await Promise.all([power.powerStatus(nodes), power.powerStatus(nodes), power.transition('On', nodes)]);
+      await power.idle();
+      for (const id of nodes) expect([a.get(id)!.state, b.get(id)!.state]).toEqual(['on', 'on']);
+      expect(world.counters.bmcMax).toBe(3);
+      expect(world.counters.bmcMaxPerNode).toBe(1);
+    } finally {
+      world.faults.setNodes('bmcSlow', []);
+    }
+  });
+
+  it('the systems of one chassis BMC are asked one at a time', async () => {
+    const inChassis = ids.slice(9);
+    world.faults.setNodes('bmcSlow', inChassis);
+    world.faults.setBmc({ slowMs: 200 });
+    world.counters.reset();
+    const power = new StandalonePower(db.db, { drivers, secretKey: key, guard: new BmcGuard({ concurrency: 64 }), passWaitMs: 10_000 });
+    try {
+      const st = await power.powerStatus(inChassis);
+      for (const id of inChassis) expect(st.get(id)).toEqual({ state: 'on', error: '' });
+      expect(world.counters.bmcMax).toBe(1);
+    } finally {
+      world.faults.setNodes('bmcSlow', []);
+    }
+  });
+
+  it.each([429, 503] as const)('a %i is asked again after its Retry-After, not before', async (status) => {
+    const id = ids[2]!;
+    world.faults.setNodes('bmcBusy', [id]);
+    world.faults.setBmc({ busyStatus: status, retryAfter: 1, busyRate: 1 });
+    exchanges.length = 0;
+    const power = new StandalonePower(db.db, { drivers, secretKey: key, guard: new BmcGuard({ busyRetries: 2 }), passWaitMs: 10_000 });
+    try {
+      // Busy throughout: three answers a Retry-After apart, then the node's power is unknown with the BMC's message.
+      const st = await power.powerStatus([id]);
+      expect(st.get(id)).toMatchObject({
+        state: 'unknown',
+        cause: 'bmc_error',
+        error: expect.stringMatching(new RegExp(`HTTP ${status}: The service is temporarily unavailable`)),
+      });
+      const busy = exchanges.filter((x) => x.path === `/redfish/v1/Systems/${id}`);
+      expect(busy.map((x) => [x.status, x.responseHeaders['retry-after']])).toEqual([
+        [status, '1'],
+        [status, '1'],
+        [status, '1'],
+      ]);
+      for (let i = 1; i < busy.length; i++) expect(busy[i]!.at - busy[i - 1]!.at).toBeGreaterThanOrEqual(950);
+      // Busy once: the second ask, a Retry-After later, gets the answer.
+      exchanges.length = 0;
+      world.faults.setBmc({ busyRate: 0.5 });
+      const st2 = await power.powerStatus([id]);
+      const asked = exchanges.filter((x) => x.path === `/redfish/v1/Systems/${id}`);
+      const firstOk = asked.findIndex((x) => x.status === 200);
+      expect(st2.get(id)).toEqual({ state: 'on', error: '' });
+      if (firstOk > 0) expect(asked[firstOk]!.at - asked[firstOk - 1]!.at).toBeGreaterThanOrEqual(950);
+    } finally {
+      world.faults.setNodes('bmcBusy', []);
+      world.faults.setBmc({ busyRate: 1 });
+    }
+  });
+});
