@@ -18,6 +18,7 @@ import {
   authorize,
   authzError,
   createAuthenticator,
+  createRateLimiter,
   isAuthFailure,
   loadAuthConfig,
   POLICY,
@@ -44,6 +45,12 @@ export interface ApiAuth {
    * (src/api/edge.ts): per principal, and per client address for requests without a valid credential.
    */
   limiter?: RateLimiter;
+  /**
+   * The per-address limit of routes that need no credential and skip the edge (/healthz, the
+   * console, unknown paths; edge.ts limitOpen). In this process's memory, not shared: each replica
+   * answers its own probes, and a probe must not become a database write.
+   */
+  openLimiter?: RateLimiter;
 }
 
 export type { RequestAuth };
@@ -170,7 +177,9 @@ export function applyAuthorization(schema: GraphQLSchema, policy: Readonly<Recor
 
 function audit(ctx: ApiContext, field: string, outcome: string): void {
   const p = ctx.auth?.principal;
-  ctx.logger?.info(
+  // A node's own calls (its boot report, its deploy heartbeats) are thousands per reboot: debug, not the audit trail of people.
+  const level = p && !isAuthFailure(p) && p.role === 'node' ? 'debug' : 'info';
+  ctx.logger?.[level](
     {
       audit: { field, outcome, actor: ctx.actor, tenant: ctx.tenant, tokenId: p && !isAuthFailure(p) ? p.tokenId : undefined },
     },
@@ -200,6 +209,7 @@ export async function apiAuthFromEnv(
   return {
     authenticator,
     limiter: cfg.rateLimit ? createSharedRateLimiter({ ...cfg.rateLimit, store: o.store ?? dbStore(db), logger: o.logger }) : undefined,
+    openLimiter: cfg.rateLimit ? createRateLimiter({ anonymous: cfg.rateLimit.open }) : undefined,
   };
 }
 

@@ -32,34 +32,6 @@ export function addressKey(address: string | undefined): string {
     .join(':')}::/64`;
 }
 
-/** Credentials that were valid moments ago (by hash): their holders skip the per-address pre-check. */
-export class RecentlyValid {
-  private readonly seen = new Map<string, number>();
-  constructor(
-    private readonly ttlMs = 60_000,
-    private readonly max = 10_000,
-  ) {}
-  private key(header: string): string {
-    return createHash('sha256').update(header).digest('base64url');
-  }
-  has(header: string): boolean {
-    const k = this.key(header);
-    const until = this.seen.get(k);
-    if (until === undefined) return false;
-    if (until < Date.now()) {
-      this.seen.delete(k);
-      return false;
-    }
-    return true;
-  }
-  add(header: string): void {
-    const k = this.key(header);
-    this.seen.delete(k);
-    this.seen.set(k, Date.now() + this.ttlMs);
-    while (this.seen.size > this.max) this.seen.delete(this.seen.keys().next().value!);
-  }
-}
-
 /** A small LRU of document checks, by budget and query text: hot queries (node reports) are checked once. */
 export class CheckCache {
   private readonly entries = new Map<string, DocumentCheck>();

@@ -12,6 +12,7 @@ import type { CredentialWatch } from './credential-watch.ts';
 import { principalOf, type Admitted, type Edge } from './edge.ts';
 import { closeReason, gql, rateLimited, runtimeError } from './edge-support.ts';
 import { countRefusal } from './metrics.ts';
+import { tooDeep, valueTooDeep } from './input-bounds.ts';
 
 export interface WsEdgeOptions {
   schema: GraphQLSchema;
@@ -81,6 +82,10 @@ export function wsEdge(edge: Edge, o: WsEdgeOptions) {
         }
       }
       if (typeof payload.query !== 'string') return [runtimeError('an operation needs a query', { code: 'BAD_REQUEST' })];
+      if (valueTooDeep(payload.variables)) {
+        const e = tooDeep();
+        return [runtimeError(e.message, { code: 'BAD_REQUEST', limit: e.limit, field: 'variables' })];
+      }
       const c = edge.checkQuery(payload.query, true);
       if (!c.ok) return [c.error];
       const errors = gql.validate(o.schema, c.document);

@@ -2,23 +2,26 @@
  * The edge of the API: what every request goes through before GraphQL sees it, over HTTP and
  * graphql-ws alike, cheapest first, so that nothing expensive runs for a caller who may not run it:
  *
- *   1. who is calling (headers only; a database lookup for API tokens). A client address that has
- *      used up its budget of failed authentications is refused (429) before its token is looked up,
- *      unless the very same credential was valid moments ago;
+ *   1. who is calling (headers only; a database lookup for API tokens). Every credential is looked
+ *      up: a valid one is never refused for what others sent from its address;
  *   2. the rate limit: the principal's bucket, or the client address's (one bucket for requests
- *      without a credential, one for failed authentications), 429 with Retry-After; over graphql-ws
- *      a RATE_LIMITED error (or close 4429 at connect);
- *   3. the body, at most `anonymousMaxBodyBytes` without a valid credential;
+ *      without a credential, one for failed authentications: only failing attempts spend it and only
+ *      they are refused when it is empty), 429 with Retry-After; over graphql-ws a RATE_LIMITED error
+ *      (or close 4429 at connect);
+ *   3. the body (input-bounds.ts), at most `anonymousMaxBodyBytes` without a valid credential, counted
+ *      as it arrives, and JSON nested at most MAX_JSON_DEPTH deep;
  *   4. the document against the caller's budget (limits.ts: tokens, nesting, fragments, cost, depth,
  *      aliases, directives, each linear), introspection only with a credential, no subscription over
  *      HTTP, and a persisted query's hash checked. Refusals are typed 400s.
  *
- * Only then does Apollo (or graphql-ws) parse, validate and execute. graphql-ws connections are
+ * Only then does Apollo (or graphql-ws) parse, validate and execute. Routes that need no credential
+ * and skip these steps (/healthz, the console, unknown paths) take from a generous per-address bucket
+ * of their own (`limitOpen`). graphql-ws connections are
  * authenticated once, at connection_init: without a valid credential the socket is closed with 4403
  * (graphql-ws's Forbidden); a credential that ends later closes it with 4401 (credential-watch.ts).
  */
 import type http from 'node:http';
-import express from 'express';
+import type express from 'express';
 import proxyaddr from 'proxy-addr';
 import type { DocumentNode, GraphQLSchema, GraphQLError as GraphQLErrorType } from 'graphql';
 import type { Logger } from 'pino';
@@ -35,12 +38,15 @@ import { checkDocument, scanDocument, usesIntrospection, type DocumentCheck, typ
 import type { Identify, Identity } from './context.ts';
 import type { CredentialWatch } from './credential-watch.ts';
 import { countRefusal } from './metrics.ts';
-import { addressKey, CheckCache, gql, RecentlyValid, rootFields, runtimeError, sha256 } from './edge-support.ts';
+import { addressKey, CheckCache, gql, rootFields, runtimeError, sha256 } from './edge-support.ts';
+import { jsonReader, jsonTooDeep, tooDeep } from './input-bounds.ts';
 
 export interface EdgeOptions {
   schema: GraphQLSchema;
   identify: Identify;
   limiter?: RateLimiter;
+  /** The per-address bucket of routes that need no credential and skip the edge (limitOpen). */
+  openLimiter?: RateLimiter;
   /** The authenticated budget, and the one for requests without a valid credential. */
   limits: QueryLimits;
   anonymousLimits: QueryLimits;
@@ -76,7 +82,7 @@ export class Edge {
   private readonly admissions = new WeakMap<http.IncomingMessage, Promise<Admission>>();
   /** Bodies already read (fast-reports.ts), as body-parser would have left them: parsed, or its 400. */
   private readonly bodies = new WeakMap<http.IncomingMessage, { body: unknown } | { error: Error }>();
-  private readonly recentlyValid = new RecentlyValid();
+  private readonly readJson = jsonReader();
   private readonly checks = new CheckCache();
   private readonly trust: (addr: string, i: number) => boolean;
 
@@ -102,22 +108,14 @@ export class Edge {
 
   /**
    * Steps 1-2: who is calling, and whether the rate limit lets them. Returns the identity, or the
-   * refusal. `header` is the Authorization value (after connection params, over WebSocket).
+   * refusal.
    */
   async admit(
     req: http.IncomingMessage,
   ): Promise<{ ok: true; admitted: Admitted } | { ok: false; refusal: Extract<RateLimitResult, { ok: false }> | GraphQLErrorType }> {
     const limiter = this.o.limiter;
     const address = this.address(req);
-    const header = [req.headers.authorization].flat()[0];
-    if (limiter && header && !this.recentlyValid.has(header)) {
-      // An address that spent its budget on bad credentials gets no more lookups for a while.
-      const c = await limiter.check({ address, failed: true });
-      if (!c.ok) {
-        countRefusal('rate_limited');
-        return { ok: false, refusal: c };
-      }
-    }
+    // No refusal before the lookup: the address of a flood of bad tokens is also a valid admin's.
     let identity: Identity;
     try {
       identity = await this.o.identify(req);
@@ -126,7 +124,6 @@ export class Edge {
       throw e;
     }
     const principal = principalOf(identity);
-    if (principal && header) this.recentlyValid.add(header);
     if (limiter) {
       const p = identity.auth?.principal;
       // The identity provider being down is not the caller's doing: not counted against the address.
@@ -155,6 +152,25 @@ export class Edge {
       this.admissions.set(req, a);
     }
     return a;
+  }
+
+  /**
+   * The limit of routes that need no credential and do not pass admit() (/healthz, the console, unknown
+   * paths): the `openLimiter` bucket of the client address, whatever headers it sends; 429 with Retry-After.
+   */
+  limitOpen(): express.RequestHandler {
+    return async (req, res, next) => {
+      const limiter = this.o.openLimiter;
+      if (!limiter) return next();
+      try {
+        const r = await limiter.take({ address: this.address(req) });
+        if (r.ok) return next();
+        countRefusal('rate_limited');
+        sendRefusal(res, r);
+      } catch (e) {
+        next(e);
+      }
+    };
   }
 
   /** The body of this request was read already (the stream is spent): step 3 takes it from here. */
@@ -257,14 +273,19 @@ export class Edge {
           next(e);
         }
       },
-      (req, _res, next) => {
-        const read = this.bodies.get(req);
-        if (!read) return next();
-        if ('error' in read) return next(read.error);
-        req.body = read.body;
-        next();
+      async (req, _res, next) => {
+        try {
+          const authenticated = this.admitted.get(req)?.authenticated ?? false;
+          const read =
+            this.bodies.get(req) ??
+            (await this.readJson(req, authenticated ? o.maxBodyBytes : Math.min(o.maxBodyBytes, o.anonymousMaxBodyBytes), !authenticated));
+          if ('error' in read) return next(read.error);
+          req.body = read.body;
+          next();
+        } catch (e) {
+          next(e);
+        }
       },
-      ...bodyParsers(o.maxBodyBytes, o.anonymousMaxBodyBytes, (req) => this.admitted.get(req)?.authenticated ?? false),
       async (req, res, next) => {
         try {
           const refusal = await this.checkHttp(req);
@@ -279,6 +300,17 @@ export class Edge {
 
   private async checkHttp(req: express.Request): Promise<{ status: number; error: GraphQLErrorType } | null> {
     if (req.method !== 'GET' && req.method !== 'POST') return null;
+    if (req.method === 'GET') {
+      // The JSON in a GET's query string, bounded like a body's before Apollo parses it.
+      const q = req.query as Record<string, unknown>;
+      for (const k of ['variables', 'extensions']) {
+        const v = q[k];
+        if (typeof v === 'string' && jsonTooDeep(v)) {
+          const e = tooDeep();
+          return { status: 400, error: runtimeError(e.message, { code: 'BAD_REQUEST', limit: e.limit, field: k }) };
+        }
+      }
+    }
     const authenticated = this.admitted.get(req)?.authenticated ?? false;
     const params: Record<string, unknown> | undefined =
       req.method === 'POST'
@@ -353,13 +385,6 @@ export class Edge {
     }
     return null;
   }
-}
-
-/** JSON bodies up to `max` bytes, or `anonymousMax` for callers without a valid credential. */
-function bodyParsers(max: number, anonymousMax: number, authenticated: (req: express.Request) => boolean): express.RequestHandler[] {
-  const full = express.json({ limit: max });
-  const small = express.json({ limit: Math.min(max, anonymousMax) });
-  return [(req, res, next) => (authenticated(req) ? full : small)(req, res, next)];
 }
 
 function sendRefusal(res: express.Response, r: Extract<RateLimitResult, { ok: false }> | GraphQLErrorType): void {

@@ -24,6 +24,7 @@ import type { GraphQLError as GraphQLErrorType, GraphQLFormattedError, GraphQLSc
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { checkDocument, type QueryLimits } from './limits.ts';
 import { gql } from './edge-support.ts';
+import { jsonTooDeep, tooDeep } from './input-bounds.ts';
 import { countOperation } from './metrics.ts';
 import type { ApiContext, Identity } from './context.ts';
 import type { Edge } from './edge.ts';
@@ -138,6 +139,11 @@ async function serve(o: FastReportsOptions, cache: PreparedCache, req: http.Inco
   // Refused, or anonymous (a smaller body budget): express answers, reading the body itself.
   if (!a.ok || !a.admitted.authenticated) return o.fallback(req, res);
   const raw = await readBody(req, length);
+  // Too deep: express answers the bound's 400 (input-bounds.ts), as for any other body.
+  if (jsonTooDeep(raw)) {
+    o.edge.bodyRead(req, { error: tooDeep() });
+    return o.fallback(req, res);
+  }
   const body = jsonObject(raw) ?? (await bodyParser(req, raw));
   if ('error' in body) {
     o.edge.bodyRead(req, body);

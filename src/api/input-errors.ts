@@ -10,20 +10,21 @@ import { badInput } from './errors.ts';
 // biome-ignore lint/suspicious/noControlCharactersInRegex: a NUL character is what this looks for
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** The path of the first string in `value` that cannot be stored as text, or null. */
+/**
+ * The path of the first string in `value` that cannot be stored as text, or null. An explicit stack,
+ * not recursion: the value is the client's, and no client input may overflow the stack.
+ */
 export function unstorableAt(value: unknown, path = ''): string | null {
-  if (typeof value === 'string') return UNSTORABLE.test(value) ? path : null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const p = unstorableAt(value[i], `${path}[${i}]`);
-      if (p !== null) return p;
-    }
-    return null;
-  }
-  if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      const p = unstorableAt(v, path ? `${path}.${k}` : k);
-      if (p !== null) return p;
+  const stack: [unknown, string][] = [[value, path]];
+  while (stack.length) {
+    const [v, at] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (UNSTORABLE.test(v)) return at;
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${at}[${i}]`]);
+    } else if (v && typeof v === 'object') {
+      const entries = Object.entries(v);
+      for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i]![1], at ? `${at}.${entries[i]![0]}` : entries[i]![0]]);
     }
   }
   return null;

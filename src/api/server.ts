@@ -48,6 +48,7 @@ import { CredentialWatch } from './credential-watch.ts';
 import { roleAtLeast } from '../auth/index.ts';
 import type { NodeRegistry } from '../adapters/standalone/registry.ts';
 import { consoleRouter } from './console.ts';
+import { bodyGate } from './input-bounds.ts';
 
 export interface ApiServerOptions extends ApiDeps {
   /** 0 picks a free port (see the returned url). */
@@ -126,6 +127,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     createContext({ ...deps, logger: requestLogger(deps.logger, req) }, who, opts.contextExtras ? await opts.contextExtras(req) : {});
   const persisted = new PersistedQueries();
   const maxBodyBytes = opts.maxBodyBytes ?? 16 * 1024 * 1024;
+  const anonymousMaxBodyBytes = opts.anonymousMaxBodyBytes ?? 256 * 1024;
   const edge = new Edge({
     schema,
     identify,
@@ -133,7 +135,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     limits,
     anonymousLimits,
     maxBodyBytes,
-    anonymousMaxBodyBytes: opts.anonymousMaxBodyBytes ?? 256 * 1024,
+    anonymousMaxBodyBytes,
+    openLimiter: opts.auth?.openLimiter,
     persisted,
     trustProxy: opts.trustProxy,
     watch,
@@ -149,13 +152,18 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     opts.fastReports === false
       ? undefined
       : fastReports({ schema, limits, edge, fallback: app, contextFor, formatError, logger: opts.logger });
-  const listener: http.RequestListener = fast ? (req, res) => void (fast(req, res) || app(req, res)) : app;
+  // Every request's declared body size first, on every route (input-bounds.ts); an Expect: 100-continue too large gets no 100.
+  const gate = bodyGate({ max: maxBodyBytes, anonymousMax: anonymousMaxBodyBytes });
+  const serve: http.RequestListener = (req, res) => void (fast?.(req, res) || app(req, res));
+  const listener: http.RequestListener = (req, res) => void (gate(req, res) || serve(req, res));
   const httpServer = (
     opts.tls ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key }, listener) : http.createServer(listener)
   ) as http.Server;
+  httpServer.on('checkContinue', (req, res) => void (gate(req, res) || (res.writeContinue(), serve(req, res))));
   const wsServer = new WebSocketServer({
     server: httpServer,
     path: '/graphql',
+    maxPayload: maxBodyBytes,
     perMessageDeflate: opts.wsDeflate ? { serverNoContextTakeover: true, clientNoContextTakeover: true } : false,
   });
   const mux = new Multiplexer(opts.liveOptions);
@@ -209,7 +217,9 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   // Probes carry no credential: /healthz answers anyone, the three states only, at most one probe of
   // the database and queue per second however often it is asked.
   const healthz = cachedHealth(() => health(deps), 1000);
-  app.get('/healthz', async (_req, res) => {
+  // Routes that need no credential and skip the edge: a generous bucket per client address (edge.ts limitOpen).
+  const open = edge.limitOpen();
+  app.get('/healthz', open, async (_req, res) => {
     const h = await healthz();
     res.json({ apiStatus: h.api, dbStatus: h.database, queueStatus: h.queue });
   });
@@ -259,19 +269,27 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     return contextFor(req, a.identity);
   };
   // Before the REST door: it answers `/` for BOS clients, the console answers it for browsers.
-  app.use(consoleRouter({ authenticator: opts.auth?.authenticator }));
-  const bos = bosRestRouter({ schema, contextFor: restContext, logger: opts.logger, maxBodyBytes });
+  app.use(consoleRouter({ authenticator: opts.auth?.authenticator, limit: open }));
+  const bos = bosRestRouter({ schema, contextFor: restContext, logger: opts.logger, maxBodyBytes, anonymousMaxBodyBytes, limit: open });
   app.use('/apis/bos', bos);
   app.use(bos);
-  app.use((err: Error & { status?: number; type?: string }, _req: express.Request, res: express.Response, next: express.NextFunction) => {
+  app.use(open, (req, res) => {
+    res.status(404).json({ errors: [{ message: `no route ${req.method} ${req.path}`, extensions: { code: 'NOT_FOUND' } }] });
+  });
+  app.use((err: Error & { status?: number; limit?: string }, _req: express.Request, res: express.Response, next: express.NextFunction) => {
     if (res.headersSent) return next(err);
     const status = err.status ?? 500;
     if (status >= 500) opts.logger?.error({ err }, 'internal error at the edge');
+    // A bound's refusal (input-bounds.ts) names its limit; other 413s are body-parser's (a decompressed body).
+    const named = typeof err.limit === 'string';
     res.status(status).json({
       errors: [
         {
-          message: status === 413 ? 'request body too large' : status >= 500 ? 'internal server error' : err.message,
-          extensions: { code: status === 413 ? 'PAYLOAD_TOO_LARGE' : status >= 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_REQUEST' },
+          message: named ? err.message : status === 413 ? 'request body too large' : status >= 500 ? 'internal server error' : err.message,
+          extensions: {
+            code: status === 413 ? 'PAYLOAD_TOO_LARGE' : status >= 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_REQUEST',
+            ...(named ? { limit: err.limit } : {}),
+          },
         },
       ],
     });

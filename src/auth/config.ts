@@ -77,6 +77,14 @@ export const authEnvSchema = z.object({
   BOOTORCH_RATE_LIMIT_ANON_BURST: z.coerce.number().int().min(1).default(20),
   /** Sustained requests per second per client address without a valid credential (default 2). */
   BOOTORCH_RATE_LIMIT_ANON_PER_SECOND: z.coerce.number().positive().default(2),
+  /**
+   * Requests one client address may burst to the routes that need no credential and skip the edge
+   * (/healthz, the console's files, unknown paths), counted per API process (default 100: probes and
+   * a browser's page loads fit many times over).
+   */
+  BOOTORCH_RATE_LIMIT_OPEN_BURST: z.coerce.number().int().min(1).default(100),
+  /** Sustained requests per second per client address to those routes (default 10). */
+  BOOTORCH_RATE_LIMIT_OPEN_PER_SECOND: z.coerce.number().positive().default(10),
   /** How often each API replica syncs its rate limit buckets with the others through PostgreSQL, ms (default 100). */
   BOOTORCH_RATE_LIMIT_SYNC_MS: z.coerce.number().int().min(10).max(10_000).default(100),
 });
@@ -93,7 +101,14 @@ export interface AuthSettings {
   roleMap: Record<string, Role>;
   devAdminToken?: string;
   /** Per principal and per client address (anonymous); null: no rate limit. */
-  rateLimit: { burst: number; perSecond: number; anonymous: { burst: number; perSecond: number }; syncMs: number } | null;
+  rateLimit: {
+    burst: number;
+    perSecond: number;
+    anonymous: { burst: number; perSecond: number };
+    /** Per client address on the routes that need no credential and skip the edge (per process). */
+    open: { burst: number; perSecond: number };
+    syncMs: number;
+  } | null;
 }
 
 export class AuthConfigError extends Error {}
@@ -131,6 +146,7 @@ export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env, opts: { def
                 burst: e.BOOTORCH_RATE_LIMIT_BURST,
                 perSecond: e.BOOTORCH_RATE_LIMIT_PER_SECOND,
                 anonymous: { burst: e.BOOTORCH_RATE_LIMIT_ANON_BURST, perSecond: e.BOOTORCH_RATE_LIMIT_ANON_PER_SECOND },
+                open: { burst: e.BOOTORCH_RATE_LIMIT_OPEN_BURST, perSecond: e.BOOTORCH_RATE_LIMIT_OPEN_PER_SECOND },
                 syncMs: e.BOOTORCH_RATE_LIMIT_SYNC_MS,
               },
       };

@@ -71,19 +71,39 @@ const WORD_RE = new RegExp(`\\b(${WORDS.join('|')})\\b`, 'g');
 
 export const bosWords = (message: string) => message.replace(WORD_RE, (w) => snake(w));
 
-/** Deep key conversion of a JSON value (arrays and plain objects); `keep` names map-valued keys whose own keys stay. */
+/** Sets an own property, even one named `__proto__` (plain assignment would set the prototype). */
+const put = (o: Record<string, unknown>, k: string, v: unknown) =>
+  Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+
+/**
+ * Deep key conversion of a JSON value (arrays and plain objects); `keep` names map-valued keys whose own
+ * keys stay. With an explicit stack, not recursion: the value is the client's, and no client input may
+ * overflow the stack (the doors refuse JSON nested past MAX_JSON_DEPTH before it gets here anyway).
+ */
 export function convertKeys(v: unknown, f: (k: string) => string, keep: ReadonlySet<string> = new Set()): unknown {
-  if (Array.isArray(v)) return v.map((x) => convertKeys(x, f, keep));
-  if (v && typeof v === 'object' && !(v instanceof Date)) {
-    return Object.fromEntries(
-      Object.entries(v).map(([k, x]) => {
-        const key = f(k);
-        if (keep.has(key) && x && typeof x === 'object' && !Array.isArray(x)) {
-          return [key, Object.fromEntries(Object.entries(x).map(([kk, xx]) => [kk, convertKeys(xx, f, keep)]))];
-        }
-        return [key, convertKeys(x, f, keep)];
-      }),
-    );
+  const root: Record<string, unknown> = {};
+  // [value to convert, where its copy goes, whether its own keys are converted]
+  const stack: [unknown, (copy: unknown) => void, boolean][] = [[v, (c) => put(root, 'v', c), true]];
+  while (stack.length) {
+    const [x, place, rename] = stack.pop()!;
+    if (Array.isArray(x)) {
+      const out: unknown[] = new Array(x.length);
+      place(out);
+      x.forEach((item, i) => stack.push([item, (c) => (out[i] = c), true]));
+    } else if (x && typeof x === 'object' && !(x instanceof Date)) {
+      const out: Record<string, unknown> = {};
+      place(out);
+      // Two keys converting to one: the first one's place, the last one's value (as Object.fromEntries).
+      const entries = new Map<string, unknown>();
+      for (const [k, item] of Object.entries(x)) entries.set(rename ? f(k) : k, item);
+      for (const [key, item] of entries) {
+        put(out, key, undefined); // the keys keep their order; values are filled in as the stack unwinds
+        const map = rename && keep.has(key) && item && typeof item === 'object' && !Array.isArray(item);
+        stack.push([item, (c) => put(out, key, c), !map]);
+      }
+    } else {
+      place(x);
+    }
   }
-  return v;
+  return root.v;
 }

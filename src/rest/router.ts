@@ -10,6 +10,8 @@ import express from 'express';
 import type { GraphQLSchema } from 'graphql';
 import type { Logger } from 'pino';
 import type { ApiContext } from '../api/context.ts';
+import { principalOf } from '../api/edge.ts';
+import { jsonReader } from '../api/input-bounds.ts';
 import { caller, rootFields } from './call.ts';
 import { Problem, sendError, sendProblem } from './problem.ts';
 import type { RestRequest, Route } from './route.ts';
@@ -25,8 +27,11 @@ export interface BosRestOptions {
   /** The GraphQL door's context for a request (the server's identify + createContext). */
   contextFor(req: http.IncomingMessage): Promise<ApiContext>;
   logger?: Logger;
-  /** Largest accepted body. */
+  /** Largest accepted body, and the largest without a valid credential. */
   maxBodyBytes: number;
+  anonymousMaxBodyBytes: number;
+  /** The limit of answers that need no credential and reach no handler (405, unknown /v2 paths). */
+  limit?: express.RequestHandler;
 }
 
 /** The first value of each query parameter (BOS uses only the first filter of each type); an empty one is not given, as in BOS. */
@@ -39,7 +44,8 @@ function firstValues(q: unknown): RestRequest['query'] {
   return out;
 }
 
-function bodyProblem(err: Error & { status?: number; type?: string }): Problem {
+function bodyProblem(err: Error & { status?: number; limit?: string }): Problem {
+  if (err.limit) return new Problem(err.status ?? 400, err.message); // a bound's own words (input-bounds.ts)
   if (err.status === 413) return new Problem(413, 'request body too large');
   return new Problem(400, `the body is not valid JSON: ${err.message.slice(0, 200)}`);
 }
@@ -49,9 +55,11 @@ export function bosRestRouter(o: BosRestOptions): express.Router {
   const fields = rootFields(o.schema);
   // Bodies are JSON whatever their content type says (clients differ); parsed per route, so that
   // nothing here touches requests for other paths (/graphql parses its own).
-  const parse = express.json({ limit: o.maxBodyBytes, type: () => true, strict: false });
+  const read = jsonReader({ anyType: true, strict: false });
+  const limit = o.limit ?? ((_req, _res, next) => next());
 
-  // Who is calling (and their rate limit) first, then the body: nothing is read for a refused caller.
+  // Who is calling (and their rate limit) first, then the body, within that caller's limit: nothing
+  // is read for a refused caller, and no more than the anonymous limit without a valid credential.
   const serve =
     (route: Route): express.RequestHandler =>
     async (req, res) => {
@@ -61,17 +69,17 @@ export function bosRestRouter(o: BosRestOptions): express.Router {
       } catch (e) {
         return sendError(res, e, o.logger, { conflictTitle: route.conflictTitle });
       }
-      parse(req, res, async (err?: unknown) => {
-        if (err) return sendProblem(res, bodyProblem(err as Error));
-        try {
-          const params = Object.fromEntries(Object.entries(req.params as Record<string, string>));
-          const reply = await route.handler({ params, query: firstValues(req.query), body: req.body, call: caller(fields, ctx) });
-          if (reply.body === undefined) res.status(reply.status).end();
-          else res.status(reply.status).json(reply.body);
-        } catch (e) {
-          sendError(res, e, o.logger, { conflictTitle: route.conflictTitle });
-        }
-      });
+      const anonymous = !principalOf(ctx);
+      const body = await read(req, anonymous ? Math.min(o.maxBodyBytes, o.anonymousMaxBodyBytes) : o.maxBodyBytes, anonymous);
+      if ('error' in body) return sendProblem(res, bodyProblem(body.error));
+      try {
+        const params = Object.fromEntries(Object.entries(req.params as Record<string, string>));
+        const reply = await route.handler({ params, query: firstValues(req.query), body: body.body, call: caller(fields, ctx) });
+        if (reply.body === undefined) res.status(reply.status).end();
+        else res.status(reply.status).json(reply.body);
+      } catch (e) {
+        sendError(res, e, o.logger, { conflictTitle: route.conflictTitle });
+      }
     };
 
   for (const route of ROUTES) router[route.method](route.path, serve(route));
@@ -79,12 +87,12 @@ export function bosRestRouter(o: BosRestOptions): express.Router {
   const methods = new Map<string, string[]>();
   for (const r of ROUTES) methods.set(r.path, [...(methods.get(r.path) ?? []), r.method.toUpperCase()]);
   for (const [path, allowed] of methods) {
-    router.all(path, (req, res) => {
+    router.all(path, limit, (req, res) => {
       res.setHeader('allow', allowed.join(', '));
       sendProblem(res, new Problem(405, `${req.method} is not allowed on ${req.path}; use ${allowed.join(', ')}`));
     });
   }
-  router.all('/v2/*rest', (req, res) => sendProblem(res, new Problem(404, `no BOS v2 route ${req.path}`)));
+  router.all('/v2/*rest', limit, (req, res) => sendProblem(res, new Problem(404, `no BOS v2 route ${req.path}`)));
   // What express itself refuses on these routes (a path that does not decode, ...), as a problem too.
   router.use((err: Error & { status?: number }, _req: express.Request, res: express.Response, next: express.NextFunction) => {
     if (res.headersSent) return next(err);

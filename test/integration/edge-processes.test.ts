@@ -184,8 +184,8 @@ describe("a credential's end ends its live streams on every replica", () => {
   });
 });
 
-// Last: it spends this address's budget of failed authentications, after which new credentials from
-// it are refused before their lookup for a while.
+// Last: it spends this address's budget of failed authentications, after which bad credentials from it
+// are refused for a while (valid ones still pass).
 describe('anonymous callers', () => {
   test('anonymous flooding and random tokens are limited per client address across both replicas', async () => {
     const statuses: number[] = [];

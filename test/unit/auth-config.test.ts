@@ -14,7 +14,7 @@ describe('auth config', () => {
       subjectClaim: 'sub',
       roleMap: { admin: 'admin', operator: 'operator', viewer: 'viewer', node: 'node' },
       devAdminToken: undefined,
-      rateLimit: { burst: 200, perSecond: 50, anonymous: { burst: 20, perSecond: 2 }, syncMs: 100 },
+      rateLimit: { burst: 200, perSecond: 50, anonymous: { burst: 20, perSecond: 2 }, open: { burst: 100, perSecond: 10 }, syncMs: 100 },
     });
     expect(loadAuthConfig({}, { defaultMode: 'dev' }).mode).toBe('dev');
     expect(loadAuthConfig({ BOOTORCH_AUTH_MODE: 'tokens' }, { defaultMode: 'dev' }).mode).toBe('tokens');
