@@ -25,8 +25,10 @@ import { startTracing } from './observability/tracing.ts';
 import { instrumentAdapters } from './observability/ports.ts';
 import { observeReports } from './observability/reports.ts';
 import { collectSystemState } from './observability/collectors.ts';
+import { EngineHeartbeat } from './engine/heartbeat.ts';
 import { serveMetrics } from './observability/http.ts';
 import { standaloneApi } from './api/boot/standalone.ts';
+import { devSecretKey, secretKeyFrom } from './adapters/standalone/secrets.ts';
 
 export interface Stoppable {
   stop(): Promise<void>;
@@ -85,7 +87,7 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
     bootDelayMs: 2000,
     batcher: { batchSize: 25, batchWindowMs: 1000, checkIntervalMs: 500, runTimeMs: 1500 },
   });
-  const adapters = instrumentAdapters(createSimAdapters(world));
+  const adapters = instrumentAdapters(createSimAdapters(world), log);
   statusPassOptions.changedOnly = config.BOOTORCH_STATUS_CHANGED_PASSES;
   const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
   const engine = await startEngine({
@@ -99,6 +101,8 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
   });
   const reports = observeReports(createReportBatcher(conn.db, engine.scheduler));
   const state = collectSystemState(conn.db);
+  const heartbeat = new EngineHeartbeat(conn.db, 'dev', log);
+  await heartbeat.start();
   world.setReportHandler(async (id, token) => {
     const r = await reports.report({ id, token, actor: `node:${id}` });
     if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
@@ -119,12 +123,14 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
     tls: tlsFromConfig(config),
     ...edgeOptions(config),
     wsDeflate: config.BOOTORCH_WS_DEFLATE,
+    secretKey: secretKeyFrom(config) ?? devSecretKey(config.BOOTORCH_DATA_DIR),
   });
   return {
     api,
     devAdminToken: auth.authenticator.devAdminToken,
     async stop() {
       state.stop();
+      await heartbeat.stop();
       world.close();
       await api.close();
       await auth.limiter?.close?.();
@@ -144,9 +150,11 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
   const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
   // With BOOTORCH_ADAPTERS=sim the simulated cluster lives in the worker; a world here would be another
   // machine, so the dry run and explain need BOOTORCH_ADAPTERS=http or standalone (or the dev role).
-  const adapters = config.BOOTORCH_ADAPTERS !== 'sim' ? createAdapters(config, undefined, { db: conn.db, runHooks: false }) : undefined;
+  const adapters = config.BOOTORCH_ADAPTERS !== 'sim' ? createAdapters(config, undefined, { db: conn.db, runHooks: false, logger: log }) : undefined;
   const reports = observeReports(createReportBatcher(conn.db, boss.scheduler));
   const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'tokens', devTokenFile: devTokenFile(config), logger: log });
+  // The database-wide gauges from every replica too, so the engine's absence is seen (no worker, no gauges before).
+  const state = collectSystemState(conn.db);
   const api = await startApiServer({
     db: conn.db,
     scheduler: boss.scheduler,
@@ -162,11 +170,13 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
     ...edgeOptions(config),
     wsDeflate: config.BOOTORCH_WS_DEFLATE,
     fastReports: config.BOOTORCH_FAST_REPORTS,
-    ...standaloneApi(config, conn.db),
+    secretKey: secretKeyFrom(config),
+    ...standaloneApi(config, conn.db, log),
   });
   return {
     api,
     async stop() {
+      state.stop();
       await api.close();
       await auth.limiter?.close?.();
       await boss.stop();
@@ -191,7 +201,7 @@ export async function runWorker(config: Config, healthPort?: number): Promise<St
   surviveDatabaseOutages(log);
   statusPassOptions.changedOnly = config.BOOTORCH_STATUS_CHANGED_PASSES;
   const { conn, embedded } = await openDatabase(config, log);
-  const adapters = createAdapters(config, undefined, { db: conn.db, log: (m) => log.warn(m) });
+  const adapters = createAdapters(config, undefined, { db: conn.db, log: (m) => log.warn(m), logger: log });
   const boss: BossHandle = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
   const engine = await startEngine({
     url: conn.url,
@@ -211,6 +221,8 @@ export async function runWorker(config: Config, healthPort?: number): Promise<St
     });
   }
   const state = collectSystemState(conn.db);
+  const heartbeat = new EngineHeartbeat(conn.db, 'worker', log);
+  await heartbeat.start();
   const health = healthPort ? await healthServer(healthPort, config.HOST, engine.healthy) : undefined;
   log.info({ adapters: config.BOOTORCH_ADAPTERS, operators: ALL_OPERATORS.length }, 'worker running');
   return {
@@ -218,6 +230,7 @@ export async function runWorker(config: Config, healthPort?: number): Promise<St
     async stop() {
       health?.close();
       state.stop();
+      await heartbeat.stop();
       await engine.stop();
       await boss.stop();
       adapters.world?.close();

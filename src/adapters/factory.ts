@@ -17,6 +17,7 @@ import { instrumentAdapters } from '../observability/ports.ts';
 import { createStandaloneAdapters } from './standalone/factory.ts';
 import { secretKeyFrom } from './standalone/secrets.ts';
 import type { Db } from '../db/client.ts';
+import type { Logger } from 'pino';
 
 export { createHttpAdapters, type HttpAdaptersConfig };
 
@@ -59,10 +60,10 @@ export function httpConfigFrom(config: Config): HttpAdaptersConfig {
 export function createAdapters(
   config: Config,
   world?: SimWorld,
-  deps: { db?: Db; log?: (msg: string) => void; runHooks?: boolean } = {},
+  deps: { db?: Db; log?: (msg: string) => void; runHooks?: boolean; logger?: Logger } = {},
 ): Adapters & { world?: SimWorld } {
   // Every outside call measured at its port (observability/ports.ts), whichever backend is picked here.
-  if (config.BOOTORCH_ADAPTERS === 'http') return instrumentAdapters(createHttpAdapters(httpConfigFrom(config)));
+  if (config.BOOTORCH_ADAPTERS === 'http') return instrumentAdapters(createHttpAdapters(httpConfigFrom(config)), deps.logger);
   if (config.BOOTORCH_ADAPTERS === 'standalone') {
     if (!deps.db) throw new Error('BOOTORCH_ADAPTERS=standalone needs the database');
     return instrumentAdapters(
@@ -82,11 +83,13 @@ export function createAdapters(
         imageOrigins: config.BOOTORCH_IMAGE_ORIGINS,
         runHooks: deps.runHooks,
         bmcCaFile: config.BOOTORCH_BMC_CA_FILE,
+        bootWindowSeconds: config.BOOTORCH_BOOT_WINDOW,
         onTaskFailed: (id, op, error) => deps.log?.(`power ${op} of ${id} failed: ${error}`),
         onHookDone: (name, ids, code) => deps.log?.(`configuration hook ${name} on ${ids.length} nodes exited ${code}`),
         onError: (e) => deps.log?.(`configuration hooks: ${(e as Error).message}`),
       }),
+      deps.logger,
     );
   }
-  return instrumentAdapters(createSimAdapters(world ?? new SimWorld({ nodes: config.SIM_NODES, seed: config.SIM_SEED })));
+  return instrumentAdapters(createSimAdapters(world ?? new SimWorld({ nodes: config.SIM_NODES, seed: config.SIM_SEED })), deps.logger);
 }

@@ -146,6 +146,8 @@ export const components = pgTable(
   },
   (t) => [
     index('components_enabled_status_idx').on(t.status, t.id).where(sql`enabled`),
+    // Failed nodes by reason for the metrics, enabled or not (a failed node is disabled), without reading every row.
+    index('components_failed_reason_idx').on(t.failureReason).where(sql`status = 'failed'`),
     index('components_session_idx').on(t.session, t.enabled),
     index('components_staged_session_idx').on(t.stagedSession).where(sql`staged_session <> ''`),
     index('components_actual_updated_idx')
@@ -279,6 +281,21 @@ export const rateLimits = pgTable('rate_limits', {
   burst: doublePrecision('burst').notNull(),
   perSecond: doublePrecision('per_second').notNull(),
   at: ts('at').notNull(),
+});
+
+/**
+ * The engine processes (worker, dev) that are alive: each beats every few seconds (src/engine/heartbeat.ts;
+ * queries in src/db/engine-processes.ts), so the metrics can say, from any API replica, that no engine
+ * runs at all. A process that stops cleanly deletes its row; a dead one's row ages out.
+ */
+export const engineProcesses = pgTable('engine_processes', {
+  /** host:pid:random, unique per process start. */
+  id: text('id').primaryKey(),
+  role: text('role').notNull(),
+  host: text('host').notNull(),
+  pid: integer('pid').notNull(),
+  startedAt: ts('started_at').notNull().defaultNow(),
+  beatAt: ts('beat_at').notNull().defaultNow(),
 });
 
 export type ComponentRow = typeof components.$inferSelect;

@@ -4,11 +4,14 @@
  * pg-boss's queues (depth and the oldest due job's wait). One round of grouped queries per scrape, at
  * most once every `minIntervalMs` however many scrapers ask (a burst of scrapes shares one read).
  *
- * These are database-wide, so only the processes that run the engine (worker, dev) register them;
- * with several workers, aggregate with max() (the dashboard does).
+ * These are database-wide, and every process that has the database serves them (api replicas, worker,
+ * dev), so they exist when no worker runs (the engine's absence is itself a gauge); aggregate with
+ * max() across processes (the dashboard and the alert rules do).
  */
 import { gauge } from './metrics.ts';
 import { readSystemState, type SystemState } from '../db/system-state.ts';
+import { ENDED_RESULTS } from '../domain/session-result.ts';
+import { HEARTBEAT_ALIVE_SECONDS } from '../engine/heartbeat.ts';
 import type { Db } from '../db/client.ts';
 
 const components = gauge(
@@ -16,7 +19,31 @@ const components = gauge(
   'Components by status and phase: enabled ones (in a session\'s walk) by BOS\'s computed status and their phase, disabled ones as status="disabled"',
   ['status', 'phase'],
 );
-const failed = gauge('bootorch_components_failed', 'Enabled components in status failed, by failure reason', ['reason']);
+const failed = gauge(
+  'bootorch_components_failed',
+  'Components in status failed, enabled or not (a failed node is disabled until it is cleared or booted again), by failure reason',
+  ['reason'],
+);
+const ended = gauge(
+  'bootorch_sessions_ended',
+  'Ended sessions still kept (session_cleanup deletes old ones), by result: complete, complete_with_failures, aborted, failed',
+  ['result'],
+);
+const engineAlive = gauge(
+  'bootorch_engine_processes',
+  'Engine processes (worker, dev) whose heartbeat is younger than 15 s: 0 means no operator or action job runs anywhere',
+  [],
+);
+const engineBeatAge = gauge(
+  'bootorch_engine_heartbeat_age_seconds',
+  'Seconds since the newest heartbeat of any engine process (+Inf when none has ever beaten)',
+  [],
+);
+const sessionIdle = gauge(
+  'bootorch_session_idle_seconds',
+  'Seconds since the newest event (transition, action, error, report) of the running, unpaused session that has been quiet longest (0 when none runs)',
+  [],
+);
 const sessions = gauge('bootorch_sessions', 'Sessions by status (pending / running / complete) and whether paused', ['status', 'paused']);
 const pendingAge = gauge(
   'bootorch_work_oldest_pending_seconds',
@@ -58,7 +85,7 @@ export function collectSystemState(db: Db, o: { minIntervalMs?: number } = {}): 
     if (last && Date.now() - last.at < minIntervalMs) return last.state;
     const start = process.hrtime.bigint();
     // A scrape while the database is down reports what it can (nothing here), never an error page.
-    const state = readSystemState(db).then(
+    const state = readSystemState(db, { aliveSeconds: HEARTBEAT_ALIVE_SECONDS }).then(
       (s) => {
         scrapeSeconds.set(Number(process.hrtime.bigint() - start) / 1e9);
         return s;
@@ -75,6 +102,11 @@ export function collectSystemState(db: Db, o: { minIntervalMs?: number } = {}): 
     for (const r of s.components) components.set({ status: r.status, phase: r.phase }, r.count);
     failed.reset();
     for (const r of s.failed) failed.set({ reason: r.reason || 'unknown' }, r.count);
+    ended.reset();
+    for (const r of ENDED_RESULTS) ended.set({ result: r }, s.ended.find((e) => e.result === r)?.count ?? 0);
+    engineAlive.set(s.engine.alive);
+    engineBeatAge.set(s.engine.lastBeatAgeSeconds ?? Number.POSITIVE_INFINITY);
+    sessionIdle.set(s.sessionIdleSeconds);
     sessions.reset();
     for (const r of s.sessions) sessions.set({ status: r.status, paused: String(r.paused) }, r.count);
     pendingAge.reset();
@@ -90,7 +122,19 @@ export function collectSystemState(db: Db, o: { minIntervalMs?: number } = {}): 
     }
   };
   // prom-client calls collect() of each gauge on scrape; the first one reads, the others share it.
-  for (const g of [components, failed, sessions, pendingAge, pendingBudget, queueDepth, queueWait]) {
+  for (const g of [
+    components,
+    failed,
+    ended,
+    engineAlive,
+    engineBeatAge,
+    sessionIdle,
+    sessions,
+    pendingAge,
+    pendingBudget,
+    queueDepth,
+    queueWait,
+  ]) {
     (g as unknown as { collect: () => Promise<void> }).collect = setAll;
   }
   return {

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import { isSpanContextValid, trace } from '@opentelemetry/api';
 
 export interface LoggerOptions {
   level: string;
@@ -19,12 +20,22 @@ export interface LoggerOptions {
   destination?: NodeJS.WritableStream;
 }
 
+/**
+ * Every line written inside a span carries its trace id (and span id), so a log line leads to its
+ * trace and a trace to its lines; the active span is OpenTelemetry's context, set by inSpan.
+ */
+function traceIds(): Record<string, string> {
+  const ctx = trace.getActiveSpan()?.spanContext();
+  return ctx && isSpanContextValid(ctx) ? { traceId: ctx.traceId, spanId: ctx.spanId } : {};
+}
+
 export function createLogger(o: LoggerOptions): Logger {
   const base = { pid: process.pid, role: o.role };
   const readable = o.pretty ?? (o.role === 'dev' && process.stdout.isTTY === true);
-  if (!readable) return o.destination ? pino({ level: o.level, base }, o.destination) : pino({ level: o.level, base });
+  const options = { level: o.level, base, mixin: traceIds };
+  if (!readable) return o.destination ? pino(options, o.destination) : pino(options);
   return pino(
-    { level: o.level, base },
+    options,
     pretty({
       colorize: !o.destination,
       sync: true,

@@ -10,6 +10,8 @@
 import type { Adapters } from '../adapters/ports.ts';
 import { outsideCalls, outsideCallSeconds } from './metrics.ts';
 import { inSpan, SpanKind } from './tracing.ts';
+import { ServiceHealth } from './service-health.ts';
+import type { Logger } from 'pino';
 
 type PortKey = 'inventory' | 'power' | 'bootParams' | 'config' | 'images';
 
@@ -25,7 +27,7 @@ export const DEFAULT_SERVICES: Record<PortKey, string> = {
 const INSTRUMENTED = Symbol('bootorch.instrumented');
 
 /** Wrap one port: each method call is timed, counted and traced; other properties pass through. */
-export function instrumentPort<T extends object>(port: T, service: string): T {
+export function instrumentPort<T extends object>(port: T, service: string, health?: ServiceHealth): T {
   if ((port as Record<symbol, unknown>)[INSTRUMENTED]) return port;
   const wrapped = new Map<PropertyKey, unknown>();
   return new Proxy(port, {
@@ -37,7 +39,7 @@ export function instrumentPort<T extends object>(port: T, service: string): T {
       if (!w) {
         const operation = prop;
         w = function (this: unknown, ...args: unknown[]) {
-          return timed(service, operation, () => (value as (...a: unknown[]) => unknown).apply(target, args));
+          return timed(service, operation, () => (value as (...a: unknown[]) => unknown).apply(target, args), health);
         };
         wrapped.set(prop, w);
       }
@@ -46,7 +48,7 @@ export function instrumentPort<T extends object>(port: T, service: string): T {
   });
 }
 
-async function timed(service: string, operation: string, call: () => unknown): Promise<unknown> {
+async function timed(service: string, operation: string, call: () => unknown, health?: ServiceHealth): Promise<unknown> {
   return inSpan(
     `${service} ${operation}`,
     { 'bootorch.service': service, 'bootorch.operation': operation },
@@ -54,9 +56,12 @@ async function timed(service: string, operation: string, call: () => unknown): P
       const start = process.hrtime.bigint();
       let outcome = 'ok';
       try {
-        return await call();
+        const r = await call();
+        health?.succeeded(service);
+        return r;
       } catch (e) {
         outcome = 'error';
+        health?.failed(service, operation, e);
         throw e;
       } finally {
         const labels = { service, operation, outcome };
@@ -70,14 +75,16 @@ async function timed(service: string, operation: string, call: () => unknown): P
 }
 
 /**
- * The same adapters with every port measured. Extra properties (the simulated world, close()) and
- * configure() are kept as they are.
+ * The same adapters with every port measured, and, with a logger, each service's outages told in two
+ * lines (service-health.ts). Extra properties (the simulated world, close()) and configure() are kept
+ * as they are.
  */
-export function instrumentAdapters<A extends Adapters>(adapters: A): A {
+export function instrumentAdapters<A extends Adapters>(adapters: A, log?: Logger): A {
+  const health = log ? new ServiceHealth(log) : undefined;
   const out: A = { ...adapters };
   for (const key of Object.keys(DEFAULT_SERVICES) as PortKey[]) {
     const port = adapters[key] as object & { serviceName?: string };
-    (out as Record<PortKey, unknown>)[key] = instrumentPort(port, port.serviceName ?? DEFAULT_SERVICES[key]);
+    (out as Record<PortKey, unknown>)[key] = instrumentPort(port, port.serviceName ?? DEFAULT_SERVICES[key], health);
   }
   return out;
 }

@@ -3,11 +3,11 @@
  * Selects:
  * - running sessions with no enabled component and no staged component left.
  * Does: marks each complete with its end time and saves the extended status snapshot, in one
- * transaction per session.
+ * transaction per session, and writes one log line with its result and its failures by reason.
  */
 import { defineOperator, oneByOne } from '../engine/operator.ts';
 import { done } from '../engine/outcome.ts';
-import { recordSessionOutcomes } from '../engine/session-outcomes.ts';
+import { logSessionEnd, recordSessionOutcomes } from '../engine/session-outcomes.ts';
 import { completeSession, finishedSessions } from '../db/sessions/lifecycle.ts';
 
 export const sessionCompletion = defineOperator({
@@ -18,7 +18,8 @@ export const sessionCompletion = defineOperator({
     return {
       outcomes: [[s!, done]],
       async write(tx) {
-        if (await completeSession(tx, s!, null)) ctx.log.info({ session: s!.name }, 'session complete');
+        const end = await completeSession(tx, s!, null);
+        if (end) logSessionEnd(ctx.log, s!, end);
       },
     };
   },

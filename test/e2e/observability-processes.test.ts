@@ -108,7 +108,12 @@ describe('metrics of every role during a reboot with PCS down', () => {
     await db.pool.query('insert into options (id, data) values (1, $1)', [JSON.stringify(OPTIONS)]);
     admin = (await createApiToken(db.db, { role: 'admin', subject: 'observability-tests' })).token;
     const workerPort = await freePort();
-    stack = await startStack({ databaseUrl: db.url, nodes: NODES, timing: 'fast', env: { WORKER_HEALTH_PORT: String(workerPort) } });
+    stack = await startStack({
+      databaseUrl: db.url,
+      nodes: NODES,
+      timing: 'fast',
+      env: { WORKER_HEALTH_PORT: String(workerPort), LOG_LEVEL: 'info' },
+    });
     workerMetrics = `http://127.0.0.1:${workerPort}/metrics`;
     await waitFor(
       async () => Number((await db.pool.query('select count(*) from components')).rows[0].count) === NODES,
@@ -279,6 +284,25 @@ describe('metrics of every role during a reboot with PCS down', () => {
     expect(value(apiText, 'bootorch_live_deliveries_total', { stream: 'componentEvents' })).toBeGreaterThan(0);
     expect(delivered).toBeGreaterThan(0);
     expect(value(apiText, 'bootorch_api_operations_total', { type: 'mutation', field: 'createSession', outcome: 'ok' })).toBe(1);
+    // The logs tell the story in a few lines: PCS failing once and recovering once (not a line per
+    // call), the session's end with its counts, no line per node at info; the API's audit of people's
+    // mutations stays, node reports do not flood it.
+    const lines = (text: string) =>
+      text
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { level: number; msg: string; [k: string]: unknown });
+    const workerLog = lines(stack.worker.output());
+    expect(workerLog.filter((l) => l.msg.startsWith('pcs is failing')).length, stack.worker.output().slice(-3000)).toBe(1);
+    const recovered = workerLog.filter((l) => l.msg.startsWith('pcs recovered'));
+    expect(recovered.length).toBe(1);
+    expect(recovered[0]!.failedCalls).toBeGreaterThan(3);
+    const ended = workerLog.filter((l) => l.msg.startsWith('session ended'));
+    expect(ended).toEqual([expect.objectContaining({ session: 'outage', result: 'complete', nodes: NODES / 2, succeeded: NODES / 2, failed: 0 })]);
+    const apiLog = lines(stack.apis[0]!.output());
+    expect(apiLog.filter((l) => l.level <= 30 && String(l.msg).includes('reportBootState'))).toEqual([]);
+    expect(apiLog.filter((l) => String(l.msg).startsWith('mutation createSession')).length).toBe(1);
+    expect(workerLog.length + apiLog.length).toBeLessThan(200);
     // Each process exports its own runtime series under its role.
     for (const [text, role] of [
       [after, 'worker'],

@@ -17,7 +17,8 @@ export function samples(text: string, name: string): Sample[] {
     if (!m || m[1] !== name) continue;
     const labels: Record<string, string> = {};
     for (const l of (m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]!] = l[2]!;
-    out.push({ labels, value: Number(m[3]) });
+    // Prometheus writes infinities as +Inf / -Inf, which Number() does not read.
+    out.push({ labels, value: m[3] === '+Inf' ? Number.POSITIVE_INFINITY : m[3] === '-Inf' ? Number.NEGATIVE_INFINITY : Number(m[3]) });
   }
   return out;
 }

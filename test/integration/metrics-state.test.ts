@@ -11,6 +11,7 @@ import { freshDb, type TestDb } from '../helpers/db.ts';
 import { local, value } from '../helpers/metrics.ts';
 import { percentile } from '../helpers/processes.ts';
 import { collectSystemState, type StateCollector } from '../../src/observability/collectors.ts';
+import { EngineHeartbeat } from '../../src/engine/heartbeat.ts';
 import { readSystemState } from '../../src/db/system-state.ts';
 import { startBoss, type BossHandle } from '../../src/engine/runtime.ts';
 import { createReportBatcher } from '../../src/engine/reports.ts';
@@ -62,6 +63,53 @@ describe('state gauges', () => {
     expect(value(text, 'bootorch_work_timeout_seconds')).toBe(60);
     await db.pool.query(`update components set enabled = false, phase = '' where phase = 'powering_off'`);
     expect(value(await local(), 'bootorch_work_oldest_pending_seconds', { status: 'power_off_pending' })).toBe(0);
+  });
+
+  it('count failed nodes whether enabled or not, ended sessions by result, the engine processes alive and the quietest running session', async () => {
+    // A failed node is disabled: it counted nowhere before (the failure panel was empty after 97 failures).
+    await db.pool.query(`insert into components (id, enabled, status_override, failure_reason, session) values
+      ('x1001c0s0b0n0', false, 'failed', 'bmc_unreachable', 'f'), ('x1001c0s1b0n0', false, 'failed', 'bmc_unreachable', 'f'),
+      ('x1001c0s2b0n0', true, 'failed', 'boot_never_reported', 'f')`);
+    await db.pool.query(`insert into sessions (name, operation, template_name, status, aborted, error, paused, start_time) values
+      ('ok', 'boot', 't', 'complete', false, null, false, now()), ('f', 'boot', 't', 'complete', false, null, false, now()),
+      ('ab', 'boot', 't', 'complete', true, null, false, now()), ('er', 'boot', 't', 'complete', false, 'no node matched', false, now()),
+      ('quiet', 'boot', 't', 'running', false, null, false, now() - interval '2 hours'),
+      ('paused', 'boot', 't', 'running', false, null, true, now() - interval '5 hours')`);
+    await db.pool.query(
+      `insert into session_status_snapshots (name, data) values ('f', '{"percentFailed": 60}'), ('ok', '{"percentFailed": 0}')`,
+    );
+    await db.pool.query(`insert into component_events (component_id, session, kind, actor, at) values
+      ('x1001c0s0b0n0', 'quiet', 'transition', 't', now() - interval '20 minutes')`);
+    let text = await local();
+    expect(value(text, 'bootorch_components_failed', { reason: 'bmc_unreachable' })).toBe(2);
+    expect(value(text, 'bootorch_components_failed', { reason: 'boot_never_reported' })).toBe(1);
+    expect(value(text, 'bootorch_sessions_ended', { result: 'complete_with_failures' })).toBe(1);
+    expect(value(text, 'bootorch_sessions_ended', { result: 'aborted' })).toBe(1);
+    expect(value(text, 'bootorch_sessions_ended', { result: 'failed' })).toBe(1);
+    // 'b' and 'c' of the first test are complete without a snapshot: complete.
+    expect(value(text, 'bootorch_sessions_ended', { result: 'complete' })).toBe(3);
+    const idle = value(text, 'bootorch_session_idle_seconds');
+    expect(idle).toBeGreaterThanOrEqual(20 * 60);
+    expect(idle).toBeLessThan(21 * 60);
+    // No engine has beaten: none alive, and the age is infinite (the alert fires on "< 1 alive").
+    expect(value(text, 'bootorch_engine_processes')).toBe(0);
+    expect(value(text, 'bootorch_engine_heartbeat_age_seconds')).toBe(Number.POSITIVE_INFINITY);
+    const heartbeat = new EngineHeartbeat(db.db, 'worker', log, 60_000);
+    await heartbeat.start();
+    text = await local();
+    expect(value(text, 'bootorch_engine_processes')).toBe(1);
+    expect(value(text, 'bootorch_engine_heartbeat_age_seconds')).toBeLessThan(5);
+    await heartbeat.stop();
+    expect(value(await local(), 'bootorch_engine_processes')).toBe(0);
+    // A process that died (no stop) stops counting once its beat is older than the alive window.
+    await new EngineHeartbeat(db.db, 'worker', log, 60_000).start();
+    await db.pool.query(`update engine_processes set beat_at = now() - interval '16 seconds'`);
+    text = await local();
+    expect(value(text, 'bootorch_engine_processes')).toBe(0);
+    expect(value(text, 'bootorch_engine_heartbeat_age_seconds')).toBeGreaterThanOrEqual(16);
+    await db.pool.query(`delete from sessions where name in ('ok', 'f', 'ab', 'er', 'quiet', 'paused')`);
+    await db.pool.query(`delete from components where id like 'x1001%'`);
+    await db.pool.query('delete from component_events');
   });
 
   it('show pg-boss queue depth and wait, and count jobs started, completed, failed and retried where they run', async () => {

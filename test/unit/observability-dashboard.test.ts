@@ -88,3 +88,22 @@ describe('the check itself', () => {
     expect(rows).toEqual(expect.arrayContaining(['Machine state', 'Session progress', 'Throughput', 'Errors by service', 'Queue health']));
   });
 });
+
+describe("the alert rules' unit tests (alerts.test.yml, run by promtool test rules in CI)", () => {
+  const tests = parse(readFileSync(path.join(ROOT, 'observability/prometheus/alerts.test.yml'), 'utf8')) as {
+    rule_files: string[];
+    tests: { alert_rule_test?: { alertname: string; exp_alerts: unknown[] }[] }[];
+  };
+  const cases = tests.tests.flatMap((t) => t.alert_rule_test ?? []);
+  const names: string[] = rules.groups.flatMap((g: { rules: { alert: string }[] }) => g.rules.map((r) => r.alert));
+
+  it('load alerts.yml itself', () => {
+    expect(tests.rule_files).toEqual(['alerts.yml']);
+  });
+
+  it.each(names)('%s has a case where it fires and one where it must not', (name) => {
+    const mine = cases.filter((c) => c.alertname === name);
+    expect(mine.some((c) => c.exp_alerts.length > 0)).toBe(true);
+    expect(mine.some((c) => c.exp_alerts.length === 0)).toBe(true);
+  });
+});

@@ -8,7 +8,8 @@ import type { Db } from '../client.ts';
 import { sessions, type SessionRow } from '../schema.ts';
 import { notifySessionChanged } from '../events.ts';
 import { deleteSnapshots, type SessionKey } from './rows.ts';
-import { saveSessionStatusSnapshot } from './status.ts';
+import { readStatusCounts, saveSessionStatusSnapshot } from './status.ts';
+import { sessionResult, type EndedResult } from '../../domain/session-result.ts';
 
 /** Sessions waiting for setup, oldest first (every tenant). */
 export async function pendingSessions(db: Db): Promise<SessionRow[]> {
@@ -24,20 +25,40 @@ export async function markRunning(db: Db, s: SessionKey, ids: readonly string[],
   await notifySessionChanged(db, s.tenantKey, s.name);
 }
 
+/** How a session ended: its result and its nodes by outcome, failures grouped by reason (the end-of-session log line). */
+export interface SessionEnd {
+  result: EndedResult;
+  nodes: number;
+  succeeded: number;
+  failed: number;
+  /** Failure reason -> nodes. */
+  failures: Record<string, number>;
+  duration: string;
+}
+
 /**
  * Complete a session (with `error` when its setup failed) and save its extended status snapshot
- * (BOS POST /sessions/{id}/status), in the caller's transaction. False when it was complete already.
+ * (BOS POST /sessions/{id}/status), in the caller's transaction. Null when it was complete already.
  */
-export async function completeSession(tx: Db, s: SessionKey, error: string | null): Promise<boolean> {
-  const done = await tx
+export async function completeSession(tx: Db, s: SessionKey, error: string | null): Promise<SessionEnd | null> {
+  const [done] = await tx
     .update(sessions)
     .set({ status: 'complete', endTime: sql`now()`, error: error === null ? sql`${sessions.error}` : error })
     .where(and(eq(sessions.tenantKey, s.tenantKey), eq(sessions.name, s.name), ne(sessions.status, 'complete')))
-    .returning({ name: sessions.name });
-  if (done.length === 0) return false;
+    .returning({ aborted: sessions.aborted, error: sessions.error });
+  if (!done) return null;
   await notifySessionChanged(tx, s.tenantKey, s.name);
-  await saveSessionStatusSnapshot(tx, s);
-  return true;
+  const snapshot = (await saveSessionStatusSnapshot(tx, s))!;
+  const counts = await readStatusCounts(tx, s);
+  const result = sessionResult({ status: 'complete', paused: false, aborted: done.aborted, hasError: done.error !== null, failedNodes: counts.failed });
+  return {
+    result: result as EndedResult,
+    nodes: counts.owned + counts.staged,
+    succeeded: counts.successful,
+    failed: counts.failed,
+    failures: Object.fromEntries(snapshot.failureReasons.map((g) => [g.key, g.count])),
+    duration: snapshot.timing.duration,
+  };
 }
 
 /** Running sessions with no enabled component and no staged component left (BOS session_completion). */

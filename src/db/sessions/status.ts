@@ -14,6 +14,7 @@ import {
   MAX_IDS_PER_GROUP,
   type ComponentGroup,
   type SessionExtendedStatus,
+  type StatusCounts,
 } from '../../domain/session-status.ts';
 import type { SessionStateName } from '../../domain/sessions.ts';
 import { getSession, type SessionKey } from './rows.ts';
@@ -45,9 +46,33 @@ export async function computeSessionStatus(
 ): Promise<SessionExtendedStatus | null> {
   const s = session ?? (await getSession(db, key.tenantKey, key.name));
   if (!s) return null;
+  const c = await readStatusCounts(db, key);
+  const owned = ownedBy(key);
+  const errors = await groups(db, owned, components.error);
+  const reasons = await groups(db, owned, components.failureReason);
+  return buildExtendedStatus(
+    {
+      name: s.name,
+      status: s.status as SessionStateName,
+      startTime: s.startTime,
+      endTime: s.endTime,
+      paused: s.paused,
+      pauseReason: s.pauseReason,
+    },
+    c,
+    errors,
+    reasons,
+    now,
+  );
+}
+
+const ownedBy = (key: SessionKey) => and(eq(components.session, key.name), eq(components.sessionTenant, key.tenantKey))!;
+
+/** The session's components counted by outcome and phase (what its percentages are made of). */
+export async function readStatusCounts(db: Db, key: SessionKey): Promise<StatusCounts> {
   // C: owned components (the session's tenant is stamped on them). S: components it staged; the staged
   // name carries no tenant, so a tenant session counts only its tenant's nodes (BOS 2.50).
-  const owned = and(eq(components.session, key.name), eq(components.sessionTenant, key.tenantKey))!;
+  const owned = ownedBy(key);
   const stagedVisible = visibleTo(key.tenantKey === '' ? null : key.tenantKey, sql`c.id`);
   const inPhase = (...phases: string[]) => sql<number>`count(*) filter (where ${components.enabled}
     and ${components.statusOverride} <> 'on_hold' and ${components.phase} = any(${sql.param(phases)}::text[]))::int`;
@@ -64,22 +89,7 @@ export async function computeSessionStatus(
     })
     .from(components)
     .where(owned);
-  const errors = await groups(db, owned, components.error);
-  const reasons = await groups(db, owned, components.failureReason);
-  return buildExtendedStatus(
-    {
-      name: s.name,
-      status: s.status as SessionStateName,
-      startTime: s.startTime,
-      endTime: s.endTime,
-      paused: s.paused,
-      pauseReason: s.pauseReason,
-    },
-    c!,
-    errors,
-    reasons,
-    now,
-  );
+  return c!;
 }
 
 /** Owned components grouped by a non-empty text column: count and the first ids (largest group first). */
