@@ -57,6 +57,12 @@ export type PowerState =
       cause: PowerUnknownCause;
       /** What went wrong, with the BMC's (or PCS's) own message. */
       error: string;
+      /**
+       * Nothing went wrong yet: the BMC has not answered within this power-status's wait and its read
+       * goes on (bounded by the per-call timeout). No conclusion: the status pass decides nothing for
+       * the node until an answer or a failure comes.
+       */
+      pending?: true;
     };
 
 /** PCS (Power Control Service). */

@@ -103,8 +103,9 @@ export async function explainComponent(db: Db, adapters: Adapters, id: string): 
   }
   const waits = effectiveWaits(c, options);
   const deploy = await deployOf(db, id);
+  // A BMC still being asked gives no conclusion (the status pass decides nothing for it either).
   const decision =
-    power && cfs !== null
+    power && !(power.state === 'unknown' && power.pending) && cfs !== null
       ? decideWithDeploy(c, deploy, power, cfs, { ...waits, deployHeartbeatTimeout: options.deploy_heartbeat_timeout }, now)
       : null;
   const ctx = { options, now: () => now };

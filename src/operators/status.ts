@@ -149,17 +149,26 @@ const spec: OperatorSpec<EngineComponent> = {
     // Disk deploys in flight (rows D1-D7 before the diskless table), read after the slow calls.
     const deploys = await deploysOf(ctx.db, ids);
     const now = ctx.now();
-    const decisions = page.map((row) => ({
-      row,
-      decision: decideWithDeploy(
+    // A BMC still being asked (its read goes on, bounded by the per-call timeout) gives no conclusion:
+    // nothing is decided for its node until it answers or fails; it is re-read with the nodes in transit.
+    const pending = (id: string) => {
+      const p = power.get(id);
+      return p?.state === 'unknown' && p.pending === true;
+    };
+    const asking = page.filter((row) => pending(row.id));
+    const decisions = page
+      .filter((row) => !pending(row.id))
+      .map((row) => ({
         row,
-        deploys.get(row.id),
-        power.get(row.id),
-        cfsById.get(row.id),
-        { ...effectiveWaits(row, ctx.options), deployHeartbeatTimeout: ctx.options.deploy_heartbeat_timeout },
-        now,
-      ),
-    }));
+        decision: decideWithDeploy(
+          row,
+          deploys.get(row.id),
+          power.get(row.id),
+          cfsById.get(row.id),
+          { ...effectiveWaits(row, ctx.options), deployHeartbeatTimeout: ctx.options.deploy_heartbeat_timeout },
+          now,
+        ),
+      }));
     // A node held because its power is unknown (U1) waits on its BMC: re-read like one in transit,
     // so it is released, or failed at power_unknown_timeout, on time.
     const inTransit = (d: (typeof decisions)[number]['decision']) => !d.disable && (d.phase !== '' || d.rule === 'U1');
@@ -168,8 +177,12 @@ const spec: OperatorSpec<EngineComponent> = {
       if (inTransit(decision) && !QUIET_RULES.has(decision.rule)) outside.add(row.id);
       else outside.delete(row.id);
     }
+    for (const row of asking) outside.add(row.id);
     return {
-      outcomes: decisions.map(({ row, decision }): [EngineComponent, Outcome] => [row, inTransit(decision) ? again() : done]),
+      outcomes: [
+        ...decisions.map(({ row, decision }): [EngineComponent, Outcome] => [row, inTransit(decision) ? again() : done]),
+        ...asking.map((row): [EngineComponent, Outcome] => [row, again()]),
+      ],
       async write(tx) {
         const kicks = new Set<OperatorName>();
         for (const a of await applyStatusChanges(tx, decisions, ctx.actor)) {
@@ -182,9 +195,11 @@ const spec: OperatorSpec<EngineComponent> = {
       },
       // The transit re-poll, for nodes that wait on the outside world. A node waiting on its own report
       // is woken by it, or by its boot wait: a pass for it alone would only re-read this pass's writes.
-      wake: decisions.some(({ decision }) => inTransit(decision) && (!statusPassOptions.changedOnly || !QUIET_RULES.has(decision.rule)))
-        ? transit
-        : [],
+      wake:
+        asking.length > 0 ||
+        decisions.some(({ decision }) => inTransit(decision) && (!statusPassOptions.changedOnly || !QUIET_RULES.has(decision.rule)))
+          ? transit
+          : [],
     };
   },
 };

@@ -61,7 +61,7 @@ export class StandalonePower implements PowerPort {
       const res = reads[i]?.result;
       // A read that failed (or has not answered yet) is unknown with its cause, never a state.
       if (r.bmcDriver === 'none') out.set(r.id, { state: 'unknown', cause: 'not_in_inventory', error: NO_BMC });
-      else if (!res) out.set(r.id, { state: 'unknown', cause: 'bmc_timeout', error: stillAsking(r, this.o.passWaitMs ?? 2000) });
+      else if (!res) out.set(r.id, { state: 'unknown', cause: 'bmc_timeout', error: stillAsking(r, this.o.passWaitMs ?? 2000), pending: true });
       else if (res.status === 'fulfilled') out.set(r.id, { state: res.value, error: '' });
       else out.set(r.id, powerUnknown(res.reason));
     });
