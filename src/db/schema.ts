@@ -142,6 +142,8 @@ export const components = pgTable(
     retryPolicy: integer('retry_policy'),
     /** FIFO position in a rollout queue; null when the component is not waiting to be admitted. */
     queuedSeq: bigint('queued_seq', { mode: 'number' }),
+    /** Power drift (operators/power-drift.ts): a done node found with power other than bootorch left it; null when none. */
+    powerDrift: jsonb('power_drift').$type<PowerDriftMark>(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
   (t) => [
@@ -297,6 +299,13 @@ export const engineProcesses = pgTable('engine_processes', {
   startedAt: ts('started_at').notNull().defaultNow(),
   beatAt: ts('beat_at').notNull().defaultNow(),
 });
+
+/** A node's power drift: what bootorch left it at, what it was read as, and since when (ISO time). */
+export interface PowerDriftMark {
+  expected: 'on' | 'off';
+  actual: 'on' | 'off';
+  since: string;
+}
 
 export type ComponentRow = typeof components.$inferSelect;
 export type SessionRow = typeof sessions.$inferSelect;

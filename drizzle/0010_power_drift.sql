@@ -1,0 +1,1 @@
+ALTER TABLE "components" ADD COLUMN "power_drift" jsonb;
