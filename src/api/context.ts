@@ -43,7 +43,7 @@ export interface ApiDeps {
   logger?: Logger;
   /** Reads image manifests for template validation; without it those checks are skipped. */
   images?: ImagesPort;
-  /** The outside services, for the dry run and explain (SERVICE_UNAVAILABLE without them). */
+  /** The outside services, for the dry run and explain (UNAVAILABLE without them). */
   adapters?: Adapters;
   /** Coalesces node reports into batched transactions (without it each report is a batch of one). */
   reports?: ReportBatcher;
@@ -51,7 +51,7 @@ export interface ApiDeps {
   queueHealthy?: () => Promise<boolean>;
   /** Clock for timestamps written through the API (default: the system clock; tests pin it). */
   now?: () => Date;
-  /** This process's live feed (subscriptions); without it subscriptions answer SERVICE_UNAVAILABLE. */
+  /** This process's live feed (subscriptions); without it subscriptions answer UNAVAILABLE. */
   live?: LiveFeed;
   /** Standalone mode's node registration (schema/nodes.graphql); FAILED_PRECONDITION without it. */
   nodeRegistry?: NodeRegistry;

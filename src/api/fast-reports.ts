@@ -29,6 +29,7 @@ import { countOperation } from './metrics.ts';
 import type { ApiContext, Identity } from './context.ts';
 import type { Edge } from './edge.ts';
 import { requestId } from '../observability/logging.ts';
+import { RETRY_AFTER_SECONDS, UNAVAILABLE } from './unavailable.ts';
 
 interface Prepared {
   operation: OperationDefinitionNode;
@@ -245,9 +246,10 @@ async function execute(
     : undefined;
   // unavailable.ts's rule: the database down and no field answered is a 503 clients retry.
   const anyData = result.data && Object.values(result.data).some((v) => v !== null);
-  if (errors?.some((e) => e.extensions?.code === 'SERVICE_UNAVAILABLE') && !anyData) {
+  const down = errors?.find((e) => e.extensions?.code === UNAVAILABLE);
+  if (down && !anyData) {
     status = 503;
-    res.setHeader('retry-after', '5');
+    res.setHeader('retry-after', String(down.extensions?.retryAfter ?? RETRY_AFTER_SECONDS));
   }
   const field = (p.operation.selectionSet.selections[0] as { name: { value: string } }).name.value;
   countOperation('mutation', field, errors ? 'error' : 'ok', start);

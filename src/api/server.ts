@@ -32,7 +32,7 @@ import { useLiveServer } from './live/ws-server.ts';
 import { exposeLiveMetrics } from './live/live-metrics.ts';
 import { graphqlRuntime } from './live/graphql-runtime.ts';
 import { authIdentify, type ApiAuth } from './auth.ts';
-import { isDatabaseUnavailable, unavailableStatusPlugin, UNAVAILABLE_MESSAGE } from './unavailable.ts';
+import { isDatabaseUnavailable, unavailableFormatted, unavailableStatusPlugin } from './unavailable.ts';
 import { withVariableField } from './input-errors.ts';
 import { ANONYMOUS_LIMITS, atMost, DEFAULT_LIMITS, type QueryLimits } from './limits.ts';
 import { metricsPlugin, metricsRegistry } from './metrics.ts';
@@ -379,11 +379,13 @@ function noSuggestionsForAnonymous(): ApolloServerPlugin<ApiContext> {
 /**
  * graphql-ws errors as Apollo would format them: an error without a code is BAD_USER_INPUT when
  * nothing executed (variables that do not fit), else INTERNAL_SERVER_ERROR, masked like over HTTP.
+ * An error with a path was thrown by a resolver (a subscription's, which leaves no data either):
+ * never the input's fault.
  */
 function formatWsErrors(errors: readonly GraphQLErrorType[], requestError: boolean, logger?: Logger): GraphQLFormattedError[] {
   return errors.map((e) => {
     const f = e.toJSON();
-    const code = f.extensions?.code ?? (requestError ? 'BAD_USER_INPUT' : 'INTERNAL_SERVER_ERROR');
+    const code = f.extensions?.code ?? (requestError && !e.path ? 'BAD_USER_INPUT' : 'INTERNAL_SERVER_ERROR');
     return maskInternal(withVariableField({ ...f, extensions: { ...f.extensions, code } }), e, logger);
   });
 }
@@ -391,14 +393,7 @@ function formatWsErrors(errors: readonly GraphQLErrorType[], requestError: boole
 /** Errors we did not mean to show (SQL, bugs) become a bare INTERNAL_SERVER_ERROR; the detail goes to the log. */
 function maskInternal(formatted: GraphQLFormattedError, error: unknown, logger?: Logger): GraphQLFormattedError {
   if (formatted.extensions?.code !== 'INTERNAL_SERVER_ERROR') return formatted;
-  if (isDatabaseUnavailable(unwrapResolverError(error))) {
-    return {
-      message: UNAVAILABLE_MESSAGE,
-      path: formatted.path,
-      locations: formatted.locations,
-      extensions: { code: 'SERVICE_UNAVAILABLE' },
-    };
-  }
+  if (isDatabaseUnavailable(unwrapResolverError(error))) return unavailableFormatted(formatted, unwrapResolverError(error));
   logger?.error({ err: unwrapResolverError(error), path: formatted.path }, 'internal error in a resolver');
   return {
     message: 'internal server error',

@@ -4,20 +4,31 @@
  * headers in Apollo Server; Apollo strips it from the response body.
  */
 import { GraphQLError } from 'graphql';
+import { unavailableExtensions } from '../api/unavailable.ts';
 import type { AuthzError, AuthzResult } from './authorize.ts';
 import type { AuthFailure } from './principal.ts';
 import type { RateLimitResult } from './rate-limit.ts';
 
 type Failed<T> = Extract<T, { ok: false }>;
 
-/** A failed authentication: 401 UNAUTHENTICATED, or 503 when the identity provider is unreachable. */
+/** A failed authentication: 401 UNAUTHENTICATED, or 503 UNAVAILABLE (Retry-After) when the identity provider or token store is unreachable. */
 export function authFailureError(f: AuthFailure): GraphQLError {
   const down = f.failure === 'idp-unavailable';
-  return new GraphQLError(down ? `authentication unavailable: ${f.message}` : `not authenticated: ${f.message}`, {
+  if (down) {
+    const u = unavailableExtensions();
+    return new GraphQLError(`authentication unavailable: ${f.message}; retry in ${u.retryAfter} s`, {
+      extensions: {
+        ...u,
+        reason: f.failure,
+        http: { status: 503, headers: new Map([...u.http.headers, ['www-authenticate', 'Bearer realm="bootorch"']]) },
+      },
+    });
+  }
+  return new GraphQLError(`not authenticated: ${f.message}`, {
     extensions: {
-      code: down ? 'SERVICE_UNAVAILABLE' : 'UNAUTHENTICATED',
+      code: 'UNAUTHENTICATED',
       reason: f.failure,
-      http: { status: down ? 503 : 401, headers: new Map([['www-authenticate', 'Bearer realm="bootorch"']]) },
+      http: { status: 401, headers: new Map([['www-authenticate', 'Bearer realm="bootorch"']]) },
     },
   });
 }

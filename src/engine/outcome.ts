@@ -9,7 +9,7 @@
  * permanent ones fail.
  */
 import { ServiceError } from '../adapters/errors.ts';
-import { isDatabaseUnavailable } from '../db/outage.ts';
+import { databaseErrorText, isDatabaseUnavailable } from '../db/outage.ts';
 import type { FailureReason } from '../domain/failures.ts';
 
 export interface Problem {
@@ -24,7 +24,10 @@ export const done: Outcome = { kind: 'done' };
 export const again = (problem?: Problem): Outcome => ({ kind: 'continue', problem });
 export const failed = (problem: Problem): Outcome => ({ kind: 'failed', problem });
 
+/** An error as the words a node, a session or a log line carries: a database error without its SQL (db/outage.ts). */
 export function errorText(e: unknown): string {
+  const db = databaseErrorText(e);
+  if (db !== null) return db;
   if (e instanceof Error) return e.message;
   return String(e);
 }

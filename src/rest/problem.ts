@@ -7,7 +7,7 @@
 import type { Response } from 'express';
 import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
-import { isDatabaseUnavailable, UNAVAILABLE_MESSAGE } from '../api/unavailable.ts';
+import { isDatabaseUnavailable, RETRY_AFTER_SECONDS, UNAVAILABLE, unavailableMessage } from '../api/unavailable.ts';
 import { bosField, bosWords } from './names.ts';
 
 const TITLES: Record<number, string> = {
@@ -47,7 +47,7 @@ const STATUS_OF_CODE: Record<string, number> = {
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,
   RATE_LIMITED: 429,
-  SERVICE_UNAVAILABLE: 503,
+  UNAVAILABLE: 503,
   PAYLOAD_TOO_LARGE: 413,
 };
 
@@ -59,7 +59,7 @@ interface IssueLike {
 /** A resolver's error as a Problem (unknown errors: null, the caller answers 500 and logs it). */
 export function problemOf(e: unknown, o: { conflictTitle?: string } = {}): Problem | null {
   if (e instanceof Problem) return e;
-  if (isDatabaseUnavailable(e)) return new Problem(503, UNAVAILABLE_MESSAGE);
+  if (isDatabaseUnavailable(e)) return new Problem(503, unavailableMessage(e), undefined, { 'retry-after': String(RETRY_AFTER_SECONDS) });
   // The resolvers are called directly (src/rest/call.ts), so their errors arrive as thrown, not wrapped.
   if (!(e instanceof GraphQLError)) return null;
   const code = String(e.extensions.code ?? '');
@@ -67,6 +67,7 @@ export function problemOf(e: unknown, o: { conflictTitle?: string } = {}): Probl
   if (!status) return null;
   const headers: Record<string, string> = {};
   if (code === 'RATE_LIMITED') headers['retry-after'] = String(e.extensions.retryAfterSeconds ?? 1);
+  if (code === UNAVAILABLE) headers['retry-after'] = String(e.extensions.retryAfter ?? RETRY_AFTER_SECONDS);
   if (code === 'UNAUTHENTICATED') headers['www-authenticate'] = 'Bearer realm="bootorch"';
   const issues = e.extensions.issues as IssueLike[] | undefined;
   let detail = bosWords(e.message);

@@ -4,7 +4,7 @@
  *
  * Processes: `bootorch sim` (interactive timing: seconds per power change and boot, so the session is
  * still running when the database goes), `bootorch api` and `bootorch worker` (HTTP adapters).
- * While the database is down the API must answer every request with a clear SERVICE_UNAVAILABLE (HTTP
+ * While the database is down the API must answer every request with a clear UNAVAILABLE (HTTP
  * 503) and /healthz must say `dbStatus: not_available`; neither process may exit. Once it is back, the
  * same processes (no restart) carry on by themselves and the session completes with every node stable.
  *
@@ -107,7 +107,7 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('PostgreSQL stopped for
       });
       const body = (await r.json()) as { errors?: { message: string; extensions?: { code?: string } }[] };
       expect(r.status).toBe(503);
-      expect(body.errors?.[0]?.extensions?.code).toBe('SERVICE_UNAVAILABLE');
+      expect(body.errors?.[0]?.extensions?.code).toBe('UNAVAILABLE');
       seen.add(body.errors![0]!.message);
       const h = (await (await fetch(healthz)).json()) as { dbStatus: string; apiStatus: string };
       expect(h).toMatchObject({ apiStatus: 'ok', dbStatus: 'not_available' });
@@ -161,7 +161,7 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('PostgreSQL stopped for
 
     process.stdout.write(
       `\nPostgreSQL down ${(outageMs / 1000).toFixed(1)} s mid-session (${NODES} nodes, ${stable} done before): ` +
-        `${probes} API probes all answered 503 SERVICE_UNAVAILABLE (${[...seen].join(' | ')}), /healthz not_available; ` +
+        `${probes} API probes all answered 503 UNAVAILABLE (${[...seen].join(' | ')}), /healthz not_available; ` +
         `API answering ${(apiBackMs / 1000).toFixed(1)} s after the restart, session complete ${(sessionBackMs / 1000).toFixed(1)} s after; ` +
         `same api and worker processes; nodes lost 0\n`,
     );

@@ -1,6 +1,6 @@
 /**
  * Hardened inputs at the edge: the cost limit, strings PostgreSQL cannot store, GraphQL's own variable
- * errors naming the field, and "the database is down" as SERVICE_UNAVAILABLE rather than a masked bug.
+ * errors naming the field, and "the database is down" as UNAVAILABLE rather than a masked bug.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { errorOf, startHarness, COMPONENT_FIELDS, type Harness } from './api-harness.ts';
@@ -69,7 +69,7 @@ describe('database unavailable', () => {
     expect(isDatabaseUnavailable(Object.assign(new Error('relation "x" does not exist'), { code: '42P01' }))).toBe(false);
   });
 
-  test('a server whose database is gone answers SERVICE_UNAVAILABLE (503), and healthz says so', async () => {
+  test('a server whose database is gone answers UNAVAILABLE (503), and healthz says so', async () => {
     const dead = connect('postgres://postgres:x@127.0.0.1:1/none');
     const s = await startApiServer({ db: dead.db, scheduler: h.scheduler, port: 0, host: '127.0.0.1', auth: h.auth.auth });
     try {
@@ -80,7 +80,7 @@ describe('database unavailable', () => {
       });
       expect(r.status).toBe(503);
       const body = (await r.json()) as { errors: { message: string; extensions: { code: string } }[] };
-      expect(body.errors[0]).toMatchObject({ extensions: { code: 'SERVICE_UNAVAILABLE' }, message: expect.stringMatching(/unavailable/) });
+      expect(body.errors[0]).toMatchObject({ extensions: { code: 'UNAVAILABLE' }, message: expect.stringMatching(/unavailable/) });
       const health = await (await fetch(s.url.replace('/graphql', '/healthz'))).json();
       expect(health).toMatchObject({ apiStatus: 'ok', dbStatus: 'not_available' });
     } finally {

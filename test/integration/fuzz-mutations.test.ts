@@ -33,8 +33,8 @@ const { getNamedType, isEnumType, isInputObjectType, isListType, isNonNullType, 
 ) as typeof import('graphql');
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 120);
-// SERVICE_UNAVAILABLE: the dry run and explain need the outside services, which this harness has not.
-const TYPED = new Set(['BAD_USER_INPUT', 'NOT_FOUND', 'CONFLICT', 'PAYLOAD_TOO_LARGE', 'BAD_REQUEST', 'SERVICE_UNAVAILABLE']);
+// UNAVAILABLE: the dry run and explain need the outside services, which this harness has not.
+const TYPED = new Set(['BAD_USER_INPUT', 'NOT_FOUND', 'CONFLICT', 'PAYLOAD_TOO_LARGE', 'BAD_REQUEST', 'UNAVAILABLE']);
 const TABLES = [
   'session_templates',
   'sessions',

@@ -187,7 +187,7 @@ describe('GraphQLErrors for refusals', () => {
     expect([authzError(forbidden).extensions.code, status(authzError(forbidden))]).toEqual(['FORBIDDEN', 403]);
     expect([authzError(anon).extensions.code, status(authzError(anon))]).toEqual(['UNAUTHENTICATED', 401]);
     const down = authFailureError(authFailure('idp-unavailable', 'JWKS timeout'));
-    expect([down.extensions.code, status(down)]).toEqual(['SERVICE_UNAVAILABLE', 503]);
+    expect([down.extensions.code, status(down)]).toEqual(['UNAVAILABLE', 503]);
     const expired = authFailureError(authFailure('expired', 'token expired'));
     expect([expired.extensions.code, expired.extensions.reason, status(expired)]).toEqual(['UNAUTHENTICATED', 'expired', 401]);
   });

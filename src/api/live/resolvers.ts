@@ -3,7 +3,6 @@
  * process's live feed, and hand graphql-ws a stream; the streams do the rest.
  */
 import { z } from 'zod';
-import { GraphQLError } from 'graphql';
 import { readSessionStatus } from '../../db/sessions/status.ts';
 import { readEventsPage, type EventFilter, type LiveEvent } from '../../db/live.ts';
 import { tenantXnames } from '../../db/tenants.ts';
@@ -24,6 +23,7 @@ import { LiveSubscriber, type EventBatch } from './subscriber.ts';
 import { followProgress } from './progress-stream.ts';
 import { observeStream, trackSubscription } from '../../observability/live.ts';
 import type { LiveFeed } from './feed.ts';
+import { unavailableError } from '../unavailable.ts';
 
 const cursorSchema = z
   .string()
@@ -36,7 +36,7 @@ const PHASES = new Set<string>(Object.values(enumValues.ComponentPhase));
 const STATUSES = new Set<string>(Object.values(enumValues.ComponentStatus));
 
 function feedOf(ctx: ApiContext): LiveFeed {
-  if (!ctx.live) throw new GraphQLError('subscriptions are not served by this process', { extensions: { code: 'SERVICE_UNAVAILABLE' } });
+  if (!ctx.live) throw unavailableError('subscriptions are not served by this process');
   return ctx.live;
 }
 

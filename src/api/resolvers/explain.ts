@@ -3,7 +3,6 @@
  * runs the engine's own planning code (engine/plan.ts) and explain the operators' own selections, so
  * neither can disagree with what the engine will do.
  */
-import { GraphQLError } from 'graphql';
 import { existingComponents } from '../../db/components/read.ts';
 import { readEventsPage, type LiveEvent } from '../../db/live.ts';
 import type { EventRow } from '../../db/schema.ts';
@@ -20,10 +19,10 @@ import { messages } from '../views.ts';
 import { checkSessionInput } from '../session-checks.ts';
 import type { ApiContext } from '../context.ts';
 import type { Resolvers } from '../generated/types.ts';
+import { unavailableError } from '../unavailable.ts';
 
 function adapters(ctx: ApiContext) {
-  if (!ctx.adapters)
-    throw new GraphQLError('the outside services are not configured in this API process', { extensions: { code: 'SERVICE_UNAVAILABLE' } });
+  if (!ctx.adapters) throw unavailableError('the outside services are not configured in this API process');
   return ctx.adapters;
 }
 
