@@ -94,7 +94,11 @@ const envSchema = z.object({
   BOOTORCH_BMC_PASS_WAIT: z.coerce.number().positive().max(3600).default(2),
   /** Standalone: CA bundle (PEM) Redfish BMC certificates are checked against. */
   BOOTORCH_BMC_CA_FILE: z.string().optional(),
-  /** Standalone: lifetime of the node credential a boot script carries (default 3600 s). */
+  /**
+   * Standalone: lifetime of a node credential exchanged for a boot ticket (the reporter's, the deploy
+   * agent's, the installed system's), and of the installed system's ticket in a config drive; a disk
+   * deploy must be written within it (default 3600 s).
+   */
   BOOTORCH_BOOT_TOKEN_TTL: z.coerce.number().int().positive().default(3600),
   /** Offer permessage-deflate on the subscriptions' WebSocket (default false; see the README's Live section). */
   BOOTORCH_WS_DEFLATE: bool.default(false),
@@ -108,6 +112,23 @@ const envSchema = z.object({
    * Serve /metrics without a credential on this port too (on BOOTORCH_METRICS_HOST), e.g. for a
    * Prometheus on a management network. Unset: /metrics only on the API port, to a credential of role
    * viewer or above.
+  /**
+   * Standalone: a node's boot window, seconds after bootorch powers it on (default 1800): only then does
+   * its boot script carry a one-time ticket (and is iPXE's failure report taken). Cover the power-on
+   * wait and the boot wait (max_power_on_wait_time + max_boot_wait_time).
+   */
+  BOOTORCH_BOOT_WINDOW: z.coerce.number().int().positive().default(1800),
+  /** Standalone: lifetime of a boot script's one-time ticket, seconds (default 600); a later fetch in the window mints a new one. */
+  BOOTORCH_BOOT_TICKET_TTL: z.coerce.number().int().positive().default(600),
+  /**
+   * Standalone: /boot/v1 requests per second and burst, per source address (default 20 and 40) and for
+   * all sources together (default 2,000 and 10,000: a PXE storm of 10,000 nodes passes); beyond, 429
+   * with Retry-After. Per API process.
+   */
+  BOOTORCH_BOOT_RATE_PER_SOURCE: z.coerce.number().positive().default(20),
+  BOOTORCH_BOOT_BURST_PER_SOURCE: z.coerce.number().int().positive().default(40),
+  BOOTORCH_BOOT_RATE_TOTAL: z.coerce.number().positive().default(2000),
+  BOOTORCH_BOOT_BURST_TOTAL: z.coerce.number().int().positive().default(10000),
    */
   BOOTORCH_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** Listen address of BOOTORCH_METRICS_PORT (default 127.0.0.1). */

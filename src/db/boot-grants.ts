@@ -8,7 +8,7 @@
  * stored. Rows whose window and ticket have both ended are pruned on each write. The only module
  * with SQL on this table.
  */
-import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import { pgTable, text, timestamp, uniqueIndex, check } from 'drizzle-orm/pg-core';
 import type { Db } from './client.ts';
 import { apiTokens } from './schema.ts';
@@ -70,10 +70,10 @@ export async function openBootWindows(
         await tx
           .select({ id: componentDeploys.id })
           .from(componentDeploys)
-          .where(and(anyOf(componentDeploys.id, ids), inArray(componentDeploys.state, DEPLOYING as never[])))
+          .where(and(anyOf(componentDeploys.id, ids), anyOf(componentDeploys.state, DEPLOYING)))
       ).map((r) => r.id),
     );
-    await tx.delete(bootGrants).where(and(anyOf(bootGrants.node, ids), inArray(bootGrants.purpose, NETBOOT)));
+    await tx.delete(bootGrants).where(and(anyOf(bootGrants.node, ids), anyOf(bootGrants.purpose, NETBOOT)));
     const ends = new Date(o.now.getTime() + o.windowSeconds * 1000);
     await insertInChunks(tx, ids, async (tx, part) => {
       await tx.insert(bootGrants).values(
@@ -89,7 +89,7 @@ export async function openBootWindows(
     const revoked = await tx
       .update(apiTokens)
       .set({ revokedAt: o.now })
-      .where(and(eq(apiTokens.role, 'node'), anyOf(apiTokens.subject, ids), inArray(apiTokens.scope, NETBOOT), isNull(apiTokens.revokedAt)))
+      .where(and(eq(apiTokens.role, 'node'), anyOf(apiTokens.subject, ids), anyOf(apiTokens.scope, NETBOOT), isNull(apiTokens.revokedAt)))
       .returning({ id: apiTokens.id });
     await pruneBootGrants(tx, o.now);
     return revoked.map((r) => r.id);
@@ -132,7 +132,7 @@ export async function mintBootTicket(
         eq(n.enabled, true),
         sql`${n.bootKernel} <> ''`,
         eq(g.node, n.id),
-        inArray(g.purpose, NETBOOT),
+        anyOf(g.purpose, NETBOOT),
         sql`${g.windowEndsAt} > ${ticket.now}`,
         isNull(g.exchangedAt),
         sql`not exists (select 1 from ${d} where ${d.id} = ${n.id} and ${d.state} in ('booting_disk','active'))`,
@@ -151,20 +151,23 @@ export async function mintBootTicket(
 }
 
 /**
- * A ticket for the installed system of a disk deploy (written into its config drive): replaces the
- * node's earlier disk ticket; exchangeable once bootorch has switched the deploy to its disk.
+ * A grant with its ticket at once, its window ending with the ticket: the installed system's (purpose
+ * disk, written into the config drive; exchangeable once bootorch has switched the deploy to its
+ * disk), or a simulated node's boot ticket (the simulator has no boot script). Replaces the node's
+ * earlier grant of that purpose.
  */
-export async function issueDiskTicket(
+export async function issueTicket(
   db: Db,
   node: string,
+  purpose: NodeScope,
   ticket: { hash: string; expiresAt: Date; now: Date; attempt: string },
 ): Promise<void> {
   await transaction(db, async (tx) => {
-    await tx.delete(bootGrants).where(and(eq(bootGrants.node, node), eq(bootGrants.purpose, 'disk')));
+    await tx.delete(bootGrants).where(and(eq(bootGrants.node, node), eq(bootGrants.purpose, purpose)));
     await tx.insert(bootGrants).values({
       attempt: ticket.attempt,
       node,
-      purpose: 'disk',
+      purpose,
       windowEndsAt: ticket.expiresAt,
       ticketHash: ticket.hash,
       ticketExpiresAt: ticket.expiresAt,
@@ -205,7 +208,7 @@ export async function openAttempt(db: Db, attempt: string, now: Date): Promise<B
     .where(
       and(
         eq(bootGrants.attempt, attempt),
-        inArray(bootGrants.purpose, NETBOOT),
+        anyOf(bootGrants.purpose, NETBOOT),
         sql`${bootGrants.windowEndsAt} > ${now}`,
         isNull(bootGrants.exchangedAt),
       ),

@@ -41,6 +41,8 @@ export interface StandaloneAdaptersConfig {
   runHooks?: boolean;
   /** PEM CA bundle for Redfish BMCs' certificates. */
   bmcCaFile?: string;
+  /** A node's boot window after power-on, seconds (BOOTORCH_BOOT_WINDOW; default 1800). */
+  bootWindowSeconds?: number;
 }
 
 export type StandaloneAdapters = Adapters & { power: StandalonePower; config: StandaloneConfig };
@@ -57,7 +59,7 @@ export function createStandaloneAdapters(c: StandaloneAdaptersConfig): Standalon
       passWaitMs: c.bmcPassWaitMs,
       onTaskFailed: c.onTaskFailed,
     }),
-    bootParams: new StandaloneBootParams(c.db),
+    bootParams: new StandaloneBootParams(c.db, { windowSeconds: c.bootWindowSeconds }),
     config: new StandaloneConfig(c.db, { hooksDir: c.hooksDir, onHookDone: c.onHookDone, onError: c.onError, runHooks: c.runHooks }),
     images: new StandaloneImages(createImageClient({ origins: c.imageOrigins, timeoutMs: () => settings.timeoutMs('ims') }), c.filesDir),
     configure: (s) => settings.set(s),
