@@ -6,6 +6,7 @@ import { Counter, Histogram } from 'prom-client';
 import type { ApolloServerPlugin } from '@apollo/server';
 import { Kind } from 'graphql';
 import { metric } from '../observability/metrics.ts';
+import { nameRequestSpan } from '../observability/tracing.ts';
 
 const operations = metric(
   'bootorch_api_operations_total',
@@ -54,6 +55,17 @@ export function metricsPlugin<T extends object>(): ApolloServerPlugin<T> {
     async requestDidStart() {
       const start = process.hrtime.bigint();
       return {
+        async didResolveOperation(rc) {
+          const op = rc.operation;
+          if (!op) return;
+          const first = op.selectionSet.selections[0];
+          const field = first?.kind === Kind.FIELD ? first.name.value : '';
+          nameRequestSpan(`graphql ${op.operation} ${field}`, {
+            'graphql.operation.type': op.operation,
+            'graphql.operation.name': rc.operationName ?? '',
+            'bootorch.field': field,
+          });
+        },
         async willSendResponse(rc) {
           const type = rc.operation?.operation ?? 'invalid';
           const first = rc.operation?.selectionSet.selections[0];

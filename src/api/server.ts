@@ -38,6 +38,7 @@ import { ANONYMOUS_LIMITS, atMost, DEFAULT_LIMITS, type QueryLimits } from './li
 import { metricsPlugin, metricsRegistry } from './metrics.ts';
 import { health } from './resolvers/system.ts';
 import { requestIds, requestLogger } from '../observability/logging.ts';
+import { requestSpans } from '../observability/tracing.ts';
 import { Problem } from '../rest/problem.ts';
 import { bosRestRouter } from '../rest/router.ts';
 import { Edge, principalOf } from './edge.ts';
@@ -146,6 +147,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const app = express();
   app.disable('x-powered-by');
   app.use(requestIds());
+  app.use(requestSpans());
   const formatError = (formatted: GraphQLFormattedError, error: unknown) => maskInternal(withVariableField(formatted), error, opts.logger);
   // The node reporter's document is answered before express (fast-reports.ts); everything else is express's.
   const fast =

@@ -74,6 +74,11 @@ export const sessions = pgTable(
     /** Rollout progress: failed nodes when the session was last resumed (the budget counts failures since). */
     failedAtResume: integer('failed_at_resume').notNull().default(0),
     createdBy: text('created_by'),
+    /**
+     * W3C traceparent of the request that created the session (null when tracing was off): its setup,
+     * action jobs and outside calls join that trace (src/observability/tracing.ts).
+     */
+    traceContext: text('trace_context'),
   },
   (t) => [
     primaryKey({ columns: [t.tenantKey, t.name] }),

@@ -116,6 +116,7 @@ export function actionJobs(
     action,
     attempt: attempt(c),
     version: c.version,
+    ...(c.trace ? { trace: c.trace } : {}),
     ...retry(c),
     ...extra(c),
   }));
@@ -214,9 +215,12 @@ async function runActions(
         retries,
         async () => {
           acted = await spec.act(ctx, todo);
-          return [...acted].flatMap(([id, o]) => (o.kind !== 'done' && o.problem ? [{ id, reason: o.problem.reason }] : []));
+          return [...acted].flatMap(([id, o]) =>
+            o.kind !== 'done' && o.problem ? [{ id, reason: o.problem.reason, error: o.problem.error }] : [],
+          );
         },
         (e) => reasonOf(e),
+        { traces: todo.map((r) => acting.get(r.id)!.data.trace), sessions: todo.map((r) => r.session), ids: todo.map((r) => r.id) },
       );
     } catch (e) {
       ctx.log.warn({ err: errorText(e), operator: spec.operator, count: todo.length }, 'action failed for a batch');

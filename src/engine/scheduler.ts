@@ -70,6 +70,8 @@ export interface ActionJob {
   retryBackoff: boolean;
   /** The longest wait before a retry, seconds: failJobs caps pg-boss's backoff with it (read from the job's data). */
   retryMaxDelay: number;
+  /** The owning session's trace (W3C traceparent): the worker that acts joins it. Absent when tracing was off. */
+  trace?: string;
 }
 
 /** A component, as a delayed decision names it. */

@@ -22,7 +22,17 @@ import {
   operatorTickSeconds,
   operatorTicks,
 } from './metrics.ts';
-import { inSpan } from './tracing.ts';
+import { inSpan, inSpanOf } from './tracing.ts';
+
+/** Xnames named on one batch's span, at most (a 10,000-node batch says how many, and the first of them). */
+const MAX_XNAMES = 100;
+
+/** What an action batch is about, for its span and log line: the sessions' traces, the sessions, the nodes. */
+export interface BatchAbout {
+  traces?: ReadonlyArray<string | null | undefined>;
+  sessions?: readonly string[];
+  ids?: readonly string[];
+}
 
 /** A tick of `operator`: counted (ok / error), timed, and the root span of whatever it calls. */
 export async function observeTick<T>(operator: string, tick: () => Promise<T>): Promise<T> {
@@ -44,17 +54,26 @@ export async function observeTick<T>(operator: string, tick: () => Promise<T>): 
  * `run` does the side effect and returns the per-component problems (a component with several counts
  * once); a throw fails the whole batch with the reason `reasonOfThrow` gives, and propagates.
  */
-export async function observeBatch<P extends { id: string; reason: string }>(
+export async function observeBatch<P extends { id: string; reason: string; error?: string }>(
   log: Logger,
   action: string,
   count: number,
   retries: number,
   run: () => Promise<P[]>,
   reasonOfThrow: (e: unknown) => string,
+  about: BatchAbout = {},
 ): Promise<P[]> {
   actionsStarted.inc({ action }, count);
   if (retries) actionsRetried.inc({ action }, retries);
-  return inSpan(`action ${action}`, { 'bootorch.action': action, 'bootorch.components': count }, async (span) => {
+  const sessions = [...new Set(about.sessions ?? [])];
+  const attributes = {
+    'bootorch.action': action,
+    'bootorch.components': count,
+    ...(sessions.length ? { 'bootorch.session': sessions.slice(0, 10).join(',') } : {}),
+    ...(about.ids?.length ? { 'bootorch.xnames': about.ids.slice(0, MAX_XNAMES).join(',') } : {}),
+  };
+  // The batch joins its session's trace (one session; several: linked), the trace of the request that made it.
+  return inSpanOf(about.traces ?? [], `action ${action}`, attributes, async (span) => {
     let problems: P[];
     try {
       problems = await run();
@@ -64,13 +83,23 @@ export async function observeBatch<P extends { id: string; reason: string }>(
       throw e;
     }
     const byId = new Map(problems.map((p) => [p.id, p.reason]));
+    // Each node the batch could not act on, with its cause, on the span (a trace answers "why x1000c0s0b0n0?").
+    for (const p of problems.slice(0, MAX_XNAMES))
+      span.addEvent('component problem', {
+        'bootorch.xname': p.id,
+        'bootorch.reason': p.reason,
+        ...(p.error ? { 'bootorch.error': p.error } : {}),
+      });
     for (const reason of byId.values()) actionsFailed.inc({ action, reason });
     actionsSucceeded.inc({ action }, Math.max(0, count - byId.size));
     span.setAttribute('bootorch.failed', byId.size);
     const reasons: Record<string, number> = {};
     for (const r of byId.values()) reasons[r] = (reasons[r] ?? 0) + 1;
     // The decision, once per batch (never per node): how many were acted on, how many failed and why.
-    log.info({ action, nodes: count, retries, failed: byId.size, ...(byId.size ? { reasons } : {}) }, 'action batch');
+    log.info(
+      { action, nodes: count, retries, failed: byId.size, ...(byId.size ? { reasons } : {}), ...(sessions.length ? { sessions } : {}) },
+      'action batch',
+    );
     return problems;
   });
 }

@@ -8,7 +8,17 @@
  * AsyncLocalStorage, so the call's span is the batch's child, the batch the tick's: one trace from the
  * job to the call.
  */
-import { SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Link,
+  type Span,
+} from '@opentelemetry/api';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { BatchSpanProcessor, type SpanExporter, type SpanProcessor, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -62,8 +72,9 @@ export async function inSpan<T>(
   attributes: Attributes,
   fn: (span: Span) => Promise<T>,
   kind: SpanKind = SpanKind.INTERNAL,
+  links: Link[] = [],
 ): Promise<T> {
-  return tracer().startActiveSpan(name, { kind, attributes }, async (span) => {
+  return tracer().startActiveSpan(name, { kind, attributes, links }, async (span) => {
     try {
       return await fn(span);
     } catch (e) {
@@ -77,3 +88,80 @@ export async function inSpan<T>(
 }
 
 export { SpanKind };
+
+/**
+ * The active span as a W3C traceparent (to store with work that another process picks up), or
+ * undefined when none. The propagator is the one the tracer provider registers (W3C trace context);
+ * with tracing off it is a no-op and this is undefined.
+ */
+export function currentTraceparent(): string | undefined {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent;
+}
+
+function contextOf(traceparent: string): Context | undefined {
+  const ctx = propagation.extract(context.active(), { traceparent });
+  return trace.getSpanContext(ctx) ? ctx : undefined;
+}
+
+/**
+ * Run `fn` in a span that joins the traces of the work it does: with one traceparent (one session's
+ * work), the span is that trace's child, linked to the span it runs in (the tick, the job batch);
+ * with several, it stays where it runs and links each of them. No traceparent: inSpan.
+ */
+export async function inSpanOf<T>(
+  traceparents: ReadonlyArray<string | null | undefined>,
+  name: string,
+  attributes: Attributes,
+  fn: (span: Span) => Promise<T>,
+): Promise<T> {
+  const distinct = [...new Set(traceparents.filter((t): t is string => !!t))];
+  const parents = distinct.map(contextOf).filter((c): c is Context => c !== undefined);
+  const here = trace.getActiveSpan()?.spanContext();
+  if (parents.length === 1) {
+    return context.with(parents[0]!, () => inSpan(name, attributes, fn, SpanKind.INTERNAL, here ? [{ context: here }] : []));
+  }
+  return inSpan(
+    name,
+    attributes,
+    fn,
+    SpanKind.INTERNAL,
+    parents.map((c) => ({ context: trace.getSpanContext(c)! })),
+  );
+}
+
+/**
+ * Express middleware: every API request in a server span (GraphQL's plugin names it after its
+ * operation), so the work a mutation starts joins the request's trace. Off when tracing is off.
+ */
+export function requestSpans() {
+  return (
+    req: { method: string; url: string },
+    res: { statusCode: number; once(e: 'close', f: () => void): unknown },
+    next: () => void,
+  ) => {
+    if (!registered) return next();
+    const path = req.url.split('?')[0]!;
+    tracer().startActiveSpan(
+      `HTTP ${req.method}`,
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method, 'url.path': path } },
+      (span) => {
+        res.once('close', () => {
+          span.setAttribute('http.response.status_code', res.statusCode);
+          if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+          span.end();
+        });
+        next();
+      },
+    );
+  };
+}
+
+/** Name the request's span after the GraphQL operation it carries (and record who asked). */
+export function nameRequestSpan(name: string, attributes: Attributes): void {
+  const span = trace.getActiveSpan();
+  if (!span) return;
+  span.updateName(name);
+  span.setAttributes(attributes);
+}

@@ -22,6 +22,7 @@ import { tenantXnames } from '../db/tenants.ts';
 import type { SessionRow } from '../db/schema.ts';
 import type { SessionOperation } from '../domain/sessions.ts';
 import { gatesAdmission } from '../domain/rollout-policy.ts';
+import { inSpanOf } from '../observability/tracing.ts';
 
 const SETUP_RETRY_SECONDS = 300;
 
@@ -31,7 +32,8 @@ export const sessionSetup = defineOperator<SessionRow>({
   record: recordSessionOutcomes,
   async act(ctx, [s]) {
     try {
-      return await setUp(ctx, s!);
+      // The setup joins the trace of the request that created the session.
+      return await inSpanOf([s!.traceContext], 'session setup', { 'bootorch.session': s!.name }, () => setUp(ctx, s!));
     } catch (e) {
       const age = (ctx.now().getTime() - s!.startTime.getTime()) / 1000;
       if (isTransient(e) && age < SETUP_RETRY_SECONDS) {

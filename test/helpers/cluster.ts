@@ -18,6 +18,7 @@ import { EVENTS_CHANNEL } from '../../src/db/events.ts';
 import type { Options } from '../../src/domain/options.ts';
 import type { Adapters } from '../../src/adapters/ports.ts';
 import { waitFor as waitOn } from './wait.ts';
+import { instrumentAdapters } from '../../src/observability/ports.ts';
 
 /** Fast option values: every wait is a second or two, so escalations happen within a test. */
 export const FAST_OPTIONS: Partial<Options> = {
@@ -59,11 +60,19 @@ export interface SessionRow {
   components: string;
 }
 
-export async function startCluster(o: { world?: WorldOptions; options?: Partial<Options>; kicks?: boolean } = {}): Promise<Cluster> {
+export async function startCluster(
+  o: {
+    world?: WorldOptions;
+    options?: Partial<Options>;
+    kicks?: boolean;
+    /** Measure the ports (metrics, spans) as the roles do. */
+    instrument?: boolean;
+  } = {},
+): Promise<Cluster> {
   const db = await freshDb();
   await db.pool.query('insert into options (id, data) values (1, $1)', [JSON.stringify({ ...FAST_OPTIONS, ...o.options })]);
   const world = new SimWorld({ nodes: 8, ...o.world });
-  const adapters = createSimAdapters(world);
+  const adapters = o.instrument ? instrumentAdapters(createSimAdapters(world)) : createSimAdapters(world);
   // Components exist before sessions, as discovery would have made them.
   await db.pool.query(
     `insert into components (id, last_action, last_action_at)

@@ -15,6 +15,7 @@ import type { ApiContext } from '../context.ts';
 import type { Resolvers } from '../generated/types.ts';
 import type { SessionStatusParent } from '../views.ts';
 import { sessionJobCounts } from '../../db/action-jobs.ts';
+import { currentTraceparent } from '../../observability/tracing.ts';
 
 function ageFilter(a: SessionAgeFilter): SessionAgeFilter {
   const problems = checkAgeFilter(a);
@@ -70,6 +71,8 @@ export const sessionResolvers: Resolvers = {
           startTime: ctx.now(),
           rollout: mergeRollout(template.rollout, s.rollout),
           createdBy: ctx.actor,
+          // Its setup, action jobs and outside calls join this request's trace.
+          traceContext: currentTraceparent() ?? null,
         });
         if (!row) throw conflict(`a session named "${s.name}" already exists`, 'name');
         await ctx.scheduler.kick(tx, ['session-setup']);

@@ -31,6 +31,8 @@ export interface EngineComponent
   version: string;
   /** The owning session's rollout policy (escalation overrides), null when none. */
   policy: Record<string, unknown> | null;
+  /** The owning session's trace (W3C traceparent), null when none: its actions join it. */
+  trace: string | null;
 }
 
 /** The attempt counters, by their column names (what an action operator counts). */
@@ -105,6 +107,7 @@ const FIELDS = {
   sessionTenant: components.sessionTenant,
   retryPolicy: components.retryPolicy,
   policy: sessions.rollout,
+  trace: sessions.traceContext,
 };
 
 const hasActualState = sql`(${components.actualKernel} <> '' or ${components.actualInitrd} <> '' or ${components.actualKernelParameters} <> '')`;
