@@ -156,16 +156,22 @@ export class Edge {
 
   /**
    * The limit of routes that need no credential and do not pass admit() (/healthz, the console, unknown
-   * paths): the `openLimiter` bucket of the client address, whatever headers it sends; 429 with Retry-After.
+   * paths, a WebSocket's upgrade): the `openLimiter` bucket of the client address, whatever headers it
+   * sends. The refusal, or null.
    */
+  async takeOpen(req: http.IncomingMessage): Promise<Extract<RateLimitResult, { ok: false }> | null> {
+    const r = await this.o.openLimiter?.take({ address: this.address(req) });
+    if (!r || r.ok) return null;
+    countRefusal('rate_limited');
+    return r;
+  }
+
+  /** takeOpen as express middleware: 429 with Retry-After. */
   limitOpen(): express.RequestHandler {
     return async (req, res, next) => {
-      const limiter = this.o.openLimiter;
-      if (!limiter) return next();
       try {
-        const r = await limiter.take({ address: this.address(req) });
-        if (r.ok) return next();
-        countRefusal('rate_limited');
+        const r = await this.takeOpen(req);
+        if (!r) return next();
         sendRefusal(res, r);
       } catch (e) {
         next(e);

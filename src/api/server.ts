@@ -4,8 +4,10 @@
  * REST door (src/rest: /apis/bos/v2/..., /v2/... and /), and the web console (src/api/console.ts: `/` for
  * browsers, /assets, /console/dev-token). Plain HTTP, or HTTPS when given a certificate.
  *
- * Every /graphql request, graphql-ws operation and REST request passes the edge first (edge.ts:
- * authentication, the rate limit, the body size and, for GraphQL, the document's budget).
+ * Every request's declared body size is checked first, at the listener, on every route
+ * (input-bounds.ts). Every /graphql request, graphql-ws operation and REST request then passes the
+ * edge (edge.ts: authentication, the rate limit, the body and, for GraphQL, the document's budget);
+ * routes that need no credential take from a per-address bucket of their own (edge.ts limitOpen).
  *
  * What answers without a credential (README "Exposure"): /healthz (three states, cached for a
  * second), the public fields `version` and `health` over HTTP within the smallest budget (and BOS's
@@ -166,6 +168,12 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     server: httpServer,
     path: '/graphql',
     maxPayload: maxBodyBytes,
+    // The upgrade carries no credential (connection_init does): the per-address limit of open routes.
+    verifyClient: (info, done) =>
+      void edge.takeOpen(info.req).then(
+        (r) => (r ? done(false, 429, 'Too Many Requests', { 'retry-after': String(r.retryAfterSeconds) }) : done(true)),
+        () => done(false, 500),
+      ),
     perMessageDeflate: opts.wsDeflate ? { serverNoContextTakeover: true, clientNoContextTakeover: true } : false,
   });
   const mux = new Multiplexer(opts.liveOptions);
@@ -309,8 +317,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   if (opts.metricsListen) {
     const m = express();
     m.disable('x-powered-by');
-    m.get('/metrics', async (_req, res) => sendMetrics(res));
-    metricsServer = http.createServer(m);
+    m.get('/metrics', open, async (_req, res) => sendMetrics(res));
+    metricsServer = http.createServer((req, res) => void (gate(req, res) || m(req, res)));
     const s = metricsServer;
     await new Promise<void>((resolve, reject) => {
       s.once('error', reject);

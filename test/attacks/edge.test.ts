@@ -9,6 +9,7 @@
  */
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freshDb, type TestDb } from '../helpers/db.ts';
 import { startRole, type RoleProcess } from '../helpers/processes.ts';
@@ -280,5 +281,16 @@ describe('rate limits that do not punish the innocent', () => {
       expect(Number(refused!.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(json(refused!)).toMatchObject({ errors: [{ extensions: { code: 'RATE_LIMITED' } }] });
     }
+    // A WebSocket's upgrade carries no credential either (connection_init does): the same bucket.
+    const upgrade = await new Promise<number>((resolve, reject) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${port}/graphql`, 'graphql-transport-ws');
+      ws.once('unexpected-response', (_req, res) => resolve(res.statusCode!));
+      ws.once('open', () => {
+        ws.close();
+        resolve(101);
+      });
+      ws.once('error', reject);
+    });
+    expect(upgrade).toBe(429);
   });
 });
