@@ -9,7 +9,7 @@ import path from 'node:path';
 import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
 
-/** Exit codes: 1 the operation failed (or a session ended with failures), 3 the API could not be used. */
+/** Exit codes: 1 the operation failed (or a session ended with failures), 3 the API could not be used (docs/cli.md). */
 export const EXIT_FAILED = 1;
 export const EXIT_UNREACHABLE = 3;
 
@@ -17,10 +17,19 @@ export class CliError extends Error {
   constructor(
     message: string,
     readonly exitCode = EXIT_FAILED,
+    /**
+     * Trying again later may succeed: the API could not be reached, a proxy answered 502/503/504, the
+     * API answered UNAVAILABLE (its database is down or failing over), or the live connection closed.
+     * `retryAfterSeconds`: what the API asked for, when it did.
+     */
+    readonly transient?: { retryAfterSeconds?: number },
   ) {
     super(message);
   }
 }
+
+/** HTTP statuses of a restart or an overload behind a proxy: retried, never called bad input. */
+const TRANSIENT_STATUSES = new Set([502, 503, 504]);
 
 export interface Endpoint {
   /** http(s)://host:port/graphql */
@@ -71,7 +80,7 @@ function devToken(env: NodeJS.ProcessEnv): { token: string; file: string } | und
 
 interface GraphQLErrorShape {
   message: string;
-  extensions?: { code?: string; field?: string | null; issues?: { field: string; message: string }[] };
+  extensions?: { code?: string; field?: string | null; issues?: { field: string; message: string }[]; retryAfter?: number };
 }
 
 const AUTH_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN']);
@@ -106,6 +115,12 @@ export class ApiClient {
     try {
       body = (await res.json()) as typeof body;
     } catch {
+      if (TRANSIENT_STATUSES.has(res.status)) {
+        const retryAfter = Number(res.headers.get('retry-after')) || undefined;
+        throw new CliError(`${this.endpoint.url} answered ${res.status} ${res.statusText}`, EXIT_UNREACHABLE, {
+          retryAfterSeconds: retryAfter,
+        });
+      }
       throw new CliError(`${this.endpoint.url} answered ${res.status} without GraphQL: is this a bootorch API?`, EXIT_UNREACHABLE);
     }
     if (body.errors?.length) throw this.graphqlError(body.errors);
@@ -167,6 +182,7 @@ export class ApiClient {
     return new CliError(
       `cannot reach the bootorch API at ${this.endpoint.url} (${why}). Is it running? Set --url or BOOTORCH_URL.`,
       EXIT_UNREACHABLE,
+      {},
     );
   }
 
@@ -186,6 +202,7 @@ export class ApiClient {
       return new CliError(
         `the live connection to ${this.endpoint.url} closed (${ev.code}${ev.reason ? ` ${ev.reason}` : ''})`,
         EXIT_UNREACHABLE,
+        {},
       );
     return this.unreachable(e);
   }
@@ -194,6 +211,8 @@ export class ApiClient {
     const first = errors[0]!;
     const code = first.extensions?.code;
     if (code && AUTH_CODES.has(code)) return this.refused(`${code}: ${first.message}`);
+    if (code === 'UNAVAILABLE')
+      return new CliError(`${first.message} [${code}]`, EXIT_UNREACHABLE, { retryAfterSeconds: first.extensions?.retryAfter });
     const more = (first.extensions?.issues ?? [])
       .slice(1)
       .map((i) => `\n  ${i.field ? `${i.field}: ` : ''}${i.message}`)

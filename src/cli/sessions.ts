@@ -34,7 +34,7 @@ export function registerSessionCommands(program: Command): void {
     .option('--name <name>', 'session name (default: a random UUID)')
     .option('--stage', 'write staged state instead of acting (apply later with apply-staged)')
     .option('--include-disabled', 'include nodes disabled in the inventory')
-    .option('--watch', 'show live progress until the session completes; exit 1 if it ends with failures')
+    .option('--watch', 'show live progress until the session completes (riding out API restarts); exit 1 if it ends with failures')
     .action(
       action(async ({ api, opts, out }) => {
         const input = {
@@ -61,7 +61,7 @@ export function registerSessionCommands(program: Command): void {
           return 0;
         }
         if (!opts.json) out.write(`session ${r.session.name} created; watching (Ctrl-C stops watching, not the session)\n`);
-        return watchSession(api, r.session.name, { out, json: Boolean(opts.json) });
+        return watchSession(api, r.session.name, { out, json: Boolean(opts.json), apiAnswered: true });
       }),
     );
 
