@@ -16,7 +16,9 @@ export default defineConfig({
   server: {
     proxy: {
       '/graphql': { target: api, ws: true },
-      '/console': { target: api },
+      // The API hands its dev token only to requests whose Host is its own (src/api/console.ts); Vite
+      // itself refuses Host names it does not serve (its allowedHosts), so the proxy may present the API's.
+      '/console': { target: api, changeOrigin: true },
     },
   },
 });
