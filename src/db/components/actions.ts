@@ -199,10 +199,13 @@ export async function insertDiscovered(db: Db, ids: string[], actor: string): Pr
   return added.rows.map((x) => x.id);
 }
 
-/** Actual-state cleanup: forget what stale nodes claimed they booted. */
-export async function clearActualState(db: Db, rows: EngineComponent[], actor: string): Promise<void> {
-  if (rows.length === 0) return;
-  await db
+/**
+ * Actual-state cleanup: forget what stale nodes claimed they booted. Rows written since they were
+ * read (a report arrived meanwhile) are left alone, and get no event; returns the ids cleared.
+ */
+export async function clearActualState(db: Db, rows: EngineComponent[], actor: string): Promise<string[]> {
+  if (rows.length === 0) return [];
+  const cleared = await db
     .update(components)
     .set({
       actualKernel: '',
@@ -216,18 +219,23 @@ export async function clearActualState(db: Db, rows: EngineComponent[], actor: s
       updatedAt: sql`now()`,
     })
     .from(readRows(rows))
-    .where(unchangedSinceRead);
+    .where(unchangedSinceRead)
+    .returning({ id: components.id });
+  const done = new Set(cleared.map((r) => r.id));
   await appendEvents(
     db,
-    rows.map(
-      (r): NewEvent => ({
-        componentId: r.id,
-        session: r.session,
-        sessionTenant: r.sessionTenant,
-        kind: 'action',
-        actor,
-        action: 'actual_state_cleanup',
-      }),
-    ),
+    rows
+      .filter((r) => done.has(r.id))
+      .map(
+        (r): NewEvent => ({
+          componentId: r.id,
+          session: r.session,
+          sessionTenant: r.sessionTenant,
+          kind: 'action',
+          actor,
+          action: 'actual_state_cleanup',
+        }),
+      ),
   );
+  return [...done];
 }
