@@ -20,6 +20,9 @@ import { errorText } from '../engine/outcome.ts';
 import { databaseClock } from '../engine/clock.ts';
 import { effectiveWaits, evaluateSelection } from '../engine/selection.ts';
 import { classifyWait, type WaitKind } from './waits.ts';
+import { nextStep, type NextStep } from './next-step.ts';
+import { blockingService } from '../domain/blocked.ts';
+import { outageSince } from '../db/components/blocked.ts';
 
 export interface ExplainCriterion {
   operator: string;
@@ -37,6 +40,8 @@ export interface Explanation {
   summary: string;
   waitingFor: WaitKind;
   nextOperator: string | null;
+  /** What happens next and what to do (api/next-step.ts). */
+  next: NextStep;
   phase: string;
   status: string;
   enabled: boolean;
@@ -101,11 +106,15 @@ export async function explainComponent(db: Db, adapters: Adapters, id: string): 
       detail: "CFS component disabled: waiting for the node's cfs-state-reporter to re-enable it after boot",
     });
   }
+  const service = blockingService(c);
+  const outage = service && service !== 'BMC' ? { service, since: await outageSince(db, [id], service) } : null;
+  if (outage) blockers.push({ kind: 'outside_service', detail: `${service} is failing: ${c.error}` });
   const waits = effectiveWaits(c, options);
   const deploy = await deployOf(db, id);
-  // A BMC still being asked gives no conclusion (the status pass decides nothing for it either).
+  // A BMC still being asked gives no conclusion (the status pass decides nothing for it either), and
+  // the status pass never looks at a disabled node (done or failed): no decision to show for it.
   const decision =
-    power && !(power.state === 'unknown' && power.pending) && cfs !== null
+    c.enabled && power && !(power.state === 'unknown' && power.pending) && cfs !== null
       ? decideWithDeploy(c, deploy, power, cfs, { ...waits, deployHeartbeatTimeout: options.deploy_heartbeat_timeout }, now)
       : null;
   const ctx = { options, now: () => now };
@@ -113,18 +122,23 @@ export async function explainComponent(db: Db, adapters: Adapters, id: string): 
   let nextOperator: string | null = null;
   for (const op of ALL_OPERATORS) {
     if (!op.action) continue;
-    const list = evaluateSelection(c, op.action.selection(ctx), { sessionHeld: !!(session?.paused || session?.aborted), now });
+    const list = evaluateSelection(c, op.action.selection(ctx), {
+      sessionHeld: !!(session?.paused || session?.aborted),
+      sessionState: session?.status ?? null,
+      now,
+    });
     if (op.action.ready) list.push(op.action.ready(ctx, c));
     criteria.push(...list.map((x) => ({ operator: op.name, ...x })));
     if (!nextOperator && list.every((x) => x.met)) nextOperator = op.name;
   }
   if (!nextOperator && c.enabled && c.status !== 'queued') nextOperator = c.status === 'configuring' ? 'configuration' : 'status';
-  const wait = classifyWait(c, options, now, session);
+  const wait = classifyWait(c, options, now, session, outage?.since);
   return {
     id,
     summary: wait.description,
     waitingFor: wait.kind,
     nextOperator,
+    next: nextStep({ c, wait, session, options, now, outage }),
     phase: c.phase,
     status: c.status,
     enabled: c.enabled,
@@ -157,10 +171,12 @@ export async function explainSession(db: Db, tenantKey: string, name: string): P
   const groups = new Map<string, { waitingFor: WaitKind; description: string; count: number; examples: string[] }>();
   for (const c of rows) {
     const w = classifyWait(c, options, now, session);
-    const g = groups.get(w.kind) ?? { waitingFor: w.kind, description: w.group, count: 0, examples: [] };
+    // By kind and words: nodes blocked by PCS and by HSM, or held for different BMC causes, are groups of their own.
+    const key = `${w.kind}|${w.group}`;
+    const g = groups.get(key) ?? { waitingFor: w.kind, description: w.group, count: 0, examples: [] };
     g.count++;
     if (g.examples.length < 5) g.examples.push(c.id);
-    groups.set(w.kind, g);
+    groups.set(key, g);
   }
   return {
     name,

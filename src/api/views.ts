@@ -6,7 +6,7 @@
  */
 import { deployDraft } from '../domain/deploy.ts';
 import type { ComponentRow, SessionRow } from '../db/schema.ts';
-import type { ComponentQuery } from '../db/components/read.ts';
+import type { ComponentOrder, ComponentQuery, PageStart } from '../db/components/read.ts';
 import type { StoredTemplate } from '../db/templates.ts';
 import type { TemplateRecord } from '../domain/templates.ts';
 import type { Options as DomainOptions } from '../domain/options.ts';
@@ -66,7 +66,7 @@ export function componentView(r: ComponentRow): Component {
   };
 }
 
-/** Parent of ComponentConnection: one page, plus the query to count on demand. */
+/** Parent of ComponentConnection: one page, plus the query to count on demand and its order for the cursor. */
 export interface ComponentConnectionParent {
   rows: ComponentRow[];
   hasNextPage: boolean;
@@ -74,6 +74,8 @@ export interface ComponentConnectionParent {
 }
 
 /** Opaque page cursors: the last id, base64url-encoded. */
+  /** Absent: sorted by id. */
+  order?: { by: ComponentOrder; descending: boolean; lastKey: string | null };
 export const encodeCursor = (id: string) => Buffer.from(`c:${id}`).toString('base64url');
 export function decodeCursor(cursor: string): string | null {
   const s = Buffer.from(cursor, 'base64url').toString('utf8');
@@ -83,6 +85,21 @@ export function decodeCursor(cursor: string): string | null {
 export function templateView(t: TemplateRecord & Partial<Pick<StoredTemplate, 'createdAt' | 'updatedAt'>>): SessionTemplate {
   const epoch = new Date(0);
   return {
+/** A cursor of another order than ascending id: the order, the last row's sort key and id. */
+export const encodeOrderedCursor = (by: ComponentOrder, descending: boolean, start: PageStart) =>
+  Buffer.from(`o:${JSON.stringify([by, descending, start.key, start.id])}`).toString('base64url');
+export function decodeOrderedCursor(cursor: string, by: ComponentOrder, descending: boolean): PageStart | null {
+  const s = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!s.startsWith('o:')) return null;
+  try {
+    const v = JSON.parse(s.slice(2)) as unknown;
+    if (!Array.isArray(v) || v.length !== 4 || v[0] !== by || v[1] !== descending) return null;
+    return typeof v[2] === 'string' && typeof v[3] === 'string' ? { key: v[2], id: v[3] } : null;
+  } catch {
+    return null;
+  }
+}
+
     name: t.name,
     tenant: t.tenant,
     description: t.description,
@@ -113,7 +130,7 @@ export function templateView(t: TemplateRecord & Partial<Pick<StoredTemplate, 'c
 }
 
 /** Parent of Session: everything but the extended status, plus the key to compute it. */
-export type SessionParent = Omit<Session, 'extendedStatus'> & { tenantKey: string };
+export type SessionParent = Omit<Session, 'extendedStatus' | 'result' | 'resultText'> & { tenantKey: string };
 
 /**
  * An accepted report: the component is read only when asked for (its own resolver), so the reporter's
@@ -121,8 +138,8 @@ export type SessionParent = Omit<Session, 'extendedStatus'> & { tenantKey: strin
  */
 export type BootStateReportedParent = Omit<BootStateReported, 'component'> & { componentId: string };
 
-/** sessionStatus without its jobs, which their own resolver reads only when asked for. */
-export type SessionStatusParent = Omit<SessionExtendedStatus, 'jobs'>;
+/** sessionStatus without its jobs, result, blocked and retrying nodes, which their own resolvers read only when asked for. */
+export type SessionStatusParent = Omit<SessionExtendedStatus, 'jobs' | 'result' | 'blocked' | 'retrying'>;
 
 export function sessionView(r: SessionRow): SessionParent {
   return {

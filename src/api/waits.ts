@@ -8,6 +8,7 @@ import type { Options } from '../domain/options.ts';
 import type { SessionRow } from '../db/schema.ts';
 import { effectiveWaits } from '../engine/selection.ts';
 import { heldForUnknownPower } from '../domain/status-decision.ts';
+import { blockingService, clockTime } from '../domain/blocked.ts';
 
 export type WaitKind =
   | 'nothing'
@@ -22,7 +23,8 @@ export type WaitKind =
   | 'forceful_power_off'
   | 'configuration'
   | 'power_unknown'
-  | 'disk_deploy';
+  | 'disk_deploy'
+  | 'outside_service';
 
 /** The disk deploy phases (domain/deploy-decision.ts), in words. */
 const DEPLOY_WAITS: Record<string, string> = {
@@ -38,7 +40,11 @@ export interface Wait {
   group: string;
 }
 
-export function classifyWait(c: EngineComponent, o: Options, now: Date, session: SessionRow | null): Wait {
+/**
+ * `outageSince`: for a node blocked by a failing outside service, when it started waiting on it
+ * (db/components/blocked.ts outageSince), for the words; the grouping does without.
+ */
+export function classifyWait(c: EngineComponent, o: Options, now: Date, session: SessionRow | null, outageSince?: Date | null): Wait {
   const since = c.lastActionAt ? Math.round((now.getTime() - c.lastActionAt.getTime()) / 1000) : null;
   const w = effectiveWaits(c, o);
   const ago = since === null ? 'never' : `${since} s ago`;
@@ -62,6 +68,16 @@ export function classifyWait(c: EngineComponent, o: Options, now: Date, session:
       kind: 'power_unknown',
       description: `power unknown for ${held} s (${c.failureReason}): ${c.error}; failed with the cause after ${w.powerUnknownTimeout} s`,
       group: `power unknown (${c.failureReason})`,
+    };
+  }
+  // Not a failure of the node: it waits for the service, and the status pass asks again each time.
+  const service = blockingService(c);
+  if (service && service !== 'BMC') {
+    const since = outageSince ? ` since ${clockTime(outageSince)}` : '';
+    return {
+      kind: 'outside_service',
+      description: `blocked: ${service} failing${since} (${c.error}); bootorch asks again on each pass and goes on when it answers`,
+      group: `blocked: ${service} failing`,
     };
   }
   const deployWait = DEPLOY_WAITS[c.phase];

@@ -9,7 +9,16 @@
  * A node token without a scope (issued by an admin: `bootorch token node`, createNodeToken) may make
  * every node call for its node, as before scopes existed.
  */
+import type { HeartbeatSender } from '../domain/deploy.ts';
+import { isAuthFailure, type AuthFailure, type Principal } from './principal.ts';
+
 export const NODE_SCOPES = ['report', 'deploy', 'disk'] as const;
 export type NodeScope = (typeof NODE_SCOPES)[number];
 
 export const isNodeScope = (v: unknown): v is NodeScope => typeof v === 'string' && (NODE_SCOPES as readonly string[]).includes(v);
+
+/** Who sends a deploy heartbeat, by the credential (domain/deploy.ts senderMaySend). */
+export function heartbeatSender(p: Principal | AuthFailure | null | undefined): HeartbeatSender {
+  const scope = p && !isAuthFailure(p) && p.role === 'node' ? p.scope : undefined;
+  return scope === 'deploy' ? 'agent' : scope === 'disk' ? 'installed' : 'any';
+}

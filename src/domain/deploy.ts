@@ -130,6 +130,24 @@ export function heartbeatAllowed(from: DeployState, to: HeartbeatState): boolean
   return order >= HEARTBEAT_STATES.indexOf(from as HeartbeatState);
 }
 
+/**
+ * Who sends a heartbeat: the deploy agent's credential (scope deploy), the installed system's (scope
+ * disk, from the ticket in its config drive), or a credential that may send any state (an operator, a
+ * node token an admin provisioned without a scope).
+ */
+export type HeartbeatSender = 'agent' | 'installed' | 'any';
+
+/**
+ * Whether this sender may send this state. The agent never says ACTIVE (bootorch decides it once the
+ * installed system, switched to its disk by bootorch, reports with its own credential); the installed
+ * system says nothing else.
+ */
+export function senderMaySend(sender: HeartbeatSender, to: HeartbeatState): boolean {
+  if (sender === 'agent') return to !== 'active';
+  if (sender === 'installed') return to === 'active';
+  return true;
+}
+
 export interface Disk {
   /** Kernel name (vda). */
   name: string;

@@ -85,7 +85,8 @@ function unknownPower(c: DecisionInput, power: Extract<PowerState, { state: 'unk
   if (c.status === 'failed') {
     return finish({ rule: 'U2', phase: c.phase, override: 'failed', disable: true, why: 'failed; its power is unknown' });
   }
-  const since = heldForUnknownPower(c) && c.powerUnknownSince ? c.powerUnknownSince : now;
+  const ongoing = heldForUnknownPower(c) && !!c.powerUnknownSince;
+  const since = ongoing && c.powerUnknownSince ? c.powerUnknownSince : now;
   const held = secondsSince(since, now);
   if (held >= o.powerUnknownTimeout) {
     return finish({
@@ -99,13 +100,15 @@ function unknownPower(c: DecisionInput, power: Extract<PowerState, { state: 'unk
       why: 'power unknown for power_unknown_timeout: failed with the cause',
     });
   }
+  // The same cause, pass after pass, is one hold: its first words stay (one event), whatever call failed since.
+  const same = ongoing && c.failureReason === power.cause;
   return finish({
     rule: 'U1',
     phase: c.phase,
     override: 'on_hold',
     disable: false,
     reason: power.cause,
-    error: `Power unknown (${power.cause}): ${power.error}`,
+    ...(same ? {} : { error: `Power unknown (${power.cause}): ${power.error}` }),
     powerUnknownSince: since,
     why: 'power unknown: held, no power action; failed if still unknown after power_unknown_timeout',
   });

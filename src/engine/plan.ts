@@ -124,6 +124,12 @@ class Inventory implements LimitInventory {
   }
 }
 
+/** The inventory nodes a limit expression names, as session setup would resolve it over every node (the console's search by group). */
+export async function limitMembers(adapters: Adapters, limit: string): Promise<Set<string>> {
+  const inv = await Inventory.load(adapters);
+  return applyLimit(new Set(inv.nodes.keys()), limit, inv);
+}
+
 const ARCH_OK: Record<string, string[]> = { X86: ['X86', 'UNKNOWN'], ARM: ['ARM'], OTHER: ['OTHER'], UNKNOWN: ['UNKNOWN'] };
 
 export async function planSession(s: PlanSession, t: PlanTemplate, d: PlanDeps): Promise<SessionPlan> {

@@ -33,6 +33,8 @@ export function effectiveWaits(c: Pick<EngineComponent, 'policy'>, o: Options): 
 export interface SelectionFacts {
   /** Whether the owning session is paused or aborted. */
   sessionHeld: boolean;
+  /** The owning session's state (pending, running, complete), null when it has none; for the words only. */
+  sessionState?: string | null;
   now: Date;
 }
 
@@ -60,7 +62,13 @@ export function evaluateSelection(c: EngineComponent, s: ComponentSelection, f: 
     out.push({
       criterion: 'session not paused or aborted',
       met: !f.sessionHeld,
-      detail: f.sessionHeld ? `session ${c.session} is paused or aborted` : 'session is active',
+      detail: f.sessionHeld
+        ? `session ${c.session} is paused or aborted`
+        : !c.session || !f.sessionState
+          ? 'no session owns it'
+          : f.sessionState === 'complete'
+            ? `session ${c.session} has ended`
+            : `session ${c.session} is ${f.sessionState}`,
     });
   }
   if (s.actualOlderThan) {

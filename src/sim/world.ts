@@ -8,7 +8,7 @@
  */
 import { ServiceError } from '../adapters/errors.ts';
 import { NodeAgents, type AgentTiming, type ReportHandler } from './agents.ts';
-import { SimDeployAgents, type ConfigDriveHandler, type DeployHandler } from './deploy-agent.ts';
+import { SimDeployAgents, type DeployHandlers } from './deploy-agent.ts';
 import { Batcher, type BatcherOptions } from './batcher.ts';
 import { CfsStore } from './cfs-store.ts';
 import type { CfsOptions } from './cfs.ts';
@@ -78,8 +78,7 @@ export class SimWorld {
   private readonly agents: NodeAgents;
   private readonly rand: () => number;
   private reporter?: ReportHandler;
-  private deployHandler?: DeployHandler;
-  private configDriveHandler?: ConfigDriveHandler;
+  private deployHandlers?: DeployHandlers;
   private deploys!: SimDeployAgents;
 
   constructor(o: WorldOptions = {}) {
@@ -156,8 +155,7 @@ export class SimWorld {
       faults: this.faults,
       stepMs: this.timing.bootDelayMs,
       retryMs: this.timing.reportRetryBaseMs,
-      handler: () => this.deployHandler,
-      configDrive: () => this.configDriveHandler,
+      handlers: () => this.deployHandlers,
       onHeartbeat: (id, hb) => this.emit('deploy-heartbeat', { id, ...hb }),
     });
     this.applyInitial(o.initial ?? {});
@@ -180,14 +178,9 @@ export class SimWorld {
     this.reporter = fn;
   }
 
-  /** The deploy agents' heartbeat (the engine's deployHeartbeat). */
-  setDeployHandler(fn: DeployHandler | undefined): void {
-    this.deployHandler = fn;
-  }
-
-  /** bootorch's config drive for a node (what its boot routes serve the deploy agent). */
-  setConfigDriveHandler(fn: ConfigDriveHandler | undefined): void {
-    this.configDriveHandler = fn;
+  /** bootorch's side of disk deploys for the deploy agents and installed systems (tickets, heartbeats, config drives). */
+  setDeployHandlers(h: DeployHandlers | undefined): void {
+    this.deployHandlers = h;
   }
 
   /** A BMC's boot override: the node's next boot is from its disk (true) or the network. */
@@ -296,8 +289,7 @@ export class SimWorld {
   close(): void {
     this.timers.close();
     this.reporter = undefined;
-    this.deployHandler = undefined;
-    this.configDriveHandler = undefined;
+    this.deployHandlers = undefined;
   }
 
   private setPower(node: SimNode, value: 'on' | 'off', op: PcsOperation): void {

@@ -2,7 +2,9 @@
  * Disk deploys against the simulator (issue 21): the engine walks each node through its deploy
  * phases while the simulated deploy agents heartbeat, download the image over real HTTP and check
  * its sha256; the switch to disk goes through the power port, and the installed system's report ends
- * the deploy. Each failure reason (checksum_mismatch, image_unreachable, no_matching_disk,
+ * the deploy. Each node follows the boot credential protocol: the agent exchanges its boot ticket,
+ * sends WRITTEN with the sha256 of what it wrote, and the installed system reports ACTIVE with the
+ * credential it exchanged the ticket on its config drive for. Each failure reason (checksum_mismatch, image_unreachable, no_matching_disk,
  * write_error, heartbeat_timeout) fails its node with that reason and leaves it powered off.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -30,8 +32,9 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  // Steps of the simulated agents 300 ms apart, so that status sees (and the timeline shows) every phase.
-  c = await startCluster({ options: { deploy_heartbeat_timeout: 2 }, world: { nodes: 8, bootDelayMs: 300 } });
+  // Steps of the simulated agents 300 ms apart, so that status sees (and the timeline shows) every phase;
+  // 4 s of silence is a dead agent (building a config drive takes a second on a busy machine).
+  c = await startCluster({ options: { deploy_heartbeat_timeout: 4 }, world: { nodes: 8, bootDelayMs: 300 } });
 });
 
 afterAll(async () => {
@@ -60,7 +63,8 @@ async function deploysOf(ids: string[]) {
   return (await c.db.pool.query('select * from component_deploys where id = any($1) order by id', [ids])).rows;
 }
 
-describe('disk deploys on the simulator', () => {
+// Every deploy's config drive (the installed system's ticket) is built with dosfstools and mtools.
+describe.skipIf(!haveTools('test/e2e/disk-deploys', ['mkfs.vfat', 'mcopy']))('disk deploys on the simulator', () => {
   it('deploys an image to two nodes, switches them to disk, and finishes on the installed system’s report', async () => {
     const ids = c.world.ids().slice(0, 2);
     // Hints by size and serial (the serial is the node's own), and by name.
@@ -72,7 +76,7 @@ describe('disk deploys on the simulator', () => {
     await finished('s-ok-2');
     const rows = await c.components(ids);
     for (const r of rows) {
-      expect(r.status, r.id).toBe('stable');
+      expect(r.status, `${r.id} ${r.error} ${r.failure_reason}`).toBe('stable');
       expect(r.enabled).toBe(false);
       expect(r.error).toBe('');
       expect(c.world.node(r.id)!.diskImage).toBe(SUM);
@@ -93,14 +97,22 @@ describe('disk deploys on the simulator', () => {
     // The switch to disk is recorded as an action, and the heartbeats as reports.
     const events = await c.events({ component: ids[0] });
     expect(events.some((e) => e.kind === 'action' && e.action === 'switching_to_disk')).toBe(true);
+    // Every deploy's config drive is written (it carries the installed system's ticket).
     expect(events.filter((e) => e.kind === 'report' && e.data?.deploy).map((e) => e.data.deploy)).toEqual([
       'starting',
       'downloading',
       'verifying',
       'writing',
+      'writing',
       'written',
       'active',
     ]);
+    // The agent's credential ended at WRITTEN and the installed system's with its report: none left live.
+    const live = await c.db.pool.query(
+      `select scope from api_tokens where subject = any($1) and revoked_at is null and expires_at > now()`,
+      [ids],
+    );
+    expect(live.rows).toEqual([]);
   });
 
   it('fails each node with its deploy failure reason and leaves it powered off', async () => {
@@ -144,30 +156,27 @@ describe('disk deploys on the simulator', () => {
     c.world.faults.clear();
   });
 
-  it.skipIf(!haveTools('the config drive test of test/e2e/disk-deploys', ['mkfs.vfat', 'mcopy']))(
-    'writes the config drive bootorch builds (NoCloud, labelled cidata, with the user-data) after the image',
-    async () => {
-      const id = c.world.ids()[7]!;
-      const userData = '#cloud-config\nhostname: from-the-config-drive\n';
-      await c.template('deploy-cd', {
-        nodes: [id],
-        deploy: { ...deploy(), config_drive: { user_data: userData, meta_data: 'instance-id: i-1\n' } },
-      });
-      await c.session('s-cd', { template: 'deploy-cd', operation: 'boot' });
-      await finished('s-cd');
-      const [r] = await c.components([id]);
-      expect({ status: r!.status, error: r!.error }).toEqual({ status: 'stable', error: '' });
-      const node = c.world.node(id)!;
-      expect(node.diskImage).toBe(SUM);
-      // A FAT boot sector's volume label (offset 43, 11 bytes), and the files' bytes as they were given.
-      const drive = node.configDrive!;
-      expect(drive.subarray(43, 54).toString('latin1').trim()).toBe('cidata');
-      expect(drive.includes(Buffer.from(userData))).toBe(true);
-      expect(drive.includes(Buffer.from('instance-id: i-1\n'))).toBe(true);
-      const [d] = await deploysOf([id]);
-      expect(d.state).toBe('active');
-      const writes = (await c.events({ component: id })).filter((e) => e.kind === 'report' && e.data?.deploy === 'writing');
-      expect(writes.map((e) => e.data.message)).toEqual(['/dev/sda', 'config drive: partition 2 of /dev/sda']);
-    },
-  );
+  it('writes the config drive bootorch builds (NoCloud, labelled cidata, with the user-data) after the image', async () => {
+    const id = c.world.ids()[7]!;
+    const userData = '#cloud-config\nhostname: from-the-config-drive\n';
+    await c.template('deploy-cd', {
+      nodes: [id],
+      deploy: { ...deploy(), config_drive: { user_data: userData, meta_data: 'instance-id: i-1\n' } },
+    });
+    await c.session('s-cd', { template: 'deploy-cd', operation: 'boot' });
+    await finished('s-cd');
+    const [r] = await c.components([id]);
+    expect({ status: r!.status, error: r!.error }).toEqual({ status: 'stable', error: '' });
+    const node = c.world.node(id)!;
+    expect(node.diskImage).toBe(SUM);
+    // A FAT boot sector's volume label (offset 43, 11 bytes), and the files' bytes as they were given.
+    const drive = node.configDrive!;
+    expect(drive.subarray(43, 54).toString('latin1').trim()).toBe('cidata');
+    expect(drive.includes(Buffer.from(userData))).toBe(true);
+    expect(drive.includes(Buffer.from('instance-id: i-1\n'))).toBe(true);
+    const [d] = await deploysOf([id]);
+    expect(d.state).toBe('active');
+    const writes = (await c.events({ component: id })).filter((e) => e.kind === 'report' && e.data?.deploy === 'writing');
+    expect(writes.map((e) => e.data.message)).toEqual(['/dev/sda', 'config drive: partition 2 of /dev/sda']);
+  });
 });

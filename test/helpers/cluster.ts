@@ -14,6 +14,13 @@ import { ALL_OPERATORS } from '../../src/operators/index.ts';
 import { createReportBatcher } from '../../src/engine/reports.ts';
 import { deployHeartbeat } from '../../src/engine/deploy-heartbeat.ts';
 import type { DeployRecord } from '../../src/domain/deploy.ts';
+import { verifyApiToken } from '../../src/auth/api-tokens.ts';
+import { authorize } from '../../src/auth/authorize.ts';
+import { isAuthFailure } from '../../src/auth/principal.ts';
+import { heartbeatSender } from '../../src/auth/node-scopes.ts';
+import { newAttemptId, newTicket } from '../../src/auth/boot-tickets.ts';
+import { issueTicket } from '../../src/db/boot-grants.ts';
+import { exchangeTicket } from '../../src/api/boot/exchange.ts';
 import { EVENTS_CHANNEL } from '../../src/db/events.ts';
 import type { Options } from '../../src/domain/options.ts';
 import type { Adapters } from '../../src/adapters/ports.ts';
@@ -88,17 +95,47 @@ export async function startCluster(
     if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
   });
 
-  // The simulated deploy agents heartbeat through the same function as the deployHeartbeat mutation.
-  world.setDeployHandler(async (id, hb) => {
-    const r = await deployHeartbeat(db.db, engine.scheduler, { id, ...hb, actor: `node:${id}` }, { heartbeatTimeoutSeconds: 300 });
-    if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
-    return r.deploy;
-  });
-  // Their config drives come from the function the boot routes serve them with.
-  world.setConfigDriveHandler(async (id) => {
-    const r = await nodeConfigDrive(db.db, id);
-    if (!r.ok) throw new Error(`HTTP ${r.status}: ${r.message}`);
-    return r.image;
+  // The simulated deploy agents and installed systems go through bootorch's own functions: the ticket
+  // their boot script would carry (a boot window opened as a standalone power-on does), the exchange,
+  // the heartbeat with the credential's scope checked as the deployHeartbeat mutation does, the
+  // config drive as the boot routes serve it.
+  const credential = async (token: string, id: string, field: string) => {
+    const p = await verifyApiToken(db.db, token);
+    if (isAuthFailure(p)) throw new Error(`401: ${p.message}`);
+    const a = authorize(p, field, { id });
+    if (!a.ok) throw new Error(`${a.code}: ${a.reason}`);
+    return p;
+  };
+  world.setDeployHandlers({
+    async bootTicket(id) {
+      const { ticket, hash } = newTicket();
+      const now = new Date();
+      await issueTicket(db.db, id, 'deploy', { hash, now, expiresAt: new Date(now.getTime() + 600_000), attempt: newAttemptId() });
+      return ticket;
+    },
+    async exchange(ticket) {
+      const r = await exchangeTicket(db.db, ticket, { ttlSeconds: 3600 });
+      if (!r.ok) throw new Error(`HTTP ${r.status}: ${r.message}`);
+      return r.token;
+    },
+    async heartbeat(id, hb, token) {
+      const sender = heartbeatSender(await credential(token, id, 'deployHeartbeat'));
+      const r = await deployHeartbeat(
+        db.db,
+        engine.scheduler,
+        { id, ...hb, actor: `node:${id}`, sender },
+        { heartbeatTimeoutSeconds: 300 },
+      );
+      if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
+      return r.deploy;
+    },
+    async configDrive(id, token) {
+      const p = await credential(token, id, 'deployHeartbeat');
+      if (p.scope && p.scope !== 'deploy') throw new Error(`403: a ${p.scope} credential may not read the config drive`);
+      const r = await nodeConfigDrive(db.db, id);
+      if (!r.ok) throw new Error(`HTTP ${r.status}: ${r.message}`);
+      return r.image;
+    },
   });
 
   const listener = new pg.Client({ connectionString: db.url });

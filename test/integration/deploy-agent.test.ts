@@ -17,7 +17,9 @@ import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, errorOf, type Harness } from './api-harness.ts';
 import { createNodeToken } from '../../src/auth/api-tokens.ts';
-import { setDeploys } from '../../src/db/deploys.ts';
+import { moveDeploys, setDeploys } from '../../src/db/deploys.ts';
+import { issueTicket } from '../../src/db/boot-grants.ts';
+import { newAttemptId, newTicket } from '../../src/auth/boot-tickets.ts';
 import { bootRoutes } from '../../src/api/boot/routes.ts';
 import type { DeployRecord } from '../../src/domain/deploy.ts';
 import { haveTools } from '../helpers/tools.ts';
@@ -111,7 +113,10 @@ describe('a boot set asking for a disk deploy', () => {
   });
 });
 
-/** A node deploying in session s1, a node credential, and a machine folder (sysfs + dev) for the agent. */
+/**
+ * A node deploying in session s1, the one-time ticket its boot script would carry (a boot window of
+ * purpose deploy), and a machine folder (sysfs + dev) for the agent.
+ */
 async function deployingNode(i: number, deploy: DeployRecord, disk: { name: string; gib: number; serial: string; writable?: boolean }) {
   const id = `x3000c0s${i}b0n0`;
   await h.db.pool.query(
@@ -119,7 +124,9 @@ async function deployingNode(i: number, deploy: DeployRecord, disk: { name: stri
     [id],
   );
   await setDeploys(h.db.db, { name: 's1', tenantKey: '' }, [{ id, deploy }]);
-  const { token } = await createNodeToken(h.db.db, id, { ttlSeconds: 600 });
+  const { ticket, hash } = newTicket();
+  const now = new Date();
+  await issueTicket(h.db.db, id, 'deploy', { hash, now, expiresAt: new Date(now.getTime() + 600_000), attempt: newAttemptId() });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bootorch-deploy-'));
   for (const d of ['sys/block/loop0', `sys/block/${disk.name}`, 'dev', 'tmp']) mkdirSync(path.join(dir, d), { recursive: true });
   writeFileSync(path.join(dir, 'sys/block/loop0/size'), '100000000\n');
@@ -130,17 +137,17 @@ async function deployingNode(i: number, deploy: DeployRecord, disk: { name: stri
   else writeFileSync(path.join(dir, 'dev', disk.name), '');
   writeFileSync(
     path.join(dir, 'cmdline'),
-    `console=ttyS0 bootorch_deploy=1 xname=${id} bootorch_url=${h.server.url} bootorch_token=${token}\n`,
+    `console=ttyS0 bootorch_deploy=1 xname=${id} bootorch_url=${h.server.url} bootorch_ticket=${ticket}\n`,
   );
   return { id, dir };
 }
 
-/** Runs the agent with this PATH (default: the test's). */
-function runAgent(dir: string, PATH = process.env.PATH): Promise<{ code: number; output: string }> {
+/** Runs the agent with this PATH (default: the test's); `active`: as the installed system, its config drive in this file. */
+function runAgent(dir: string, PATH = process.env.PATH, active?: { cidata: string }): Promise<{ code: number; output: string }> {
   return new Promise((resolve) =>
     execFile(
       'sh',
-      [AGENT],
+      active ? [AGENT, 'active'] : [AGENT],
       {
         env: {
           PATH,
@@ -148,6 +155,8 @@ function runAgent(dir: string, PATH = process.env.PATH): Promise<{ code: number;
           BOOTORCH_SYS_BLOCK: path.join(dir, 'sys/block'),
           BOOTORCH_DEV: path.join(dir, 'dev'),
           BOOTORCH_TMP: path.join(dir, 'tmp'),
+          BOOTORCH_ETC: path.join(dir, 'etc'),
+          ...(active ? { BOOTORCH_CIDATA: active.cidata } : {}),
         },
         timeout: 60_000,
       },
@@ -262,6 +271,37 @@ describe.skipIf(!DRIVE_TOOLS)('the config drive (cloud-init NoCloud, built by bo
       await h.db.pool.query(`select data from component_events where component_id = $1 and kind = 'report' order by id`, [id])
     ).rows;
     expect(reports.map((e) => e.data.deploy)).toEqual(['starting', 'downloading', 'verifying', 'writing', 'writing', 'written']);
+  });
+
+  it("carries the installed system's ticket: exchanged once bootorch switched to disk, for ACTIVE only", async () => {
+    const { id, dir } = await deployingNode(16, withDrive(), { name: 'vda', gib: 1, serial: 'A' });
+    const written = await runAgent(dir);
+    expect(written.code, written.output).toBe(0);
+    // The installed system reads its drive's partition (here copied out of the disk file).
+    const disk = path.join(dir, 'dev/vda');
+    const [, drive] = entries(disk);
+    const part = Buffer.alloc(drive!.sectors * 512);
+    const fd = openSync(disk, 'r');
+    readSync(fd, part, 0, part.length, drive!.start * 512);
+    closeSync(fd);
+    const cidata = path.join(dir, 'cidata.img');
+    writeFileSync(cidata, part);
+    expect(
+      execFileSync('mtype', ['-i', cidata, '::bootorch-ticket'], { encoding: 'utf8', env: { ...process.env, MTOOLS_SKIP_CHECK: '1' } }),
+    ).toMatch(/^btk_[A-Za-z0-9_-]{43}\n$/);
+    await moveDeploys(h.db.db, [id], { state: 'booting_disk' }, ['written']);
+    const r = await runAgent(dir, undefined, { cidata });
+    expect(r.code, r.output).toBe(0);
+    expect((await deployRow(id)).state).toBe('active');
+    // Its next boot presents the spent ticket: refused, without an alarm (the deploy is active).
+    const reboot = await runAgent(dir, undefined, { cidata });
+    expect(reboot.code, reboot.output).toBe(2);
+    const errors = (await h.db.pool.query(`select error from component_events where component_id = $1 and kind = 'error'`, [id])).rows;
+    expect(errors).toEqual([]);
+    const live = await h.db.pool.query(`select scope from api_tokens where subject = $1 and revoked_at is null and expires_at > now()`, [
+      id,
+    ]);
+    expect(live.rows).toEqual([]);
   });
 
   it('goes after a qcow2 image too (converted to the disk by qemu-img), the partition table read from the disk', async () => {

@@ -1,8 +1,8 @@
 /**
  * Standalone mode's API doors over real HTTP: node registration (sealed, never returned, field-named
- * errors, admin only), the boot-script endpoint an iPXE client calls by MAC, and the shell reporter
- * run by a real busybox with nothing else on its PATH, reporting with the node credential the boot
- * script handed out.
+ * errors, admin only), the boot-script endpoint an iPXE client calls by MAC (a ticket only inside the
+ * node's boot window; everyone else the same answer), and the shell reporter run by a real busybox with
+ * nothing else on its PATH, exchanging the boot script's one-time ticket for its credential.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -133,17 +133,16 @@ describe('boot-script endpoint and shell reporter', () => {
     return { status: r.status, text: await r.text() };
   };
 
-  it('chains iPXE to the boot script by MAC', async () => {
+  const NOT_SCHEDULED = `#!ipxe\necho bootorch: no network boot is scheduled for this NIC; trying the local disk\nsanboot --no-describe --drive 0x80 || exit 0\n`;
+
+  it('chains iPXE to the boot script by MAC; a MAC outside its boot window is answered as an unknown one', async () => {
     expect((await get('/boot/v1/ipxe')).text).toBe(`#!ipxe\nchain ${base}/boot/v1/bootscript?mac=\${net0/mac}\n`);
-    expect(await get('/boot/v1/bootscript?mac=52%3A54%3A00%3A00%3A09%3A09')).toMatchObject({
-      status: 404,
-      text: expect.stringContaining('no node with MAC'),
-    });
+    expect(await get('/boot/v1/bootscript?mac=52%3A54%3A00%3A00%3A09%3A09')).toEqual({ status: 200, text: NOT_SCHEDULED });
     expect(await get('/boot/v1/bootscript?mac=zz')).toMatchObject({ status: 400 });
-    expect((await get('/boot/v1/bootscript?mac=52:54:00:00:01:01')).text).toContain('no boot parameters for x3000c0s1b0n0');
+    expect(await get('/boot/v1/bootscript?mac=52:54:00:00:01:01')).toEqual({ status: 200, text: NOT_SCHEDULED });
   });
 
-  it('serves kernel, initrd and parameters with the referral token and a node credential, and the files folder', async () => {
+  it('inside the window serves kernel, initrd and parameters with the referral token and a one-time ticket, and the files folder', async () => {
     const bss = new StandaloneBootParams(h.db.db);
     const { token } = await bss.setBootParameters({
       hosts: ['x3000c0s1b0n0'],
@@ -155,15 +154,19 @@ describe('boot-script endpoint and shell reporter', () => {
       /not in the node inventory/,
     );
     const script = (await get('/boot/v1/bootscript?mac=52-54-00-00-01-01')).text;
-    expect(script).toContain(
-      `kernel ${base}/boot/v1/files/vmlinuz initrd=initrd console=ttyS0 xname=x3000c0s1b0n0 bss_referral_token=${token} bootorch_url=${base}/graphql bootorch_token=bto_`,
+    expect(script).toMatch(
+      new RegExp(
+        `kernel ${base}/boot/v1/files/vmlinuz initrd=initrd console=ttyS0 xname=x3000c0s1b0n0 bss_referral_token=${token} bootorch_url=${base}/graphql bootorch_ticket=btk_[A-Za-z0-9_-]{43} \\|\\|`,
+      ),
     );
+    expect(script).not.toContain('bto_');
     expect(script).toContain('initrd --name initrd https://images/initrd || goto initrd_failed');
     expect(await get('/boot/v1/files/vmlinuz')).toEqual({ status: 200, text: 'kernel bytes' });
     expect((await get('/boot/v1/files/..%2f..%2fetc%2fpasswd')).status).toBe(404);
-    // iPXE's word that a load failed becomes an error event on the node.
-    expect(script).toContain(`:kernel_failed\nimgfetch ${base}/boot/v1/failed/\${net0/mac}/kernel ||\ngoto failed`);
-    expect((await get('/boot/v1/failed/52%3A54%3A00%3A00%3A01%3A01/kernel')).text).toBe(
+    // iPXE's word that a load failed becomes an error event on the node, through this attempt's URL.
+    const failedUrl = /imgfetch (\S+)\/kernel \|\|/.exec(script)![1]!;
+    expect(failedUrl).toMatch(new RegExp(`^${base}/boot/v1/failed/[0-9a-f]{32}$`));
+    expect((await get(`${failedUrl.slice(base.length)}/kernel`)).text).toBe(
       `#!ipxe\necho bootorch: recorded: iPXE could not load the kernel ${base}/boot/v1/files/vmlinuz\n`,
     );
     const { rows } = await h.db.pool.query(
@@ -175,47 +178,77 @@ describe('boot-script endpoint and shell reporter', () => {
       reason: 'boot_never_reported',
       actor: 'node:x3000c0s1b0n0',
     });
-    expect((await get('/boot/v1/failed/52:54:00:00:01:01/elsewhere')).status).toBe(404);
+    // Another stage name, or the URL by MAC as it once was: answered as outside, nothing recorded.
+    expect(await get(`${failedUrl.slice(base.length)}/elsewhere`)).toEqual({ status: 200, text: NOT_SCHEDULED });
+    expect(await get('/boot/v1/failed/52%3A54%3A00%3A00%3A01%3A01/kernel')).toEqual({ status: 200, text: NOT_SCHEDULED });
+    expect((await h.db.pool.query(`select count(*)::int as n from component_events where component_id = 'x3000c0s1b0n0'`)).rows[0].n).toBe(
+      1,
+    );
     expect((await get('/boot/v1/reporter.sh')).text).toBe(readFileSync(new URL('../../src/api/boot/reporter.sh', import.meta.url), 'utf8'));
   });
 
-  it.skipIf(!busybox)('the reporter, with nothing but busybox, reports the boot with the credential from the boot script', async () => {
-    await h.db.pool.query(`insert into components (id) values ('x3000c0s1b0n0'), ('x3000c0s2b0n0') on conflict do nothing`);
-    const script = (await get('/boot/v1/bootscript?mac=52:54:00:00:01:01')).text;
-    const cmdline = /^kernel \S+ (.*) \|\| goto kernel_failed$/m.exec(script)![1]!;
-    const token = /bss_referral_token=(\S+)/.exec(cmdline)![1]!;
-    const artifacts = { kernel: 'vmlinuz', kernelParameters: 'console=ttyS0', initrd: 'https://images/initrd' };
-    await recordBootArtifacts(h.db.db, token, artifacts);
+  it.skipIf(!busybox)(
+    "the reporter, with nothing but busybox, exchanges the boot script's ticket once and reports with its credential",
+    async () => {
+      await h.db.pool.query(`insert into components (id) values ('x3000c0s1b0n0'), ('x3000c0s2b0n0') on conflict do nothing`);
+      const bss = new StandaloneBootParams(h.db.db);
+      const artifacts = { kernel: 'vmlinuz', kernelParameters: 'console=ttyS0', initrd: 'https://images/initrd' };
+      /** A new boot attempt (power-on's boot parameters) and the kernel command line its boot script gives. */
+      const attempt = async () => {
+        const { token } = await bss.setBootParameters({
+          hosts: ['x3000c0s1b0n0'],
+          kernel: 'vmlinuz',
+          initrd: artifacts.initrd,
+          params: 'console=ttyS0',
+        });
+        await recordBootArtifacts(h.db.db, token, artifacts);
+        const script = (await get('/boot/v1/bootscript?mac=52:54:00:00:01:01')).text;
+        return { token, cmdline: /^kernel \S+ (.*) \|\| goto kernel_failed$/m.exec(script)![1]! };
+      };
 
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'bootorch-node-'));
-    const bin = path.join(dir, 'bin');
-    execFileSync('mkdir', [bin]);
-    const bb = execFileSync('sh', ['-c', 'command -v busybox'], { encoding: 'utf8' }).trim();
-    for (const applet of ['sh', 'wget', 'timeout', 'cat', 'head', 'sleep', 'echo']) symlinkSync(bb, path.join(bin, applet));
-    // Asynchronously: the API answering it runs in this process.
-    const run = (line: string) =>
-      new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-        writeFileSync(path.join(dir, 'cmdline'), line);
-        execFile(
-          path.join(bin, 'sh'),
-          [path.resolve('src/api/boot/reporter.sh')],
-          {
-            env: { PATH: bin, BOOTORCH_CMDLINE: path.join(dir, 'cmdline'), BOOTORCH_REPORT_ATTEMPTS: '1' },
-            encoding: 'utf8',
-            timeout: 20_000,
-          },
-          (err, stdout, stderr) => resolve({ status: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }),
-        );
-      });
-    // Its credential reports for its own node only.
-    const other = await run(cmdline.replace('xname=x3000c0s1b0n0', 'xname=x3000c0s2b0n0'));
-    expect(other.status).toBe(1);
-    expect(other.stderr).toMatch(/not accepted: .*403 Forbidden/);
-    const r = await run(cmdline);
-    expect(r.stdout + r.stderr).toContain('bootorch-report: x3000c0s1b0n0 reported (attempt 1)');
-    expect(r.status).toBe(0);
-    const { rows } = await h.db.pool.query(`select actual_bss_token, actual_kernel from components where id = 'x3000c0s1b0n0'`);
-    expect(rows[0]).toEqual({ actual_bss_token: token, actual_kernel: 'vmlinuz' });
-    expect((await run('xname=x3000c0s1b0n0')).status).toBe(2);
-  });
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'bootorch-node-'));
+      const bin = path.join(dir, 'bin');
+      execFileSync('mkdir', [bin]);
+      const bb = execFileSync('sh', ['-c', 'command -v busybox'], { encoding: 'utf8' }).trim();
+      for (const applet of ['sh', 'wget', 'timeout', 'cat', 'head', 'sleep', 'echo', 'grep']) symlinkSync(bb, path.join(bin, applet));
+      // Asynchronously: the API answering it runs in this process.
+      const run = (line: string) =>
+        new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+          writeFileSync(path.join(dir, 'cmdline'), line);
+          execFile(
+            path.join(bin, 'sh'),
+            [path.resolve('src/api/boot/reporter.sh')],
+            {
+              env: {
+                PATH: bin,
+                BOOTORCH_CMDLINE: path.join(dir, 'cmdline'),
+                BOOTORCH_REPORT_ATTEMPTS: '1',
+                BOOTORCH_ETC: path.join(dir, 'etc'),
+              },
+              encoding: 'utf8',
+              timeout: 20_000,
+            },
+            (err, stdout, stderr) => resolve({ status: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }),
+          );
+        });
+      // The ticket's credential reports for its own node only.
+      const first = await attempt();
+      const other = await run(first.cmdline.replace('xname=x3000c0s1b0n0', 'xname=x3000c0s2b0n0'));
+      expect(other.status).toBe(1);
+      expect(other.stderr).toMatch(/not accepted: .*403 Forbidden/);
+      // The ticket was taken: a second exchange is refused (and recorded), so no credential; the window is closed.
+      const again = await run(first.cmdline);
+      expect(again.status).toBe(2);
+      expect(again.stderr).toMatch(/401 Unauthorized/);
+      expect(await get('/boot/v1/bootscript?mac=52:54:00:00:01:01')).toEqual({ status: 200, text: NOT_SCHEDULED });
+      // The next boot attempt has a ticket of its own.
+      const next = await attempt();
+      const r = await run(next.cmdline);
+      expect(r.stdout + r.stderr).toContain('bootorch-report: x3000c0s1b0n0 reported (attempt 1)');
+      expect(r.status).toBe(0);
+      const { rows } = await h.db.pool.query(`select actual_bss_token, actual_kernel from components where id = 'x3000c0s1b0n0'`);
+      expect(rows[0]).toEqual({ actual_bss_token: next.token, actual_kernel: 'vmlinuz' });
+      expect((await run('xname=x3000c0s1b0n0')).status).toBe(2);
+    },
+  );
 });

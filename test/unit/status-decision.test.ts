@@ -182,7 +182,12 @@ describe('unknown power (rows U1, U2): never on, never off', () => {
       dead,
       { rule: 'U1', powerUnknownSince: ago(59) },
     ],
-    ['the cause may change within a run', held(30), login, { rule: 'U1', reason: 'bmc_auth_failed', powerUnknownSince: ago(30) }],
+    [
+      'the cause may change within a run (new words)',
+      held(30),
+      login,
+      { rule: 'U1', reason: 'bmc_auth_failed', error: `Power unknown (bmc_auth_failed): ${login.error}`, powerUnknownSince: ago(30) },
+    ],
     [
       'unknown for power_unknown_timeout: failed with the cause and the message',
       held(60),
@@ -222,6 +227,10 @@ describe('unknown power (rows U1, U2): never on, never off', () => {
     const d = decide(comp({ status: 'failed', failureReason: 'power_on_timeout' }), dead, cfs(), o, now);
     expect(d.reason).toBeUndefined();
     expect(d.error).toBeUndefined();
+  });
+
+  it('the same cause pass after pass keeps its first words: one hold, one event', () => {
+    expect(decide(held(5), dead, cfs(), o, now).error).toBeUndefined();
   });
 
   it('power_unknown_timeout 0 fails at the first unknown read', () => {

@@ -37,7 +37,6 @@ import { createStandaloneAdapters, type StandaloneAdapters } from '../../src/ada
 import { EVENTS_CHANNEL } from '../../src/db/events.ts';
 import { Machines, BMC_USER, BMC_PASSWORD } from './machines.ts';
 import { NodeRegistry } from '../../src/adapters/standalone/registry.ts';
-import { createNodeToken } from '../../src/auth/api-tokens.ts';
 import { buildDiskImage } from './disk-image.ts';
 import { waitFor as waitOn } from '../helpers/wait.ts';
 
@@ -301,16 +300,15 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
   }, 150_000);
 
   it('deploys a disk image to one VM, which boots from its disk and reports; a wrong checksum fails the other, left off', async () => {
-    // The image: the same kernel and initrd, whose init (bootorch_installed=1) reports ACTIVE. The
-    // installed system's credential is in its boot line here; a config drive would carry it (README).
+    // The image: the same kernel and initrd, whose init (bootorch_installed=1) reports ACTIVE with a
+    // credential of its own, from the ticket bootorch put on the config drive its agent wrote.
     const port = new URL(api.url).port;
-    const { token } = await createNodeToken(db.db, DEPLOYED, { ttlSeconds: 3600 });
     const image = path.join(files, 'installed.img');
     const built = Date.now();
     buildDiskImage(image, {
       kernel: path.join(assets, 'vmlinuz'),
       initrd: path.join(assets, 'initrd.gz'),
-      append: `console=ttyS0 quiet bootorch_installed=1 xname=${DEPLOYED} bootorch_url=http://10.0.2.2:${port}/graphql bootorch_token=${token}`,
+      append: `console=ttyS0 quiet bootorch_installed=1 xname=${DEPLOYED} bootorch_url=http://10.0.2.2:${port}/graphql`,
     });
     const bytes = readFileSync(image);
     const checksum = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;

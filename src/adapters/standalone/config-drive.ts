@@ -14,6 +14,8 @@ import path from 'node:path';
 import type { Db } from '../../db/client.ts';
 import { deployOf } from '../../db/deploys.ts';
 import { appendEvents } from '../../db/events.ts';
+import { issueTicket } from '../../db/boot-grants.ts';
+import { newAttemptId, newTicket } from '../../auth/boot-tickets.ts';
 import { AGENT_STATES, type DeployRecord } from '../../domain/deploy.ts';
 
 /** The filesystem's size, KiB: room for user-data and meta-data (64 KiB each at most) and FAT's overhead. */
@@ -38,13 +40,18 @@ function run(cmd: string, args: string[]): Promise<void> {
 }
 
 /** The NoCloud config drive image for a node (a FAT filesystem, no partition table). */
-export async function buildConfigDrive(cd: NonNullable<DeployRecord['config_drive']>, xname: string): Promise<Buffer> {
+export async function buildConfigDrive(
+  cd: NonNullable<DeployRecord['config_drive']>,
+  xname: string,
+  more: Array<[string, string]> = [],
+): Promise<Buffer> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bootorch-config-drive-'));
   try {
     const img = path.join(dir, 'cidata.img');
     const files: Array<[string, string]> = [
       ['user-data', cd.user_data],
       ['meta-data', cd.meta_data || `instance-id: ${xname}\nlocal-hostname: ${xname}\n`],
+      ...more,
     ];
     for (const [name, text] of files) await writeFile(path.join(dir, name), text);
     // mkfs.fat warns that a lowercase label "might not work on some systems"; cloud-init looks for cidata or CIDATA.
@@ -63,12 +70,28 @@ export type ConfigDriveAnswer = { ok: true; image: Buffer } | { ok: false; statu
  * only while its agent runs (starting..writing). A drive that cannot be built is recorded as an
  * error event (reason write_error) on the node, so the reason is in bootorch whatever the agent says.
  */
-export async function nodeConfigDrive(db: Db, id: string): Promise<ConfigDriveAnswer> {
+export interface NodeConfigDriveOptions {
+  /** Lifetime of the installed system's ticket the drive carries, seconds (default 3600). */
+  diskTicketTtlSeconds?: number;
+  now?: () => Date;
+}
+
+/** The file on every drive holding the installed system's one-time ticket (api/boot/exchange.ts). */
+export const DISK_TICKET_FILE = 'bootorch-ticket';
+
+export async function nodeConfigDrive(db: Db, id: string, o: NodeConfigDriveOptions = {}): Promise<ConfigDriveAnswer> {
   const d = await deployOf(db, id);
-  if (!d?.spec.config_drive) return { ok: false, status: 404, message: `no config drive in ${id}'s deploy` };
+  if (!d) return { ok: false, status: 404, message: `no disk deploy for ${id}` };
   if (!AGENT_STATES.includes(d.state)) return { ok: false, status: 409, message: `${id}'s deploy is ${d.state}, not being written` };
   try {
-    return { ok: true, image: await buildConfigDrive(d.spec.config_drive, id) };
+    // Every deploy gets a drive (user data or not): it carries the installed system's ticket, a new
+    // one per drive built, exchangeable once bootorch has switched this deploy to its disk.
+    const now = (o.now ?? (() => new Date()))();
+    const { ticket, hash } = newTicket();
+    const expiresAt = new Date(now.getTime() + (o.diskTicketTtlSeconds ?? 3600) * 1000);
+    await issueTicket(db, id, 'disk', { hash, expiresAt, now, attempt: newAttemptId() });
+    const cd = d.spec.config_drive ?? { user_data: '', meta_data: '' };
+    return { ok: true, image: await buildConfigDrive(cd, id, [[DISK_TICKET_FILE, `${ticket}\n`]]) };
   } catch (e) {
     const message = (e as Error).message;
     await appendEvents(db, [

@@ -4,40 +4,81 @@
 # a POSIX shell and busybox (wget, sha256sum, dd) or curl. Served by bootorch at
 # /boot/v1/deploy-agent.sh.
 #
-# Protocol (README, "Disk deploys"): every step is a `deployHeartbeat` GraphQL mutation with the node
-# credential. The first (STARTING) is the lookup: its answer carries the image URL, format, sha256 and
-# the root device hints and hasConfigDrive. Then DOWNLOADING, VERIFYING, WRITING, WRITTEN, or FAILED
-# with a reason (CHECKSUM_MISMATCH, NO_MATCHING_DISK, WRITE_ERROR, IMAGE_UNREACHABLE). With a config
-# drive, the agent fetches it after verifying the image (GET /boot/v1/config-drive/<xname> with the
-# same node credential), writes the image, then the drive at the end of the disk in a new MBR
-# partition, heartbeating WRITING again with "config drive: ..." as its message; any failure there is
-# WRITE_ERROR. While a step runs, the current
-# state is re-sent every heartbeatIntervalSeconds; bootorch fails a node whose agent goes silent.
-# After WRITTEN bootorch sets the boot device to disk and power-cycles the node.
+# Protocol (docs/boot-credentials.md, README "Disk deploys"): the agent first trades the one-time ticket its boot script carried
+# (bootorch_ticket=) for its credential (POST /boot/v1/exchange); that credential may only heartbeat
+# this node's deploy and read its config drive, and ends at WRITTEN. Every step is a `deployHeartbeat`
+# GraphQL mutation with it. The first (STARTING) is the lookup: its answer carries the image URL,
+# format, sha256 and the root device hints and hasConfigDrive. Then DOWNLOADING, VERIFYING, WRITING,
+# WRITTEN (with the sha256 of what it wrote: read back from the disk for a raw image, the verified
+# file for a qcow2 one), or FAILED with a reason (CHECKSUM_MISMATCH, NO_MATCHING_DISK, WRITE_ERROR,
+# IMAGE_UNREACHABLE). After verifying the image it fetches the config drive (GET
+# /boot/v1/config-drive/<xname>, same credential), writes the image, then the drive at the end of the
+# disk in a new MBR partition, heartbeating WRITING again with "config drive: ..." as its message. The
+# drive carries the installed system's own ticket, so every deploy gets one; when the boot set asked
+# for one (hasConfigDrive) any failure there is WRITE_ERROR, else an image with no room for it is
+# written without it (the installed system then needs a provisioned credential). While a step runs,
+# the current state is re-sent every heartbeatIntervalSeconds; bootorch fails a node whose agent goes
+# silent. After WRITTEN bootorch sets the boot device to disk and power-cycles the node.
 # `deploy-agent.sh active`, run by the installed system once its network is up, is its first report
-# (ACTIVE); bootorch accepts it only after it switched the node to its disk.
+# (ACTIVE): it exchanges the ticket in the file bootorch-ticket of its config drive (the partition
+# labelled cidata, or BOOTORCH_CIDATA) for its own credential, taken only once bootorch switched the
+# node to its disk.
 #
-# Reads xname=, bootorch_url=, bootorch_token= from the kernel command line (as the reporter does).
-# For tests: BOOTORCH_CMDLINE, BOOTORCH_SYS_BLOCK (/sys/block), BOOTORCH_DEV (/dev), BOOTORCH_TMP (/tmp).
+# Reads xname=, bootorch_url=, bootorch_ticket= from the kernel command line; the URL may also be in
+# /etc/bootorch/url, and an image with a provisioned credential (`bootorch token node`) may hold it in
+# /etc/bootorch/token, used when there is no ticket or it is refused.
+# For tests: BOOTORCH_CMDLINE, BOOTORCH_SYS_BLOCK (/sys/block), BOOTORCH_DEV (/dev), BOOTORCH_TMP (/tmp),
+# BOOTORCH_CIDATA (the config drive's device or image), BOOTORCH_ETC (/etc/bootorch).
 # Exit 0 once written, 1 on a failure bootorch was told about, 2 when a value is missing, 3 when
 # bootorch refused or could not be reached.
 CMDLINE=${BOOTORCH_CMDLINE:-/proc/cmdline}
 SYS_BLOCK=${BOOTORCH_SYS_BLOCK:-/sys/block}
 DEV=${BOOTORCH_DEV:-/dev}
 TMP=${BOOTORCH_TMP:-/tmp}
-XNAME=; URL=; TOKEN=
+ETC=${BOOTORCH_ETC:-/etc/bootorch}
+XNAME=; URL=; TICKET=; TOKEN=
 for arg in $(cat "$CMDLINE"); do
   case "$arg" in
     xname=*) XNAME=${arg#*=} ;;
     bootorch_url=*) URL=${arg#*=} ;;
-    bootorch_token=*) TOKEN=${arg#*=} ;;
+    bootorch_ticket=*) TICKET=${arg#*=} ;;
   esac
 done
-for v in XNAME URL TOKEN; do
+[ -z "$URL" ] && [ -r "$ETC/url" ] && URL=$(cat "$ETC/url")
+for v in XNAME URL; do
   eval "val=\$$v"
   if [ -z "$val" ]; then echo "bootorch-deploy: no $v on the kernel command line" >&2; exit 2; fi
 done
 log() { echo "bootorch-deploy: $*" >&2; }
+
+# exchange TICKET: trades a one-time boot ticket for this node's credential (POST /boot/v1/exchange),
+# into TOKEN. 1 when refused: a 401 is never retried (bootorch takes a ticket once), a 409 (not yet:
+# the installed system before bootorch switched to disk) is; 2 when bootorch could not be reached.
+exchange() {
+  n=0
+  while [ $n -lt 30 ]; do
+    n=$((n + 1))
+    if command -v curl >/dev/null 2>&1; then
+      out=$(curl -sS -m 10 -X POST -w ' HTTP/%{http_code}' -H "Authorization: Bearer $1" "${URL%/graphql}/boot/v1/exchange" 2>&1)
+    else
+      out=$(timeout 10 wget -q -O - --header "Authorization: Bearer $1" --post-data '' "${URL%/graphql}/boot/v1/exchange" 2>&1)
+    fi
+    TOKEN=$(echo "$out" | grep -oE 'bto_[0-9a-f]{16}_[A-Za-z0-9_-]{43}' | head -n 1)
+    [ -n "$TOKEN" ] && return 0
+    case "$out" in *401*) log "boot ticket refused: $(echo "$out" | head -c 200)"; return 1 ;; esac
+    log "exchange not done (attempt $n): $(echo "$out" | head -c 200)"
+    sleep $((n < 5 ? 2 * n : 10))
+  done
+  return 2
+}
+# credential [TICKET]: TOKEN from the ticket, else the provisioned one; exit 2 without either.
+credential() {
+  [ -n "$1" ] && exchange "$1" && return 0
+  [ -r "$ETC/token" ] && TOKEN=$(cat "$ETC/token")
+  [ -n "$TOKEN" ] && return 0
+  log "no credential: no usable bootorch_ticket and no $ETC/token"
+  exit 2
+}
 
 post() {
   if command -v curl >/dev/null 2>&1; then
@@ -49,19 +90,20 @@ post() {
   fi
 }
 
-# heartbeat STATE [REASON] [MESSAGE]: retried for a while; the answer is left in $ANSWER.
+# heartbeat STATE [REASON] [MESSAGE] [CHECKSUM]: retried for a while; the answer is left in $ANSWER.
 # Messages go into JSON as they are, so they are kept to characters that need no escaping.
 heartbeat() {
   reason=null; [ -n "$2" ] && reason="\"$2\""
+  sum=null; [ -n "$4" ] && sum="\"$4\""
   msg=$(printf '%s' "$3" | tr -cd 'A-Za-z0-9 ._:/=+-' | head -c 300)
-  body='{"query":"mutation($id: ID!, $s: DeployHeartbeatState!, $r: DeployFailure, $m: String) { deployHeartbeat(id: $id, state: $s, reason: $r, message: $m) { __typename ... on DeployHeartbeatAccepted { imageUrl imageFormat imageChecksum rootDeviceSize rootDeviceName rootDeviceSerial hasConfigDrive heartbeatIntervalSeconds } ... on ReportRefused { code message } } }","variables":{"id":"'"$XNAME"'","s":"'"$1"'","r":'"$reason"',"m":"'"$msg"'"}}'
+  body='{"query":"mutation($id: ID!, $s: DeployHeartbeatState!, $r: DeployFailure, $m: String, $c: String) { deployHeartbeat(id: $id, state: $s, reason: $r, message: $m, checksum: $c) { __typename ... on DeployHeartbeatAccepted { imageUrl imageFormat imageChecksum rootDeviceSize rootDeviceName rootDeviceSerial hasConfigDrive heartbeatIntervalSeconds } ... on ReportRefused { code message } } }","variables":{"id":"'"$XNAME"'","s":"'"$1"'","r":'"$reason"',"m":"'"$msg"'","c":'"$sum"'}}'
   n=0
   while [ $n -lt 10 ]; do
     n=$((n + 1))
     ANSWER=$(post "$body" 2>&1)
     case "$ANSWER" in
       *DeployHeartbeatAccepted*) return 0 ;;
-      *ReportRefused*) log "$1 refused: $ANSWER"; return 1 ;;
+      *ReportRefused* | *FORBIDDEN* | *UNAUTHENTICATED*) log "$1 refused: $ANSWER"; return 1 ;;
     esac
     log "$1 not delivered (attempt $n): $(echo "$ANSWER" | head -c 200)"
     sleep $((2 * n))
@@ -97,16 +139,16 @@ le32() {
 
 # mbr_room FILE: whether FILE (the image, or the disk once written) starts with an MBR the config
 # drive's partition can be added to; sets SLOT (the first free entry) and USED (the end of the last
-# partition, sectors), or fails WRITE_ERROR saying why.
+# partition, sectors), or returns 1 with WHY.
 mbr_room() {
   f=$1
   set -- $(bytes "$f" 510 2)
-  [ "$1 $2" = "85 170" ] || fail WRITE_ERROR "config drive: the image has no MBR partition table to add its partition to"
+  [ "$1 $2" = "85 170" ] || { WHY="config drive: the image has no MBR partition table to add its partition to"; return 1; }
   USED=0 SLOT=
   for i in 0 1 2 3; do
     e=$((446 + 16 * i))
     type=$(bytes "$f" $((e + 4)) | tr -d ' ')
-    [ "$type" = 238 ] && fail WRITE_ERROR "config drive: the image has a GPT partition table (only MBR is done)"
+    [ "$type" = 238 ] && { WHY="config drive: the image has a GPT partition table (only MBR is done)"; return 1; }
     if [ "$type" = 0 ]; then
       [ -z "$SLOT" ] && SLOT=$i
       continue
@@ -114,7 +156,16 @@ mbr_room() {
     end=$(($(le32 "$f" $((e + 8))) + $(le32 "$f" $((e + 12)))))
     [ "$end" -gt "$USED" ] && USED=$end
   done
-  [ -n "$SLOT" ] || fail WRITE_ERROR "config drive: the image's MBR has no free partition slot"
+  [ -n "$SLOT" ] || { WHY="config drive: the image's MBR has no free partition slot"; return 1; }
+}
+# skip_drive WHY: a drive the boot set asked for fails the deploy (WRITE_ERROR); bootorch's own (the
+# installed system's ticket only) is left out, saying why.
+skip_drive() {
+  [ "$HAS_CONFIG_DRIVE" = true ] && fail WRITE_ERROR "$1"
+  log "written without a config drive: $1 (the installed system needs a provisioned credential to report)"
+  USE_DRIVE=
+  NOTE=" (no config drive: $1)"
+  return 1
 }
 # octal N...: printf escapes for these byte values.
 octal() { for b in "$@"; do printf '\\%03o' "$b"; done; }
@@ -128,12 +179,12 @@ write_config_drive() {
   disk_sectors=$(cat "$SYS_BLOCK/$DISK/size")
   image_sectors=$((($(wc -c < "$IMAGE") + 511) / 512))
   [ "$FORMAT" = QCOW2 ] && image_sectors=$((($(qemu-img info "$IMAGE" | sed -n 's/^virtual size: .*(\([0-9]*\) bytes).*/\1/p') + 511) / 512))
-  mbr_room "$DEV/$DISK"
+  mbr_room "$DEV/$DISK" || { skip_drive "$WHY"; return; }
   slot=$SLOT used=$USED
   [ "$image_sectors" -gt "$used" ] && used=$image_sectors
   start=$(((disk_sectors - need) / 2048 * 2048))
-  [ "$start" -ge "$used" ] || fail WRITE_ERROR "config drive: no room on $DEV/$DISK ($disk_sectors sectors, $used used, $need needed)"
-  [ "$start" -lt 4294967296 ] || fail WRITE_ERROR "config drive: $DEV/$DISK is too large for an MBR partition at its end"
+  [ "$start" -ge "$used" ] || { skip_drive "config drive: no room on $DEV/$DISK ($disk_sectors sectors, $used used, $need needed)"; return; }
+  [ "$start" -lt 4294967296 ] || { skip_drive "config drive: $DEV/$DISK is too large for an MBR partition at its end"; return; }
   step WRITING "config drive: partition $((slot + 1)) of $DEV/$DISK at sector $start"
   dd if="$DRIVE" of="$DEV/$DISK" bs=512 seek="$start" conv=notrunc,fsync 2>"$TMP/bootorch-write.err" ||
     fail WRITE_ERROR "config drive to $DEV/$DISK: $(tail -c 150 "$TMP/bootorch-write.err")"
@@ -148,7 +199,23 @@ write_config_drive() {
   NOTE=" + config drive cidata on partition $((slot + 1)) at sector $start"
 }
 
+# disk_ticket: the installed system's ticket, from the file bootorch-ticket of its config drive: the
+# partition labelled cidata, else any partition of 64 MiB or less. The drive is read as raw bytes (a FAT
+# file's bytes lie on it as they are), so no mount is needed.
+disk_ticket() {
+  small=$(for p in "$SYS_BLOCK"/*/*/partition; do
+    d=${p%/partition}
+    [ "$(cat "$d/size" 2>/dev/null || echo 0)" -le 131072 ] && echo "$DEV/${d##*/}"
+  done 2>/dev/null)
+  for dev in ${BOOTORCH_CIDATA:-$(findfs LABEL=cidata 2>/dev/null || findfs LABEL=CIDATA 2>/dev/null) $small}; do
+    [ -r "$dev" ] || continue
+    dd if="$dev" bs=65536 count=64 2>/dev/null | tr -c 'A-Za-z0-9_-' '\n' | grep -m 1 -E '^btk_[A-Za-z0-9_-]{43}$' && return 0
+  done
+  return 1
+}
+
 if [ "$1" = active ]; then
+  credential "$(disk_ticket)"
   n=0
   # Until accepted: bootorch may not have recorded the switch to disk yet when a fast disk boot reports.
   while [ $n -lt 30 ]; do
@@ -159,6 +226,7 @@ if [ "$1" = active ]; then
   exit 3
 fi
 
+credential "$TICKET"
 heartbeat STARTING || exit 3
 IMAGE_URL=$(field imageUrl); FORMAT=$(field imageFormat); SUM=$(field imageChecksum)
 HINT_SIZE=$(field rootDeviceSize); HINT_NAME=$(field rootDeviceName); HINT_SERIAL=$(field rootDeviceSerial)
@@ -203,21 +271,21 @@ GOT="sha256:$(sha256sum "$IMAGE" | cut -d' ' -f1)"
 [ "$GOT" = "$SUM" ] || fail CHECKSUM_MISMATCH "got $GOT"
 
 # The config drive (bootorch builds it: a FAT filesystem labelled cidata), fetched before the disk is
-# touched, so a drive bootorch cannot give fails the deploy with the disk as it was.
+# touched, so a drive the boot set asked for and bootorch cannot give fails the deploy with the disk as
+# it was.
 DRIVE=$TMP/bootorch-config-drive
-if [ "$HAS_CONFIG_DRIVE" = true ]; then
-  DRIVE_URL="${URL%/graphql}/boot/v1/config-drive/$XNAME"
-  rm -f "$DRIVE"
-  if command -v curl >/dev/null 2>&1; then
-    curl -fsS -m 60 -H "Authorization: Bearer $TOKEN" -o "$DRIVE" "$DRIVE_URL" 2>"$TMP/bootorch-drive.err"
-  else
-    timeout 60 wget -q -O "$DRIVE" --header "Authorization: Bearer $TOKEN" "$DRIVE_URL" 2>"$TMP/bootorch-drive.err"
-  fi || fail WRITE_ERROR "config drive not given by $DRIVE_URL: $(head -c 150 "$TMP/bootorch-drive.err")"
-  [ -s "$DRIVE" ] || fail WRITE_ERROR "config drive from $DRIVE_URL is empty"
-  # A raw image that has no room for the drive's partition fails here, before the disk is written (a
-  # qcow2 one is checked once converted to the disk).
-  [ "$FORMAT" != QCOW2 ] && mbr_room "$IMAGE"
-fi
+DRIVE_URL="${URL%/graphql}/boot/v1/config-drive/$XNAME"
+USE_DRIVE=1 NOTE=
+rm -f "$DRIVE"
+if command -v curl >/dev/null 2>&1; then
+  curl -fsS -m 60 -H "Authorization: Bearer $TOKEN" -o "$DRIVE" "$DRIVE_URL" 2>"$TMP/bootorch-drive.err"
+else
+  timeout 60 wget -q -O "$DRIVE" --header "Authorization: Bearer $TOKEN" "$DRIVE_URL" 2>"$TMP/bootorch-drive.err"
+fi || skip_drive "config drive not given by $DRIVE_URL: $(head -c 150 "$TMP/bootorch-drive.err")"
+[ -n "$USE_DRIVE" ] && [ ! -s "$DRIVE" ] && skip_drive "config drive from $DRIVE_URL is empty"
+# A raw image that has no room for the drive's partition is found here, before the disk is written (a
+# qcow2 one is checked once converted to the disk).
+[ -n "$USE_DRIVE" ] && [ "$FORMAT" != QCOW2 ] && { mbr_room "$IMAGE" || skip_drive "$WHY"; }
 
 step WRITING "$DEV/$DISK"
 if [ "$FORMAT" = QCOW2 ]; then
@@ -227,9 +295,12 @@ else
   dd if="$IMAGE" of="$DEV/$DISK" bs=1M conv=fsync 2>"$TMP/bootorch-write.err"
 fi || fail WRITE_ERROR "$DEV/$DISK: $(tail -c 150 "$TMP/bootorch-write.err")"
 sync
-NOTE=
-[ "$HAS_CONFIG_DRIVE" = true ] && write_config_drive
+# What was written, as bootorch checks it: a raw image read back from the disk (before the drive's
+# partition entry changes its MBR), a qcow2 one (converted on the way) as the verified file.
+WROTE=$GOT
+[ "$FORMAT" != QCOW2 ] && WROTE="sha256:$(head -c "$(wc -c < "$IMAGE")" "$DEV/$DISK" | sha256sum | cut -d' ' -f1)"
+[ -n "$USE_DRIVE" ] && write_config_drive
 kill "$KEEPER" 2>/dev/null
-heartbeat WRITTEN "" "$(wc -c < "$IMAGE") bytes to $DEV/$DISK$NOTE" || exit 3
+heartbeat WRITTEN "" "$(wc -c < "$IMAGE") bytes to $DEV/$DISK$NOTE" "$WROTE" || exit 3
 log "written to $DEV/$DISK; bootorch switches the node to its disk"
 exit 0

@@ -1,50 +1,77 @@
 /**
  * The boot-script endpoint of a standalone site (what BSS's /boot/v1/bootscript is for CSM), served
- * by the API under /boot/v1, unauthenticated as network boot must be (serve it on the provisioning
- * network only):
+ * by the API under /boot/v1, without credentials as network boot must be (serve it on the
+ * provisioning network only). A MAC address is not a credential: a node gets something only while
+ * bootorch expects it to boot (Ironic's agent token, issued in a deploy wait only):
  * - GET ipxe: the DHCP boot file; chains to bootscript with the NIC's MAC.
- * - GET bootscript?mac=: the node's kernel, initrd and parameters as power-on last set them, plus
- *   what its reporter needs (xname, referral token, GraphQL URL and a fresh node credential that can
- *   report for this node only, expiring after BOOTORCH_BOOT_TOKEN_TTL).
- * - GET failed/<mac>/<stage>: iPXE's word that it could not load the kernel or initrd, or boot them;
- *   recorded as an error event on the node (why it will never report), answered with an empty script.
- * - GET reporter.sh: the node-side reporter (POSIX shell + busybox) to put in images.
- * - GET deploy-agent.sh: the disk deploy agent (POSIX shell + busybox) to put in deploy ramdisks.
- * A node whose disk deploy has been switched to disk (booting_disk, active) is told to boot its
- * first disk (`sanboot --drive 0x80`, as Ironic's iPXE script does; `exit` to the firmware's next
- * boot device if that fails), whatever its BMC's boot override did.
+ * - GET bootscript?mac=: inside the node's boot window (a power-on bootorch made opened it,
+ *   db/boot-grants.ts) and before its ticket was exchanged: its kernel, initrd and parameters as
+ *   power-on set them, plus xname, referral token, GraphQL URL and a one-time ticket
+ *   (`bootorch_ticket=`, short-lived, bound to the node and this boot attempt; a later fetch in the
+ *   window replaces an unexchanged one, so iPXE may retry). Everyone else (unknown MAC, disabled
+ *   node, outside the window, deployed to its disk) gets one and the same answer: no network boot is
+ *   scheduled, try the first disk (`sanboot --drive 0x80`, as Ironic's iPXE script does; `exit` to the
+ *   firmware's next boot device if that fails). A malformed MAC is 400.
+ * - POST exchange (`Authorization: Bearer <ticket>`): the node's first call trades the ticket for a
+ *   node credential of the ticket's scope (exchange.ts), answered as text/plain, one line. 401 for any
+ *   ticket that is not good; a second exchange of a ticket is also recorded on the node's timeline.
+ * - GET failed/<attempt>/<stage>: iPXE's word that it could not load the kernel or initrd, or boot
+ *   them; recorded as an error event on the node only for an open attempt, else answered as outside.
  * - GET config-drive/<xname>: the node's config drive (adapters/standalone/config-drive.ts), for its
- *   deploy agent while it runs; needs that node's credential (`Authorization: Bearer`), as the agent's
- *   heartbeats do. 401 without a valid node credential, 403 for another node's, 404 when its deploy
- *   has none, 409 when it is not being written, 503 (and an error event) when it cannot be built.
+ *   deploy agent (a `deploy` or provisioned node credential for that node) while it writes; it holds
+ *   the installed system's `disk` ticket. 401 without a valid node credential, 403 for another node's
+ *   or another scope, 409 when it is not being written, 503 (and an error event) when it cannot be built.
+ * - GET reporter.sh, deploy-agent.sh: the node-side scripts (POSIX shell + busybox) to put in images.
  * - GET files/...: the local artifact folder (BOOTORCH_BOOT_FILES), when configured.
+ * Every request passes limits.ts first: per source and overall rate limits (429, Retry-After), no bodies.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import express from 'express';
 import type { Db } from '../../db/client.ts';
-import { componentSessionOf, nodeByMac } from '../../db/node-inventory.ts';
+import { componentSessionOf, listNodes } from '../../db/node-inventory.ts';
 import { appendEvents } from '../../db/events.ts';
-import { deployOf } from '../../db/deploys.ts';
-import { createNodeToken, verifyApiToken } from '../../auth/api-tokens.ts';
+import { mintBootTicket, openAttempt } from '../../db/boot-grants.ts';
+import { verifyApiToken } from '../../auth/api-tokens.ts';
 import { isAuthFailure } from '../../auth/index.ts';
+import type { BucketShape } from '../../auth/rate-limit.ts';
 import { nodeConfigDrive } from '../../adapters/standalone/config-drive.ts';
 import { checkComponentId } from '../../domain/components.ts';
 import { localFile } from '../../adapters/standalone/images.ts';
 import { normaliseMac } from '../../domain/node-registration.ts';
+import { exchangeTicket } from './exchange.ts';
+import { ATTEMPT_RE, newTicket } from '../../auth/boot-tickets.ts';
+import { bootLimits } from './limits.ts';
 
 export interface BootRoutesOptions {
   db: Db;
   /** Base URL nodes reach the API at (default: from each request's Host header). */
   baseUrl?: string;
   filesDir?: string;
-  /** Lifetime of the node credential in a boot script, seconds (default 3600). */
+  /** Lifetime of a credential exchanged for a ticket, and of a config drive's disk ticket, seconds (default 3600). */
   tokenTtlSeconds?: number;
+  /** Lifetime of a boot script's ticket, seconds (default 600). */
+  ticketTtlSeconds?: number;
+  /** Rate limits per source address and overall (limits.ts has the defaults). */
+  perSource?: BucketShape;
+  total?: BucketShape;
+  /** Express's `trust proxy` value, for the source address of the rate limit (default: the socket's). */
+  trustProxy?: boolean | number | string | string[];
   /** Told about every request (method, path, status), e.g. the API's logger at debug. */
   onRequest?: (line: string) => void;
+  /** Told about a ticket presented again, e.g. the API's logger at warn. */
+  warn?: (message: string, data: Record<string, unknown>) => void;
+  /** Clock (default `() => new Date()`). */
+  now?: () => Date;
 }
 
 const STAGES: Record<string, string> = { kernel: 'load the kernel', initrd: 'load the initrd', boot: 'boot the loaded kernel' };
+
+/** The answer for every node bootorch does not expect to boot now, known or not: the same bytes. */
+const NOT_SCHEDULED = [
+  'echo bootorch: no network boot is scheduled for this NIC; trying the local disk',
+  'sanboot --no-describe --drive 0x80 || exit 0',
+];
 
 const REPORTER = readFileSync(new URL('./reporter.sh', import.meta.url), 'utf8');
 const DEPLOY_AGENT = readFileSync(new URL('./deploy-agent.sh', import.meta.url), 'utf8');
@@ -57,6 +84,7 @@ export function artifactUrl(base: string, ref: string): string {
 
 export function bootRoutes(o: BootRoutesOptions): express.Router {
   const r = express.Router();
+  const now = o.now ?? (() => new Date());
   if (o.onRequest) {
     const tell = o.onRequest;
     r.use((req, res, next) => {
@@ -64,12 +92,15 @@ export function bootRoutes(o: BootRoutesOptions): express.Router {
       next();
     });
   }
+  const isStatic = (req: express.Request) => req.path.startsWith('/files/') || req.path.endsWith('.sh');
+  r.use(bootLimits({ perSource: o.perSource, total: o.total, trustProxy: o.trustProxy, now: o.now }, (req) => !isStatic(req)));
   const base = (req: express.Request) => (o.baseUrl ?? `${req.protocol}://${req.get('host')}`).replace(/\/+$/, '');
   const ipxe = (res: express.Response, status: number, lines: string[]) =>
     res
       .status(status)
       .type('text/plain')
       .send(['#!ipxe', ...lines, ''].join('\n'));
+  const text = (res: express.Response, status: number, message: string) => res.status(status).type('text/plain').send(`${message}\n`);
 
   r.get('/ipxe', (req, res) => ipxe(res, 200, [`chain ${base(req)}/boot/v1/bootscript?mac=\${net0/mac}`]));
 
@@ -77,27 +108,27 @@ export function bootRoutes(o: BootRoutesOptions): express.Router {
     try {
       const mac = normaliseMac(String(req.query.mac ?? ''));
       if (!mac) return ipxe(res, 400, ['echo bootorch: the query parameter mac is not a MAC address', 'exit 1']);
-      const node = await nodeByMac(o.db, mac);
-      if (!node) return ipxe(res, 404, [`echo bootorch: no node with MAC ${mac}`, 'exit 1']);
-      if (!node.enabled) return ipxe(res, 200, [`echo bootorch: ${node.id} is disabled in the inventory`, 'exit 1']);
-      const deploy = await deployOf(o.db, node.id);
-      if (deploy?.state === 'booting_disk' || deploy?.state === 'active')
-        return ipxe(res, 200, [`echo bootorch: ${node.id} boots from its disk`, 'sanboot --no-describe --drive 0x80 || exit 0']);
-      if (!node.bootKernel)
-        return ipxe(res, 200, [`echo bootorch: no boot parameters for ${node.id} (not booted by a session yet)`, 'exit 1']);
+      // One statement whatever the MAC: a ticket is minted only inside the node's open window.
+      const { ticket, hash } = newTicket();
+      const at = now();
+      const node = await mintBootTicket(o.db, mac, {
+        hash,
+        expiresAt: new Date(at.getTime() + (o.ticketTtlSeconds ?? 600) * 1000),
+        now: at,
+      });
+      if (!node) return ipxe(res, 200, NOT_SCHEDULED);
       const b = base(req);
-      const { token } = await createNodeToken(o.db, node.id, { ttlSeconds: o.tokenTtlSeconds ?? 3600, revokeExisting: false });
       const params = [
         node.bootInitrd ? 'initrd=initrd' : '',
         node.bootParams,
-        `xname=${node.id}`,
+        `xname=${node.node}`,
         `bss_referral_token=${node.bootToken}`,
         `bootorch_url=${b}/graphql`,
-        `bootorch_token=${token}`,
+        `bootorch_ticket=${ticket}`,
       ]
         .filter(Boolean)
         .join(' ');
-      const failed = (stage: string) => [`:${stage}_failed`, `imgfetch ${b}/boot/v1/failed/\${net0/mac}/${stage} ||`, 'goto failed'];
+      const failed = (stage: string) => [`:${stage}_failed`, `imgfetch ${b}/boot/v1/failed/${node.attempt}/${stage} ||`, 'goto failed'];
       return ipxe(res, 200, [
         `kernel ${artifactUrl(b, node.bootKernel)} ${params} || goto kernel_failed`,
         ...(node.bootInitrd ? [`initrd --name initrd ${artifactUrl(b, node.bootInitrd)} || goto initrd_failed`] : []),
@@ -106,7 +137,7 @@ export function bootRoutes(o: BootRoutesOptions): express.Router {
         ...failed('initrd'),
         ...failed('boot'),
         ':failed',
-        `echo bootorch: ${node.id} could not load its boot artifacts`,
+        `echo bootorch: ${node.node} could not load its boot artifacts`,
         'exit 1',
       ]);
     } catch (e) {
@@ -114,12 +145,24 @@ export function bootRoutes(o: BootRoutesOptions): express.Router {
     }
   });
 
-  r.get('/failed/:mac/:stage', async (req, res, next) => {
+  r.post('/exchange', async (req, res, next) => {
     try {
-      const mac = normaliseMac(req.params.mac);
+      const bearer = /^Bearer\s+(\S+)$/i.exec(req.get('authorization') ?? '')?.[1] ?? '';
+      const x = await exchangeTicket(o.db, bearer, { ttlSeconds: o.tokenTtlSeconds ?? 3600, now, warn: o.warn });
+      if (!x.ok) return text(res, x.status, x.message);
+      res.set('cache-control', 'no-store');
+      return text(res, 200, x.token);
+    } catch (e) {
+      next(e);
+    }
+  });
+
+  r.get('/failed/:attempt/:stage', async (req, res, next) => {
+    try {
       const stage = STAGES[req.params.stage];
-      const node = mac && stage ? await nodeByMac(o.db, mac) : undefined;
-      if (!node || !stage) return ipxe(res, 404, ['echo bootorch: unknown node or stage']);
+      const attempt = ATTEMPT_RE.test(req.params.attempt) ? await openAttempt(o.db, req.params.attempt, now()) : undefined;
+      const [node] = stage && attempt ? await listNodes(o.db, [attempt.node]) : [];
+      if (!node || !stage) return ipxe(res, 200, NOT_SCHEDULED);
       const what = req.params.stage === 'kernel' ? node.bootKernel : req.params.stage === 'initrd' ? node.bootInitrd : '';
       const error = `iPXE could not ${stage}${what ? ` ${artifactUrl(base(req), what)}` : ''}`;
       await appendEvents(o.db, [
@@ -130,7 +173,7 @@ export function bootRoutes(o: BootRoutesOptions): express.Router {
           actor: `node:${node.id}`,
           error,
           reason: 'boot_never_reported',
-          data: { stage: req.params.stage, bootToken: node.bootToken },
+          data: { stage: req.params.stage, bootToken: node.bootToken, attempt: attempt!.attempt },
         },
       ]);
       return ipxe(res, 200, [`echo bootorch: recorded: ${error}`]);
@@ -140,16 +183,17 @@ export function bootRoutes(o: BootRoutesOptions): express.Router {
   });
 
   r.get('/config-drive/:xname', async (req, res, next) => {
-    const refuse = (status: number, message: string) => res.status(status).type('text/plain').send(`${message}\n`);
     try {
       const id = checkComponentId(req.params.xname);
-      if (!id.ok) return refuse(404, `not a component id: ${req.params.xname}`);
+      if (!id.ok) return text(res, 404, `not a component id: ${req.params.xname}`);
       const bearer = /^Bearer\s+(\S+)$/i.exec(req.get('authorization') ?? '')?.[1];
       const p = bearer ? await verifyApiToken(o.db, bearer) : undefined;
-      if (!p || isAuthFailure(p) || p.role !== 'node') return refuse(401, 'a node credential is required');
-      if (p.node !== id.value) return refuse(403, `this credential is for ${p.node}, not ${id.value}`);
-      const drive = await nodeConfigDrive(o.db, id.value);
-      if (!drive.ok) return refuse(drive.status, drive.message);
+      if (!p || isAuthFailure(p) || p.role !== 'node') return text(res, 401, 'a node credential is required');
+      if (p.node !== id.value) return text(res, 403, `this credential is for ${p.node}, not ${id.value}`);
+      if (p.scope && p.scope !== 'deploy') return text(res, 403, `a node credential for ${p.scope} may not read the config drive`);
+      const drive = await nodeConfigDrive(o.db, id.value, { diskTicketTtlSeconds: o.tokenTtlSeconds ?? 3600, now });
+      if (!drive.ok) return text(res, drive.status, drive.message);
+      res.set('cache-control', 'no-store');
       return res.type('application/octet-stream').send(drive.image);
     } catch (e) {
       next(e);

@@ -1,11 +1,16 @@
 /** What the API serves in standalone mode: the boot-script endpoint and node registration. */
+import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/client.ts';
 import { NodeRegistry } from '../../adapters/standalone/registry.ts';
 import { secretKeyFrom } from '../../adapters/standalone/secrets.ts';
 import { bootRoutes } from './routes.ts';
 
-export function standaloneApi(config: Config, db: Db): { bootRoutes?: ReturnType<typeof bootRoutes>; nodeRegistry?: NodeRegistry } {
+export function standaloneApi(
+  config: Config,
+  db: Db,
+  log?: Logger,
+): { bootRoutes?: ReturnType<typeof bootRoutes>; nodeRegistry?: NodeRegistry } {
   if (config.BOOTORCH_ADAPTERS !== 'standalone') return {};
   return {
     bootRoutes: bootRoutes({
@@ -13,6 +18,11 @@ export function standaloneApi(config: Config, db: Db): { bootRoutes?: ReturnType
       baseUrl: config.BOOTORCH_BOOT_URL,
       filesDir: config.BOOTORCH_BOOT_FILES,
       tokenTtlSeconds: config.BOOTORCH_BOOT_TOKEN_TTL,
+      ticketTtlSeconds: config.BOOTORCH_BOOT_TICKET_TTL,
+      perSource: { perSecond: config.BOOTORCH_BOOT_RATE_PER_SOURCE, burst: config.BOOTORCH_BOOT_BURST_PER_SOURCE },
+      total: { perSecond: config.BOOTORCH_BOOT_RATE_TOTAL, burst: config.BOOTORCH_BOOT_BURST_TOTAL },
+      trustProxy: config.BOOTORCH_TRUST_PROXY,
+      warn: (message, data) => log?.warn(data, message),
     }),
     nodeRegistry: new NodeRegistry(secretKeyFrom(config)),
   };

@@ -673,6 +673,9 @@ export type Mutation = {
   /**
    * The deploy agent's lookup and heartbeat (node credential for its own xname, or an operator). A
    * heartbeat that does not follow the deploy's state is refused CONFLICT; FAILED needs a reason.
+   * WRITTEN needs `checksum`, the sha256 the agent computed over what it wrote: one that is not the
+   * image's fails the deploy (CHECKSUM_MISMATCH) and is refused. ACTIVE comes from the installed
+   * system's credential (the ticket in its config drive), never the agent's (FORBIDDEN).
    */
   deployHeartbeat: DeployHeartbeatResult;
   /**
@@ -786,6 +789,7 @@ export type MutationDeleteTenantArgs = {
 
 
 export type MutationDeployHeartbeatArgs = {
+  checksum?: InputMaybe<Scalars['String']['input']>;
   id: Scalars['ID']['input'];
   message?: InputMaybe<Scalars['String']['input']>;
   reason?: InputMaybe<DeployFailure>;

@@ -12,6 +12,7 @@ import {
   listComponents,
   lockComponents,
   lockSessionComponents,
+  type ComponentOrder,
 } from '../../db/components/read.ts';
 import { writeComponents, type ComponentWrite, type WriteOptions } from '../../db/components/write.ts';
 import { applyStaged } from '../../db/components/staged.ts';
@@ -22,9 +23,14 @@ import { appendEvents } from '../../db/events.ts';
 import { checkComponentId, checkComponentIds, checkComponentInput, refusesActualStateWrite } from '../../domain/components.ts';
 import { check, text, type Issue } from '../../domain/validation.ts';
 import { badInput, conflict, notFound, valueOrThrow } from '../errors.ts';
-import { componentView, decodeCursor, encodeCursor } from '../views.ts';
+import { componentView, decodeCursor, decodeOrderedCursor, encodeCursor, encodeOrderedCursor } from '../views.ts';
+import { limitIds } from '../limit-search.ts';
+import { readMachineMap } from '../../db/components/map.ts';
 import type { ApiContext } from '../context.ts';
-import type { Resolvers } from '../generated/types.ts';
+import type { ComponentPhase, ComponentStatus, Resolvers } from '../generated/types.ts';
+
+/** An xname prefix (a cabinet, chassis, slot or node): letters and digits. */
+const ID_PREFIX = text(1, 64).regex(/^[A-Za-z0-9]+$/, 'letters and digits only (an xname or its start)');
 
 /** A node's BSS referral token (built once: every report checks it). */
 const BSS_TOKEN = text(1, 65535);
@@ -42,14 +48,29 @@ const input = (i: object, prefix = '') => valueOrThrow(checkComponentInput(i as 
 
 export const componentResolvers: Resolvers = {
   Query: {
-    components: async (_p, { filter, first, after }, ctx) => {
+    components: async (_p, { filter, first, after, orderBy, descending }, ctx) => {
       await ctx.requireKnownTenant();
       const size = first ?? 1000;
       if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE)
         throw badInput([{ field: 'first', message: `must be from 1 to ${MAX_PAGE}` }]);
-      const afterId = after == null ? null : decodeCursor(after);
-      if (after != null && afterId === null) throw badInput([{ field: 'after', message: 'is not a cursor this API gave out' }]);
-      const ids = filter?.ids ? valueOrThrow(checkComponentIds(filter.ids, 'filter.ids', 65535)) : null;
+      const by = (orderBy ?? 'id') as ComponentOrder;
+      const desc = descending ?? false;
+      const plain = by === 'id' && !desc;
+      // Ascending id keeps its plain cursor (BOS clients and REST page with it); other orders carry their sort key.
+      const start =
+        after == null
+          ? null
+          : plain
+            ? ((id) => (id === null ? null : { key: id, id }))(decodeCursor(after))
+            : decodeOrderedCursor(after, by, desc);
+      if (after != null && start === null)
+        throw badInput([{ field: 'after', message: 'is not a cursor this API gave out for this order' }]);
+      let ids = filter?.ids ? valueOrThrow(checkComponentIds(filter.ids, 'filter.ids', 65535)) : null;
+      if (filter?.limit) {
+        const named = await limitIds(ctx, filter.limit);
+        ids = ids ? ids.filter((id) => named.has(id)) : [...named];
+      }
+      if (filter?.idPrefix != null) valueOrThrow(check(ID_PREFIX, filter.idPrefix, 'filter.idPrefix'));
       const query = {
         ids,
         session: filter?.session,
@@ -57,10 +78,25 @@ export const componentResolvers: Resolvers = {
         enabled: filter?.enabled,
         phase: filter?.phase,
         status: filter?.status,
+        failureReason: filter?.failureReason,
+        idPrefix: filter?.idPrefix?.toLowerCase(),
         tenant: ctx.tenant,
       };
-      const page = await listComponents(ctx.db, query, { first: size, after: afterId });
-      return { ...page, query };
+      const page = await listComponents(ctx.db, query, { first: size, order: by, descending: desc, after: start });
+      return { ...page, query, order: plain ? undefined : { by, descending: desc, lastKey: page.lastKey } };
+    },
+    machineMap: async (_p, _a, ctx) => {
+      await ctx.requireKnownTenant();
+      // The mark first: every event up to it is committed, so the read that follows includes its change.
+      const cursor = ctx.live ? (await ctx.live.ready(), ctx.live.mark) : null;
+      const m = await readMachineMap(ctx.db, ctx.tenant);
+      // Statuses and phases as stored are the enums' values (api/enums.ts).
+      return {
+        ...m,
+        cursor: cursor === null ? null : String(cursor),
+        statuses: m.statuses as ComponentStatus[],
+        phases: m.phases as ComponentPhase[],
+      };
     },
     component: async (_p, { id }, ctx) => {
       await ctx.requireKnownTenant();
@@ -71,7 +107,15 @@ export const componentResolvers: Resolvers = {
   ComponentConnection: {
     nodes: (p) => p.rows.map(componentView),
     edges: (p) => p.rows.map((r) => ({ cursor: encodeCursor(r.id), node: componentView(r) })),
-    pageInfo: (p) => ({ hasNextPage: p.hasNextPage, endCursor: p.rows.length ? encodeCursor(p.rows.at(-1)!.id) : null }),
+    pageInfo: (p) => {
+      const last = p.rows.at(-1);
+      const end = !last
+        ? null
+        : p.order
+          ? encodeOrderedCursor(p.order.by, p.order.descending, { key: p.order.lastKey ?? '', id: last.id })
+          : encodeCursor(last.id);
+      return { hasNextPage: p.hasNextPage, endCursor: end };
+    },
     totalCount: (p, _a, ctx) => countComponents(ctx.db, p.query),
   },
   Mutation: {

@@ -15,6 +15,10 @@ import type { ApiContext } from '../context.ts';
 import type { Resolvers } from '../generated/types.ts';
 import type { SessionStatusParent } from '../views.ts';
 import { sessionJobCounts } from '../../db/action-jobs.ts';
+import { sessionTroubles, type SessionTroubles } from '../../db/components/blocked.ts';
+import { SESSION_RESULT_WORDS, sessionResult, type SessionResult } from '../../domain/session-result.ts';
+import type { SessionRow } from '../../db/schema.ts';
+import type { SessionKey } from '../../db/sessions/rows.ts';
 import { currentTraceparent } from '../../observability/tracing.ts';
 
 function ageFilter(a: SessionAgeFilter): SessionAgeFilter {
@@ -33,6 +37,41 @@ async function extendedStatus(ctx: ApiContext, tenantKey: string, name: string):
   return readSessionStatus(ctx.db, { tenantKey, name }, ctx.now());
 }
 
+/**
+ * Failed nodes as an extended status tells them: exact when computed live; a saved snapshot's
+ * percentage rounds to 0 for one failure in more than 20,000 nodes, so its failure groups count too.
+ */
+function failedNodes(p: SessionStatusParent): number {
+  const grouped = p.failureReasons.reduce((n, g) => n + g.count, 0);
+  return Math.max(Math.round((p.percentFailed * p.managedComponentsCount) / 100), p.percentFailed > 0 ? 1 : 0, grouped);
+}
+
+type ResultFacts = Pick<SessionRow, 'status' | 'paused' | 'aborted' | 'error'>;
+
+/** The session's result (domain/session-result.ts): only an ended session's needs its failed nodes. */
+async function resultOf(ctx: ApiContext, key: SessionKey, s: ResultFacts, status?: SessionStatusParent): Promise<SessionResult> {
+  const p = s.status === 'complete' ? (status ?? (await extendedStatus(ctx, key.tenantKey, key.name))) : null;
+  return sessionResult({
+    status: s.status as 'pending' | 'running' | 'complete',
+    paused: s.paused,
+    aborted: s.aborted,
+    hasError: s.error !== null,
+    failedNodes: p ? failedNodes(p) : 0,
+  });
+}
+
+/** blocked and retrying come from one read per extended status object (both fields are usually asked for). */
+const troubles = new WeakMap<SessionStatusParent, Promise<SessionTroubles>>();
+function troublesOf(ctx: ApiContext, p: SessionStatusParent): Promise<SessionTroubles> {
+  if (p.savedAt || p.status === 'complete') return Promise.resolve({ blocked: [], retrying: [] });
+  let t = troubles.get(p);
+  if (!t) {
+    t = sessionTroubles(ctx.db, { tenantKey: ctx.tenantKey, name: p.name });
+    troubles.set(p, t);
+  }
+  return t;
+}
+
 export const sessionResolvers: Resolvers = {
   Query: {
     sessions: async (_p, args, ctx) =>
@@ -45,9 +84,24 @@ export const sessionResolvers: Resolvers = {
   },
   Session: {
     extendedStatus: async (s, _a, ctx) => (await extendedStatus(ctx, s.tenantKey, s.name))!,
+    // Enum fields resolve to the stored strings (api/enums.ts), which the generated resolver types do not say.
+    result: async (s, _a, ctx) => (await resultOf(ctx, s, { ...s, status: s.status.status, error: s.status.error ?? null })) as never,
+    resultText: async (s, _a, ctx) =>
+      SESSION_RESULT_WORDS[await resultOf(ctx, s, { ...s, status: s.status.status, error: s.status.error ?? null })],
   },
   SessionExtendedStatus: {
     jobs: (s, _a, ctx) => sessionJobCounts(ctx.db, ctx.tenantKey, s.name),
+    blocked: async (s, _a, ctx) => (await troublesOf(ctx, s)).blocked,
+    retrying: async (s, _a, ctx) => (await troublesOf(ctx, s)).retrying,
+    result: async (s, _a, ctx) => {
+      const row = await getSession(ctx.db, ctx.tenantKey, s.name);
+      return (await resultOf(
+        ctx,
+        { tenantKey: ctx.tenantKey, name: s.name },
+        row ?? { status: s.status, paused: s.paused, aborted: false, error: null },
+        s,
+      )) as never;
+    },
   },
   Mutation: {
     createSession: async (_p, { input }, ctx) => {

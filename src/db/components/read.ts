@@ -1,8 +1,9 @@
 /**
- * Component reads for the API and the write paths. Lists are keyset-paged on id (`id > after order by id limit n`), so any page costs
- * what the first does however many rows there are; filters use the components table's indexes.
+ * Component reads for the API and the write paths. Lists are keyset-paged on the sort column and id
+ * (`(col, id) > (after) order by col, id limit n`, each order on an index of its own), so any page
+ * costs what the first does however many rows there are; filters use the components table's indexes.
  */
-import { and, asc, eq, gt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.ts';
 import { components, type ComponentRow } from '../schema.ts';
 import { visibleTo } from '../tenants.ts';
@@ -16,8 +17,37 @@ export interface ComponentQuery {
   phase?: string | null;
   /** Any of these computed statuses. */
   status?: readonly string[] | null;
+  /** Any of these failure reasons. */
+  failureReason?: readonly string[] | null;
+  /** Ids starting with this (an xname prefix: a cabinet, chassis, slot or node). */
+  idPrefix?: string | null;
   /** null: no tenant restriction. */
   tenant: string | null;
+}
+
+/** Sort orders of a component list: the column, each on an index with id (db/schema.ts). */
+export const COMPONENT_ORDERS = {
+  id: components.id,
+  status: components.status,
+  phase: components.phase,
+  failure_reason: components.failureReason,
+  session: components.session,
+  updated_at: components.updatedAt,
+} as const;
+export type ComponentOrder = keyof typeof COMPONENT_ORDERS;
+
+/** Where a page starts: after the row with this sort value (the column as text) and id. */
+export interface PageStart {
+  key: string;
+  id: string;
+}
+
+export interface PageRequest {
+  first: number;
+  order?: ComponentOrder;
+  descending?: boolean;
+  /** For the id order, the last id; for the others, the last row's sort key and id. */
+  after?: PageStart | null;
 }
 
 export function componentWhere(q: ComponentQuery): SQL | undefined {
@@ -28,19 +58,35 @@ export function componentWhere(q: ComponentQuery): SQL | undefined {
     q.enabled != null ? eq(components.enabled, q.enabled) : undefined,
     q.phase != null ? eq(components.phase, q.phase) : undefined,
     q.status ? anyOf(components.status, q.status) : undefined,
+    q.failureReason ? anyOf(components.failureReason, q.failureReason) : undefined,
+    // A range on the primary key: every id with the prefix sorts between it and it + '~' (xnames are [a-z0-9]).
+    q.idPrefix ? and(gte(components.id, q.idPrefix), lt(components.id, `${q.idPrefix}~`)) : undefined,
     q.tenant !== null ? visibleTo(q.tenant, components.id) : undefined,
   );
 }
 
-/** One page: up to `first` rows with id > after, plus whether more follow. */
-export async function listComponents(db: Db, q: ComponentQuery, page: { first: number; after?: string | null }) {
+/**
+ * One page: up to `first` rows after `after` in the order asked for (id by default), plus whether
+ * more follow and the last row's sort key (the column as text, exact for timestamps) for the next.
+ */
+export async function listComponents(db: Db, q: ComponentQuery, page: PageRequest) {
+  const order = page.order ?? 'id';
+  const col = COMPONENT_ORDERS[order];
+  const dir = page.descending ? sql`desc` : sql`asc`;
+  const cmp = page.descending ? sql`<` : sql`>`;
+  const start = page.after
+    ? order === 'id'
+      ? sql`${components.id} ${cmp} ${page.after.id}`
+      : sql`(${col}, ${components.id}) ${cmp} (${page.after.key}::${sql.raw(order === 'updated_at' ? 'timestamptz' : 'text')}, ${page.after.id})`
+    : undefined;
   const rows = await db
-    .select()
+    .select({ row: components, key: sql<string>`${col}::text` })
     .from(components)
-    .where(and(componentWhere(q), page.after != null ? gt(components.id, page.after) : undefined))
-    .orderBy(asc(components.id))
+    .where(and(componentWhere(q), start))
+    .orderBy(...(order === 'id' ? [sql`${components.id} ${dir}`] : [sql`${col} ${dir}`, sql`${components.id} ${dir}`]))
     .limit(page.first + 1);
-  return { rows: rows.slice(0, page.first), hasNextPage: rows.length > page.first };
+  const kept = rows.slice(0, page.first);
+  return { rows: kept.map((r) => r.row), hasNextPage: rows.length > page.first, lastKey: kept.at(-1)?.key ?? null };
 }
 
 export async function countComponents(db: Db, q: ComponentQuery): Promise<number> {

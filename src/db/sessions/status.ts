@@ -49,7 +49,13 @@ export async function computeSessionStatus(
   const c = await readStatusCounts(db, key);
   const owned = ownedBy(key);
   const errors = await groups(db, owned, components.error);
-  const reasons = await groups(db, owned, components.failureReason);
+  // Failures are the nodes that are done (failed, or disabled with a reason); a node still worked on
+  // (blocked by an outside service, between attempts) is no failure yet (db/components/blocked.ts).
+  const reasons = await groups(
+    db,
+    and(owned, sql`(not ${components.enabled} or ${components.status} = 'failed')`)!,
+    components.failureReason,
+  );
   return buildExtendedStatus(
     {
       name: s.name,
