@@ -9,6 +9,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from './client.ts';
 import { getOptions } from './options.ts';
+import { BOSS_SCHEMA } from '../engine/queue/schema.ts';
 import { engineLiveness, type EngineLiveness } from './engine-processes.ts';
 import { sessionResult, type EndedResult } from '../domain/session-result.ts';
 
@@ -30,9 +31,6 @@ export interface SystemState {
   timeoutSeconds: number;
   queues: { queue: string; due: number; deferred: number; oldestDueSeconds: number }[];
 }
-
-/** pg-boss's schema (startBoss keeps the default). */
-const BOSS_SCHEMA = 'pgboss';
 
 export async function readSystemState(db: Db, o: { aliveSeconds: number } = { aliveSeconds: 15 }): Promise<SystemState> {
   const [c, total, s, j, options, failed, ended, engine, idle] = await Promise.all([

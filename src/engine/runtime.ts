@@ -35,6 +35,7 @@ import { errorText } from './outcome.ts';
 import { databaseClock } from './clock.ts';
 import { TickLeases } from './leases.ts';
 import { observeJobs, observeTick } from '../observability/engine.ts';
+import { checkBossSchema } from './queue/schema.ts';
 
 const QUEUE_PREFIX = 'bootorch-op-';
 /** Every queue of the engine (operator ticks and timers) starts with this: their active jobs are leased. */
@@ -93,6 +94,7 @@ export async function startBoss(url: string, log: Logger, opts: { kicks?: boolea
   try {
     await lock.query('select pg_advisory_lock($1)', [BOSS_SETUP_LOCK]);
     await boss.start();
+    await checkBossSchema(boss.getDb());
     for (const op of OPERATORS) {
       await boss.createQueue(queueOf(op), { name: queueOf(op), policy: 'stately', retryLimit: 0, expireInSeconds: 3600 });
     }
