@@ -100,18 +100,6 @@ const envSchema = z.object({
    * deploy must be written within it (default 3600 s).
    */
   BOOTORCH_BOOT_TOKEN_TTL: z.coerce.number().int().positive().default(3600),
-  /** Offer permessage-deflate on the subscriptions' WebSocket (default false; see the README's Live section). */
-  BOOTORCH_WS_DEFLATE: bool.default(false),
-  /** Edge-triggered kicks on (default). Off gives the pure polling behaviour of BOS, for the benchmark baseline. */
-  BOOTORCH_KICKS: bool.default(true),
-  /** Node reports by the fast path (src/api/fast-reports.ts) with cached credentials; false: Apollo for every request (a baseline). */
-  BOOTORCH_FAST_REPORTS: bool.default(true),
-  /** Status passes read what changed, and re-poll only the nodes waiting on PCS or CFS (src/operators/status.ts); false: every pass reads all (the bench's baseline). */
-  BOOTORCH_STATUS_CHANGED_PASSES: bool.default(true),
-  /**
-   * Serve /metrics without a credential on this port too (on BOOTORCH_METRICS_HOST), e.g. for a
-   * Prometheus on a management network. Unset: /metrics only on the API port, to a credential of role
-   * viewer or above.
   /**
    * Standalone: a node's boot window, seconds after bootorch powers it on (default 1800): only then does
    * its boot script carry a one-time ticket (and is iPXE's failure report taken). Cover the power-on
@@ -129,6 +117,18 @@ const envSchema = z.object({
   BOOTORCH_BOOT_BURST_PER_SOURCE: z.coerce.number().int().positive().default(40),
   BOOTORCH_BOOT_RATE_TOTAL: z.coerce.number().positive().default(2000),
   BOOTORCH_BOOT_BURST_TOTAL: z.coerce.number().int().positive().default(10000),
+  /** Offer permessage-deflate on the subscriptions' WebSocket (default false; see the README's Live section). */
+  BOOTORCH_WS_DEFLATE: bool.default(false),
+  /** Edge-triggered kicks on (default). Off gives the pure polling behaviour of BOS, for the benchmark baseline. */
+  BOOTORCH_KICKS: bool.default(true),
+  /** Node reports by the fast path (src/api/fast-reports.ts) with cached credentials; false: Apollo for every request (a baseline). */
+  BOOTORCH_FAST_REPORTS: bool.default(true),
+  /** Status passes read what changed, and re-poll only the nodes waiting on PCS or CFS (src/operators/status.ts); false: every pass reads all (the bench's baseline). */
+  BOOTORCH_STATUS_CHANGED_PASSES: bool.default(true),
+  /**
+   * Serve /metrics without a credential on this port too (on BOOTORCH_METRICS_HOST), e.g. for a
+   * Prometheus on a management network. Unset: /metrics only on the API port, to a credential of role
+   * viewer or above.
    */
   BOOTORCH_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** Listen address of BOOTORCH_METRICS_PORT (default 127.0.0.1). */
