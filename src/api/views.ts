@@ -71,20 +71,17 @@ export interface ComponentConnectionParent {
   rows: ComponentRow[];
   hasNextPage: boolean;
   query: ComponentQuery;
+  /** Absent: sorted by id. */
+  order?: { by: ComponentOrder; descending: boolean; lastKey: string | null };
 }
 
 /** Opaque page cursors: the last id, base64url-encoded. */
-  /** Absent: sorted by id. */
-  order?: { by: ComponentOrder; descending: boolean; lastKey: string | null };
 export const encodeCursor = (id: string) => Buffer.from(`c:${id}`).toString('base64url');
 export function decodeCursor(cursor: string): string | null {
   const s = Buffer.from(cursor, 'base64url').toString('utf8');
   return s.startsWith('c:') && s.length > 2 ? s.slice(2) : null;
 }
 
-export function templateView(t: TemplateRecord & Partial<Pick<StoredTemplate, 'createdAt' | 'updatedAt'>>): SessionTemplate {
-  const epoch = new Date(0);
-  return {
 /** A cursor of another order than ascending id: the order, the last row's sort key and id. */
 export const encodeOrderedCursor = (by: ComponentOrder, descending: boolean, start: PageStart) =>
   Buffer.from(`o:${JSON.stringify([by, descending, start.key, start.id])}`).toString('base64url');
@@ -100,6 +97,9 @@ export function decodeOrderedCursor(cursor: string, by: ComponentOrder, descendi
   }
 }
 
+export function templateView(t: TemplateRecord & Partial<Pick<StoredTemplate, 'createdAt' | 'updatedAt'>>): SessionTemplate {
+  const epoch = new Date(0);
+  return {
     name: t.name,
     tenant: t.tenant,
     description: t.description,

@@ -91,10 +91,29 @@ export type Arch =
   | 'Unknown'
   | 'X86';
 
+/** Nodes waiting on one failing outside service. */
+export type BlockedGroup = {
+  __typename?: 'BlockedGroup';
+  count: Scalars['Int']['output'];
+  /** The error one of them carries (the service's answer). */
+  error: Scalars['String']['output'];
+  /** Up to 10 ids, sorted. */
+  ids: Array<Scalars['String']['output']>;
+  /** The failure reason they carry (service_unavailable, bmc_unreachable, ...). */
+  reason: Scalars['String']['output'];
+  /** PCS, HSM, BSS, CFS, IMS or BMC. */
+  service: Scalars['String']['output'];
+  /**
+   * When the first of them started waiting on it (its first error naming the service, or its first
+   * unknown power read); null when not known.
+   */
+  since?: Maybe<Scalars['DateTime']['output']>;
+};
+
 export type Blocker = {
   __typename?: 'Blocker';
   detail: Scalars['String']['output'];
-  /** disabled, locked, session_deleted, session_paused, session_aborted, service_unreachable, retry_limit, not_in_inventory, cfs_disabled, power_unknown */
+  /** disabled, locked, session_deleted, session_paused, session_aborted, service_unreachable, retry_limit, not_in_inventory, cfs_disabled, power_unknown, outside_service */
   kind: Scalars['String']['output'];
 };
 
@@ -310,7 +329,16 @@ export type ComponentEventFilter = {
 /** All given fields must match. */
 export type ComponentFilter = {
   enabled?: InputMaybe<Scalars['Boolean']['input']>;
+  /** bootorch: any of these failure reasons (domain/failures.ts names). */
+  failureReason?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** bootorch: ids starting with this xname prefix (`x1000c0` is a chassis, `x1000c0s1b0n1` one node). */
+  idPrefix?: InputMaybe<Scalars['String']['input']>;
   ids?: InputMaybe<Array<Scalars['ID']['input']>>;
+  /**
+   * bootorch: a BOS limit expression (`compute-a`, `x1000c0s1b0n0,x1000c0s1b0n1`, `compute,!cab-x1000`),
+   * resolved against the inventory (HSM groups, partitions and roles) as session setup resolves it.
+   */
+  limit?: InputMaybe<Scalars['String']['input']>;
   phase?: InputMaybe<ComponentPhase>;
   session?: InputMaybe<Scalars['String']['input']>;
   stagedSession?: InputMaybe<Scalars['String']['input']>;
@@ -348,6 +376,16 @@ export type ComponentInput = {
   stagedState?: InputMaybe<StagedStateInput>;
   status?: InputMaybe<ComponentStatusInput>;
 };
+
+/** bootorch: sort orders of the components query (each ties on id). */
+export type ComponentOrder =
+  | 'failure_reason'
+  | 'id'
+  /** When the component last changed (updatedAt). */
+  | 'updated_at'
+  | 'phase'
+  | 'session'
+  | 'status';
 
 export type ComponentPhase =
   /** Disk deploy: booting from disk, waiting for the installed system's first report. */
@@ -548,18 +586,30 @@ export type ExplainCriterion = {
 
 export type Explanation = {
   __typename?: 'Explanation';
+  /** What the operator should do, in words; null when nothing is needed. */
+  advice?: Maybe<Scalars['String']['output']>;
   blockers: Array<Blocker>;
   cfsDesiredConfig?: Maybe<Scalars['String']['output']>;
   cfsStatus?: Maybe<Scalars['String']['output']>;
   componentId: Scalars['ID']['output'];
   /** Each action operator's selection criteria, evaluated for this node. */
   criteria: Array<ExplainCriterion>;
-  /** What the status operator would decide now: the decision table's rule and its words. */
+  /**
+   * What the status operator would decide now: the decision table's rule and its words. Null when it
+   * would not look at the node (disabled: done or failed) or PCS or CFS did not answer.
+   */
   decision?: Maybe<StatusDecision>;
   enabled: Scalars['Boolean']['output'];
   /** Its action jobs still open (pending, active, retrying or failed), newest first. */
   jobs: Array<ActionJob>;
   lastEvents: Array<TimelineEvent>;
+  /**
+   * What happens next, in words: what it waits for and until when, and what bootorch will then do (or
+   * that bootorch will do nothing more for it).
+   */
+  next: Scalars['String']['output'];
+  /** When bootorch acts on it next on its own (a wait runs out); null when nothing is timed. */
+  nextAt?: Maybe<Scalars['DateTime']['output']>;
   /** The operator that acts next on it (null when none will). */
   nextOperator?: Maybe<Scalars['String']['output']>;
   phase: ComponentPhase;
@@ -569,6 +619,8 @@ export type Explanation = {
   sessionPauseReason?: Maybe<Scalars['String']['output']>;
   sessionPaused: Scalars['Boolean']['output'];
   status: ComponentStatus;
+  /** The action matching the advice. */
+  suggestedAction: SuggestedAction;
   /** What it waits for, in words, with its numbers (e.g. "graceful power-off sent 120 s ago; forceful after 300 s, in 180 s"). */
   summary: Scalars['String']['output'];
   waitingFor: WaitKind;
@@ -628,6 +680,26 @@ export type LastAction = {
 export type LastActionInput = {
   action?: InputMaybe<Scalars['String']['input']>;
   failed?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
+/** The machine map's columns: entry i of each list is the i-th component in id order. */
+export type MachineMap = {
+  __typename?: 'MachineMap';
+  /** Position in the event log this answer includes every change up to (null when this process serves no live feed). */
+  cursor?: Maybe<Scalars['ID']['output']>;
+  /** Index into failureReasons (its first entry is "", none). */
+  failureReason: Array<Scalars['Int']['output']>;
+  failureReasons: Array<Scalars['String']['output']>;
+  ids: Array<Scalars['ID']['output']>;
+  /** Index into phases. */
+  phase: Array<Scalars['Int']['output']>;
+  phases: Array<ComponentPhase>;
+  /** Index into sessions (its first entry is "", no session). */
+  session: Array<Scalars['Int']['output']>;
+  sessions: Array<Scalars['String']['output']>;
+  /** Index into statuses. */
+  status: Array<Scalars['Int']['output']>;
+  statuses: Array<ComponentStatus>;
 };
 
 export type Mutation = {
@@ -1060,8 +1132,9 @@ export type Query = {
   /** The per-node timeline (component_events), by node or by session, oldest first, paged by cursor. */
   componentTimeline: TimelinePage;
   /**
-   * Components visible to the caller, sorted by id, one page at a time (keyset on id, so any page is as
-   * fast as the first). first: 1-10000, default 1000.
+   * Components visible to the caller, one page at a time, sorted by id unless orderBy says otherwise
+   * (keyset on the sort column and id, each sort on its own index, so any page is as fast as the first
+   * at any size). first: 1-10000, default 1000. A cursor belongs to the order it was given for.
    */
   components: ComponentConnection;
   /** Where a component stands and what it waits for, in words and in data. Null for an unknown id. */
@@ -1070,6 +1143,13 @@ export type Query = {
   explainSession?: Maybe<SessionExplanation>;
   /** Health of the API and what it depends on. Always answers; check the fields. */
   health: Health;
+  /**
+   * bootorch: every visible component's map state in one compact answer (the console's machine map):
+   * columns in id order, values as indexes into small dictionaries, and the event-log cursor the answer
+   * is consistent with. Subscribe to componentEventBatches(after: cursor) to keep it current: each later
+   * change arrives once, in order.
+   */
+  machineMap: MachineMap;
   /** Registered nodes by xname (all when `xnames` is not given), in xname order. */
   nodes: Array<InventoryNode>;
   options: Options;
@@ -1136,8 +1216,10 @@ export type QueryComponentTimelineArgs = {
 
 export type QueryComponentsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  descending?: InputMaybe<Scalars['Boolean']['input']>;
   filter?: InputMaybe<ComponentFilter>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  orderBy?: InputMaybe<ComponentOrder>;
 };
 
 
@@ -1297,6 +1379,13 @@ export type Session = {
   operation: SessionOperation;
   pauseReason?: Maybe<Scalars['String']['output']>;
   paused: Scalars['Boolean']['output'];
+  /**
+   * bootorch: where the session stands in one word (never "complete" for an aborted session or one
+   * with failed nodes); the console's badge, the CLI's exit and the metrics' result label say the same.
+   */
+  result: SessionResult;
+  /** The result in words for people ("paused: no new action starts until it is resumed"). */
+  resultText: Scalars['String']['output'];
   /** Effective rollout policy: the template's, overridden by the session's. */
   rollout?: Maybe<RolloutPolicy>;
   /** Write staged state instead of desired state. */
@@ -1321,9 +1410,18 @@ export type SessionExplanation = {
 /** BOS's V2SessionExtendedStatus plus bootorch's failure reasons and pause state. */
 export type SessionExtendedStatus = {
   __typename?: 'SessionExtendedStatus';
+  /**
+   * bootorch: owned nodes not failed but held up by an outside service that is failing (PCS, HSM, BSS,
+   * CFS, or the node's BMC), grouped by service and reason. bootorch keeps asking; they go on when it
+   * answers, or fail with the cause at the timeout. Empty for a saved snapshot.
+   */
+  blocked: Array<BlockedGroup>;
   /** Owned components with an error, grouped by error text, largest group first. */
   errorSummary: Array<ComponentGroup>;
-  /** Owned components with a failure reason, grouped by reason, largest group first. */
+  /**
+   * Owned components that failed (or are done with a failure reason), grouped by reason, largest group
+   * first. Nodes still being worked on are not here: see blocked and retrying.
+   */
   failureReasons: Array<ComponentGroup>;
   /** Its components' open action jobs, counted per queue and state (now, also for a saved snapshot). */
   jobs: Array<QueueJobCount>;
@@ -1339,6 +1437,13 @@ export type SessionExtendedStatus = {
   /** Owned components in status stable, percent of managed (2 decimals; 0 when none). */
   percentSuccessful: Scalars['Float']['output'];
   phases: SessionPhases;
+  /** bootorch: the session's result, as Session.result. */
+  result: SessionResult;
+  /**
+   * bootorch: owned nodes still being worked on that carry a failure reason (an attempt failed and will
+   * be retried), grouped by reason. Empty for a saved snapshot.
+   */
+  retrying: Array<ComponentGroup>;
   /** When this came from a saved snapshot, when it was saved; null when computed now. */
   savedAt?: Maybe<Scalars['DateTime']['output']>;
   status: SessionState;
@@ -1379,6 +1484,24 @@ export type SessionPlan = {
   valid: Scalars['Boolean']['output'];
   warnings: Array<ValidationMessage>;
 };
+
+/** bootorch: a session's result (src/domain/session-result.ts). */
+export type SessionResult =
+  /** Ended by an operator before its nodes were done. */
+  | 'aborted'
+  /** Aborted by an operator; its nodes are being released. */
+  | 'aborting'
+  /** Every node reached its desired state. */
+  | 'complete'
+  /** Ended with some nodes failed. */
+  | 'complete_with_failures'
+  /** Could not run (see the session's error). */
+  | 'failed'
+  /** No new action starts until it is resumed. */
+  | 'paused'
+  /** Waiting for its setup to run. */
+  | 'pending'
+  | 'running';
 
 export type SessionState =
   | 'complete'
@@ -1525,6 +1648,17 @@ export type SubscriptionSessionProgressArgs = {
   name: Scalars['String']['input'];
 };
 
+/** What an operator can do about a node, as the console offers it. */
+export type SuggestedAction =
+  /** Clear its failure and enable it: the operators take it from where it is toward its desired state. */
+  | 'enable'
+  /** Nothing is needed, or nothing a button could do (e.g. wait for a service to come back). */
+  | 'none'
+  /** Resume its paused session. */
+  | 'resume_session'
+  /** A new session of just this node (its last session's template and operation), dry run first. */
+  | 'retry';
+
 export type TemplateValidation = {
   __typename?: 'TemplateValidation';
   errors: Array<ValidationMessage>;
@@ -1606,6 +1740,8 @@ export type WaitKind =
   | 'failed'
   | 'forceful_power_off'
   | 'nothing'
+  /** An outside service (PCS, HSM, BSS, CFS, IMS) is failing: bootorch keeps asking and goes on when it answers. Not a failure of the node. */
+  | 'outside_service'
   | 'power_off'
   | 'power_on'
   | 'power_on_or_boot_report'
@@ -1727,6 +1863,7 @@ export type ResolversTypes = ResolversObject<{
   ApplyStagedFailure: ResolverTypeWrapper<ApplyStagedFailure>;
   ApplyStagedResult: ResolverTypeWrapper<ApplyStagedResult>;
   Arch: null;
+  BlockedGroup: ResolverTypeWrapper<BlockedGroup>;
   Blocker: ResolverTypeWrapper<Blocker>;
   Bmc: ResolverTypeWrapper<Bmc>;
   BmcDriver: BmcDriver;
@@ -1749,6 +1886,7 @@ export type ResolversTypes = ResolversObject<{
   ComponentFilter: ComponentFilter;
   ComponentGroup: ResolverTypeWrapper<ComponentGroup>;
   ComponentInput: ComponentInput;
+  ComponentOrder: null;
   ComponentPhase: null;
   ComponentStatus: null;
   ComponentStatusInfo: ResolverTypeWrapper<ComponentStatusInfo>;
@@ -1785,6 +1923,7 @@ export type ResolversTypes = ResolversObject<{
   IssuedApiToken: ResolverTypeWrapper<IssuedApiToken>;
   LastAction: ResolverTypeWrapper<LastAction>;
   LastActionInput: LastActionInput;
+  MachineMap: ResolverTypeWrapper<MachineMap>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   NodeBootParameters: ResolverTypeWrapper<NodeBootParameters>;
   NodeInput: NodeInput;
@@ -1811,6 +1950,7 @@ export type ResolversTypes = ResolversObject<{
   SessionOperation: null;
   SessionPhases: ResolverTypeWrapper<SessionPhases>;
   SessionPlan: ResolverTypeWrapper<SessionPlan>;
+  SessionResult: null;
   SessionState: null;
   SessionStatus: ResolverTypeWrapper<SessionStatus>;
   SessionTemplate: ResolverTypeWrapper<SessionTemplate>;
@@ -1825,6 +1965,7 @@ export type ResolversTypes = ResolversObject<{
   StatusOverride: null;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  SuggestedAction: null;
   TemplateValidation: ResolverTypeWrapper<TemplateValidation>;
   Tenant: ResolverTypeWrapper<Tenant>;
   TimelineEvent: ResolverTypeWrapper<TimelineEvent>;
@@ -1846,6 +1987,7 @@ export type ResolversParentTypes = ResolversObject<{
   ApiToken: ApiToken;
   ApplyStagedFailure: ApplyStagedFailure;
   ApplyStagedResult: ApplyStagedResult;
+  BlockedGroup: BlockedGroup;
   Blocker: Blocker;
   Bmc: Bmc;
   BmcInput: BmcInput;
@@ -1897,6 +2039,7 @@ export type ResolversParentTypes = ResolversObject<{
   IssuedApiToken: IssuedApiToken;
   LastAction: LastAction;
   LastActionInput: LastActionInput;
+  MachineMap: MachineMap;
   Mutation: Record<PropertyKey, never>;
   NodeBootParameters: NodeBootParameters;
   NodeInput: NodeInput;
@@ -1985,6 +2128,15 @@ export type ApplyStagedResultResolvers<ContextType = ApiContext, ParentType exte
 }>;
 
 export type ArchResolvers = { ARM: 'ARM', OTHER: 'Other', UNKNOWN: 'Unknown', X86: 'X86' };
+
+export type BlockedGroupResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['BlockedGroup'] = ResolversParentTypes['BlockedGroup']> = ResolversObject<{
+  count?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  error?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  ids?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  reason?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  service?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  since?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+}>;
 
 export type BlockerResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Blocker'] = ResolversParentTypes['Blocker']> = ResolversObject<{
   detail?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -2088,6 +2240,8 @@ export type ComponentGroupResolvers<ContextType = ApiContext, ParentType extends
   list?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
+export type ComponentOrderResolvers = { FAILURE_REASON: 'failure_reason', ID: 'id', LAST_CHANGE: 'updated_at', PHASE: 'phase', SESSION: 'session', STATUS: 'status' };
+
 export type ComponentPhaseResolvers = { BOOTING_DISK: 'booting_disk', CONFIGURING: 'configuring', DEPLOYING: 'deploying', NONE?: '', POWERING_OFF: 'powering_off', POWERING_ON: 'powering_on', SWITCHING_TO_DISK: 'switching_to_disk', WRITING: 'writing' };
 
 export type ComponentStatusResolvers = { CONFIGURING: 'configuring', FAILED: 'failed', ON_HOLD: 'on_hold', POWER_OFF_FORCEFULLY_CALLED: 'power_off_forcefully_called', POWER_OFF_GRACEFULLY_CALLED: 'power_off_gracefully_called', POWER_OFF_PENDING: 'power_off_pending', POWER_ON_CALLED: 'power_on_called', POWER_ON_PENDING: 'power_on_pending', QUEUED: 'queued', STABLE: 'stable' };
@@ -2171,6 +2325,7 @@ export type ExplainCriterionResolvers<ContextType = ApiContext, ParentType exten
 }>;
 
 export type ExplanationResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Explanation'] = ResolversParentTypes['Explanation']> = ResolversObject<{
+  advice?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   blockers?: Resolver<Array<ResolversTypes['Blocker']>, ParentType, ContextType>;
   cfsDesiredConfig?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   cfsStatus?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -2180,6 +2335,8 @@ export type ExplanationResolvers<ContextType = ApiContext, ParentType extends Re
   enabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   jobs?: Resolver<Array<ResolversTypes['ActionJob']>, ParentType, ContextType>;
   lastEvents?: Resolver<Array<ResolversTypes['TimelineEvent']>, ParentType, ContextType>;
+  next?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  nextAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   nextOperator?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   phase?: Resolver<ResolversTypes['ComponentPhase'], ParentType, ContextType>;
   powerState?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -2187,6 +2344,7 @@ export type ExplanationResolvers<ContextType = ApiContext, ParentType extends Re
   sessionPauseReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   sessionPaused?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   status?: Resolver<ResolversTypes['ComponentStatus'], ParentType, ContextType>;
+  suggestedAction?: Resolver<ResolversTypes['SuggestedAction'], ParentType, ContextType>;
   summary?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   waitingFor?: Resolver<ResolversTypes['WaitKind'], ParentType, ContextType>;
 }>;
@@ -2224,6 +2382,19 @@ export type LastActionResolvers<ContextType = ApiContext, ParentType extends Res
   action?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   failed?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   lastUpdated?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+}>;
+
+export type MachineMapResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['MachineMap'] = ResolversParentTypes['MachineMap']> = ResolversObject<{
+  cursor?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
+  failureReason?: Resolver<Array<ResolversTypes['Int']>, ParentType, ContextType>;
+  failureReasons?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  ids?: Resolver<Array<ResolversTypes['ID']>, ParentType, ContextType>;
+  phase?: Resolver<Array<ResolversTypes['Int']>, ParentType, ContextType>;
+  phases?: Resolver<Array<ResolversTypes['ComponentPhase']>, ParentType, ContextType>;
+  session?: Resolver<Array<ResolversTypes['Int']>, ParentType, ContextType>;
+  sessions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  status?: Resolver<Array<ResolversTypes['Int']>, ParentType, ContextType>;
+  statuses?: Resolver<Array<ResolversTypes['ComponentStatus']>, ParentType, ContextType>;
 }>;
 
 export type MutationResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = ResolversObject<{
@@ -2330,10 +2501,11 @@ export type QueryResolvers<ContextType = ApiContext, ParentType extends Resolver
   component?: Resolver<Maybe<ResolversTypes['Component']>, ParentType, ContextType, RequireFields<QueryComponentArgs, 'id'>>;
   componentEvents?: Resolver<Array<ResolversTypes['ComponentEvent']>, ParentType, ContextType, RequireFields<QueryComponentEventsArgs, 'first'>>;
   componentTimeline?: Resolver<ResolversTypes['TimelinePage'], ParentType, ContextType, RequireFields<QueryComponentTimelineArgs, 'first'>>;
-  components?: Resolver<ResolversTypes['ComponentConnection'], ParentType, ContextType, RequireFields<QueryComponentsArgs, 'first'>>;
+  components?: Resolver<ResolversTypes['ComponentConnection'], ParentType, ContextType, RequireFields<QueryComponentsArgs, 'descending' | 'first' | 'orderBy'>>;
   explain?: Resolver<Maybe<ResolversTypes['Explanation']>, ParentType, ContextType, RequireFields<QueryExplainArgs, 'componentId'>>;
   explainSession?: Resolver<Maybe<ResolversTypes['SessionExplanation']>, ParentType, ContextType, RequireFields<QueryExplainSessionArgs, 'name'>>;
   health?: Resolver<ResolversTypes['Health'], ParentType, ContextType>;
+  machineMap?: Resolver<ResolversTypes['MachineMap'], ParentType, ContextType>;
   nodes?: Resolver<Array<ResolversTypes['InventoryNode']>, ParentType, ContextType, Partial<QueryNodesArgs>>;
   options?: Resolver<ResolversTypes['Options'], ParentType, ContextType>;
   planSession?: Resolver<ResolversTypes['SessionPlan'], ParentType, ContextType, RequireFields<QueryPlanSessionArgs, 'input'>>;
@@ -2400,6 +2572,8 @@ export type SessionResolvers<ContextType = ApiContext, ParentType extends Resolv
   operation?: Resolver<ResolversTypes['SessionOperation'], ParentType, ContextType>;
   pauseReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   paused?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  result?: Resolver<ResolversTypes['SessionResult'], ParentType, ContextType>;
+  resultText?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   rollout?: Resolver<Maybe<ResolversTypes['RolloutPolicy']>, ParentType, ContextType>;
   stage?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   status?: Resolver<ResolversTypes['SessionStatus'], ParentType, ContextType>;
@@ -2417,6 +2591,7 @@ export type SessionExplanationResolvers<ContextType = ApiContext, ParentType ext
 }>;
 
 export type SessionExtendedStatusResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['SessionExtendedStatus'] = ResolversParentTypes['SessionExtendedStatus']> = ResolversObject<{
+  blocked?: Resolver<Array<ResolversTypes['BlockedGroup']>, ParentType, ContextType>;
   errorSummary?: Resolver<Array<ResolversTypes['ComponentGroup']>, ParentType, ContextType>;
   failureReasons?: Resolver<Array<ResolversTypes['ComponentGroup']>, ParentType, ContextType>;
   jobs?: Resolver<Array<ResolversTypes['QueueJobCount']>, ParentType, ContextType>;
@@ -2428,6 +2603,8 @@ export type SessionExtendedStatusResolvers<ContextType = ApiContext, ParentType 
   percentStaged?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   percentSuccessful?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   phases?: Resolver<ResolversTypes['SessionPhases'], ParentType, ContextType>;
+  result?: Resolver<ResolversTypes['SessionResult'], ParentType, ContextType>;
+  retrying?: Resolver<Array<ResolversTypes['ComponentGroup']>, ParentType, ContextType>;
   savedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   status?: Resolver<ResolversTypes['SessionState'], ParentType, ContextType>;
   timing?: Resolver<ResolversTypes['SessionTiming'], ParentType, ContextType>;
@@ -2454,6 +2631,8 @@ export type SessionPlanResolvers<ContextType = ApiContext, ParentType extends Re
   valid?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   warnings?: Resolver<Array<ResolversTypes['ValidationMessage']>, ParentType, ContextType>;
 }>;
+
+export type SessionResultResolvers = { ABORTED: 'aborted', ABORTING: 'aborting', COMPLETE: 'complete', COMPLETE_WITH_FAILURES: 'complete_with_failures', FAILED: 'failed', PAUSED: 'paused', PENDING: 'pending', RUNNING: 'running' };
 
 export type SessionStateResolvers = { COMPLETE: 'complete', PENDING: 'pending', RUNNING: 'running' };
 
@@ -2510,6 +2689,8 @@ export type SubscriptionResolvers<ContextType = ApiContext, ParentType extends R
   sessionProgress?: SubscriptionResolver<ResolversTypes['SessionExtendedStatus'], "sessionProgress", ParentType, ContextType, RequireFields<SubscriptionSessionProgressArgs, 'name'>>;
 }>;
 
+export type SuggestedActionResolvers = { ENABLE: 'enable', NONE: 'none', RESUME_SESSION: 'resume_session', RETRY: 'retry' };
+
 export type TemplateValidationResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['TemplateValidation'] = ResolversParentTypes['TemplateValidation']> = ResolversObject<{
   errors?: Resolver<Array<ResolversTypes['ValidationMessage']>, ParentType, ContextType>;
   valid?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -2562,7 +2743,7 @@ export type WaitGroupResolvers<ContextType = ApiContext, ParentType extends Reso
   waitingFor?: Resolver<ResolversTypes['WaitKind'], ParentType, ContextType>;
 }>;
 
-export type WaitKindResolvers = { CONFIGURATION: 'configuration', DISABLED: 'disabled', DISK_DEPLOY: 'disk_deploy', FAILED: 'failed', FORCEFUL_POWER_OFF: 'forceful_power_off', NOTHING: 'nothing', POWER_OFF: 'power_off', POWER_ON: 'power_on', POWER_ON_OR_BOOT_REPORT: 'power_on_or_boot_report', POWER_UNKNOWN: 'power_unknown', ROLLOUT_ADMISSION: 'rollout_admission', SESSION_PAUSED: 'session_paused', STATUS_EVALUATION: 'status_evaluation' };
+export type WaitKindResolvers = { CONFIGURATION: 'configuration', DISABLED: 'disabled', DISK_DEPLOY: 'disk_deploy', FAILED: 'failed', FORCEFUL_POWER_OFF: 'forceful_power_off', NOTHING: 'nothing', OUTSIDE_SERVICE: 'outside_service', POWER_OFF: 'power_off', POWER_ON: 'power_on', POWER_ON_OR_BOOT_REPORT: 'power_on_or_boot_report', POWER_UNKNOWN: 'power_unknown', ROLLOUT_ADMISSION: 'rollout_admission', SESSION_PAUSED: 'session_paused', STATUS_EVALUATION: 'status_evaluation' };
 
 export type WhoamiResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Whoami'] = ResolversParentTypes['Whoami']> = ResolversObject<{
   actor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -2583,6 +2764,7 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   ApplyStagedFailure?: ApplyStagedFailureResolvers<ContextType>;
   ApplyStagedResult?: ApplyStagedResultResolvers<ContextType>;
   Arch?: ArchResolvers;
+  BlockedGroup?: BlockedGroupResolvers<ContextType>;
   Blocker?: BlockerResolvers<ContextType>;
   Bmc?: BmcResolvers<ContextType>;
   BootArtifacts?: BootArtifactsResolvers<ContextType>;
@@ -2595,6 +2777,7 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   ComponentEvent?: ComponentEventResolvers<ContextType>;
   ComponentEventBatch?: ComponentEventBatchResolvers<ContextType>;
   ComponentGroup?: ComponentGroupResolvers<ContextType>;
+  ComponentOrder?: ComponentOrderResolvers;
   ComponentPhase?: ComponentPhaseResolvers;
   ComponentStatus?: ComponentStatusResolvers;
   ComponentStatusInfo?: ComponentStatusInfoResolvers<ContextType>;
@@ -2618,6 +2801,7 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   InventoryNode?: InventoryNodeResolvers<ContextType>;
   IssuedApiToken?: IssuedApiTokenResolvers<ContextType>;
   LastAction?: LastActionResolvers<ContextType>;
+  MachineMap?: MachineMapResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   NodeBootParameters?: NodeBootParametersResolvers<ContextType>;
   Options?: OptionsResolvers<ContextType>;
@@ -2639,6 +2823,7 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   SessionOperation?: SessionOperationResolvers;
   SessionPhases?: SessionPhasesResolvers<ContextType>;
   SessionPlan?: SessionPlanResolvers<ContextType>;
+  SessionResult?: SessionResultResolvers;
   SessionState?: SessionStateResolvers;
   SessionStatus?: SessionStatusResolvers<ContextType>;
   SessionTemplate?: SessionTemplateResolvers<ContextType>;
@@ -2649,6 +2834,7 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   StatusDecision?: StatusDecisionResolvers<ContextType>;
   StatusOverride?: StatusOverrideResolvers;
   Subscription?: SubscriptionResolvers<ContextType>;
+  SuggestedAction?: SuggestedActionResolvers;
   TemplateValidation?: TemplateValidationResolvers<ContextType>;
   Tenant?: TenantResolvers<ContextType>;
   TimelineEvent?: TimelineEventResolvers<ContextType>;

@@ -118,6 +118,8 @@ export type WaitKind =
   | 'FAILED'
   | 'FORCEFUL_POWER_OFF'
   | 'NOTHING'
+  /** An outside service (PCS, HSM, BSS, CFS, IMS) is failing: bootorch keeps asking and goes on when it answers. Not a failure of the node. */
+  | 'OUTSIDE_SERVICE'
   | 'POWER_OFF'
   | 'POWER_ON'
   | 'POWER_ON_OR_BOOT_REPORT'
