@@ -1,7 +1,14 @@
 /**
  * Real virtual machines for the VM test (../shared/reference/real-nodes.md): per node one OpenIPMI
- * `ipmi_sim` on 127.0.0.1 (RMCP+ on UDP, the VM channel on TCP) whose power-on command starts a QEMU
- * VM that network-boots through iPXE over user-mode networking (slirp; the host is 10.0.2.2).
+ * `ipmi_sim` on 127.0.0.1 (RMCP+ on UDP, the VM channel on TCP) whose chassis is this harness's
+ * `chassis.sh` (lan.conf `chassis_control`): power on starts a QEMU VM, off kills it, soft-off and
+ * reset go to QEMU's monitor (an ACPI power-button press, a reset), and the boot device an IPMI client
+ * sets (`chassis bootdev pxe|disk`, boot parameter 5) is what the next power-on boots: `pxe`
+ * network-boots through iPXE over user-mode networking (slirp; the host is 10.0.2.2), `disk` boots the
+ * virtio disk with no network ROM at all (nothing can fall back to the network), and without a boot
+ * device set the machine stays in firmware and boots nothing. Like a real BMC, the setting holds for
+ * one boot. ipmi_sim keeps no boot options of its own (without a chassis program it refuses them, and
+ * ipmitool still exits 0), so a boot device bootorch did not set, or set wrongly, fails the test.
  * Every process started here is tracked by PID (ipmi_sim as spawned, each QEMU by the PID file its
  * start script writes before exec) and killed by PID in stop(), also after a failure.
  */
@@ -22,6 +29,8 @@ export interface VmNode {
   console: string;
   /** Epoch ms of each power-on (start.sh writes one line per start). */
   powerOns(): number[];
+  /** The boot device of each power-on, in order: `pxe`, `disk`, or `none` when none was set. */
+  boots(): string[];
 }
 
 export const BMC_USER = 'admin';
@@ -51,6 +60,8 @@ async function freePort(udp: boolean): Promise<number> {
   }
 }
 
+const lines = (file: string): string[] => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean) : []);
+
 export class Machines {
   readonly root = mkdtempSync(path.join(os.tmpdir(), 'bootorch-vm-'));
   readonly nodes: VmNode[] = [];
@@ -68,7 +79,7 @@ export class Machines {
     return this.o.machine === 'sleep' ? 'sleep' : 'qemu-system';
   }
 
-  /** `disk`: a raw image file the VM gets as a virtio disk; it then boots from the network first, then the disk. */
+  /** `disk`: a raw image file the VM gets as a virtio disk (booted when the BMC is told `bootdev disk`). */
   async add(name: string, xname: string, index: number, o: { disk?: string } = {}): Promise<VmNode> {
     const dir = path.join(this.root, name);
     mkdirSync(path.join(dir, 'state'), { recursive: true });
@@ -76,20 +87,85 @@ export class Machines {
     const vmPort = await freePort(false);
     const mac = `52:54:00:00:00:${index.toString(16).padStart(2, '0')}`;
     const consoleLog = path.join(dir, 'console.log');
+    // QEMU's monitor on a pair of FIFOs in the node's folder (monitor.in, monitor.out): chassis.sh
+    // writes a line to it with bash alone, and no port is held between the harness and QEMU.
+    const monitor = path.join(dir, 'monitor');
+    // $1: the boot device. pxe: iPXE from the NIC's ROM; disk: no NIC ROM (romfile=), the disk only;
+    // none: QEMU starts with its CPU stopped (-S), a machine on whose firmware finds nothing to boot.
     writeFileSync(
       path.join(dir, 'start.sh'),
       `#!/bin/sh
 echo "$(date +%s%3N)" >> ${dir}/power-ons
+echo "$1" >> ${dir}/boots
 echo $$ >> ${dir}/qemu.pids
-${this.o.machine === 'sleep' ? 'exec sleep 3600\n' : ''}exec qemu-system-x86_64 -machine pc -accel ${this.o.accel ?? 'tcg'} -m ${this.o.memoryMb ?? 256} -smp 1 -display none -monitor none \\
-  -chardev file,id=con0,path=${consoleLog},append=on -serial chardev:con0 ${o.disk ? `-boot order=nc -drive file=${o.disk},if=virtio,format=raw` : '-boot n'} \\
+${this.o.machine === 'sleep' ? 'exec sleep 3600\n' : ''}case "$1" in
+  pxe) boot="-boot order=n"; rom="" ;;
+  disk) boot="-boot order=c"; rom=",romfile=" ;;
+  *) boot="-S"; rom=",romfile=" ;;
+esac
+rm -f ${monitor}.in ${monitor}.out && mkfifo ${monitor}.in ${monitor}.out
+exec qemu-system-x86_64 -machine pc -accel ${this.o.accel ?? 'tcg'} -m ${this.o.memoryMb ?? 256} -smp 1 -display none \\
+  -chardev pipe,id=mon0,path=${monitor} -mon chardev=mon0,mode=readline \\
+  -chardev file,id=con0,path=${consoleLog},append=on -serial chardev:con0 $boot ${o.disk ? `-drive file=${o.disk},if=virtio,format=raw` : ''} \\
   -netdev user,id=n0,bootfile=${this.o.bootfile} \\
-  -device virtio-net-pci,netdev=n0,mac=${mac} \\
+  -device virtio-net-pci,netdev=n0,mac=${mac}$rom \\
   -chardev socket,id=ipmi0,host=127.0.0.1,port=${vmPort},reconnect=10 \\
   -device ipmi-bmc-extern,chardev=ipmi0,id=bmc0 -device isa-ipmi-kcs,bmc=bmc0
 `,
     );
     chmodSync(path.join(dir, 'start.sh'), 0o755);
+    // ipmi_sim runs it as `chassis.sh get power boot` (prints power:1, boot:pxe) or `chassis.sh set power 1`,
+    // `set boot default` (its name for "disk"), `set shutdown 1`, `set reset 1`. ipmi_sim answers
+    // nothing else until it returns, so it works with bash builtins and returns at once: QEMU starts in
+    // its own session (output in machine.log); soft-off and reset are one line to QEMU's monitor.
+    writeFileSync(
+      path.join(dir, 'chassis.sh'),
+      `#!/bin/bash
+D=${dir}
+pid() { read -r p < $D/qemu.pid && [ -n "$p" ] && read -r stat < /proc/$p/stat && st=\${stat##*) } && [[ \${st:0:1} != [ZX] ]]; } 2>/dev/null
+# A line to QEMU's monitor, written in the background: QEMU holds the FIFO open, but one that just
+# died would leave the write waiting for a reader.
+monitor() {
+  [ -p ${monitor}.in ] || return 1
+  { timeout 5 bash -c 'echo "$1" > "$2"' _ "$1" ${monitor}.in; } </dev/null >/dev/null 2>&1 &
+}
+bootdev() { local d=none; read -r d < $D/bootdev 2>/dev/null; echo "\${d:-none}"; }
+op=$1; shift
+if [ "$op" = get ]; then
+  for parm in "$@"; do
+    case $parm in
+      power) if pid; then echo power:1; else echo power:0; fi ;;
+      boot) echo "boot:$(bootdev)" ;;
+      *) echo "no such parameter: $parm"; exit 1 ;;
+    esac
+  done
+  exit 0
+fi
+[ "$op" = set ] || { echo "unknown operation: $op"; exit 1; }
+while [ $# -gt 0 ]; do
+  parm=$1; val=$2; shift 2
+  case $parm in
+    power)
+      if [ "$val" = 1 ]; then
+        pid && continue
+        dev=$(bootdev)
+        echo none > $D/bootdev
+        case $dev in pxe) ;; default) dev=disk ;; *) dev=none ;; esac
+        setsid $D/start.sh $dev </dev/null >>$D/machine.log 2>&1 &
+        echo $! > $D/qemu.pid
+      elif pid; then
+        kill -KILL $p
+      fi ;;
+    boot) echo "$val" > $D/bootdev ;;
+    shutdown) pid && { monitor system_powerdown || { echo "no VM to tell"; exit 1; }; } ;;
+    reset) pid && { monitor system_reset || { echo "no VM to tell"; exit 1; }; } ;;
+    identify) shift ;;
+    *) echo "no such parameter: $parm"; exit 1 ;;
+  esac
+done
+`,
+    );
+    chmodSync(path.join(dir, 'chassis.sh'), 0o755);
     const guid = `a123456789abcdefa123456789abcd${index.toString(16).padStart(2, '0')}`;
     writeFileSync(
       path.join(dir, 'lan.conf'),
@@ -105,10 +181,7 @@ set_working_mc 0x20
     guid ${guid}
   endlan
   serial 15 127.0.0.1 ${vmPort} codec VM
-  startcmd "${dir}/start.sh"
-  startnow false
-  poweroff_wait ${this.o.machine === 'sleep' ? 1 : 20}
-  kill_wait ${this.o.machine === 'sleep' ? 1 : 5}
+  chassis_control "${dir}/chassis.sh"
   user 1 true  ""      "test"     user  10 none md2 md5 straight
   user 2 true  "${BMC_USER}" "${BMC_PASSWORD}" admin 10 none md2 md5 straight
 `,
@@ -136,10 +209,8 @@ mc_enable 0x20
       dir,
       bmcAddress: `127.0.0.1:${lanPort}`,
       console: consoleLog,
-      powerOns: () =>
-        existsSync(path.join(dir, 'power-ons'))
-          ? readFileSync(path.join(dir, 'power-ons'), 'utf8').trim().split('\n').filter(Boolean).map(Number)
-          : [],
+      powerOns: () => lines(path.join(dir, 'power-ons')).map(Number),
+      boots: () => lines(path.join(dir, 'boots')),
     };
     this.nodes.push(node);
     return node;

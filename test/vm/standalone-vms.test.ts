@@ -254,6 +254,14 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
       expect(machines.ipmitool(m, 'chassis', 'power', 'status')).toMatch(/is on/);
       expect(readFileSync(m.console, 'utf8')).toMatch(new RegExp(`bootorch-report: ${m.xname} reported`));
     }
+    // Every power-on booted the device bootorch set through IPMI (machines.ts): the network.
+    for (const m of machines.nodes.filter((n) => NODES.some((x) => x.xname === n.xname))) {
+      expect(m.boots().length, m.name).toBeGreaterThan(0);
+      expect(
+        m.boots().filter((b) => b !== 'pxe'),
+        m.name,
+      ).toEqual([]);
+    }
 
     const broken = await component(BROKEN);
     expect(broken.status_override).toBe('failed');
@@ -402,8 +410,11 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     timings.push(
       `config drive on ${DEPLOYED}'s disk: partition 2 at sector ${cd.start}, ${probe.match(/^TYPE=.*$/m)?.[0]} LABEL=cidata, user-data ${userData.length} bytes as given`,
     );
-    // Two power-ons: into the deploy ramdisk, and the cycle into the installed system.
+    // Two power-ons: into the deploy ramdisk, and the cycle into the installed system. Each booted the
+    // device bootorch set through IPMI (machines.ts): the network, then the disk, with no network ROM
+    // that time, so the installed system's report came from the disk, not through iPXE.
     expect(vm.powerOns().length).toBe(2);
+    expect(vm.boots()).toEqual(['pxe', 'disk']);
 
     const bad = await component(BAD_CHECKSUM);
     expect({ status: bad.status, reason: bad.failure_reason }).toEqual({ status: 'failed', reason: 'checksum_mismatch' });
