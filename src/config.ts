@@ -69,7 +69,7 @@ const envSchema = z.object({
    */
   BOOTORCH_TLS_CERT_FILE: z.string().min(1).optional(),
   BOOTORCH_TLS_KEY_FILE: z.string().min(1).optional(),
-  /** Standalone: key sealing BMC passwords (32 bytes, base64 or hex), or a file holding it. */
+  /** Key sealing BMC passwords and config-drive user data (32 bytes, base64 or hex), or a file holding it. */
   BOOTORCH_SECRET_KEY: z.string().optional(),
   BOOTORCH_SECRET_KEY_FILE: z.string().optional(),
   /** Standalone: the API's base URL as nodes reach it (boot scripts and reports), e.g. http://10.1.0.1:4000. Default: the listen address. */

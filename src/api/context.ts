@@ -55,6 +55,8 @@ export interface ApiDeps {
   live?: LiveFeed;
   /** Standalone mode's node registration (schema/nodes.graphql); FAILED_PRECONDITION without it. */
   nodeRegistry?: NodeRegistry;
+  /** BOOTORCH_SECRET_KEY: seals write-only template fields (config-drive user data); without it they are refused. */
+  secretKey?: Buffer;
 }
 
 export interface ApiContext extends Identity, Omit<ApiDeps, 'now'> {
@@ -112,6 +114,7 @@ export function createContext(deps: ApiDeps, who: Identity, extras: Record<strin
     queueHealthy: deps.queueHealthy,
     live: deps.live,
     nodeRegistry: deps.nodeRegistry,
+    secretKey: deps.secretKey,
     now: deps.now ?? (() => new Date()),
     tenantKey: who.tenant ?? '',
     extras,

@@ -4,7 +4,8 @@
  * asked, a session computes its extended status only when asked, and an accepted report reads its
  * component only when asked.
  */
-import { deployDraft } from '../domain/deploy.ts';
+import { configDriveView, deployDraft, type DeployRecord } from '../domain/deploy.ts';
+import { sealedBytes } from '../adapters/standalone/secrets.ts';
 import type { ComponentRow, SessionRow } from '../db/schema.ts';
 import type { ComponentOrder, ComponentQuery, PageStart } from '../db/components/read.ts';
 import type { StoredTemplate } from '../db/templates.ts';
@@ -16,6 +17,7 @@ import type {
   BootStateReported,
   Component,
   ComponentStatus,
+  DiskDeploy,
   Options,
   Session,
   SessionExtendedStatus,
@@ -124,8 +126,18 @@ export function templateView(t: TemplateRecord & Partial<Pick<StoredTemplate, 'c
         rootfsProvider: b.rootfs_provider ?? null,
         rootfsProviderPassthrough: b.rootfs_provider_passthrough ?? null,
         cfs: b.cfs ?? null,
-        deploy: b.deploy ? deployDraft(b.deploy) : null,
+        deploy: b.deploy ? deployView(b.deploy) : null,
       })),
+  };
+}
+
+/** A boot set's deploy as readers see it: the config drive's user data as a flag and a length only. */
+function deployView(d: DeployRecord): DiskDeploy {
+  const { image, rootDeviceHints } = deployDraft(d);
+  return {
+    image: { ...image, format: image.format ?? 'raw' },
+    rootDeviceHints: rootDeviceHints ?? null,
+    configDrive: d.config_drive ? configDriveView(d.config_drive, sealedBytes) : null,
   };
 }
 

@@ -14,7 +14,7 @@ import { deployInput } from '../domain/deploy.ts';
 
 const TEMPLATE_FIELDS = `name tenant description enableCfs cfs { configuration } createdAt updatedAt
   bootSets { name path type etag kernelParameters nodeList nodeRolesGroups nodeGroups arch rootfsProvider rootfsProviderPassthrough cfs { configuration }
-    deploy { image { url format checksum } rootDeviceHints { size name serial } configDrive { userData metaData } } }
+    deploy { image { url format checksum } rootDeviceHints { size name serial } configDrive { hasUserData userDataBytes metaData } } }
   rollout { maxInFlight powerOnWaveSize powerOnWaveIntervalSeconds canary failureBudget maxPowerOffWaitTime maxPowerOnWaitTime maxBootWaitTime retryPolicy jobRetryDelay jobRetryBackoff jobRetryMaxDelay }`;
 
 type Obj = Record<string, any>;

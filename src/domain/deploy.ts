@@ -15,7 +15,24 @@ export interface DeployRecord {
   image: { url: string; format: ImageFormat; checksum: string };
   root_device_hints?: RootDeviceHints;
   /** cloud-init NoCloud data, written beside the image on a vfat filesystem labelled cidata. */
-  config_drive?: { user_data: string; meta_data: string };
+  config_drive?: ConfigDriveRecord;
+}
+
+/**
+ * A config drive as stored. User data is the place for a node's secrets (the installed system's
+ * credential, keys), so it is write-only: the API seals it (adapters/standalone/secrets.ts) before it
+ * is stored and only the config drive built for a deploying node opens it. Meta data is not sealed
+ * (cloud-init's instance id and hostname) and is read back.
+ */
+export interface ConfigDriveRecord {
+  meta_data: string;
+  /** The sealed user data; absent: none. */
+  user_data_sealed?: string;
+  /**
+   * Plaintext user data: a write's, until the API seals it (absent in a write: keep the stored one),
+   * or one stored before user data was sealed (sealed at the template's next write).
+   */
+  user_data?: string;
 }
 
 /** Ironic's root device hints: every hint given must hold; none given = the first disk. */
@@ -68,24 +85,52 @@ export function deployRecord(d: DeployDraft): DeployRecord {
     if (h.name != null) r.root_device_hints.name = h.name.replace(/^\/dev\//, '');
     if (h.serial != null) r.root_device_hints.serial = h.serial;
   }
-  if (d.configDrive) r.config_drive = { user_data: d.configDrive.userData ?? '', meta_data: d.configDrive.metaData ?? '' };
+  const cd = d.configDrive;
+  if (cd) {
+    r.config_drive = { meta_data: cd.metaData ?? '' };
+    // Left out: the write keeps the stored user data. null or "": none.
+    if (cd.userData !== undefined) r.config_drive.user_data = cd.userData ?? '';
+  }
   return r;
 }
 
-export function deployDraft(r: DeployRecord) {
+/** The stored deploy as a write's draft (PATCH merges into it): user data left out, so the stored one is kept. */
+export function deployDraft(r: DeployRecord): DeployDraft {
   return {
     image: { ...r.image },
     rootDeviceHints: r.root_device_hints ? { ...r.root_device_hints } : null,
-    configDrive: r.config_drive ? { userData: r.config_drive.user_data, metaData: r.config_drive.meta_data } : null,
+    configDrive: r.config_drive ? { metaData: r.config_drive.meta_data } : null,
   };
 }
 
-/** A deploy as BOS-style JSON (snake_case keys, as stored) or as the GraphQL input: the GraphQL input's shape. */
+/** What a reader is shown of a config drive: whether it holds user data and how many bytes, never the data. */
+export function configDriveView(cd: ConfigDriveRecord, sealedBytes: (sealed: string) => number) {
+  const bytes = cd.user_data_sealed ? sealedBytes(cd.user_data_sealed) : Buffer.byteLength(cd.user_data ?? '');
+  return { hasUserData: bytes > 0, userDataBytes: bytes, metaData: cd.meta_data };
+}
+
+/** What readers are shown of a config drive; a client sending back what it read sends these too. */
+const CONFIG_DRIVE_READ_ONLY = new Set(['hasUserData', 'userDataBytes']);
+
+/**
+ * A deploy as BOS-style JSON (snake_case keys, as stored) or as the GraphQL input: the GraphQL input's
+ * shape. The config drive's read-only fields (`has_user_data`, `user_data_bytes`) are dropped, so a
+ * template read, edited and written back keeps its user data.
+ */
 export function deployInput(v: unknown): unknown {
+  const input = camelKeys(v);
+  const cd = (input as { configDrive?: unknown } | null)?.configDrive;
+  if (cd && typeof cd === 'object' && !Array.isArray(cd)) {
+    for (const k of CONFIG_DRIVE_READ_ONLY) delete (cd as Record<string, unknown>)[k];
+  }
+  return input;
+}
+
+function camelKeys(v: unknown): unknown {
   const camel = (k: string) => k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
-  if (Array.isArray(v)) return v.map(deployInput);
+  if (Array.isArray(v)) return v.map(camelKeys);
   if (v === null || typeof v !== 'object') return v;
-  return Object.fromEntries(Object.entries(v).map(([k, x]) => [camel(k), deployInput(x)]));
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [camel(k), camelKeys(x)]));
 }
 
 /**

@@ -2,13 +2,13 @@
  * /v2/sessiontemplates, /v2/sessiontemplatesvalid, /v2/sessiontemplatetemplate: BOS's JSON (boot sets
  * as a map keyed by name, snake_case) to the GraphQL inputs (boot sets as a list, camelCase) and back.
  */
-import type { BootSet, SessionTemplate, TemplateValidation } from '../api/generated/types.ts';
+import type { BootSet, DiskDeploy, SessionTemplate, TemplateValidation } from '../api/generated/types.ts';
 import { enumValues } from '../api/enums.ts';
 import { booleans, defined, isObject, object, oneOf, onlyKeys, type Json } from './body.ts';
 import { bosField, bosWords, camel } from './names.ts';
 import { Problem } from './problem.ts';
 import { BOOT_SET_FIELDS } from '../domain/templates.ts';
-import { deployInput, deployRecord, type DeployDraft } from '../domain/deploy.ts';
+import { deployInput } from '../domain/deploy.ts';
 import { getOne, noContent, ok, type Route } from './route.ts';
 
 // One list with the CLI's template files (domain/templates.ts).
@@ -74,7 +74,18 @@ function bootSetToBos(b: BootSet): Json {
     rootfs_provider: b.rootfsProvider,
     rootfs_provider_passthrough: b.rootfsProviderPassthrough,
     cfs: b.cfs ?? undefined,
-    deploy: b.deploy ? deployRecord(b.deploy as DeployDraft) : undefined,
+    deploy: b.deploy ? deployToBos(b.deploy) : undefined,
+  });
+}
+
+/** A deploy in BOS's spelling; the config drive's user data as `has_user_data` and `user_data_bytes` only. */
+function deployToBos(d: DiskDeploy): Json {
+  const h = d.rootDeviceHints;
+  const cd = d.configDrive;
+  return defined({
+    image: { ...d.image },
+    root_device_hints: h && Object.keys(defined({ ...h })).length ? defined({ ...h }) : undefined,
+    config_drive: cd ? { has_user_data: cd.hasUserData, user_data_bytes: cd.userDataBytes, meta_data: cd.metaData } : undefined,
   });
 }
 

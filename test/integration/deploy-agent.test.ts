@@ -23,9 +23,12 @@ import { newAttemptId, newTicket } from '../../src/auth/boot-tickets.ts';
 import { bootRoutes } from '../../src/api/boot/routes.ts';
 import type { DeployRecord } from '../../src/domain/deploy.ts';
 import { haveTools } from '../helpers/tools.ts';
+import { sealUserData } from '../../src/adapters/standalone/secrets.ts';
 
 const IMAGE = randomBytes(300 * 1024);
 const SUM = `sha256:${createHash('sha256').update(IMAGE).digest('hex')}`;
+/** Seals config drives' user data (the API's BOOTORCH_SECRET_KEY). */
+const KEY = randomBytes(32);
 const AGENT = path.resolve(import.meta.dirname, '../../src/api/boot/deploy-agent.sh');
 let h: Harness;
 let images: Server;
@@ -51,8 +54,8 @@ const MBR_QCOW2_SUM = () => `sha256:${createHash('sha256').update(MBR_QCOW2).dig
 beforeAll(async () => {
   // The boot routes (the config drive's URL) need the harness's database, made by startHarness.
   const boot = express.Router();
-  h = await startHarness({ bootRoutes: boot });
-  boot.use(bootRoutes({ db: h.db.db }));
+  h = await startHarness({ bootRoutes: boot, secretKey: KEY });
+  boot.use(bootRoutes({ db: h.db.db, secretKey: KEY }));
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'bootorch-qcow2-'));
   writeFileSync(path.join(tmp, 'mbr.img'), MBR_IMAGE);
   if (DRIVE_TOOLS) {
@@ -74,7 +77,7 @@ afterAll(async () => {
   await new Promise((r) => images?.close(r));
 });
 
-const TEMPLATE = `mutation($n: String!, $i: SessionTemplateInput!) { putSessionTemplate(name: $n, input: $i) { template { bootSets { name deploy { image { url format checksum } rootDeviceHints { size name serial } configDrive { userData metaData } } } } } }`;
+const TEMPLATE = `mutation($n: String!, $i: SessionTemplateInput!) { putSessionTemplate(name: $n, input: $i) { template { bootSets { name deploy { image { url format checksum } rootDeviceHints { size name serial } configDrive { hasUserData userDataBytes metaData } } } } } }`;
 const bootSet = (deploy: unknown) => ({
   name: 'compute',
   path: 's3://boot-images/x/manifest.json',
@@ -84,7 +87,7 @@ const bootSet = (deploy: unknown) => ({
 });
 
 describe('a boot set asking for a disk deploy', () => {
-  it('is stored and read back', async () => {
+  it('is stored and read back, its user data as a flag and a length only (write-only)', async () => {
     const deploy = {
       image: { url: `${imageBase}/disk.img`, format: 'QCOW2', checksum: SUM },
       rootDeviceHints: { size: 32, name: '/dev/vda', serial: 'S1' },
@@ -94,6 +97,7 @@ describe('a boot set asking for a disk deploy', () => {
     expect(r.putSessionTemplate.template.bootSets[0].deploy).toEqual({
       ...deploy,
       rootDeviceHints: { size: 32, name: 'vda', serial: 'S1' },
+      configDrive: { hasUserData: true, userDataBytes: 14, metaData: 'instance-id: x\n' },
     });
   });
 
@@ -223,7 +227,7 @@ describe.skipIf(!DRIVE_TOOLS)('the config drive (cloud-init NoCloud, built by bo
   const USER_DATA = '#cloud-config\nhostname: deployed-by-bootorch\nruncmd:\n  - echo config drive read\n';
   const withDrive = (url = `${imageBase}/mbr.img`, checksum = MBR_SUM, format: 'raw' | 'qcow2' = 'raw'): DeployRecord => ({
     image: { url, format, checksum },
-    config_drive: { user_data: USER_DATA, meta_data: '' },
+    config_drive: { user_data_sealed: sealUserData(KEY, USER_DATA), meta_data: '' },
   });
   /** The disk file starts with MBR_IMAGE's bytes, but for the config drive's entry (MBR slot 2, bytes 462..477). */
   const holdsImage = (file: string) => {

@@ -167,7 +167,8 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
       images: adapters.images,
       reports: createReportBatcher(db.db, engine.scheduler),
       nodeRegistry: new NodeRegistry(secretKey),
-      bootRoutes: bootRoutes({ db: db.db, filesDir: files, onRequest: (l) => requests.push(`${Date.now()} ${l}`) }),
+      secretKey,
+      bootRoutes: bootRoutes({ db: db.db, filesDir: files, secretKey, onRequest: (l) => requests.push(`${Date.now()} ${l}`) }),
     });
     listener = new pg.Client({ connectionString: db.url });
     await listener.connect();

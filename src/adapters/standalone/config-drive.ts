@@ -16,7 +16,8 @@ import { deployOf } from '../../db/deploys.ts';
 import { appendEvents } from '../../db/events.ts';
 import { issueTicket } from '../../db/boot-grants.ts';
 import { newAttemptId, newTicket } from '../../auth/boot-tickets.ts';
-import { AGENT_STATES, type DeployRecord } from '../../domain/deploy.ts';
+import { AGENT_STATES, type ConfigDriveRecord } from '../../domain/deploy.ts';
+import { openUserData, SecretKeyError } from './secrets.ts';
 
 /** The filesystem's size, KiB: room for user-data and meta-data (64 KiB each at most) and FAT's overhead. */
 export const CONFIG_DRIVE_KIB = 2048;
@@ -39,17 +40,28 @@ function run(cmd: string, args: string[]): Promise<void> {
   );
 }
 
-/** The NoCloud config drive image for a node (a FAT filesystem, no partition table). */
+/**
+ * The NoCloud config drive image for a node (a FAT filesystem, no partition table). The only place
+ * sealed user data is opened: with `secretKey` (BOOTORCH_SECRET_KEY); a SecretKeyError saying why when
+ * there is none or it does not open. A drive stored before user data was sealed holds it as given.
+ */
 export async function buildConfigDrive(
-  cd: NonNullable<DeployRecord['config_drive']>,
+  cd: ConfigDriveRecord,
   xname: string,
+  secretKey: Buffer | undefined,
   more: Array<[string, string]> = [],
 ): Promise<Buffer> {
+  let userData = cd.user_data ?? '';
+  if (cd.user_data_sealed) {
+    if (!secretKey)
+      throw new SecretKeyError("cannot open the config drive's user data: BOOTORCH_SECRET_KEY is not set where bootorch's API runs");
+    userData = openUserData(secretKey, cd.user_data_sealed);
+  }
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bootorch-config-drive-'));
   try {
     const img = path.join(dir, 'cidata.img');
     const files: Array<[string, string]> = [
-      ['user-data', cd.user_data],
+      ['user-data', userData],
       ['meta-data', cd.meta_data || `instance-id: ${xname}\nlocal-hostname: ${xname}\n`],
       ...more,
     ];
@@ -71,6 +83,8 @@ export type ConfigDriveAnswer = { ok: true; image: Buffer } | { ok: false; statu
  * error event (reason write_error) on the node, so the reason is in bootorch whatever the agent says.
  */
 export interface NodeConfigDriveOptions {
+  /** BOOTORCH_SECRET_KEY: opens the drive's sealed user data (without it such a drive is a 503). */
+  secretKey?: Buffer;
   /** Lifetime of the installed system's ticket the drive carries, seconds (default 3600). */
   diskTicketTtlSeconds?: number;
   now?: () => Date;
@@ -90,8 +104,8 @@ export async function nodeConfigDrive(db: Db, id: string, o: NodeConfigDriveOpti
     const { ticket, hash } = newTicket();
     const expiresAt = new Date(now.getTime() + (o.diskTicketTtlSeconds ?? 3600) * 1000);
     await issueTicket(db, id, 'disk', { hash, expiresAt, now, attempt: newAttemptId() });
-    const cd = d.spec.config_drive ?? { user_data: '', meta_data: '' };
-    return { ok: true, image: await buildConfigDrive(cd, id, [[DISK_TICKET_FILE, `${ticket}\n`]]) };
+    const cd = d.spec.config_drive ?? { meta_data: '' };
+    return { ok: true, image: await buildConfigDrive(cd, id, o.secretKey, [[DISK_TICKET_FILE, `${ticket}\n`]]) };
   } catch (e) {
     const message = (e as Error).message;
     await appendEvents(db, [

@@ -63,6 +63,8 @@ export interface BootRoutesOptions {
   warn?: (message: string, data: Record<string, unknown>) => void;
   /** Clock (default `() => new Date()`). */
   now?: () => Date;
+  /** BOOTORCH_SECRET_KEY: opens config drives' sealed user data (adapters/standalone/config-drive.ts). */
+  secretKey?: Buffer;
 }
 
 const STAGES: Record<string, string> = { kernel: 'load the kernel', initrd: 'load the initrd', boot: 'boot the loaded kernel' };
@@ -191,7 +193,7 @@ export function bootRoutes(o: BootRoutesOptions): express.Router {
       if (!p || isAuthFailure(p) || p.role !== 'node') return text(res, 401, 'a node credential is required');
       if (p.node !== id.value) return text(res, 403, `this credential is for ${p.node}, not ${id.value}`);
       if (p.scope && p.scope !== 'deploy') return text(res, 403, `a node credential for ${p.scope} may not read the config drive`);
-      const drive = await nodeConfigDrive(o.db, id.value, { diskTicketTtlSeconds: o.tokenTtlSeconds ?? 3600, now });
+      const drive = await nodeConfigDrive(o.db, id.value, { diskTicketTtlSeconds: o.tokenTtlSeconds ?? 3600, now, secretKey: o.secretKey });
       if (!drive.ok) return text(res, drive.status, drive.message);
       res.set('cache-control', 'no-store');
       return res.type('application/octet-stream').send(drive.image);

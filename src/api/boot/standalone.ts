@@ -23,6 +23,7 @@ export function standaloneApi(
       total: { perSecond: config.BOOTORCH_BOOT_RATE_TOTAL, burst: config.BOOTORCH_BOOT_BURST_TOTAL },
       trustProxy: config.BOOTORCH_TRUST_PROXY,
       warn: (message, data) => log?.warn(data, message),
+      secretKey: secretKeyFrom(config),
     }),
     nodeRegistry: new NodeRegistry(secretKeyFrom(config)),
   };

@@ -448,14 +448,29 @@ export type ComponentsPatchFilter = {
   session?: InputMaybe<Scalars['String']['input']>;
 };
 
+/**
+ * A config drive as readers see it. The user data (the place for a node's secrets) is sealed with the
+ * server's BOOTORCH_SECRET_KEY when it is written and only opened to build the drive for a deploying
+ * node; no query returns it.
+ */
 export type ConfigDrive = {
   __typename?: 'ConfigDrive';
+  /** The boot set holds user data (sealed). */
+  hasUserData: Scalars['Boolean']['output'];
+  /** Not sealed (cloud-init's instance-id, local-hostname): keep secrets out of it. */
   metaData: Scalars['String']['output'];
-  userData: Scalars['String']['output'];
+  /** Its length in bytes (0 when none). */
+  userDataBytes: Scalars['Int']['output'];
 };
 
 export type ConfigDriveInput = {
+  /** Empty: instance-id and local-hostname are the node's xname. Returned as written. */
   metaData?: InputMaybe<Scalars['String']['input']>;
+  /**
+   * Write-only: sealed with the server's BOOTORCH_SECRET_KEY before it is stored (BAD_USER_INPUT naming
+   * this field when the server has no key), never returned. Left out: the boot set of the same name
+   * keeps the user data it has; null or "": none.
+   */
   userData?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -550,7 +565,10 @@ export type DesiredStateInput = {
 /** A boot set's disk deploy. */
 export type DiskDeploy = {
   __typename?: 'DiskDeploy';
-  /** cloud-init NoCloud data written beside the image (a vfat filesystem labelled cidata). */
+  /**
+   * cloud-init NoCloud data written beside the image (a vfat filesystem labelled cidata). Its user data
+   * is write-only: shown as hasUserData and userDataBytes, never returned.
+   */
   configDrive?: Maybe<ConfigDrive>;
   image: DeployImage;
   /** Which disk to write (Ironic's root device hints); none given: the first disk by name. */
@@ -2253,8 +2271,9 @@ export type ComponentStatusInfoResolvers<ContextType = ApiContext, ParentType ex
 }>;
 
 export type ConfigDriveResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['ConfigDrive'] = ResolversParentTypes['ConfigDrive']> = ResolversObject<{
+  hasUserData?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   metaData?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  userData?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  userDataBytes?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 }>;
 
 export type CreateSessionPayloadResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['CreateSessionPayload'] = ResolversParentTypes['CreateSessionPayload']> = ResolversObject<{

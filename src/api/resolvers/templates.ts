@@ -1,6 +1,6 @@
 /** Session templates: GraphQL in, domain checks, one SQL write. */
 import { transaction } from '../../db/tx.ts';
-import { deleteTemplate, getTemplate, listTemplates, upsertTemplate } from '../../db/templates.ts';
+import { deleteTemplate, getTemplate, listTemplates, upsertTemplate, type StoredTemplate } from '../../db/templates.ts';
 import { getOptions } from '../../db/options.ts';
 import {
   checkBootSets,
@@ -13,6 +13,7 @@ import {
 } from '../../domain/templates.ts';
 import { check, nameSchema } from '../../domain/validation.ts';
 import { checkArtifacts } from '../template-checks.ts';
+import { sealTemplateSecrets } from '../template-secrets.ts';
 import { notFound, valueOrThrow } from '../errors.ts';
 import { messages, templateView } from '../views.ts';
 import type { ApiContext } from '../context.ts';
@@ -20,13 +21,16 @@ import type { Resolvers } from '../generated/types.ts';
 
 const checkName = (name: string) => valueOrThrow(check(nameSchema, name, 'name'));
 
-async function store(ctx: ApiContext, name: string, draftFor: (db: ApiContext['db']) => Promise<TemplateDraft>) {
+/** One write: the draft from the stored template (null: none yet), checked, its secrets sealed, stored. */
+async function store(ctx: ApiContext, name: string, draftFor: (current: StoredTemplate | null) => TemplateDraft) {
   return transaction(ctx.db, async (tx) => {
-    const draft = await draftFor(tx);
+    const current = await getTemplate(tx, ctx.tenantKey, name, { forUpdate: true });
+    const draft = draftFor(current);
     const opts = await getOptions(tx);
     const checked = validateTemplate(draft, { rejectNids: opts.reject_nids });
     const value = valueOrThrow(checked);
-    const saved = await upsertTemplate(tx, ctx.tenantKey, { ...value, name, tenant: ctx.tenant });
+    const bootSets = valueOrThrow(sealTemplateSecrets(value.bootSets, current?.bootSets, ctx.secretKey));
+    const saved = await upsertTemplate(tx, ctx.tenantKey, { ...value, bootSets, name, tenant: ctx.tenant });
     return { template: templateView(saved), warnings: messages(checked.warnings) };
   });
 }
@@ -53,12 +57,11 @@ export const templateResolvers: Resolvers = {
     putSessionTemplate: async (_p, { name, input }, ctx) => {
       checkName(name);
       await ctx.requireKnownTenant();
-      return store(ctx, name, async () => input as TemplateDraft);
+      return store(ctx, name, () => input as TemplateDraft);
     },
     patchSessionTemplate: async (_p, { name, patch }, ctx) => {
       checkName(name);
-      return store(ctx, name, async (db) => {
-        const current = await getTemplate(db, ctx.tenantKey, name, { forUpdate: true });
+      return store(ctx, name, (current) => {
         if (!current) throw notFound('session template', name);
         return mergeTemplatePatch(recordToDraft(current), patch as TemplatePatch);
       });
