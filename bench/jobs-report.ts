@@ -12,7 +12,7 @@ import { runRealPath, type RealPathResult } from './real-path.ts';
 import { rewriteSection } from './fanout-report.ts';
 import { machineCpuSeconds } from './api-load.ts';
 
-export const JOBS_TITLE = '## 6. Per-component action jobs (issue 14)';
+export const JOBS_TITLE = '## 6. Per-component action jobs';
 
 /** The service slowed for the worker scale-out; batches of a twentieth of the nodes, so there are batches to share. */
 const SLOWED = ['bss:slowMs=1000'];

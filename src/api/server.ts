@@ -9,7 +9,7 @@
  * edge (edge.ts: authentication, the rate limit, the body and, for GraphQL, the document's budget);
  * routes that need no credential take from a per-address bucket of their own (edge.ts limitOpen).
  *
- * What answers without a credential (README "Exposure"): /healthz (three states, cached for a
+ * What answers without a credential (docs/security.md): /healthz (three states, cached for a
  * second), the public fields `version` and `health` over HTTP within the smallest budget (and BOS's
  * version documents), and nothing else: no introspection, no field suggestions, no /metrics (a
  * credential of role viewer or above, or the separate `metricsListen` address), no graphql-ws connection.
@@ -91,7 +91,7 @@ export interface ApiServerOptions extends ApiDeps {
   tls?: { cert: string | Buffer; key: string | Buffer };
   /** Multiplexed subscriptions: batch window, per-subscriber queue bound (src/api/live/multiplexer.ts). */
   liveOptions?: MultiplexerOptions;
-  /** Offer permessage-deflate on the WebSocket (default false: see the README's Live section). */
+  /** Offer permessage-deflate on the WebSocket (default false: docs/architecture.md, "Live updates"). */
   wsDeflate?: boolean;
 }
 

@@ -25,7 +25,7 @@ export function contractsDir(): string {
 
 /**
  * Why the contract checks cannot run here, or undefined when they can. The contract files are not
- * part of this repository (README: "Contract tests"); .ci/run requires them, a plain clone skips them.
+ * part of this repository (docs/testing.md, "Contract tests"); .ci/run requires them, a plain clone skips them.
  */
 export function contractsMissing(): string | undefined {
   const dir = contractsDir();

@@ -4,7 +4,7 @@
 # a POSIX shell and busybox (wget, sha256sum, dd) or curl. Served by bootorch at
 # /boot/v1/deploy-agent.sh.
 #
-# Protocol (docs/boot-credentials.md, README "Disk deploys"): the agent first trades the one-time ticket its boot script carried
+# Protocol (docs/boot-credentials.md, docs/disk-deploys.md): the agent first trades the one-time ticket its boot script carried
 # (bootorch_ticket=) for its credential (POST /boot/v1/exchange); that credential may only heartbeat
 # this node's deploy and read its config drive, and ends at WRITTEN. Every step is a `deployHeartbeat`
 # GraphQL mutation with it. The first (STARTING) is the lookup: its answer carries the image URL,
