@@ -11,6 +11,18 @@ const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => [
 const envSchema = z.object({
   /** Postgres URL. When unset, bootorch starts an embedded PostgreSQL under BOOTORCH_DATA_DIR. */
   DATABASE_URL: z.url().optional(),
+  /**
+   * PostgreSQL URL for what needs a session of its own (LISTEN, session advisory locks), when
+   * DATABASE_URL is a pooler in transaction mode (PgBouncer): the database itself, or a session-mode
+   * pool. Default: DATABASE_URL.
+   */
+  DATABASE_SESSION_URL: z.url().optional(),
+  /**
+   * Named prepared statements on the report path (planned once per connection). false: unnamed ones,
+   * for a transaction-mode pooler that does not track them (PgBouncer before 1.21, or without
+   * max_prepared_statements).
+   */
+  BOOTORCH_NAMED_STATEMENTS: bool.default(true),
   /** Folder for the embedded PostgreSQL's data (default `.data/pg` in the working directory). */
   BOOTORCH_DATA_DIR: z.string().min(1).default('.data'),
   /** Port of the embedded PostgreSQL (default 54329). */

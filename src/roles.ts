@@ -56,7 +56,12 @@ export async function openDatabase(config: Config, log: Logger): Promise<{ conn:
     await ensureDatabase(embedded.url('postgres'), 'bootorch');
     url = embedded.url('bootorch');
   }
-  const conn = connect(url, { max: 20 });
+  const conn = connect(url, {
+    max: 20,
+    // Only DATABASE_URL may be a transaction-mode pooler; the embedded database never is.
+    sessionUrl: config.DATABASE_URL ? config.DATABASE_SESSION_URL : undefined,
+    namedStatements: config.BOOTORCH_NAMED_STATEMENTS,
+  });
   await runMigrations(conn.db);
   return { conn, embedded };
 }

@@ -14,7 +14,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { startListener, type Listener } from '../db/listener.ts';
-import { drizzleOver, type Db } from '../db/client.ts';
+import { drizzleOver, sessionConfigOf, type Db } from '../db/client.ts';
 import { CREDENTIALS_CHANNEL, endedTokens, type EndedToken } from '../db/credentials.ts';
 import type { Principal } from '../auth/index.ts';
 import type { TokenRowCache } from '../auth/token-rows.ts';
@@ -64,7 +64,7 @@ export class CredentialWatch {
     this.pool = o.pool;
     this.db = drizzleOver(o.pool);
     this.log = o.logger;
-    this.listenConfig = o.listenConfig ?? (o.pool.options as pg.ClientConfig);
+    this.listenConfig = o.listenConfig ?? sessionConfigOf(o.pool);
     this.recheckMs = o.recheckMs ?? 30_000;
     this.now = o.now ?? Date.now;
   }

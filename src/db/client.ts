@@ -28,7 +28,33 @@ export function drizzleOver(client: pg.Pool | pg.PoolClient): Db {
   return drizzle(client, { schema }) as Db;
 }
 
-export function connect(url: string, opts: { max?: number; applicationName?: string } = {}): Connection {
+/**
+ * Behind a pooler in transaction mode (PgBouncer) consecutive statements of one client may run on
+ * different server sessions: a LISTEN, a session advisory lock and a named prepared statement would
+ * stay behind on a session someone else gets. Connections that need a session of their own (the
+ * LISTEN and lock holders, which build their own clients from the pool's URL) take it from here; the
+ * report path asks whether named statements are allowed on its client.
+ */
+const sessionUrls = new Map<string, string>();
+const unnamedOnly = new WeakSet<object>();
+
+/** Where a dedicated session for `url`'s database goes: DATABASE_SESSION_URL when set for it, else `url`. */
+export const sessionUrlOf = (url: string): string => sessionUrls.get(url) ?? url;
+
+/** A pool's connection settings for a dedicated session (LISTEN) on its database. */
+export function sessionConfigOf(pool: pg.Pool): pg.ClientConfig {
+  const o = pool.options as pg.ClientConfig;
+  return o.connectionString ? { ...o, connectionString: sessionUrlOf(o.connectionString) } : o;
+}
+
+/** Whether named prepared statements may be used on this pool or pool client (BOOTORCH_NAMED_STATEMENTS). */
+export const namedStatementsAllowed = (client: object): boolean => !unnamedOnly.has(client);
+
+export function connect(
+  url: string,
+  opts: { max?: number; applicationName?: string; sessionUrl?: string; namedStatements?: boolean } = {},
+): Connection {
+  if (opts.sessionUrl && opts.sessionUrl !== url) sessionUrls.set(url, opts.sessionUrl);
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.max ?? 10,
@@ -38,6 +64,10 @@ export function connect(url: string, opts: { max?: number; applicationName?: str
   // An idle client that loses its server (Postgres restarted) must not crash the process; the pool
   // replaces it on the next checkout.
   pool.on('error', () => {});
+  if (opts.namedStatements === false) {
+    unnamedOnly.add(pool);
+    pool.on('connect', (client) => unnamedOnly.add(client));
+  }
   return { pool, db: drizzleOver(pool), url, close: () => pool.end() };
 }
 
@@ -55,13 +85,14 @@ const MIGRATION_LOCK = 727_001;
  * session advisory lock makes them take turns, so the first applies and the others find nothing to do.
  */
 export async function runMigrations(db: Db): Promise<void> {
-  const client = await poolOf(db).connect();
+  const client = new pg.Client({ ...sessionConfigOf(poolOf(db)), application_name: 'bootorch-migrate' });
+  await client.connect();
   try {
     await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
     await migrate(db, { migrationsFolder });
   } finally {
     await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
-    client.release();
+    await client.end().catch(() => {});
   }
 }
 

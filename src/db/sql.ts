@@ -7,7 +7,7 @@
  */
 import { getTableColumns, sql, type AnyColumn, type SQL, type Table } from 'drizzle-orm';
 import type { QueryResult } from 'pg';
-import type { Db } from './client.ts';
+import { namedStatementsAllowed, type Db } from './client.ts';
 import { transaction } from './tx.ts';
 import { chunks } from '../domain/lists.ts';
 
@@ -71,6 +71,8 @@ interface DrizzleInternals {
  * travel as parameters, arrays as one each). The rows come as from `execute` (drizzle's driver values).
  */
 export async function executeNamed<R extends Record<string, unknown>>(db: Db, name: string, query: SQL): Promise<QueryResult<R>> {
+  // A transaction-mode pooler may not keep a name on the session that comes next (client.ts).
+  if (!namedStatementsAllowed(db.$client)) return (await db.execute(query)) as unknown as QueryResult<R>;
   const d = db as unknown as DrizzleInternals;
   return (await d.session.prepareQuery(d.dialect.sqlToQuery(query), undefined, name, false).execute()) as QueryResult<R>;
 }

@@ -19,6 +19,7 @@
  * the 20 s it allows; at 1 s and 1 s it is 2 to 3 s.
  */
 import pg from 'pg';
+import { sessionUrlOf } from '../db/client.ts';
 import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import { countReaped } from '../observability/engine.ts';
@@ -111,7 +112,7 @@ export class TickLeases {
   }
 
   private async connect(): Promise<void> {
-    const c = new pg.Client({ connectionString: this.o.url, application_name: 'bootorch-leases' });
+    const c = new pg.Client({ connectionString: sessionUrlOf(this.o.url), application_name: 'bootorch-leases' });
     c.on('error', () => {}); // 'end' follows; reconnect there
     c.on('end', () => {
       if (this.client === c) this.client = undefined;

@@ -30,7 +30,7 @@ import {
 import type { EngineContext, OperatorDef } from './operator.ts';
 import type { Adapters } from '../adapters/ports.ts';
 import { getOptions } from '../db/options.ts';
-import { databaseHealthy } from '../db/client.ts';
+import { databaseHealthy, sessionUrlOf } from '../db/client.ts';
 import { errorText } from './outcome.ts';
 import { databaseClock } from './clock.ts';
 import { TickLeases } from './leases.ts';
@@ -89,7 +89,7 @@ export async function startBoss(url: string, log: Logger, opts: { kicks?: boolea
   });
   // Processes starting together (replicas, a worker) would race to create pg-boss's schema and queues
   // and deadlock; a session advisory lock makes them take turns.
-  const lock = new pg.Client({ connectionString: url, application_name: 'bootorch-boss-setup' });
+  const lock = new pg.Client({ connectionString: sessionUrlOf(url), application_name: 'bootorch-boss-setup' });
   await lock.connect();
   try {
     await lock.query('select pg_advisory_lock($1)', [BOSS_SETUP_LOCK]);
@@ -410,7 +410,7 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
   let relisten: NodeJS.Timeout | undefined;
   let listenBackoffMs = 200;
   const listen = async (): Promise<void> => {
-    const client = new pg.Client({ connectionString: deps.url, application_name: 'bootorch-kick-listener' });
+    const client = new pg.Client({ connectionString: sessionUrlOf(deps.url), application_name: 'bootorch-kick-listener' });
     client.on('notification', (n) => {
       for (const op of (n.payload ?? '').split(',')) {
         if (op.startsWith(ACTION_QUEUE_PREFIX)) {

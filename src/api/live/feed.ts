@@ -12,6 +12,7 @@
  */
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import { sessionConfigOf } from '../../db/client.ts';
 import { EVENTS_CHANNEL, SESSIONS_CHANNEL } from '../../db/events.ts';
 import { allEnded, inFlightBefore, listenConnection, maxEventId, readFeed, type LiveEvent } from '../../db/live.ts';
 
@@ -74,7 +75,7 @@ export class LiveFeed {
     this.log = o.logger;
     this.pageSize = o.pageSize ?? 1000;
     this.maxHoleWaitMs = o.maxHoleWaitMs ?? 30_000;
-    this.listenConfig = o.listenConfig ?? (o.pool.options as pg.ClientConfig);
+    this.listenConfig = o.listenConfig ?? sessionConfigOf(o.pool);
   }
 
   /** Connects (once; again after a failure) and fixes the starting mark. */
