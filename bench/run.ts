@@ -1,12 +1,15 @@
 /**
  * `npm run bench`: bootorch's orchestration cost, measured against the floor (the least database
  * work the same reboot needs) and against BOS-style polling, all in one run on this machine. Writes
- * BENCHMARKS.md. Flags: --full adds the 100,000-node reboot; --skip-polling skips the (slow)
- * polling baseline; --sizes=1,1000 picks the sizes; --parts=reboot,polling,real,reports,api,fanout picks the parts
+ * BENCHMARKS.md's sections 1–5 and the goals (the page's introduction and later sections stay).
+ * Flags: --full adds the 100,000-node reboot; --skip-polling skips the (slow) polling baseline;
+ * --sizes=1,1000 picks the sizes; --parts=reboot,polling,real,reports,api,fanout picks the parts
  * (a run of fanout alone rewrites only its section of BENCHMARKS.md); --before=DIR adds the fan-out
  * of the API as checked out in DIR (the code before multiplexing), measured in the same run.
- * --parts=jobs runs issue 14's figures alone (bench/jobs-report.ts: the reboot against DIR's engine, and
+ * --parts=jobs runs the action jobs' figures alone (bench/jobs-report.ts: the reboot against DIR's engine, and
  * 1/2/4 worker processes; --reps=3 --workers=1,2,4 --workers-at=10000) and rewrites only its section.
+ * --parts=bmc runs the BMC protection figures alone (bench/bmc.ts: a reboot over Redfish undisturbed and
+ * with 1 % of the BMCs dead, refusing or slow; --reps=2 --bmc-nodes=1000) and rewrites only its section.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -20,6 +23,7 @@ import { fanoutCases, fanoutSection, rewriteFanoutSection, runFanoutCases } from
 import { runRealPath, type RealPathResult } from './real-path.ts';
 import { runReportLoad, type ReportLoadRow } from './report-load.ts';
 import { runJobsBench } from './jobs-report.ts';
+import { runBmcBench } from './bmc.ts';
 
 const args = new Set(process.argv.slice(2));
 const sizesArg = process.argv.find((a) => a.startsWith('--sizes='));
@@ -62,6 +66,13 @@ async function main() {
     });
     await embedded?.stop();
     log('\nrewrote the action jobs section of BENCHMARKS.md');
+    process.exit(0);
+  }
+  if (parts.size === 1 && parts.has('bmc')) {
+    const num = (flag: string, d: number) => Number(process.argv.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3) ?? d);
+    await runBmcBench(adminUrl, { nodes: num('bmc-nodes', 1000), reps: num('reps', 2), log });
+    await embedded?.stop();
+    log('\nrewrote the BMC protection section of BENCHMARKS.md');
     process.exit(0);
   }
   const rows: Array<{ r: ScaleResult; floorMs: number; floorRows: number }> = [];
@@ -141,8 +152,8 @@ async function main() {
   }
   if (!api) throw new Error('a run that writes the whole of BENCHMARKS.md needs the api part');
   const md = report({ rows, polling, pollingOf, api, fan: fanoutSection(fan, fanLoad), pgVersion, real, reportLoad });
-  fs.writeFileSync('BENCHMARKS.md', md);
-  log('\nwrote BENCHMARKS.md');
+  writeWholeRun('BENCHMARKS.md', md);
+  log('\nrewrote sections 1–5 and the goals of BENCHMARKS.md');
   process.exit(0);
 }
 
@@ -163,15 +174,13 @@ function report(x: {
   const ten = byN(10_000);
   const hundred = byN(100_000);
   const lines = [
-    '# Benchmarks',
+    '## 1–2. Reboot, createSession to session complete, against the floor',
     '',
     `Run with \`npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\` on ${new Date().toISOString().slice(0, 10)}.`,
     `Machine: ${os.cpus().length} × ${cpu}, ${fmt(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Node ${process.version}, PostgreSQL ${x.pgVersion}.`,
     `Load average when the run started: ${loadAtStart.map((l) => l.toFixed(2)).join(', ')} (1, 5, 15 min; other work on a shared machine shows here).`,
     'Simulated cluster with instant hardware and instant configuration; engine and simulator in one process,',
     'PostgreSQL local. Every ratio compares numbers measured in this same run.',
-    '',
-    '## 1–2. Reboot, createSession to session complete, against the floor',
     '',
     '| nodes | wall | nodes/s | rows written | jobs run | peak RSS (engine + sim) | DB time share | floor | bootorch / floor | failed |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -246,6 +255,20 @@ function realPathSections(rows: Array<{ r: ScaleResult }>, real: RealPathResult[
     ),
     '',
   ];
+}
+
+/**
+ * A whole run's sections (1–2 to the goals) in place of the same sections of `file`: the page's own
+ * introduction before them, and the sections after the goals (the jobs part's, and those kept by hand
+ * with their own commands), stay as they are.
+ */
+function writeWholeRun(file: string, sections: string): void {
+  const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+  const start = old.indexOf('\n## 1–2.');
+  const goals = old.indexOf('\n## Goals for this machine');
+  const after = goals < 0 ? -1 : old.indexOf('\n## ', goals + 1);
+  const before = start < 0 ? '# Benchmarks\n\n' : old.slice(0, start + 1);
+  fs.writeFileSync(file, `${before}${sections}${after < 0 ? '' : `\n${old.slice(after + 1)}`}`);
 }
 
 /** Replace the part of `file` from the heading starting with `from` up to the one starting with `to`. */
