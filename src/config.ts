@@ -129,7 +129,7 @@ const envSchema = z.object({
   BOOTORCH_BOOT_BURST_PER_SOURCE: z.coerce.number().int().positive().default(40),
   BOOTORCH_BOOT_RATE_TOTAL: z.coerce.number().positive().default(2000),
   BOOTORCH_BOOT_BURST_TOTAL: z.coerce.number().int().positive().default(10000),
-  /** Offer permessage-deflate on the subscriptions' WebSocket (default false; see the README's Live section). */
+  /** Offer permessage-deflate on the subscriptions' WebSocket (default false; docs/architecture.md, "Live updates"). */
   BOOTORCH_WS_DEFLATE: bool.default(false),
   /** Edge-triggered kicks on (default). Off gives the pure polling behaviour of BOS, for the benchmark baseline. */
   BOOTORCH_KICKS: bool.default(true),
