@@ -54,9 +54,7 @@ export class RedfishClient implements BmcDriver {
       });
     }
     const s = await this.system(t);
-    const target = s.Actions?.['#ComputerSystem.Reset']?.target;
-    const url = target ? new URL(target, t.address).toString() : `${t.address.replace(/\/+$/, '')}/Actions/ComputerSystem.Reset`;
-    await this.request(t, `Reset ${RESET[op]}`, url, 'POST', { ResetType: RESET[op] });
+    await this.request(t, `Reset ${RESET[op]}`, this.resetUrl(t, s), 'POST', { ResetType: RESET[op] });
   }
 
   async bootFromDisk(t: BmcTarget): Promise<void> {
@@ -64,10 +62,27 @@ export class RedfishClient implements BmcDriver {
       Boot: { BootSourceOverrideTarget: 'Hdd', BootSourceOverrideEnabled: 'Once' },
     });
     const s = await this.system(t);
-    const target = s.Actions?.['#ComputerSystem.Reset']?.target;
-    const url = target ? new URL(target, t.address).toString() : `${t.address.replace(/\/+$/, '')}/Actions/ComputerSystem.Reset`;
     const reset = s.PowerState === 'Off' ? 'On' : 'ForceRestart';
-    await this.request(t, `Reset ${reset}`, url, 'POST', { ResetType: reset });
+    await this.request(t, `Reset ${reset}`, this.resetUrl(t, s), 'POST', { ResetType: reset });
+  }
+
+  /**
+   * Where the system's Reset action is: the target its ComputerSystem names, which must be on the
+   * BMC's own origin (the BMC's password goes only to the BMC; a target elsewhere is refused, not called).
+   */
+  private resetUrl(t: BmcTarget, s: { Actions?: { '#ComputerSystem.Reset'?: { target: string } } }): string {
+    const target = s.Actions?.['#ComputerSystem.Reset']?.target;
+    if (!target) return `${t.address.replace(/\/+$/, '')}/Actions/ComputerSystem.Reset`;
+    const url = new URL(target, t.address);
+    if (url.origin !== new URL(t.address).origin)
+      throw bmcError(
+        'redfish',
+        'Reset',
+        t,
+        'unexpected_answer',
+        `the Reset action's target ${url.origin} is not the BMC's origin: not called with its credentials`,
+      );
+    return url.toString();
   }
 
   private missing(t: BmcTarget): never {
@@ -105,6 +120,8 @@ export class RedfishClient implements BmcDriver {
         method,
         headers,
         signal,
+        // The BMC's credentials follow no redirect: a BMC that answers 3xx is an unexpected answer.
+        redirect: 'manual',
         dispatcher: this.dispatcher,
         body: body === undefined ? undefined : JSON.stringify(body),
       });
@@ -115,6 +132,15 @@ export class RedfishClient implements BmcDriver {
       throw bmcError('redfish', call, t, 'unreachable', cause?.code ?? cause?.message ?? (e as Error).message);
     }
     if (res.ok) return text;
+    if (res.status >= 300 && res.status < 400)
+      throw bmcError(
+        'redfish',
+        call,
+        t,
+        'unexpected_answer',
+        `HTTP ${res.status} to ${res.headers.get('location') ?? '(no location)'}: redirects are not followed with the BMC's credentials`,
+        res.status,
+      );
     const detail = `HTTP ${res.status}: ${redfishMessage(text) || res.statusText}`;
     if (res.status === 401 || res.status === 403) throw bmcError('redfish', call, t, 'refused_login', detail, res.status);
     // Busy: the guard (bmc-guard.ts) leaves this BMC alone for its Retry-After, then asks again.
