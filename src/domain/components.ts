@@ -181,7 +181,10 @@ export function applyComponentWrite(current: ComponentFields, body: ComponentPat
   }
   if (p.retryPolicy !== undefined) n.retryPolicy = p.retryPolicy;
   // Enabling starts the component over, so an old failure's reason no longer describes it.
-  if (p.enabled === true) n.failureReason = '';
+  if (p.enabled === true) {
+    n.failureReason = '';
+    n.powerUnknownSince = null;
+  }
   return n;
 }
 

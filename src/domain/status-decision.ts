@@ -5,7 +5,7 @@
  * (so a dead BMC looks like a node that will not power off), a power read that failed is unknown and
  * has its own rows (U1, U2), before any row that reads the power.
  */
-import { POWER_UNKNOWN_CAUSES, type ConfigComponent, type PowerState } from '../adapters/ports.ts';
+import type { ConfigComponent, PowerState } from '../adapters/ports.ts';
 import type { FailureReason } from './failures.ts';
 
 /** The disk deploy rows (domain/deploy-decision.ts). */
@@ -69,9 +69,13 @@ export function finishDecision(c: Pick<DecisionInput, 'phase'>, d: Omit<Decision
   return { ...d, resetCounters: d.phase === '', clearActual: c.phase === 'powering_off' && d.phase !== 'powering_off' };
 }
 
-/** Whether a node is held because its power is unknown (rule U1 put it there). */
-export function heldForUnknownPower(c: Pick<DecisionInput, 'status' | 'failureReason'>): boolean {
-  return c.status === 'on_hold' && (POWER_UNKNOWN_CAUSES as readonly string[]).includes(c.failureReason);
+/**
+ * Whether a node is held because its power is unknown (rule U1 put it there): on hold with a run of
+ * unknown reads begun. Session setup and enabling clear the run, so an old one never counts; not the
+ * reason, which an action's outcome recorded after the hold may have replaced.
+ */
+export function heldForUnknownPower(c: Pick<DecisionInput, 'status' | 'powerUnknownSince'>): boolean {
+  return c.status === 'on_hold' && c.powerUnknownSince !== null;
 }
 
 /**
@@ -85,7 +89,7 @@ function unknownPower(c: DecisionInput, power: Extract<PowerState, { state: 'unk
   if (c.status === 'failed') {
     return finish({ rule: 'U2', phase: c.phase, override: 'failed', disable: true, why: 'failed; its power is unknown' });
   }
-  const ongoing = heldForUnknownPower(c) && !!c.powerUnknownSince;
+  const ongoing = heldForUnknownPower(c);
   const since = ongoing && c.powerUnknownSince ? c.powerUnknownSince : now;
   const held = secondsSince(since, now);
   if (held >= o.powerUnknownTimeout) {

@@ -115,11 +115,14 @@ export function actionOperator(spec: ActionOperatorSpec): OperatorDef {
   const jobs: JobSpec = {
     operator: spec.name,
     action: spec.action,
+    // A node held since (on_hold: status read its power unknown, row U1) is not acted on: its BMC
+    // failed; the operator decides again once the hold ends.
     holds: (row, job) =>
       row.session === job.session &&
       row.sessionTenant === job.tenant &&
       row.lastAction === job.action &&
       !row.lastActionFailed &&
+      row.statusOverride !== 'on_hold' &&
       attempts(row, spec.counter) === job.attempt,
     claim: (ctx, rows) => claimAction(ctx.db, rows),
     settled: spec.settled,

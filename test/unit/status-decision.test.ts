@@ -207,10 +207,16 @@ describe('unknown power (rows U1, U2): never on, never off', () => {
       { rule: 'U2', reason: 'bmc_auth_failed' },
     ],
     [
-      'an old start not held for unknown power (a new session) starts a new run',
-      comp({ status: 'on_hold', powerUnknownSince: ago(1000) }),
+      'an old start of a node not held (the power was known since) starts a new run',
+      comp({ status: 'power_on_called', powerUnknownSince: ago(1000) }),
       dead,
       { rule: 'U1', powerUnknownSince: now },
+    ],
+    [
+      'a reason an action recorded after the hold does not restart the run; the cause is written back',
+      held(61, { failureReason: 'power_off_timeout', error: 'Node did not power off within 3 s; forcing it off' }),
+      dead,
+      { rule: 'U2', reason: 'bmc_unreachable' },
     ],
     [
       'already failed stays failed',

@@ -100,6 +100,8 @@ export async function applySetup(
         lastActionAt: sql`case when ${inFlightPowerOn} then ${c.lastActionAt} else now() end`,
         error: '',
         failureReason: '',
+        // A new session: an old run of unknown power reads (status rows U1, U2) no longer counts.
+        powerUnknownSince: null,
         powerOnAttempts: 0,
         powerOffGracefulAttempts: 0,
         powerOffForcefulAttempts: 0,
