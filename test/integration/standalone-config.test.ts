@@ -25,7 +25,9 @@ let config: StandaloneConfig;
 beforeAll(async () => {
   db = await freshDb();
   dir = mkdtempSync(path.join(os.tmpdir(), 'bootorch-hooks-'));
-  writeFileSync(path.join(dir, 'ok'), `#!/bin/sh\necho "$@" >> ${dir}/ok.log\n`, { mode: 0o755 });
+  writeFileSync(path.join(dir, 'ok'), `#!/bin/sh\necho "$@" >> ${dir}/ok.log\nenv > ${dir}/ok.env\n`, { mode: 0o755 });
+  // A credential in bootorch's environment that a hook must not inherit.
+  process.env.CSM_TOKEN = 'csm-token-marker';
   writeFileSync(path.join(dir, 'bad'), '#!/bin/sh\necho "no such playbook" >&2\nexit 3\n', { mode: 0o755 });
   writeFileSync(path.join(dir, 'not-executable'), '#!/bin/sh\n', { mode: 0o644 });
   const r = await new NodeRegistry(undefined).register(
@@ -78,6 +80,9 @@ describe('configuration hooks', () => {
     await config.getComponents([A, B]);
     await config.idle();
     expect(runs).toEqual([{ name: 'ok', ids: [A, B], code: 0 }]);
+    const env = readFileSync(path.join(dir, 'ok.env'), 'utf8');
+    expect(env).toMatch(/^PATH=/m);
+    expect(env).not.toContain('csm-token-marker');
     expect(readFileSync(path.join(dir, 'ok.log'), 'utf8')).toBe(`${A} ${B}\n`);
     expect(await status(B)).toMatchObject({ configurationStatus: 'configured', enabled: true, errorCount: 0 });
     const elsewhere = new StandaloneConfig(db.db, { hooksDir: dir });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { open, parseSecretKey, seal, secretKeyFrom, SecretKeyError } from '../../src/adapters/standalone/secrets.ts';
 import { checkNodeDrafts } from '../../src/domain/node-registration.ts';
+import { hookEnvironment } from '../../src/adapters/standalone/config.ts';
 
 describe('BMC secrets (AES-256-GCM, node id bound in)', () => {
   const key = randomBytes(32);
@@ -64,5 +65,26 @@ describe('node drafts', () => {
   it('refuses an xname or MAC given twice', () => {
     const r = checkNodeDrafts([good, { ...good, mac: '52:54:00:aa:bb:02' }, { ...good, xname: 'x3000c0s9b0n0' }]);
     expect(!r.ok && r.errors.map((e) => e.field)).toEqual(['nodes[1].xname', 'nodes[2].mac']);
+  });
+});
+
+describe("configuration hooks' environment", () => {
+  it("keeps the site's settings and drops bootorch's credentials and settings", () => {
+    const env = hookEnvironment({
+      PATH: '/usr/bin',
+      HOME: '/root',
+      SSH_AUTH_SOCK: '/tmp/agent',
+      https_proxy: 'http://proxy:3128',
+      DATABASE_URL: 'postgres://u:p@db/bootorch',
+      CSM_TOKEN: 'eyJ...',
+      CSM_TOKEN_FILE: '/run/secrets/csm',
+      BOOTORCH_SECRET_KEY: 'k',
+      BOOTORCH_SECRET_KEY_FILE: '/run/secrets/key',
+      OIDC_ISSUER: 'https://idp',
+      PGPASSWORD: 'x',
+      VAULT_TOKEN: 'y',
+      AWS_SECRET_ACCESS_KEY: 'z',
+    });
+    expect(env).toEqual({ PATH: '/usr/bin', HOME: '/root', SSH_AUTH_SOCK: '/tmp/agent', https_proxy: 'http://proxy:3128' });
   });
 });

@@ -163,7 +163,11 @@ export class StandaloneConfig implements ConfigPort {
     const file = this.hookPath(name);
     if (!file) return Promise.resolve({ code: null, output: `no hook ${name}` });
     return new Promise((resolve) => {
-      const child = spawn(file, ids, { stdio: ['ignore', 'pipe', 'pipe'], timeout: this.o.hookTimeoutMs ?? 30 * 60_000 });
+      const child = spawn(file, ids, {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        timeout: this.o.hookTimeoutMs ?? 30 * 60_000,
+        env: hookEnvironment(process.env),
+      });
       let output = '';
       const keep = (d: Buffer) => {
         output = (output + d.toString()).slice(-4000);
@@ -185,4 +189,16 @@ export class StandaloneConfig implements ConfigPort {
       return undefined;
     }
   }
+}
+
+/** bootorch's own settings, and anything named like a credential, are not a hook's business. */
+const NOT_FOR_HOOKS = /^(DATABASE_|CSM_|OIDC_|BOOTORCH_|S3_)|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL/i;
+
+/**
+ * The environment a hook runs with: bootorch's, less its credentials and settings (the database URL,
+ * the CSM token, the sealing key, ...), so a playbook or script gets what the site set for it (PATH,
+ * HOME, SSH_AUTH_SOCK, proxies) and nothing it could leak.
+ */
+export function hookEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !NOT_FOR_HOOKS.test(k)));
 }
