@@ -64,6 +64,7 @@ export function componentView(r: ComponentRow): Component {
     session: r.session,
     sessionTenant: r.sessionTenant || null,
     retryPolicy: r.retryPolicy,
+    powerDrift: r.powerDrift ? { ...r.powerDrift, since: new Date(r.powerDrift.since) } : null,
     updatedAt: r.updatedAt,
   };
 }

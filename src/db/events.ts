@@ -16,7 +16,7 @@ export interface NewEvent {
   componentId: string;
   session?: string;
   sessionTenant?: string;
-  kind: 'transition' | 'action' | 'error' | 'report' | 'setup' | 'manual' | 'failed' | 'rollout' | 'stage';
+  kind: 'transition' | 'action' | 'error' | 'report' | 'setup' | 'manual' | 'failed' | 'rollout' | 'stage' | 'drift';
   actor: string;
   fromPhase?: string | null;
   toPhase?: string | null;

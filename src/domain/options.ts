@@ -81,6 +81,12 @@ export const optionsShape = {
    * at the first unknown read). A session's rollout policy (powerUnknownTimeout) overrides it.
    */
   power_unknown_timeout: seconds.default(60),
+  /**
+   * bootorch: done nodes whose power is re-read per second to find power drift (a node off that bootorch
+   * left on, or on that it left off), 0-1000, default 20 (10,000 nodes in about 8 minutes); 0 turns the
+   * sweep off. Drift is only seen (an event, a metric, a mark on the component): nothing is powered.
+   */
+  power_drift_rate: z.number().min(0).max(1000).default(20),
   /** NID-looking node_list or limit entries are rejected instead of warned about (default false). */
   reject_nids: z.boolean().default(false),
   /** createSession needs a non-empty limit (default false). */

@@ -27,6 +27,7 @@ export const OPERATORS = [
   'session-cleanup',
   'discovery',
   'actual-state-cleanup',
+  'power-drift',
 ] as const;
 export type OperatorName = (typeof OPERATORS)[number];
 

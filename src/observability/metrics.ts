@@ -206,3 +206,8 @@ export const powerDriftReads = counter(
   'Stable nodes whose power the drift sweep re-read, by outcome (same, drift, unknown)',
   ['outcome'],
 );
+
+export const powerDriftNodes = gauge(
+  'bootorch_power_drift_nodes',
+  'Done nodes marked as drifted (power not as bootorch left it), as the last drift tick of this process counted them',
+);

@@ -10,6 +10,7 @@ import { sessionCompletion } from './session-completion.ts';
 import { sessionCleanup } from './session-cleanup.ts';
 import { discovery } from './discovery.ts';
 import { actualStateCleanup } from './actual-state-cleanup.ts';
+import { powerDrift } from './power-drift.ts';
 
 /** Every operator, in the order a session meets them. */
 export const ALL_OPERATORS: OperatorDef[] = [
@@ -24,4 +25,5 @@ export const ALL_OPERATORS: OperatorDef[] = [
   sessionCleanup,
   discovery,
   actualStateCleanup,
+  powerDrift,
 ];

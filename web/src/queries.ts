@@ -42,6 +42,7 @@ export const NodeQuery = graphql(`
       desiredState { bootArtifacts { kernel kernelParameters initrd } configuration lastUpdated }
       lastAction { action failed lastUpdated }
       eventStats { powerOnAttempts powerOffGracefulAttempts powerOffForcefulAttempts }
+      powerDrift { expected actual since }
     }
     explain(componentId: $id) {
       summary waitingFor nextOperator powerState cfsDesiredConfig cfsStatus sessionPaused sessionPauseReason

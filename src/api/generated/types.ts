@@ -246,6 +246,11 @@ export type Component = {
   failureReason: Scalars['String']['output'];
   id: Scalars['ID']['output'];
   lastAction: LastAction;
+  /**
+   * Power drift: the node is done and its power is not what bootorch left it at (off when it booted it,
+   * on when it shut it down), as the drift sweep last read it; null when none. Nothing is powered about it.
+   */
+  powerDrift?: Maybe<PowerDrift>;
   /** Max attempts per action; null falls back to the session's rollout or the option default_retry_policy. */
   retryPolicy?: Maybe<Scalars['Int']['output']>;
   /** Owning session's name, empty when none. */
@@ -290,7 +295,8 @@ export type ComponentEvent = {
   /**
    * transition (phase or status changed), action (an action recorded before its side effect), error,
    * failed, report (the node reported its boot), setup / stage (a session took the node), manual (an API
-   * write), rollout (admitted by the rollout gate).
+   * write), rollout (admitted by the rollout gate), drift (a done node's power found not as bootorch left it,
+   * or back as it was: data says expected, actual, and ended).
    */
   kind: Scalars['String']['output'];
   /** Closed failure reason, when there is one. */
@@ -1038,6 +1044,11 @@ export type Options = {
   /** Safety-net period of the operators, seconds (default 15). */
   pollingFrequency: Scalars['Int']['output'];
   /**
+   * bootorch: done nodes whose power is re-read per second to find power drift (0-1000, default 20: 10,000
+   * nodes in about 8 minutes; 0 = off). Drift is only seen (an event, a metric, Component.powerDrift): nothing is powered.
+   */
+  powerDriftRate: Scalars['Float']['output'];
+  /**
    * bootorch: a node whose power cannot be read (its BMC unreachable, refusing the login, timing out or
    * answering an error; PCS answering an error or undefined) is held with the cause at once, and fails
    * with it (bmc_unreachable, bmc_auth_failed, bmc_timeout, bmc_error, not_in_inventory) once its power
@@ -1076,6 +1087,7 @@ export type OptionsPatchInput = {
   maxPowerOnWaitTime?: InputMaybe<Scalars['Int']['input']>;
   pcsReadTimeout?: InputMaybe<Scalars['Int']['input']>;
   pollingFrequency?: InputMaybe<Scalars['Int']['input']>;
+  powerDriftRate?: InputMaybe<Scalars['Float']['input']>;
   powerUnknownTimeout?: InputMaybe<Scalars['Int']['input']>;
   rejectNids?: InputMaybe<Scalars['Boolean']['input']>;
   sessionLimitRequired?: InputMaybe<Scalars['Boolean']['input']>;
@@ -1133,6 +1145,16 @@ export type PlannedNode = {
   detail: Scalars['String']['output'];
   id: Scalars['ID']['output'];
   skipReason?: Maybe<SkipReason>;
+};
+
+export type PowerDrift = {
+  __typename?: 'PowerDrift';
+  /** What its power was read as. */
+  actual: Scalars['String']['output'];
+  /** What bootorch left the node at: on or off. */
+  expected: Scalars['String']['output'];
+  /** When the drift sweep first found it so. */
+  since: Scalars['DateTime']['output'];
 };
 
 export type Query = {
@@ -1952,6 +1974,7 @@ export type ResolversTypes = ResolversObject<{
   PlannedAction: null;
   PlannedBootSet: ResolverTypeWrapper<PlannedBootSet>;
   PlannedNode: ResolverTypeWrapper<PlannedNode>;
+  PowerDrift: ResolverTypeWrapper<PowerDrift>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   QueueJobCount: ResolverTypeWrapper<QueueJobCount>;
   ReportBootStateResult: ResolverTypeWrapper<ResolversUnionTypes<ResolversTypes>['ReportBootStateResult']>;
@@ -2067,6 +2090,7 @@ export type ResolversParentTypes = ResolversObject<{
   PlanCounts: PlanCounts;
   PlannedBootSet: PlannedBootSet;
   PlannedNode: PlannedNode;
+  PowerDrift: PowerDrift;
   Query: Record<PropertyKey, never>;
   QueueJobCount: QueueJobCount;
   ReportBootStateResult: ResolversUnionTypes<ResolversParentTypes>['ReportBootStateResult'];
@@ -2209,6 +2233,7 @@ export type ComponentResolvers<ContextType = ApiContext, ParentType extends Reso
   failureReason?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   lastAction?: Resolver<ResolversTypes['LastAction'], ParentType, ContextType>;
+  powerDrift?: Resolver<Maybe<ResolversTypes['PowerDrift']>, ParentType, ContextType>;
   retryPolicy?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
   session?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   sessionTenant?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -2474,6 +2499,7 @@ export type OptionsResolvers<ContextType = ApiContext, ParentType extends Resolv
   maxPowerOnWaitTime?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   pcsReadTimeout?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   pollingFrequency?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  powerDriftRate?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   powerUnknownTimeout?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   rejectNids?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   sessionLimitRequired?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -2513,6 +2539,12 @@ export type PlannedNodeResolvers<ContextType = ApiContext, ParentType extends Re
   detail?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   skipReason?: Resolver<Maybe<ResolversTypes['SkipReason']>, ParentType, ContextType>;
+}>;
+
+export type PowerDriftResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['PowerDrift'] = ResolversParentTypes['PowerDrift']> = ResolversObject<{
+  actual?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  expected?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  since?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
 }>;
 
 export type QueryResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = ResolversObject<{
@@ -2829,6 +2861,7 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   PlannedAction?: PlannedActionResolvers;
   PlannedBootSet?: PlannedBootSetResolvers<ContextType>;
   PlannedNode?: PlannedNodeResolvers<ContextType>;
+  PowerDrift?: PowerDriftResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   QueueJobCount?: QueueJobCountResolvers<ContextType>;
   ReportBootStateResult?: ReportBootStateResultResolvers<ContextType>;

@@ -108,16 +108,19 @@ export async function writeComponents(db: Db, writes: readonly ComponentWrite[],
 }
 
 /** The domain's component record is the table's row but for what the database keeps (checked by the compiler). */
-type StoredFields = Omit<ComponentRow, 'status' | 'queuedSeq' | 'updatedAt'>;
+type StoredFields = Omit<ComponentRow, 'status' | 'queuedSeq' | 'updatedAt' | 'powerDrift'>;
 export const FIELDS_MATCH: [StoredFields, ComponentFields] extends [ComponentFields, StoredFields] ? true : never = true;
 
 function fields(r: ComponentRow): ComponentFields {
-  const { status: _s, queuedSeq: _q, updatedAt: _u, ...f } = r;
+  const { status: _s, queuedSeq: _q, updatedAt: _u, powerDrift: _d, ...f } = r;
   return f;
 }
 
-/** Every column a write sets: all but the generated status and the rollout queue position (the engine's). */
-const WRITTEN = Object.entries(getTableColumns(components)).filter(([k]) => k !== 'status' && k !== 'queuedSeq');
+/**
+ * Every column a write sets: all but the generated status, the rollout queue position (the engine's)
+ * and the power drift mark (the drift sweep's).
+ */
+const WRITTEN = Object.entries(getTableColumns(components)).filter(([k]) => k !== 'status' && k !== 'queuedSeq' && k !== 'powerDrift');
 const COLUMNS = WRITTEN.map(([, c]) => `"${c.name}"`).join(', ');
 const RECORD_TYPE = WRITTEN.map(([, c]) => `"${c.name}" ${c.getSQLType()}`).join(', ');
 const UPDATE_SET = WRITTEN.filter(([k]) => k !== 'id')

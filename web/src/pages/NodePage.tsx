@@ -60,6 +60,12 @@ export function NodePage({ id, store }: { id: string; store: NodeStore }) {
             </p>
           )}
           {!c.failureReason && c.error && <p className="error">Last error: {c.error}</p>}
+          {c.powerDrift && (
+            <p className="error" data-testid="power-drift">
+              Power drift: <b>{c.powerDrift.actual}</b>, but bootorch left it {c.powerDrift.expected} (since{' '}
+              {new Date(c.powerDrift.since).toLocaleString()}); nothing is done about it.
+            </p>
+          )}
           <dl>
             <dt>session</dt>
             <dd>{c.session ? <Link href={`/sessions/${c.session}`}>{c.session}</Link> : '—'}</dd>
