@@ -21,6 +21,8 @@ import { IpmiTool } from '../../src/adapters/standalone/ipmi.ts';
 import { BmcGuard } from '../../src/adapters/standalone/bmc-guard.ts';
 
 const TIMEOUT_MS = 2000;
+/** Nodes with a BMC of their own (the farm); the rest share one chassis BMC. */
+const FARM = 21;
 let db: TestDb;
 let world: SimWorld;
 let farm: BmcFarm;
@@ -31,13 +33,13 @@ const exchanges: Array<Exchange & { at: number }> = [];
 const drivers = { ipmi: new IpmiTool(), redfish: new RedfishClient({ timeoutMs: TIMEOUT_MS }) };
 
 beforeAll(async () => {
-  world = new SimWorld({ nodes: 12, initial: { power: 'on' } });
+  world = new SimWorld({ nodes: FARM + 3, initial: { power: 'on' } });
   ids = world.ids();
-  farm = await startBmcFarm(world, { ids: ids.slice(0, 9), onExchange: (x) => exchanges.push({ ...x, at: Date.now() }) });
+  farm = await startBmcFarm(world, { ids: ids.slice(0, FARM), onExchange: (x) => exchanges.push({ ...x, at: Date.now() }) });
   // Three systems behind one chassis BMC: the simulator's one port.
   chassis = await startSimServer(world);
   db = await freshDb();
-  const url = (id: string, i: number) => (i < 9 ? farm.url(id) : `${chassis.url}/redfish/v1/Systems/${id}`);
+  const url = (id: string, i: number) => (i < FARM ? farm.url(id) : `${chassis.url}/redfish/v1/Systems/${id}`);
   const r = await new NodeRegistry(key).register(
     db.db,
     ids.map((id, i) => ({
@@ -54,6 +56,9 @@ afterAll(async () => {
   world?.close();
   await db?.drop();
 });
+
+/** No request at any BMC of the simulator (reads earlier tests left behind have ended). */
+const quiet = () => waitFor(async () => world.counters.bmcInFlight.size === 0, 'no BMC request in flight', 3 * TIMEOUT_MS, undefined, 50);
 
 const timed = async <T>(fn: () => Promise<T>): Promise<[T, number]> => {
   const t0 = performance.now();
@@ -117,9 +122,54 @@ describe('a status pass with a dead and a refusing BMC', () => {
   });
 });
 
+describe('a slow BMC', () => {
+  it('costs the first pass that meets it a short wait, and no pass after it', async () => {
+    const nodes = ids.slice(0, 20);
+    const slow = nodes[5]!;
+    const patient = { ...drivers, redfish: new RedfishClient({ timeoutMs: 6000 }) };
+    const power = new StandalonePower(db.db, { drivers: patient, secretKey: key, guard: new BmcGuard(), passWaitMs: 2000 });
+    // Connections to the BMCs made first, so the timings below are the BMCs', not the handshakes'.
+    await power.powerStatus(nodes);
+    world.faults.setNodes('bmcSlow', [slow]);
+    world.faults.setBmc({ slowMs: 3000 });
+    const healthyOn = (st: Map<string, { state: string }>) => nodes.filter((id) => id !== slow).every((id) => st.get(id)?.state === 'on');
+    try {
+      // The 19 others answer; the straggler gets as long again as they took, not the whole 2 s wait.
+      const [first, firstMs] = await timed(() => power.powerStatus(nodes));
+      expect(healthyOn(first)).toBe(true);
+      expect(first.get(slow)).toMatchObject({ state: 'unknown', pending: true, error: expect.stringMatching(/still asking \(slow BMC\)/) });
+      expect(firstMs).toBeLessThan(1500);
+      // Passes while its read is out do not wait for it; one of them takes its answer.
+      let answered = false;
+      const passMs: number[] = [];
+      await waitFor(
+        async () => {
+          const [st, ms] = await timed(() => power.powerStatus(nodes));
+          passMs.push(ms);
+          expect(healthyOn(st)).toBe(true);
+          answered = st.get(slow)?.state === 'on';
+          return answered;
+        },
+        "the slow BMC's answer",
+        10_000,
+        () => passMs.join(', '),
+        50,
+      );
+      // Known slow now: its next read is not waited for either.
+      const [next, nextMs] = await timed(() => power.powerStatus(nodes));
+      expect(next.get(slow)).toMatchObject({ state: 'unknown', pending: true });
+      expect(Math.max(...passMs, nextMs)).toBeLessThan(1000);
+    } finally {
+      world.faults.setNodes('bmcSlow', []);
+      await power.idle();
+    }
+  });
+});
+
 describe('BMCs are protected', () => {
   it('at most the global limit in flight over all BMCs, and one per BMC, counted at the simulator', async () => {
     const nodes = ids.slice(0, 9);
+    await quiet();
     world.faults.setNodes('bmcSlow', nodes);
     world.faults.setBmc({ slowMs: 300 });
     world.counters.reset();
@@ -137,7 +187,8 @@ describe('BMCs are protected', () => {
   });
 
   it('the systems of one chassis BMC are asked one at a time', async () => {
-    const inChassis = ids.slice(9);
+    const inChassis = ids.slice(FARM);
+    await quiet();
     world.faults.setNodes('bmcSlow', inChassis);
     world.faults.setBmc({ slowMs: 200 });
     world.counters.reset();

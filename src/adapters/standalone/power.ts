@@ -5,9 +5,14 @@
  * (bmc-guard.ts): one call at a time per BMC, a bounded number at once, a circuit per BMC, backoff on
  * 429/503. power-status asks every BMC; a BMC that does not answer gives that node an error entry
  * instead of failing the whole call, as PCS does: its power is unknown, with the cause (bmc.ts
- * powerUnknown), as is a node bootorch has no BMC for (not_in_inventory). power-status waits at most `passWaitMs` for the BMCs: a read still in flight then gives
- * its node an error entry saying so, and goes on; the next power-status for that node joins it, so
- * a slow BMC is asked once at a time and the pass of every other node does not wait for it.
+ * powerUnknown), as is a node bootorch has no BMC for (not_in_inventory).
+ *
+ * A slow BMC does not hold up the others' pass. power-status waits only for reads younger than
+ * `passWaitMs`, to nodes whose last read answered within it; at most `passWaitMs`; and once all
+ * but 5 % of them have answered, the stragglers get as long again as those took (at least 100 ms).
+ * A node it did not wait for is unknown in this pass, "still asking" (pending); its read goes on, and
+ * the next power-status joins it or takes its answer. So a dead or slow BMC costs the first pass that
+ * meets it a short wait at most, and no pass after it.
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.ts';
@@ -36,6 +41,8 @@ export class StandalonePower implements PowerPort {
   private readonly guard: BmcGuard;
   /** Power reads in flight, by node: a power-status joins its node's read rather than start another. */
   private readonly reads = new Map<string, Read>();
+  /** Nodes whose last read took longer than the pass's wait: passes do not wait for them. */
+  private readonly slow = new Set<string>();
   private readonly transitions = new Map<string, TransitionStatus>();
   /** Background work of unfinished transitions (tests and shutdown wait on it). */
   private readonly running = new Set<Promise<void>>();
@@ -50,18 +57,27 @@ export class StandalonePower implements PowerPort {
   async powerStatus(ids: string[]): Promise<Map<string, PowerState>> {
     const out = new Map<string, PowerState>();
     const rows = await listNodes(this.db, [...new Set(ids)]);
+    const wait = this.o.passWaitMs ?? 2000;
     const reads = rows.map((r) => (r.bmcDriver === 'none' ? undefined : this.read(r)));
-    await within(
-      reads.map((r) => r?.done),
-      this.o.passWaitMs ?? 2000,
+    const now = Date.now();
+    await untilAnswered(
+      reads.flatMap((r) => (r && !this.slow.has(r.id) && now - r.started < wait ? [r.done] : [])),
+      wait,
     );
+    // Reads that fail at once (an open circuit) are answered in this pass too.
+    await new Promise((resolve) => setImmediate(resolve));
     // A read this pass stopped waiting for is handed, when it settles, to the next power-status (read()).
-    for (const read of reads) if (read && !read.result) read.late = true;
+    for (const read of reads) {
+      if (read && !read.result) read.late = true;
+      // An answer this pass used is not handed to the next one as well.
+      else if (read && this.reads.get(read.id) === read) this.reads.delete(read.id);
+    }
     rows.forEach((r, i) => {
       const res = reads[i]?.result;
       // A read that failed (or has not answered yet) is unknown with its cause, never a state.
       if (r.bmcDriver === 'none') out.set(r.id, { state: 'unknown', cause: 'not_in_inventory', error: NO_BMC });
-      else if (!res) out.set(r.id, { state: 'unknown', cause: 'bmc_timeout', error: stillAsking(r, this.o.passWaitMs ?? 2000), pending: true });
+      else if (!res)
+        out.set(r.id, { state: 'unknown', cause: 'bmc_timeout', error: stillAsking(r, this.o.passWaitMs ?? 2000), pending: true });
       else if (res.status === 'fulfilled') out.set(r.id, { state: res.value, error: '' });
       else out.set(r.id, powerUnknown(res.reason));
     });
@@ -84,20 +100,18 @@ export class StandalonePower implements PowerPort {
       })),
     };
     this.remember(t);
-    const work = Promise.allSettled(rows.map((r) => this.withBmc(r, (d, target) => d.power(target, operation)))).then(
-      (results) => {
-        rows.forEach((r, i) => {
-          const res = results[i]!;
-          const task = t.tasks.find((k) => k.xname === r.id)!;
-          task.status = res.status === 'fulfilled' ? 'succeeded' : 'failed';
-          if (res.status === 'rejected') {
-            task.error = errorText(res.reason);
-            this.o.onTaskFailed?.(r.id, operation, task.error);
-          }
-        });
-        t.status = 'completed';
-      },
-    );
+    const work = Promise.allSettled(rows.map((r) => this.withBmc(r, (d, target) => d.power(target, operation)))).then((results) => {
+      rows.forEach((r, i) => {
+        const res = results[i]!;
+        const task = t.tasks.find((k) => k.xname === r.id)!;
+        task.status = res.status === 'fulfilled' ? 'succeeded' : 'failed';
+        if (res.status === 'rejected') {
+          task.error = errorText(res.reason);
+          this.o.onTaskFailed?.(r.id, operation, task.error);
+        }
+      });
+      t.status = 'completed';
+    });
     this.running.add(work);
     void work.finally(() => this.running.delete(work));
     return [id];
@@ -154,10 +168,23 @@ export class StandalonePower implements PowerPort {
       if (prior.result) this.reads.delete(r.id);
       return prior;
     }
+    const started = Date.now();
+    const settled = () => {
+      if (Date.now() - started > (this.o.passWaitMs ?? 2000)) this.slow.add(r.id);
+      else this.slow.delete(r.id);
+    };
     const read: Read = {
+      id: r.id,
+      started,
       done: this.withBmc(r, (d, t) => d.powerState(t)).then(
-        (value) => void (read.result = { status: 'fulfilled', value }),
-        (reason: unknown) => void (read.result = { status: 'rejected', reason }),
+        (value) => {
+          settled();
+          read.result = { status: 'fulfilled', value };
+        },
+        (reason: unknown) => {
+          settled();
+          read.result = { status: 'rejected', reason };
+        },
       ),
     };
     this.reads.set(r.id, read);
@@ -182,21 +209,40 @@ export class StandalonePower implements PowerPort {
 
 /** A power read in flight; `result` is set when it settles. */
 interface Read {
+  id: string;
+  /** When it was asked (ms). */
+  started: number;
   done: Promise<void>;
   result?: PromiseSettledResult<'on' | 'off'>;
   /** A pass stopped waiting for it: its result is kept for the next power-status. */
   late?: boolean;
 }
 
-/** Resolves when every promise has settled, or after `ms`, whichever comes first. */
-async function within(promises: Array<Promise<void> | undefined>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
-  try {
-    await Promise.race([Promise.all(promises), deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
+/**
+ * Resolves when every read has settled, after `ms`, or when the stragglers are late: once all but 5 %
+ * have answered, the rest get as long again as those took (at least 100 ms). Reads never reject.
+ */
+function untilAnswered(reads: Promise<void>[], ms: number): Promise<void> {
+  if (reads.length === 0) return Promise.resolve();
+  const t0 = Date.now();
+  const stragglers = Math.floor(reads.length * 0.05);
+  return new Promise((resolve) => {
+    let left = reads.length;
+    let late: NodeJS.Timeout | undefined;
+    const deadline = setTimeout(finish, ms);
+    function finish() {
+      clearTimeout(deadline);
+      clearTimeout(late);
+      resolve();
+    }
+    for (const r of reads) {
+      void r.then(() => {
+        left--;
+        if (left === 0) finish();
+        else if (left <= stragglers && !late) late = setTimeout(finish, Math.max(100, Date.now() - t0));
+      });
+    }
+  });
 }
 
 const NO_BMC = 'no BMC registered for this node (driver none): its power cannot be read';
