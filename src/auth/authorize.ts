@@ -50,6 +50,7 @@ export const POLICY: Readonly<Record<string, OperationPolicy>> = Object.freeze({
   sessionStatus: q('viewer'),
   components: q('viewer'),
   component: q('viewer'),
+  machineMap: q('viewer'), // the console's map: what components shows, in columns
   options: q('viewer'),
   // Beyond BOS (schema/beyond.graphql): dry run, explain, timeline.
   planSession: q('viewer'),

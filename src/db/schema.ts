@@ -156,6 +156,14 @@ export const components = pgTable(
     // Failed nodes by reason for the metrics, enabled or not (a failed node is disabled), without reading every row.
     index('components_failed_reason_idx').on(t.failureReason).where(sql`status = 'failed'`),
     index('components_session_idx').on(t.session, t.enabled),
+    // The node table's sort orders, keyset on (column, id) (db/components/read.ts). status,
+    // failure_reason and session are indexed already and phase changes only with status, so no write
+    // that was a HOT update stops being one; updated_at, written by every write, has no index: that
+    // order sorts what the filters select.
+    index('components_status_id_idx').on(t.status, t.id),
+    index('components_phase_id_idx').on(t.phase, t.id),
+    index('components_reason_id_idx').on(t.failureReason, t.id),
+    index('components_session_id_idx').on(t.session, t.id),
     index('components_staged_session_idx').on(t.stagedSession).where(sql`staged_session <> ''`),
     index('components_actual_updated_idx')
       .on(t.actualUpdatedAt)

@@ -1,21 +1,34 @@
 /**
  * The web console in a real browser (Debian's chromium via playwright-core) against real bootorch
- * processes (test/browser/harness.ts): sign in with the offered dev token, start a reboot of a group
- * with its dry run shown first, watch the map go through the phases, open the failed node from the
- * map and read its reason, pause and abort a second session; a viewer sees no buttons, a tenant only
- * its nodes. Screenshots go to docs/screenshots/. Every wait has a deadline; nothing sleeps.
+ * processes (test/browser/harness.ts), as an on-call engineer uses it: sign in with the offered dev
+ * token; search the node table and find a node on the map, by mouse and by keyboard; a PCS outage
+ * shows its nodes blocked by PCS (since when), not failed; a reboot with a node that never powers on
+ * ends "complete with failures"; the failed node's explain says there is nothing more bootorch will do
+ * and offers the retry, which runs as a new session of just it, dry run first; pause and abort show
+ * as such; the API stopped under the console shows a banner with the data's age, and on its return
+ * the map catches up from its cursor (no second snapshot) and the banner goes; a viewer sees no
+ * buttons it cannot use, a tenant only its nodes. axe-core runs on every page: no serious or critical
+ * violation. Screenshots go to docs/screenshots/. Every wait has a deadline; nothing sleeps.
  *
- *   BOOTORCH_BROWSER_TESTS=1 npx vitest run test/browser/
+ *   BOOTORCH_BROWSER_TESTS=1 npx vitest run test/browser/console.test.ts
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createApiToken } from '../../src/auth/index.ts';
-import { BROWSER_TESTS, SCREENSHOTS, mapCounts, readyCluster, startWorld, waitFor, type World } from './harness.ts';
+import { BROWSER_TESTS, SCREENSHOTS, axeViolations, mapCounts, readyCluster, startWorld, waitFor, type World } from './harness.ts';
 
 const NODES = 768; // three cabinets; compute-a is the first 384
 const BROKEN = 'x1000c0s1b0n1'; // never powers on
+const OUTAGE_NODES = ['x1002c7s7b1n0', 'x1002c7s7b1n1'];
 let w: World;
+const snapshots: string[] = [];
+const axeFound: string[] = [];
+const axe = async (where: string) => {
+  const found = await axeViolations(w.page, where);
+  if (found.length) process.stdout.write(`axe: ${found.join('\n')}\n`);
+  axeFound.push(...found);
+};
 
 describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
   beforeAll(async () => {
@@ -36,30 +49,76 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     });
     await readyCluster(w, NODES);
     mkdirSync(SCREENSHOTS, { recursive: true });
+    w.page.on('request', (r) => {
+      if (r.method() === 'POST' && r.postData()?.includes('"operationName":"ConsoleMachineMap"')) snapshots.push(r.url());
+    });
   }, 180_000);
   afterAll(async () => {
     await w?.stop();
   });
 
-  test('sign in with the dev token; the whole machine is on the map', async () => {
+  test('sign in; search the node table and find a node on the map, by mouse and by keyboard', async () => {
     const { page } = w;
     await page.goto(`${w.baseUrl}/`);
+    await page.getByTestId('use-dev-token').waitFor();
+    await axe('sign-in');
     await page.getByTestId('use-dev-token').click();
     await expect.poll(() => page.getByTestId('whoami').textContent(), { timeout: 15_000 }).toContain('admin');
     await page.waitForSelector(`[data-testid=machine-map][data-nodes="${NODES}"][data-counts]`, { timeout: 30_000 });
     expect(await mapCounts(page)).toEqual({ STABLE: NODES });
-    // The group filter: an HSM group, resolved by the API's dry run.
-    await page.getByLabel('group').fill('compute-a');
-    await page.getByRole('button', { name: 'Filter' }).click();
-    await expect.poll(() => page.locator('.chip').textContent(), { timeout: 15_000 }).toBe(`compute-a: ${NODES / 2}`);
-    await page.getByLabel('group').fill('');
-    await page.getByRole('button', { name: 'Filter' }).click();
-    await expect.poll(() => page.locator('.chip').count(), { timeout: 5_000 }).toBe(0);
+    await expect.poll(() => page.getByTestId('node-count').textContent(), { timeout: 15_000 }).toBe(`${NODES} match`);
+    await axe('machine');
+    // A group, resolved by the API against the inventory: the table and the map both narrow to it.
+    await page.getByLabel('search').fill('compute-a');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => page.getByTestId('search-chip').textContent(), { timeout: 15_000 }).toBe(`compute-a: ${NODES / 2}`);
+    await expect.poll(() => page.getByTestId('node-count').textContent(), { timeout: 15_000 }).toBe(`${NODES / 2} match`);
+    // One xname: one row, and the node ringed on the map.
+    await page.getByLabel('search').fill('X1000c0s1b0n1');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => page.getByTestId('node-count').textContent(), { timeout: 15_000 }).toBe('1 match');
+    await expect.poll(() => page.getByTestId('machine-map').getAttribute('data-focus')).toBe(BROKEN);
+    expect(await page.getByTestId('node-table').locator('tbody tr').first().getAttribute('data-node')).toBe(BROKEN);
+    await page.getByLabel('search').fill('');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => page.getByTestId('search-chip').count(), { timeout: 5_000 }).toBe(0);
+    // The keyboard path: the map takes the arrows and Enter; the table's sort is a button.
+    await page.getByTestId('machine-map').focus();
+    await page.keyboard.press('ArrowRight');
+    await expect.poll(() => page.getByTestId('map-tip').textContent(), { timeout: 5_000 }).toContain('x1000c0s0b0n1');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('[data-testid=node-page]', { timeout: 10_000 });
+    await page.goBack();
+    await page.getByRole('button', { name: 'Changed' }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByRole('columnheader', { name: /Changed/ }).getAttribute('aria-sort')).toBe('descending');
   });
 
-  test('reboot compute-a from the console: the plan first, then the map walks through the phases', async () => {
+  test('PCS down: its nodes are blocked by PCS since when, not failures; explain says it waits for PCS', async () => {
+    const { page } = w;
+    await w.simFaults({ services: { pcs: { down: true } } });
+    await w.gql(
+      'mutation($l: String!) { createSession(input: { operation: REBOOT, templateName: "compute", name: "pcs-out", limit: $l }) { session { name } } }',
+      { l: OUTAGE_NODES.join(',') },
+    );
+    await page.goto(`${w.baseUrl}/#/sessions/pcs-out`);
+    await expect.poll(() => page.getByTestId('blocked').textContent(), { timeout: 60_000 }).toMatch(/PCS failing since .*: 2 nodes wait/);
+    expect(await page.getByTestId('failure-groups').count()).toBe(0);
+    expect(await page.getByTestId('result').getAttribute('data-result')).toBe('RUNNING');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'console-blocked-by-pcs.png'), fullPage: true });
+    await axe('session (blocked)');
+    await page.goto(`${w.baseUrl}/#/node/${OUTAGE_NODES[0]}`);
+    await expect.poll(() => page.getByTestId('next-step').textContent(), { timeout: 15_000 }).toContain('Waiting for PCS');
+    expect(await page.getByTestId('explain').textContent()).toContain('blocked: PCS failing since');
+    await w.simFaults({ services: { pcs: { down: false } } });
+    await page.goto(`${w.baseUrl}/#/sessions/pcs-out`);
+    await page.waitForSelector('[data-testid=session-page][data-result=COMPLETE]', { timeout: 120_000 });
+  }, 240_000);
+
+  test('reboot compute-a from the console: dry run first, the map walks the phases, the result is "complete with failures"', async () => {
     const { page } = w;
     await page.getByRole('link', { name: 'New session' }).first().click();
+    await axe('new session');
     await page.getByLabel('limit').fill('compute-a');
     await page.getByLabel('name').fill('console-reboot');
     await page.getByRole('button', { name: 'Dry run' }).click();
@@ -71,16 +130,13 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
 
     await page.getByRole('link', { name: 'Machine' }).click();
     await page.waitForSelector(`[data-testid=machine-map][data-nodes="${NODES}"]`);
-    // Each phase must show on the map, as the live events arrive.
     const seen = new Set<string>();
     const see = async (statuses: string[]) => {
-      const c = await mapCounts(page);
-      for (const s of Object.keys(c)) seen.add(s);
+      for (const s of Object.keys(await mapCounts(page))) seen.add(s);
       return statuses.every((s) => seen.has(s));
     };
     await waitFor(() => see(['POWER_OFF_GRACEFULLY_CALLED']), 'nodes powering off on the map', 60_000);
     await waitFor(() => see(['POWER_ON_CALLED']), 'nodes powering on on the map', 60_000);
-    // The screenshot: three statuses at once, and the legend (throttled) caught up with the map.
     await waitFor(
       async () => {
         const c = await mapCounts(page);
@@ -101,14 +157,20 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
       'all stable but the broken node',
       180_000,
     );
-    // The map agrees with the API, node for node.
     const failed = await w.gql('{ components(filter: { status: [FAILED] }) { nodes { id failureReason } } }');
     expect(failed.components.nodes.map((n: { id: string }) => n.id)).toEqual([BROKEN]);
+    await page.goto(`${w.baseUrl}/#/sessions/console-reboot`);
+    await page.waitForSelector('[data-testid=session-page][data-result=COMPLETE_WITH_FAILURES]', { timeout: 60_000 });
+    expect(await page.getByTestId('result').textContent()).toContain('complete with failures');
+    await expect.poll(() => page.getByTestId('failure-groups').textContent(), { timeout: 10_000 }).toContain(BROKEN);
+    await axe('session (complete with failures)');
   }, 420_000);
 
-  test('the failed node: hover names it, a click opens its page with the reason and explain', async () => {
+  test('the failed node: explain says nothing more will happen and what to do; retry it from the table, dry run first', async () => {
     const { page } = w;
-    await page.getByLabel('status').selectOption('FAILED');
+    await page.getByRole('link', { name: 'Machine' }).click();
+    await page.getByLabel('status', { exact: true }).selectOption('FAILED');
+    await expect.poll(() => page.getByTestId('node-count').textContent(), { timeout: 15_000 }).toBe('1 match');
     const at = (await page.evaluate((id) => (window as any).__bootorchMap.locate(id), BROKEN)) as { x: number; y: number };
     await page.mouse.move(at.x, at.y);
     await expect.poll(() => page.getByTestId('map-tip').textContent(), { timeout: 5_000 }).toContain(BROKEN);
@@ -118,35 +180,108 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     const reason = (await w.gql(`{ component(id: "${BROKEN}") { failureReason error } }`)).component;
     expect(reason.failureReason).not.toBe('');
     await expect.poll(() => page.getByTestId('failure-reason').textContent(), { timeout: 10_000 }).toContain(reason.failureReason);
-    await expect.poll(() => page.getByTestId('explain').textContent(), { timeout: 10_000 }).toContain('waits for');
-    await expect.poll(() => page.getByTestId('timeline').locator('tr').count(), { timeout: 10_000 }).toBeGreaterThan(3);
+    const next = page.getByTestId('next-step');
+    await expect.poll(() => next.textContent(), { timeout: 10_000 }).toContain('Nothing more: bootorch has given up on it');
+    expect(await next.getAttribute('data-action')).toBe('RETRY');
+    expect(await page.getByTestId('advice').textContent()).toContain('then retry it');
+    // Never a contradiction: no "would power on" decision for a disabled node, no "active" ended session.
+    const explain = (await page.getByTestId('explain').textContent()) ?? '';
+    expect(explain).not.toContain('status decision');
+    expect(explain).not.toContain('session is active');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'failed-node.png'), fullPage: true });
-  });
+    await axe('node (failed)');
+    // The explain button opens the retry; Escape closes it (keyboard).
+    await page.getByRole('button', { name: 'Retry this node…' }).click();
+    await page.getByTestId('run-nodes').waitFor();
+    await axe('retry dialog');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByTestId('run-nodes').count()).toBe(0);
 
-  test('pause, then abort a session from its page', async () => {
+    // From the table: the failed filter, select, retry: the dry run first, then a session of just it.
+    await page.goBack();
+    await page.getByLabel('status', { exact: true }).selectOption('FAILED');
+    await page.getByLabel(`select ${BROKEN}`).check();
+    await page.getByRole('button', { name: 'Retry 1 failed…' }).click();
+    await page.getByRole('button', { name: 'Dry run' }).click();
+    await expect.poll(() => page.getByTestId('plan-counts').textContent(), { timeout: 30_000 }).toContain('1 nodes:');
+    await page.getByRole('button', { name: /^Start reboot of 1 nodes/ }).click();
+    await page.waitForSelector('[data-testid=session-page]', { timeout: 15_000 });
+    const retry = await w.gql(`{ component(id: "${BROKEN}") { session enabled } }`);
+    expect(retry.component.session).not.toBe('console-reboot');
+    const s = await w.gql('query($n: String!) { session(name: $n) { templateName limit operation } }', { n: retry.component.session });
+    expect(s.session).toEqual({ templateName: 'compute', limit: BROKEN, operation: 'REBOOT' });
+  }, 120_000);
+
+  test('pause, then abort a session: the badge says paused, then aborted', async () => {
     const { page } = w;
     await page.getByRole('link', { name: 'New session' }).first().click();
     await page.getByLabel('limit').fill('compute-b');
     await page.getByLabel('name').fill('console-abort');
     await page.getByRole('button', { name: 'Dry run' }).click();
     await page.getByRole('button', { name: /^Start reboot of/ }).click();
-    // A session pauses once it runs (setup has taken its nodes); before that the console offers no Pause.
     await page.waitForSelector('[data-testid=session-page][data-status=RUNNING]', { timeout: 60_000 });
     await page.getByRole('button', { name: 'Pause' }).click();
     await page.getByRole('button', { name: 'Resume' }).waitFor({ timeout: 15_000 });
+    await page.waitForSelector('[data-testid=session-page][data-result=PAUSED]', { timeout: 15_000 });
+    expect(await page.getByTestId('result').textContent()).toContain('paused');
     expect((await w.gql('{ session(name: "console-abort") { paused } }')).session.paused).toBe(true);
     page.once('dialog', (d) => void d.accept());
     await page.getByRole('button', { name: 'Abort' }).click();
-    await waitFor(
-      async () => (await w.gql('{ session(name: "console-abort") { aborted status { status } } }')).session.aborted,
-      'session aborted',
-      30_000,
+    await page.waitForSelector('[data-testid=session-page][data-result=ABORTED]', { timeout: 60_000 });
+    await page.goto(`${w.baseUrl}/#/sessions`);
+    await expect
+      .poll(() => page.getByTestId('session-console-abort').getByTestId('result').getAttribute('data-result'), { timeout: 15_000 })
+      .toBe('ABORTED');
+    expect(await page.getByTestId('session-console-reboot').getByTestId('result').getAttribute('data-result')).toBe(
+      'COMPLETE_WITH_FAILURES',
     );
-    await page.waitForSelector('[data-testid=session-page][data-status=COMPLETE]', { timeout: 60_000 });
-    await expect.poll(() => page.getByTestId('failure-groups').textContent(), { timeout: 30_000 }).toContain('aborted');
+    await axe('sessions');
   }, 180_000);
 
-  test('a viewer sees no buttons it cannot use; a tenant sees only its nodes', async () => {
+  test('the API goes away: a banner with the data age; back, the map catches up from its cursor and the banner goes', async () => {
+    const { page } = w;
+    await page.goto(`${w.baseUrl}/#/`);
+    await page.waitForSelector(`[data-testid=machine-map][data-nodes="${NODES}"][data-counts]`, { timeout: 30_000 });
+    const loads = snapshots.length;
+    await w.gql(
+      'mutation { createSession(input: { operation: REBOOT, templateName: "compute", name: "while-away", limit: "x1001c7s0b0n0,x1001c7s0b0n1" }) { session { name } } }',
+    );
+    await w.stopApi();
+    await page.getByTestId('stale-banner').waitFor({ timeout: 30_000 });
+    await expect
+      .poll(async () => Number(await page.getByTestId('stale-banner').getAttribute('data-age')), { timeout: 10_000 })
+      .toBeGreaterThanOrEqual(2);
+    expect(await page.getByTestId('stale-banner').textContent()).toMatch(/Not live: .* s old/);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'console-stale.png') });
+    // The worker goes on meanwhile: the nodes leave stable before the API is back.
+    await waitFor(
+      async () =>
+        (await w.db.pool.query(`select count(*)::int as n from component_events where session = 'while-away' and kind = 'transition'`))
+          .rows[0].n > 0,
+      'the session moved while the API was down',
+      60_000,
+    );
+    await w.startApi();
+    await expect.poll(() => page.getByTestId('stale-banner').count(), { timeout: 30_000 }).toBe(0);
+    // The map equals the database again, from the replay of what it missed: no second snapshot.
+    await waitFor(
+      async () => {
+        const db = Object.fromEntries(
+          (
+            await w.db.pool.query(
+              `select upper(status) as s, count(*)::int as n from components where phase not in ('deploying','writing','switching_to_disk','booting_disk') group by 1`,
+            )
+          ).rows.map((r) => [r.s, r.n]),
+        );
+        return JSON.stringify(Object.entries(await mapCounts(page)).sort()) === JSON.stringify(Object.entries(db).sort());
+      },
+      'the map equal to the database after the reconnect',
+      60_000,
+    );
+    expect(snapshots.length).toBe(loads);
+  }, 180_000);
+
+  test('a viewer sees no buttons it cannot use; a tenant sees only its nodes; no serious accessibility violation anywhere', async () => {
     const { page } = w;
     const viewer = (await createApiToken(w.db.db, { role: 'viewer', subject: 'watcher' })).token;
     await page.getByRole('button', { name: 'Sign out' }).click();
@@ -157,6 +292,9 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     await page.getByTestId('session-console-reboot').waitFor({ timeout: 15_000 });
     expect(await page.getByRole('button', { name: /Pause|Resume|Abort/ }).count()).toBe(0);
     expect(await page.getByRole('link', { name: 'New session' }).count()).toBe(0);
+    await page.goto(`${w.baseUrl}/#/`);
+    await page.getByTestId('node-table').waitFor();
+    expect(await page.getByRole('button', { name: /Retry|Reboot|enable/ }).count()).toBe(0);
 
     const mine = ['x1001c0s0b0n0', 'x1001c0s0b0n1', 'x1001c0s0b1n0'];
     await w.gql('mutation($x: [ID!]!) { setTenantXnames(tenant: "acme", xnames: $x) { name } }', { x: mine });
@@ -166,5 +304,7 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.goto(`${w.baseUrl}/#/`);
     await page.waitForSelector(`[data-testid=machine-map][data-nodes="${mine.length}"]`, { timeout: 15_000 });
+    await expect.poll(() => page.getByTestId('node-count').textContent(), { timeout: 15_000 }).toBe(`${mine.length} match`);
+    expect(axeFound, 'serious or critical axe-core violations').toEqual([]);
   });
 });

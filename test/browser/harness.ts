@@ -28,6 +28,11 @@ export interface World {
   browser: BrowserContext;
   page: Page;
   gql(query: string, variables?: Record<string, unknown>, token?: string): Promise<any>;
+  /** The simulator's fault knobs (POST /sim/faults). */
+  simFaults(body: unknown): Promise<void>;
+  /** Stop the API process (the console loses its live connection), and start it again on the same port. */
+  stopApi(): Promise<void>;
+  startApi(): Promise<void>;
   logs(): string;
   stop(): Promise<void>;
 }
@@ -117,9 +122,18 @@ export async function startWorld(o: {
       BOOTORCH_RATE_LIMIT_BURST: '0',
     };
     // One after the other: first starts at once on a fresh database can deadlock in pg-boss's queue creation.
-    const api = startRole('api', env);
-    procs.push(['api', api]);
-    await api.waitFor(/bootorch api: (\S+)/);
+    const startApi = async () => {
+      const api = startRole('api', env);
+      procs.push(['api', api]);
+      await api.waitFor(/bootorch api: (\S+)/);
+    };
+    await startApi();
+    const stopApi = async () => {
+      const k = procs.findIndex(([n]) => n === 'api');
+      if (k < 0) return;
+      const [[, api]] = procs.splice(k, 1) as [[string, RoleProcess]];
+      await api.stop();
+    };
     procs.push(['worker', startRole('worker', env)]);
     const gql = async (query: string, variables: Record<string, unknown> = {}, token = DEV_ADMIN_TOKEN) => {
       const r = await fetch(`${baseUrl}/graphql`, {
@@ -133,7 +147,15 @@ export async function startWorld(o: {
     };
     browser = await launchChromium(userDataDir);
     const page = browser.pages()[0] ?? (await browser.newPage());
-    return { db, baseUrl, simUrl, simImage: simEnv.SIM_IMAGE!, browser, page, gql, logs, stop };
+    const simFaults = async (body: unknown) => {
+      const r = await fetch(`${simUrl}/sim/faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      if (!r.ok) throw new Error(`sim faults: HTTP ${r.status} ${await r.text()}`);
+    };
+    return { db, baseUrl, simUrl, simImage: simEnv.SIM_IMAGE!, browser, page, gql, simFaults, stopApi, startApi, logs, stop };
   } catch (e) {
     await stop().catch(() => {});
     throw e;
@@ -151,6 +173,29 @@ export async function readyCluster(w: World, nodes: number): Promise<void> {
     `mutation($b: [BootSetInput!]!) { putSessionTemplate(name: "compute", input: { cfs: { configuration: "compute-cfg" }, bootSets: $b }) { template { name } } }`,
     { b: [{ name: 'compute', path: w.simImage, type: 's3', nodeGroups: ['compute-a', 'compute-b'] }] },
   );
+}
+
+const AXE = path.join(ROOT, 'node_modules/axe-core/axe.min.js');
+
+/**
+ * axe-core on the page as it is now (WCAG 2.x A and AA rules and best practices): the violations of
+ * impact serious or critical, as "rule: target" lines (the test expects none). The others are printed.
+ */
+export async function axeViolations(page: Page, where: string): Promise<string[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: AXE });
+  const violations = (await page.evaluate(async () => {
+    const r = await (window as any).axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v: any) => ({
+      id: v.id,
+      impact: v.impact,
+      targets: v.nodes.slice(0, 3).map((n: any) => `${n.target.join(' ')} ${n.failureSummary ?? ''}`),
+    }));
+  })) as { id: string; impact: string; targets: string[] }[];
+  const minor = violations.filter((v) => v.impact !== 'serious' && v.impact !== 'critical');
+  if (minor.length) process.stdout.write(`axe (${where}), not serious: ${minor.map((v) => `${v.id} (${v.impact})`).join(', ')}\n`);
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .flatMap((v) => v.targets.map((t) => `${where}: ${v.id} (${v.impact}): ${t}`));
 }
 
 /** The map's status counts, as the canvas last drew them. */

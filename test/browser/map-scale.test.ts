@@ -58,15 +58,37 @@ describe.skipIf(!BROWSER_TESTS)(`map at ${NODES} nodes (synthetic API)`, () => {
       if (body.operationName === 'ConsoleWhoami' || !body.operationName)
         data = { whoami: { subject: 'bench', role: 'VIEWER', tenant: null, via: 'API_TOKEN' } };
       else if (body.operationName === 'ConsoleTemplates') data = { sessionTemplates: [] };
-      else if (body.operationName === 'ConsoleComponents') {
-        const from = body.variables.after ? Number(body.variables.after) : 0;
-        const to = Math.min(NODES, from + (body.variables.first ?? 1000));
+      else if (body.operationName === 'ConsoleMachineMap') {
+        const zeros = new Array<number>(NODES).fill(0);
+        data = {
+          machineMap: {
+            cursor: '0',
+            ids,
+            status: zeros,
+            statuses: ['STABLE'],
+            phase: zeros,
+            phases: ['NONE'],
+            session: zeros,
+            sessions: [''],
+            failureReason: zeros,
+            failureReasons: [''],
+          },
+        };
+      } else if (body.operationName === 'ConsoleNodeTable') {
+        const at = new Date().toISOString();
         data = {
           components: {
-            nodes: ids
-              .slice(from, to)
-              .map((id) => ({ id, enabled: false, session: '', failureReason: '', status: { phase: 'NONE', status: 'STABLE' } })),
-            pageInfo: { hasNextPage: to < NODES, endCursor: String(to) },
+            nodes: ids.slice(0, 50).map((id) => ({
+              id,
+              enabled: false,
+              session: '',
+              failureReason: '',
+              error: '',
+              updatedAt: at,
+              status: { phase: 'NONE', status: 'STABLE' },
+            })),
+            pageInfo: { hasNextPage: true, endCursor: '50' },
+            totalCount: NODES,
           },
         };
       }
@@ -95,6 +117,7 @@ describe.skipIf(!BROWSER_TESTS)(`map at ${NODES} nodes (synthetic API)`, () => {
             for (let k = 0; k < 1000 && sent < EVENTS; k++, sent++) {
               events.push({
                 cursor: String(sent + 1),
+                at: new Date().toISOString(),
                 componentId: ids[(sent * 7919) % NODES],
                 session: 'bench',
                 kind: 'transition',

@@ -10,7 +10,7 @@ import { useHashLocation } from 'wouter/use-hash-location';
 import { IdentityContext, SignIn, checkToken, storeToken, storedToken, type Identity } from './auth.tsx';
 import { createApiClient, type ApiClient } from './client.ts';
 import { NodeStore } from './map/store.ts';
-import { startLiveMap } from './live/component-events.ts';
+import { startLiveMap, type LiveStatus } from './live/component-events.ts';
 import { MapPage } from './pages/MapPage.tsx';
 import { NodePage } from './pages/NodePage.tsx';
 import { SessionsPage } from './pages/SessionsPage.tsx';
@@ -22,18 +22,21 @@ function Console({ token, who, signOut }: { token: string; who: Identity; signOu
   const store = useMemo(() => new NodeStore(), []);
   const [api, setApi] = useState<ApiClient | null>(null);
   const [liveError, setLiveError] = useState('');
+  const [live, setLive] = useState<LiveStatus>({ connected: true, staleSince: null });
   // Made and closed by the effect itself: a closed graphql-ws client cannot be reused (StrictMode runs
   // effects twice in development).
   useEffect(() => {
     const a = createApiClient(token);
     setApi(a);
-    const live = startLiveMap(a, store, (e) => setLiveError(e.message));
-    void live.ready.then(
-      () => setLiveError(''),
-      () => {},
-    );
+    const map = startLiveMap(a, store, (e) => setLiveError(e.message));
+    const off = map.onStatus((s) => {
+      setLive(s);
+      if (s.connected) setLiveError('');
+    });
+    void map.ready.then(() => setLiveError(''));
     return () => {
-      live.stop();
+      off();
+      map.stop();
       a.close();
     };
   }, [token, store]);
@@ -57,7 +60,8 @@ function Console({ token, who, signOut }: { token: string; who: Identity; signOu
             Sign out
           </button>
         </header>
-        {liveError && (
+        <StaleBanner live={live} />
+        {liveError && live.connected && (
           <p className="error banner" role="alert">
             {liveError}
           </p>
@@ -82,6 +86,25 @@ function Console({ token, who, signOut }: { token: string; who: Identity; signOu
         </main>
       </IdentityContext.Provider>
     </Provider>
+  );
+}
+
+/** While the live connection is down: since when, and how old the data on screen is (ticking). */
+function StaleBanner({ live }: { live: LiveStatus }) {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    if (live.connected) return;
+    const t = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(t);
+  }, [live.connected]);
+  if (live.connected || live.staleSince === null) return null;
+  const age = Math.max(0, Math.round((now - live.staleSince) / 1000));
+  return (
+    <p className="stale banner" role="alert" data-testid="stale-banner" data-age={age}>
+      <span aria-hidden="true">⚠ </span>
+      <b>Not live:</b> the connection to bootorch was lost at {new Date(live.staleSince).toLocaleTimeString()}. What you see is{' '}
+      <b>{age} s old</b>. Reconnecting; the map catches up from where it stopped.
+    </p>
   );
 }
 

@@ -69,7 +69,7 @@ export function SignIn({ onSignedIn, problem }: { onSignedIn: (token: string, wh
   };
 
   return (
-    <div className="signin">
+    <main className="signin">
       <h1>bootorch</h1>
       <form onSubmit={submit}>
         <label htmlFor="token">API token or OIDC access token</label>
@@ -99,6 +99,6 @@ export function SignIn({ onSignedIn, problem }: { onSignedIn: (token: string, wh
           {error}
         </p>
       )}
-    </div>
+    </main>
   );
 }

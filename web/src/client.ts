@@ -10,6 +10,8 @@ export interface ApiClient {
   client: Client;
   /** Calls `cb` each time graphql-ws connects again after losing its socket (events may have been missed). */
   onReconnect(cb: () => void): () => void;
+  /** Calls `cb` each time the live socket closes (lost, refused, or closed by the server); graphql-ws keeps retrying. */
+  onClosed(cb: () => void): () => void;
   close(): void;
 }
 
@@ -46,6 +48,7 @@ export function createApiClient(token: string): ApiClient {
       ws.on('connected', (_socket, _payload, wasRetry) => {
         if (wasRetry) cb();
       }),
+    onClosed: (cb) => ws.on('closed', () => cb()),
     close: () => void ws.dispose(),
   };
 }

@@ -8,29 +8,51 @@ export const WhoamiQuery = graphql(`
   query ConsoleWhoami { whoami { subject role tenant via } }
 `);
 
-export const ComponentsPage = graphql(`
-  query ConsoleComponents($first: Int!, $after: String) {
-    components(first: $first, after: $after) {
-      nodes { id enabled session failureReason status { phase status } }
-      pageInfo { hasNextPage endCursor }
-    }
+/** The map's snapshot: columns of dictionary indexes, and the log cursor it includes every change up to. */
+export const MachineMapQuery = graphql(`
+  query ConsoleMachineMap {
+    machineMap { cursor ids status statuses phase phases session sessions failureReason failureReasons }
   }
 `);
 
-/** The map's live feed: the events of a short window as one message (componentEventBatches). */
+/** The map's live feed from the snapshot's cursor: the events of a short window as one message. */
 export const ComponentEventBatchesSubscription = graphql(`
   subscription ConsoleComponentEventBatches($after: ID) {
     componentEventBatches(after: $after) {
       cursor
-      events { cursor componentId session kind toPhase toStatus reason error }
+      events { cursor at componentId session kind toPhase toStatus reason error }
     }
   }
 `);
 
-export const LatestEventQuery = graphql(`
-  query ConsoleLatestEvent($after: ID) {
-    componentEvents(after: $after, first: 1000) { cursor }
+/** The node table: one page of the search, filtered and sorted by the API (keyset on indexed columns). */
+export const NodeTableQuery = graphql(`
+  query ConsoleNodeTable($filter: ComponentFilter, $first: Int!, $after: String, $orderBy: ComponentOrder, $descending: Boolean) {
+    components(filter: $filter, first: $first, after: $after, orderBy: $orderBy, descending: $descending) {
+      nodes { id enabled session failureReason error updatedAt status { phase status } }
+      pageInfo { hasNextPage endCursor }
+      totalCount
+    }
   }
+`);
+
+/** Ids only, for the map's search highlight and "retry all failed of a session". */
+export const NodeIdsQuery = graphql(`
+  query ConsoleNodeIds($filter: ComponentFilter, $after: String) {
+    components(filter: $filter, first: 10000, after: $after) { nodes { id } pageInfo { hasNextPage endCursor } }
+  }
+`);
+
+/** Clear a failure and enable: the operators take the nodes from where they are toward their desired state. */
+export const EnableNodesMutation = graphql(`
+  mutation ConsoleEnableNodes($ids: [ID!]!) {
+    patchComponents(filter: { ids: $ids }, patch: { enabled: true, error: "", eventStats: { powerOnAttempts: 0, powerOffGracefulAttempts: 0, powerOffForcefulAttempts: 0 } }) { id }
+  }
+`);
+
+/** A session's template and operation, for retrying its nodes. */
+export const SessionOriginQuery = graphql(`
+  query ConsoleSessionOrigin($name: String!) { session(name: $name) { name templateName operation } }
 `);
 
 export const NodeQuery = graphql(`
@@ -45,7 +67,7 @@ export const NodeQuery = graphql(`
       powerDrift { expected actual since }
     }
     explain(componentId: $id) {
-      summary waitingFor nextOperator powerState cfsDesiredConfig cfsStatus sessionPaused sessionPauseReason
+      summary waitingFor nextOperator next nextAt advice suggestedAction powerState cfsDesiredConfig cfsStatus sessionPaused sessionPauseReason
       decision { rule phase why }
       criteria { operator criterion met detail }
       blockers { kind detail }
@@ -64,15 +86,17 @@ export const TimelineQuery = graphql(`
 
 export const SessionsQuery = graphql(`
   query ConsoleSessions {
-    sessions { name tenant operation templateName limit paused aborted createdBy status { status startTime endTime error } }
+    sessions { name tenant operation templateName limit paused aborted createdBy result resultText status { status startTime endTime error } }
   }
 `);
 
 export const ProgressFields = graphql(`
   fragment ConsoleProgress on SessionExtendedStatus {
-    name status managedComponentsCount percentSuccessful percentFailed paused pauseReason
+    name status result managedComponentsCount percentSuccessful percentFailed paused pauseReason
     phases { percentComplete percentPoweringOn percentPoweringOff percentConfiguring }
     failureReasons { key count ids list }
+    retrying { key count ids }
+    blocked { service reason since count ids error }
     errorSummary { key count list }
     timing { duration }
   }
@@ -87,6 +111,7 @@ export const SessionProgressSubscription = graphql(`
 export const SessionStatusQuery = graphql(`
   query ConsoleSessionStatus($name: String!) {
     sessionStatus(name: $name) { ...ConsoleProgress }
+    session(name: $name) { templateName operation resultText }
     explainSession(name: $name) { remaining groups { waitingFor description count examples } }
   }
 `);

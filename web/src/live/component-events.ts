@@ -1,95 +1,116 @@
 /**
- * The map's live update path, kept in this one module: the snapshot (`components`, paged) and the
- * `componentEventBatches` subscription that keeps it current, each message a window's events (a
- * full-machine boot is hundreds of messages, not hundreds of thousands).
+ * The map's live update path, kept in this one module: the snapshot (`machineMap`, one compact
+ * answer with the event-log cursor it includes every change up to) and the `componentEventBatches`
+ * subscription from that cursor, each message a window's events (a full-machine boot is hundreds of
+ * messages, not hundreds of thousands). Every change after the snapshot arrives once, in order.
  *
- * Order of work: the subscription starts first ("from now on") and its events are held; then the
- * snapshot is read; then the held events are applied in log order on top of it. An event older than
- * the snapshot re-applies a state the snapshot already holds, and every later change follows it, so
- * the map ends where the log ends. (A change committed between the server reading the snapshot's last
- * page and registering the subscription is the one window.) After graphql-ws reconnects, the same is
- * done again: hold, re-read the snapshot, apply.
+ * When the live socket closes, the map is stale: the status says since when (the banner shows the
+ * data's age). graphql-ws keeps reconnecting; the subscription is made again from the last cursor
+ * received, so the API first replays what was missed, then goes on live. Should the replay be refused
+ * (a cursor the API no longer accepts), the snapshot is read again.
  * Live events are applied at most once per animation frame, however many arrive.
  */
-import type { Client, OperationResult } from 'urql';
 import type { ApiClient } from '../client.ts';
-import type { ConsoleComponentsQuery } from '../gql/graphql.ts';
-import { ComponentEventBatchesSubscription, ComponentsPage } from '../queries.ts';
-import type { NodeChange, NodeRow, NodeStore } from '../map/store.ts';
+import { ComponentEventBatchesSubscription, MachineMapQuery } from '../queries.ts';
+import type { NodeChange, NodeStore } from '../map/store.ts';
 import { mapStats } from '../map/stats.ts';
 
-const PAGE = 10_000;
+export interface LiveStatus {
+  /** The live socket is up (or was never lost). */
+  connected: boolean;
+  /** When the data stopped being live (ms since the epoch), while not connected. */
+  staleSince: number | null;
+}
 
 export interface LiveMap {
   /** Resolves when the first full snapshot is in the store. */
   ready: Promise<void>;
+  status(): LiveStatus;
+  onStatus(cb: (s: LiveStatus) => void): () => void;
   stop(): void;
-}
-
-async function readSnapshot(client: Client): Promise<NodeRow[]> {
-  const rows: NodeRow[] = [];
-  let after: string | null = null;
-  for (;;) {
-    const r: OperationResult<ConsoleComponentsQuery> = await client
-      .query(ComponentsPage, { first: PAGE, after }, { requestPolicy: 'network-only' })
-      .toPromise();
-    if (r.error) throw r.error;
-    const page: ConsoleComponentsQuery['components'] = r.data!.components;
-    rows.push(...page.nodes);
-    if (!page.pageInfo.hasNextPage || !page.pageInfo.endCursor) return rows;
-    after = page.pageInfo.endCursor;
-  }
 }
 
 export function startLiveMap(api: ApiClient, store: NodeStore, onError: (e: Error) => void): LiveMap {
   const { client } = api;
-  let held: NodeChange[] | null = [];
-  let pending: NodeChange[] = [];
+  let pending: (NodeChange & { at?: string })[] = [];
   let frame = 0;
+  let cursor: string | null = null;
+  let subscribedFrom: string | null | undefined;
+  let sub: { unsubscribe(): void } | null = null;
+  let stopped = false;
+  let status: LiveStatus = { connected: true, staleSince: null };
+  const listeners = new Set<(s: LiveStatus) => void>();
+  const setStatus = (s: LiveStatus) => {
+    status = s;
+    for (const l of listeners) l(s);
+  };
+
   const flush = () => {
     frame = 0;
     const batch = pending;
     pending = [];
     store.apply(batch);
-    mapStats.liveEvents += batch.length;
+    mapStats.applied(batch.map((e) => (e.at ? Date.parse(e.at) : Number.NaN)));
   };
 
-  const sub = client.subscription(ComponentEventBatchesSubscription, {}).subscribe((r) => {
-    if (r.error) {
-      onError(r.error);
-      return;
-    }
-    const events = r.data?.componentEventBatches.events;
-    if (!events?.length) return;
-    if (held) {
-      held.push(...events);
-      return;
-    }
-    pending.push(...events);
-    if (!frame) frame = requestAnimationFrame(flush);
+  const subscribe = (after: string | null) => {
+    sub?.unsubscribe();
+    subscribedFrom = after;
+    sub = client.subscription(ComponentEventBatchesSubscription, { after }).subscribe((r) => {
+      if (r.error) {
+        onError(r.error);
+        // A replay the API refuses: start again from a fresh snapshot.
+        if (r.error.graphQLErrors.some((g) => g.extensions?.code === 'BAD_USER_INPUT')) void load();
+        return;
+      }
+      const b = r.data?.componentEventBatches;
+      if (!b?.events.length) return;
+      cursor = b.cursor;
+      pending.push(...b.events);
+      if (!frame) frame = requestAnimationFrame(flush);
+    });
+  };
+
+  const load = async () => {
+    sub?.unsubscribe();
+    sub = null;
+    const r = await client.query(MachineMapQuery, {}, { requestPolicy: 'network-only' }).toPromise();
+    if (stopped) return;
+    if (r.error) throw r.error;
+    const m = r.data!.machineMap;
+    store.load(m);
+    cursor = m.cursor ?? null;
+    subscribe(cursor);
+  };
+  // The first snapshot, asked again every 2 s while the API cannot give it.
+  const ready = new Promise<void>((resolve) => {
+    const attempt = () =>
+      load().then(resolve, (e: Error) => {
+        onError(e);
+        if (!stopped) setTimeout(attempt, 2000);
+      });
+    attempt();
   });
 
-  // Hold live events, read the snapshot, then apply what was held on top of it.
-  const resync = () => {
-    held ??= [];
-    const done = readSnapshot(client).then((rows) => {
-      store.load(rows);
-      store.apply(held ?? []);
-      mapStats.liveEvents += held?.length ?? 0;
-      held = null;
-    });
-    done.catch((e: Error) => onError(e));
-    return done;
-  };
-  const ready = resync();
-  // After a lost socket graphql-ws subscribes again "from now on": what happened meanwhile comes from a new snapshot.
-  const offReconnect = api.onReconnect(() => void resync());
+  const offClosed = api.onClosed(() => {
+    if (status.connected) setStatus({ connected: false, staleSince: Date.now() });
+    // Ask again from where the data stops; graphql-ws sends it once the socket is back.
+    if (cursor !== subscribedFrom && sub) subscribe(cursor);
+  });
+  const offReconnect = api.onReconnect(() => setStatus({ connected: true, staleSince: null }));
 
   return {
     ready,
+    status: () => status,
+    onStatus(cb) {
+      listeners.add(cb);
+      return () => listeners.delete(cb);
+    },
     stop() {
+      stopped = true;
+      offClosed();
       offReconnect();
-      sub.unsubscribe();
+      sub?.unsubscribe();
       if (frame) cancelAnimationFrame(frame);
     },
   };

@@ -21,9 +21,13 @@ interface Props {
   keep: ((i: number) => boolean) | null;
   onHover(index: number | null, clientX: number, clientY: number): void;
   onOpen(id: string): void;
+  /** A node to mark (the search found it): ringed and brought into view. */
+  focus?: string | null;
+  /** The map in words (its text alternative). */
+  label: string;
 }
 
-export function MapCanvas({ store, ids, keep, onHover, onOpen }: Props) {
+export function MapCanvas({ store, ids, keep, onHover, onOpen, focus = null, label }: Props) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const layout = useMemo(() => layoutNodes(ids), [ids]);
   const cellIndex = useMemo(() => {
@@ -32,6 +36,7 @@ export function MapCanvas({ store, ids, keep, onHover, onOpen }: Props) {
     return m;
   }, [ids, layout]);
   const keepRef = useRef(keep);
+  const focusRef = useRef<number | null>(null);
   const handlers = useRef({ onHover, onOpen });
   handlers.current = { onHover, onOpen };
 
@@ -121,7 +126,18 @@ export function MapCanvas({ store, ids, keep, onHover, onOpen }: Props) {
         ctx.lineWidth = 2 / view.scale;
         ctx.strokeRect(layout.x[hover]! - 0.5, layout.y[hover]! - 0.5, 2, 2);
       }
+      const f = focusRef.current;
+      if (f !== null) {
+        // A ring at least 14 screen pixels wide: found however far the map is zoomed out.
+        const r = Math.max(1.5, 7 / view.scale);
+        ctx.strokeStyle = '#000';
+        ctx.lineWidth = 2.5 / view.scale;
+        ctx.beginPath();
+        ctx.arc(layout.x[f]! + 0.5, layout.y[f]! + 0.5, r, 0, Math.PI * 2);
+        ctx.stroke();
+      }
       mapStats.frame(performance.now() - t0);
+      mapStats.drawn();
       if (!firstDrawn && ids.length) {
         firstDrawn = true;
         mapStats.fullMap(ids.length);
@@ -199,6 +215,45 @@ export function MapCanvas({ store, ids, keep, onHover, onOpen }: Props) {
       handlers.current.onHover(null, 0, 0);
       schedule();
     };
+    // Keyboard: arrows walk the nodes (left/right in id order, up/down to the chassis row above or
+    // below), Enter opens the one under the cursor, + and - zoom.
+    const tipAt = (i: number) => {
+      const r = el.getBoundingClientRect();
+      handlers.current.onHover(
+        i,
+        r.left + (view.ox + (layout.x[i]! + 0.5) * view.scale) / devicePixelRatio,
+        r.top + (view.oy + (layout.y[i]! + 0.5) * view.scale) / devicePixelRatio,
+      );
+    };
+    const onKey = (e: KeyboardEvent) => {
+      if (!ids.length) return;
+      const cur = hover ?? focusRef.current ?? 0;
+      let next: number | null = null;
+      if (e.key === 'ArrowRight') next = Math.min(ids.length - 1, cur + 1);
+      else if (e.key === 'ArrowLeft') next = Math.max(0, cur - 1);
+      else if (e.key === 'ArrowUp' || e.key === 'ArrowDown') {
+        const dy = e.key === 'ArrowUp' ? -2 : 2;
+        next = cellIndex.get((layout.y[cur]! + dy) * layout.width + layout.x[cur]!) ?? cur;
+      } else if (e.key === 'Enter' && hover !== null) handlers.current.onOpen(ids[hover]!);
+      else if (e.key === '+' || e.key === '=' || e.key === '-') {
+        const k = e.key === '-' ? 1 / 1.5 : 1.5;
+        view.ox = el.width / 2 - (el.width / 2 - view.ox) * k;
+        view.oy = el.height / 2 - (el.height / 2 - view.oy) * k;
+        view.scale *= k;
+        schedule();
+      } else return;
+      e.preventDefault();
+      if (next !== null) {
+        hover = next;
+        tipAt(next);
+        schedule();
+      }
+    };
+    const onBlur = () => {
+      hover = null;
+      handlers.current.onHover(null, 0, 0);
+      schedule();
+    };
     const onWheel = (e: WheelEvent) => {
       e.preventDefault();
       const r = el.getBoundingClientRect();
@@ -230,7 +285,25 @@ export function MapCanvas({ store, ids, keep, onHover, onOpen }: Props) {
     el.addEventListener('mouseup', onUp);
     el.addEventListener('mouseleave', onLeave);
     el.addEventListener('wheel', onWheel, { passive: false });
+    el.addEventListener('keydown', onKey);
+    el.addEventListener('blur', onBlur);
+    const onFocusNode = () => {
+      const f = focusRef.current;
+      if (f === null) return schedule();
+      // Bring it into view when it is off screen.
+      const px = view.ox + (layout.x[f]! + 0.5) * view.scale;
+      const py = view.oy + (layout.y[f]! + 0.5) * view.scale;
+      if (px < 0 || py < 0 || px > el.width || py > el.height) {
+        view.ox = el.width / 2 - (layout.x[f]! + 0.5) * view.scale;
+        view.oy = el.height / 2 - (layout.y[f]! + 0.5) * view.scale;
+      }
+      schedule();
+    };
+    el.addEventListener('bootorch:focus', onFocusNode);
     return () => {
+      el.removeEventListener('keydown', onKey);
+      el.removeEventListener('blur', onBlur);
+      el.removeEventListener('bootorch:focus', onFocusNode);
       mapStats.locate = undefined;
       unsubscribe();
       resize.disconnect();
@@ -248,6 +321,23 @@ export function MapCanvas({ store, ids, keep, onHover, onOpen }: Props) {
     keepRef.current = keep;
     canvas.current?.dispatchEvent(new Event('bootorch:mask'));
   }, [keep]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new layout (ids) moves the focused node too
+  useEffect(() => {
+    focusRef.current = focus === null ? null : (store.index.get(focus) ?? null);
+    canvas.current?.dispatchEvent(new Event('bootorch:focus'));
+  }, [focus, store, ids]);
 
-  return <canvas ref={canvas} className="map" data-testid="machine-map" data-nodes={ids.length} />;
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: the canvas takes the keyboard (arrows, Enter, + and -)
+    <canvas
+      ref={canvas}
+      className="map"
+      data-testid="machine-map"
+      data-nodes={ids.length}
+      data-focus={focus ?? ''}
+      role="img"
+      aria-label={label}
+      tabIndex={0}
+    />
+  );
 }

@@ -4,6 +4,7 @@
  * each frame's drawing took.
  */
 const FRAMES = 2000;
+const CHANGES = 200_000;
 
 class MapStats {
   firstFullMapMs: number | null = null;
@@ -16,6 +17,21 @@ class MapStats {
   frame(ms: number): void {
     if (this.drawMs.length >= FRAMES) this.drawMs.shift();
     this.drawMs.push(ms);
+  }
+  /** Event times (ms since the epoch, when the change was written) applied to the store, not yet drawn. */
+  private undrawn: number[] = [];
+  /** Per live change drawn: ms from its write (the event's `at`) to the frame that showed it. */
+  readonly changeMs: number[] = [];
+  applied(ats: number[]): void {
+    this.liveEvents += ats.length;
+    for (const at of ats) if (!Number.isNaN(at)) this.undrawn.push(at);
+  }
+  /** The map drew a frame: every change applied before it is on screen now. */
+  drawn(): void {
+    if (!this.undrawn.length) return;
+    const now = Date.now();
+    for (const at of this.undrawn) if (this.changeMs.length < CHANGES) this.changeMs.push(now - at);
+    this.undrawn = [];
   }
   fullMap(nodes: number): void {
     this.nodes = nodes;

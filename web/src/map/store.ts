@@ -5,12 +5,17 @@
  */
 import { mapStatus, statusIndex } from './colors.ts';
 
-export interface NodeRow {
-  id: string;
-  enabled: boolean;
-  session: string;
-  failureReason: string;
-  status: { phase: string; status: string };
+/** The API's machineMap: columns in id order, each value an index into its dictionary. */
+export interface MapColumns {
+  ids: string[];
+  status: number[];
+  statuses: string[];
+  phase: number[];
+  phases: string[];
+  session: number[];
+  sessions: string[];
+  failureReason: number[];
+  failureReasons: string[];
 }
 
 /** What a live event says about a node (absent fields: unchanged). */
@@ -39,17 +44,28 @@ export class NodeStore {
   version = 0;
   private listeners = new Set<Listener>();
 
-  /** Replace everything with a full snapshot (sorted ids keep the layout stable). */
-  load(rows: NodeRow[]): void {
-    rows = [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    this.ids = rows.map((r) => r.id);
+  /** Replace everything with a full snapshot (the API sorts the ids, which keeps the layout stable). */
+  load(m: MapColumns): void {
+    const n = m.ids.length;
+    this.ids = m.ids;
     this.index.clear();
-    this.ids.forEach((id, i) => this.index.set(id, i));
-    this.apiStatus = rows.map((r) => r.status.status);
-    this.phase = rows.map((r) => r.status.phase);
-    this.status = Uint8Array.from(rows, (r) => statusIndex(mapStatus(r.status.status, r.status.phase)));
-    this.session = rows.map((r) => r.session);
-    this.reason = rows.map((r) => r.failureReason);
+    for (let i = 0; i < n; i++) this.index.set(m.ids[i]!, i);
+    // Each dictionary entry's map status once, then one lookup per node.
+    const shown = m.statuses.map((s) => m.phases.map((p) => statusIndex(mapStatus(s, p))));
+    this.status = new Uint8Array(n);
+    this.apiStatus = new Array(n);
+    this.phase = new Array(n);
+    this.session = new Array(n);
+    this.reason = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const s = m.status[i]!;
+      const p = m.phase[i]!;
+      this.apiStatus[i] = m.statuses[s]!;
+      this.phase[i] = m.phases[p]!;
+      this.status[i] = shown[s]![p]!;
+      this.session[i] = m.sessions[m.session[i]!]!;
+      this.reason[i] = m.failureReasons[m.failureReason[i]!]!;
+    }
     this.version++;
     this.emit('all');
   }

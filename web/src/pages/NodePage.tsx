@@ -3,14 +3,51 @@
  * (what it waits for, what the status operator would decide, what acts next, what blocks it) and its
  * timeline. Re-read when a live event for this node arrives.
  */
-import { useEffect } from 'react';
-import { useQuery } from 'urql';
+import { useEffect, useState } from 'react';
+import { useMutation, useQuery } from 'urql';
 import { Link } from 'wouter';
-import { NodeQuery, TimelineQuery } from '../queries.ts';
+import { EnableNodesMutation, NodeQuery, ResumeMutation, TimelineQuery } from '../queries.ts';
 import type { NodeStore } from '../map/store.ts';
 import { mapStatus, STATUS_COLOR, STATUS_LABEL, type Status } from '../map/colors.ts';
+import { words } from '../ui/badges.tsx';
+import { canOperate, useIdentity } from '../auth.tsx';
+import { RunNodesDialog, type RunNodesRequest } from '../ui/RunNodesDialog.tsx';
+import type { SuggestedAction } from '../gql/graphql.ts';
 
-const words = (s: string | null | undefined) => (s ?? '').toLowerCase().replace(/_/g, ' ');
+/** The button that does what explain's advice says (operators only). */
+function NextAction({ id, action, session, onDone }: { id: string; action: SuggestedAction; session: string; onDone(): void }) {
+  const who = useIdentity();
+  const [run, setRun] = useState<RunNodesRequest | null>(null);
+  const [enabled, enable] = useMutation(EnableNodesMutation);
+  const [resumed, resume] = useMutation(ResumeMutation);
+  const [note, setNote] = useState('');
+  if (!canOperate(who) || action === 'NONE') return null;
+  const done = (e?: { message: string }) => {
+    setNote(e ? e.message : 'done');
+    onDone();
+  };
+  return (
+    <p className="nextaction">
+      {action === 'RETRY' && (
+        <button type="button" onClick={() => setRun({ title: `Retry ${id}`, ids: [id], fromSession: session || undefined })}>
+          Retry this node…
+        </button>
+      )}
+      {action === 'ENABLE' && (
+        <button type="button" disabled={enabled.fetching} onClick={() => void enable({ ids: [id] }).then((r) => done(r.error))}>
+          Clear failure and enable
+        </button>
+      )}
+      {action === 'RESUME_SESSION' && (
+        <button type="button" disabled={resumed.fetching} onClick={() => void resume({ name: session }).then((r) => done(r.error))}>
+          Resume session {session}
+        </button>
+      )}
+      {note && <span role="status"> {note}</span>}
+      {run && <RunNodesDialog request={run} onClose={() => setRun(null)} />}
+    </p>
+  );
+}
 
 export function NodePage({ id, store }: { id: string; store: NodeStore }) {
   const [node, refetchNode] = useQuery({ query: NodeQuery, variables: { id } });
@@ -43,14 +80,15 @@ export function NodePage({ id, store }: { id: string; store: NodeStore }) {
 
   return (
     <div className="nodepage" data-testid="node-page">
-      <h2>
+      <h1>
         <Link href="/">map</Link> / {c.id}
-      </h2>
+      </h1>
       <div className="cards">
         <section>
-          <h3>State</h3>
+          <h2>State</h2>
           <p className="status">
-            <i style={{ background: STATUS_COLOR[status] }} /> <b data-testid="node-status">{STATUS_LABEL[status] ?? words(status)}</b>
+            <i aria-hidden="true" style={{ background: STATUS_COLOR[status] }} />{' '}
+            <b data-testid="node-status">{STATUS_LABEL[status] ?? words(status)}</b>
             {c.status.phase !== 'NONE' && <> · phase {words(c.status.phase)}</>} · {c.enabled ? 'enabled' : 'disabled'}
           </p>
           {c.failureReason && (
@@ -90,8 +128,28 @@ export function NodePage({ id, store }: { id: string; store: NodeStore }) {
         </section>
         {x && (
           <section data-testid="explain">
-            <h3>Explain</h3>
+            <h2>Explain</h2>
             <p className="summary">{x.summary}</p>
+            <div className="next" data-testid="next-step" data-action={x.suggestedAction}>
+              <p>
+                <b>Next:</b> {x.next}
+                {x.nextAt && <span className="muted"> (at {new Date(x.nextAt).toLocaleTimeString()})</span>}
+              </p>
+              {x.advice && (
+                <p data-testid="advice">
+                  <b>What to do:</b> {x.advice}
+                </p>
+              )}
+              <NextAction
+                id={c.id}
+                action={x.suggestedAction}
+                session={c.session}
+                onDone={() => {
+                  refetchNode();
+                  refetchTimeline();
+                }}
+              />
+            </div>
             <dl>
               <dt>waits for</dt>
               <dd>{words(x.waitingFor)}</dd>
@@ -150,7 +208,7 @@ export function NodePage({ id, store }: { id: string; store: NodeStore }) {
         )}
       </div>
       <section>
-        <h3>Timeline</h3>
+        <h2>Timeline</h2>
         {timeline.error && <p className="error">{timeline.error.message}</p>}
         <table className="timeline" data-testid="timeline">
           <tbody>

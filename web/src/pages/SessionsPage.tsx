@@ -9,6 +9,7 @@ import { SessionsQuery } from '../queries.ts';
 import { canOperate, useIdentity } from '../auth.tsx';
 import { FailureGroups, ProgressBar, useSessionProgress } from './SessionProgress.tsx';
 import { SessionActions } from './SessionActions.tsx';
+import { ResultBadge } from '../ui/badges.tsx';
 
 function LiveRow({ name }: { name: string }) {
   const p = useSessionProgress(name);
@@ -31,14 +32,14 @@ export function SessionsPage() {
   const sessions = [...(r.data?.sessions ?? [])].reverse();
   return (
     <div className="sessions">
-      <h2>
+      <h1>
         Sessions{' '}
         {canOperate(who) && (
           <Link className="button" href="/sessions/new">
             New session
           </Link>
         )}
-      </h2>
+      </h1>
       {r.error && <p className="error">{r.error.message}</p>}
       {!sessions.length && !r.fetching && <p className="muted">No sessions yet.</p>}
       <ul>
@@ -53,11 +54,7 @@ export function SessionsPage() {
                 {s.limit && ` · ${s.limit}`}
                 {s.tenant && ` · tenant ${s.tenant}`}
               </span>
-              <span className={`state ${s.status.status.toLowerCase()}`}>
-                {s.status.status.toLowerCase()}
-                {s.aborted ? ' (aborted)' : ''}
-                {s.paused ? ' (paused)' : ''}
-              </span>
+              <ResultBadge result={s.result} title={s.resultText} />
               {canOperate(who) && s.status.status !== 'COMPLETE' && (
                 <SessionActions name={s.name} state={s.status.status} paused={s.paused} onDone={refetch} />
               )}
