@@ -45,10 +45,19 @@ function fraction(v: string): number {
 /**
  * `--fault` values, repeatable: a node fault by rate (`neverPowersOn=0.02`) or by xnames
  * (`ignoresSoftOff=x1000c0s0b0n0,x1000c0s0b0n1`), or a service fault (`pcs:down`, `bss:timeout`,
- * `cfs:failRate=0.2`, `hsm:slowMs=500`).
+ * `cfs:failRate=0.2`, `hsm:slowMs=500`), or how the BMC faults behave (`bmc:slowMs=10000`,
+ * `bmc:busyStatus=429`, `bmc:retryAfter=2`, `bmc:busyRate=0.5`; the nodes with them are node faults:
+ * `bmcSlow=0.01`, `bmcBusy=x1000c0s0b0n0`).
  */
 export function parseFault(spec: string, prev: SimFaultsChange = {}): SimFaultsChange {
   const out: SimFaultsChange = { ...prev, services: { ...prev.services }, nodes: { ...prev.nodes }, rates: { ...prev.rates } };
+  const bmc = /^bmc:(slowMs|busyStatus|retryAfter|busyRate)=(.+)$/.exec(spec);
+  if (bmc) {
+    const [, knob, value] = bmc;
+    const v = knob === 'busyRate' ? fraction(value!) : int(knob!, 0)(value!);
+    if (knob === 'busyStatus' && v !== 429 && v !== 503) throw new InvalidArgumentError('bmc:busyStatus must be 429 or 503');
+    return { ...out, bmc: { ...prev.bmc, [knob!]: v } };
+  }
   const svc = /^(\w+):(down|timeout|failRate|slowMs)(?:=(.+))?$/.exec(spec);
   if (svc) {
     const [, s, knob, value] = svc;
@@ -64,7 +73,7 @@ export function parseFault(spec: string, prev: SimFaultsChange = {}): SimFaultsC
   const node = /^(\w+)=(.+)$/.exec(spec);
   if (!node || !(NODE_FAULTS as readonly string[]).includes(node[1]!)) {
     throw new InvalidArgumentError(
-      `"${spec}": want <nodeFault>=<rate|xname,...> (${NODE_FAULTS.join(', ')}) or <service>:<down|timeout|failRate=F|slowMs=N>`,
+      `"${spec}": want <nodeFault>=<rate|xname,...> (${NODE_FAULTS.join(', ')}), <service>:<down|timeout|failRate=F|slowMs=N> or bmc:<slowMs|busyStatus|retryAfter|busyRate>=V`,
     );
   }
   const [, f, value] = node;

@@ -65,6 +65,15 @@ describe('--fault specs', () => {
     expect(() => parseFault('xyz:down')).toThrow(/unknown service/);
     expect(() => parseFault('cfs:failRate=2')).toThrow(/fraction/);
   });
+
+  it('parses how the BMC faults behave', () => {
+    let f = parseFault('bmcBusy=0.01');
+    f = parseFault('bmc:busyStatus=429', f);
+    f = parseFault('bmc:retryAfter=2', f);
+    f = parseFault('bmc:slowMs=10000', f);
+    expect(f).toMatchObject({ rates: { bmcBusy: 0.01 }, bmc: { busyStatus: 429, retryAfter: 2, slowMs: 10_000 } });
+    expect(() => parseFault('bmc:busyStatus=500')).toThrow(/429 or 503/);
+  });
 });
 
 describe('/sim/* routes', () => {
