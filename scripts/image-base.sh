@@ -29,11 +29,17 @@ mkdir -p "$root/usr/local/lib/node_modules"
 cp -a "$npm_dir" "$root/usr/local/lib/node_modules/npm"
 ln -s ../lib/node_modules/npm/bin/npm-cli.js "$root/usr/local/bin/npm"
 ln -s ../lib/node_modules/npm/bin/npx-cli.js "$root/usr/local/bin/npx"
-ca=()
-if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f "$NODE_EXTRA_CA_CERTS" ]; then
-  install -D -m 0644 "$NODE_EXTRA_CA_CERTS" "$root/usr/local/share/bootorch-base/extra-ca.crt"
+# The trust node has here: NODE_EXTRA_CA_CERTS, else npm's cafile, else the local CAs.
+ca=() extra=${NODE_EXTRA_CA_CERTS:-}
+[ -f "$extra" ] || extra=$(npm config get cafile 2>/dev/null || true)
+if [ ! -f "$extra" ] && compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
+  extra=$root.ca && cat /usr/local/share/ca-certificates/*.crt >"$extra"
+fi
+if [ -f "$extra" ]; then
+  install -D -m 0644 "$extra" "$root/usr/local/share/bootorch-base/extra-ca.crt"
   ca=(--env NODE_EXTRA_CA_CERTS=/usr/local/share/bootorch-base/extra-ca.crt)
 fi
+rm -f "$root.ca"
 ctr=$(buildah from scratch)
 buildah copy --quiet "$ctr" "$root" / >/dev/null
 buildah config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "${ca[@]}" --cmd node "$ctr"
