@@ -155,7 +155,8 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
   const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
   // With BOOTORCH_ADAPTERS=sim the simulated cluster lives in the worker; a world here would be another
   // machine, so the dry run and explain need BOOTORCH_ADAPTERS=http or standalone (or the dev role).
-  const adapters = config.BOOTORCH_ADAPTERS !== 'sim' ? createAdapters(config, undefined, { db: conn.db, runHooks: false, logger: log }) : undefined;
+  const adapters =
+    config.BOOTORCH_ADAPTERS !== 'sim' ? createAdapters(config, undefined, { db: conn.db, runHooks: false, logger: log }) : undefined;
   const reports = observeReports(createReportBatcher(conn.db, boss.scheduler));
   const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'tokens', devTokenFile: devTokenFile(config), logger: log });
   // The database-wide gauges from every replica too, so the engine's absence is seen (no worker, no gauges before).

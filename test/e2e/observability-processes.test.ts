@@ -298,7 +298,9 @@ describe('metrics of every role during a reboot with PCS down', () => {
     expect(recovered.length).toBe(1);
     expect(recovered[0]!.failedCalls).toBeGreaterThan(3);
     const ended = workerLog.filter((l) => l.msg.startsWith('session ended'));
-    expect(ended).toEqual([expect.objectContaining({ session: 'outage', result: 'complete', nodes: NODES / 2, succeeded: NODES / 2, failed: 0 })]);
+    expect(ended).toEqual([
+      expect.objectContaining({ session: 'outage', result: 'complete', nodes: NODES / 2, succeeded: NODES / 2, failed: 0 }),
+    ]);
     const apiLog = lines(stack.apis[0]!.output());
     expect(apiLog.filter((l) => l.level <= 30 && String(l.msg).includes('reportBootState'))).toEqual([]);
     expect(apiLog.filter((l) => String(l.msg).startsWith('mutation createSession')).length).toBe(1);

@@ -50,7 +50,13 @@ export async function completeSession(tx: Db, s: SessionKey, error: string | nul
   await notifySessionChanged(tx, s.tenantKey, s.name);
   const snapshot = (await saveSessionStatusSnapshot(tx, s))!;
   const counts = await readStatusCounts(tx, s);
-  const result = sessionResult({ status: 'complete', paused: false, aborted: done.aborted, hasError: done.error !== null, failedNodes: counts.failed });
+  const result = sessionResult({
+    status: 'complete',
+    paused: false,
+    aborted: done.aborted,
+    hasError: done.error !== null,
+    failedNodes: counts.failed,
+  });
   return {
     result: result as EndedResult,
     nodes: counts.owned + counts.staged,
