@@ -108,6 +108,8 @@ describe.skipIf(!BROWSER_TESTS)(`map rendering at ${NODES} nodes`, () => {
     const gaps = await page.evaluate(() => (window as any).__frameGaps as number[]);
     const draws = (await page.evaluate(() => (window as any).__bootorchMap.drawMs as number[])).slice(drawsBefore);
     const changes = await page.evaluate(() => (window as any).__bootorchMap.changeMs as number[]);
+    const received = await page.evaluate(() => (window as any).__bootorchMap.receiveMs as number[]);
+    const steps = await page.evaluate(() => (window as any).__bootorchMap.steps as Record<string, number>);
 
     const figures = {
       nodes: NODES,

@@ -167,7 +167,12 @@ describe.skipIf(!BROWSER_TESTS)(`map at ${NODES} nodes (synthetic API)`, () => {
     // 7919 is prime to NODES, so each event of the stream moved a node of its own: event 38,500's node was
     // moved once, to CONFIGURING (events 38,000-38,999), and the map must show exactly that.
     const moved = ids[(38_500 * 7919) % NODES]!;
-    const at = (await page.evaluate((id) => (window as any).__bootorchMap.locate(id), moved)) as { x: number; y: number };
+    const locate = async () => (await page.evaluate((id) => (window as any).__bootorchMap.locate(id), moved)) as { x: number; y: number };
+    // Zoomed out, a node is a fraction of a pixel beside the map: zoom in around it first (wheel).
+    let at = await locate();
+    await page.mouse.move(at.x, at.y);
+    await page.mouse.wheel(0, -1500);
+    at = await locate();
     await page.mouse.move(at.x, at.y);
     await expect.poll(() => page.getByTestId('map-tip').textContent(), { timeout: 10_000 }).toContain(moved);
     expect(await page.getByTestId('map-tip').textContent()).toContain('configuring');

@@ -10,7 +10,8 @@ import { useHashLocation } from 'wouter/use-hash-location';
 import { IdentityContext, SignIn, checkToken, storeToken, storedToken, type Identity } from './auth.tsx';
 import { createApiClient, type ApiClient } from './client.ts';
 import { NodeStore } from './map/store.ts';
-import { startLiveMap, type LiveStatus } from './live/component-events.ts';
+import { prefetchMachineMap, startLiveMap, type LiveStatus } from './live/component-events.ts';
+import { mapStats } from './map/stats.ts';
 import { MapPage } from './pages/MapPage.tsx';
 import { NodePage } from './pages/NodePage.tsx';
 import { SessionsPage } from './pages/SessionsPage.tsx';
@@ -19,6 +20,7 @@ import { CreateSession } from './pages/CreateSession.tsx';
 import { canOperate } from './auth.tsx';
 
 function Console({ token, who, signOut }: { token: string; who: Identity; signOut(): void }) {
+  mapStats.step('signed in');
   const store = useMemo(() => new NodeStore(), []);
   const [api, setApi] = useState<ApiClient | null>(null);
   const [liveError, setLiveError] = useState('');
@@ -28,7 +30,7 @@ function Console({ token, who, signOut }: { token: string; who: Identity; signOu
   useEffect(() => {
     const a = createApiClient(token);
     setApi(a);
-    const map = startLiveMap(a, store, (e) => setLiveError(e.message));
+    const map = startLiveMap(a, store, (e) => setLiveError(e.message), token);
     const off = map.onStatus((s) => {
       setLive(s);
       if (s.connected) setLiveError('');
@@ -115,6 +117,7 @@ export function App() {
   useEffect(() => {
     const t = storedToken();
     if (!t) return;
+    prefetchMachineMap(t);
     checkToken(t)
       .then(
         (who) => setAuth({ token: t, who }),

@@ -10,7 +10,9 @@
  * (a cursor the API no longer accepts), the snapshot is read again.
  * Live events are applied at most once per animation frame, however many arrive.
  */
+import { stringifyDocument } from 'urql';
 import type { ApiClient } from '../client.ts';
+import type { ConsoleMachineMapQuery } from '../gql/graphql.ts';
 import { ComponentEventBatchesSubscription, MachineMapQuery } from '../queries.ts';
 import type { NodeChange, NodeStore } from '../map/store.ts';
 import { mapStats } from '../map/stats.ts';
@@ -30,7 +32,28 @@ export interface LiveMap {
   stop(): void;
 }
 
-export function startLiveMap(api: ApiClient, store: NodeStore, onError: (e: Error) => void): LiveMap {
+type Snapshot = ConsoleMachineMapQuery['machineMap'];
+
+/** A snapshot asked for before the console is up (while the stored token is being checked), by token. */
+let early: { token: string; snapshot: Promise<Snapshot | null> } | null = null;
+
+/**
+ * Ask for the snapshot now, beside the sign-in check: the first map then waits for the slower of the
+ * two, not for both in turn. Used once, by the first startLiveMap with the same token.
+ */
+export function prefetchMachineMap(token: string): void {
+  mapStats.step('snapshot asked');
+  const snapshot = fetch('/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ operationName: 'ConsoleMachineMap', query: stringifyDocument(MachineMapQuery) }),
+  })
+    .then(async (r) => ((await r.json()) as { data?: ConsoleMachineMapQuery }).data?.machineMap ?? null)
+    .catch(() => null);
+  early = { token, snapshot };
+}
+
+export function startLiveMap(api: ApiClient, store: NodeStore, onError: (e: Error) => void, token?: string): LiveMap {
   const { client } = api;
   let pending: (NodeChange & { at?: string })[] = [];
   let frame = 0;
@@ -66,6 +89,7 @@ export function startLiveMap(api: ApiClient, store: NodeStore, onError: (e: Erro
       const b = r.data?.componentEventBatches;
       if (!b?.events.length) return;
       cursor = b.cursor;
+      mapStats.received(b.events.map((e) => Date.parse(e.at)));
       pending.push(...b.events);
       if (!frame) frame = requestAnimationFrame(flush);
     });
@@ -74,11 +98,19 @@ export function startLiveMap(api: ApiClient, store: NodeStore, onError: (e: Erro
   const load = async () => {
     sub?.unsubscribe();
     sub = null;
-    const r = await client.query(MachineMapQuery, {}, { requestPolicy: 'network-only' }).toPromise();
+    const prefetched = early && early.token === token ? await early.snapshot : null;
+    early = null;
+    let m = prefetched;
+    if (!m) {
+      mapStats.step('snapshot asked');
+      const r = await client.query(MachineMapQuery, {}, { requestPolicy: 'network-only' }).toPromise();
+      if (r.error) throw r.error;
+      m = r.data!.machineMap;
+    }
     if (stopped) return;
-    if (r.error) throw r.error;
-    const m = r.data!.machineMap;
+    mapStats.step('snapshot received');
     store.load(m);
+    mapStats.step('snapshot loaded');
     cursor = m.cursor ?? null;
     subscribe(cursor);
   };

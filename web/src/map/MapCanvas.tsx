@@ -29,7 +29,11 @@ interface Props {
 
 export function MapCanvas({ store, ids, keep, onHover, onOpen, focus = null, label }: Props) {
   const canvas = useRef<HTMLCanvasElement>(null);
-  const layout = useMemo(() => layoutNodes(ids), [ids]);
+  const layout = useMemo(() => {
+    const l = layoutNodes(ids);
+    if (ids.length) mapStats.step('laid out');
+    return l;
+  }, [ids]);
   const cellIndex = useMemo(() => {
     const m = new Map<number, number>();
     for (let i = 0; i < ids.length; i++) m.set(layout.y[i]! * layout.width + layout.x[i]!, i);

@@ -8,6 +8,11 @@ const CHANGES = 200_000;
 
 class MapStats {
   firstFullMapMs: number | null = null;
+  /** When each step to the first map happened (ms since navigation start): where the time goes. */
+  readonly steps: Record<string, number> = {};
+  step(name: string): void {
+    this.steps[name] ??= Math.round(performance.now());
+  }
   nodes = 0;
   /** Live events applied to the map so far. */
   liveEvents = 0;
@@ -22,6 +27,12 @@ class MapStats {
   private undrawn: number[] = [];
   /** Per live change drawn: ms from its write (the event's `at`) to the frame that showed it. */
   readonly changeMs: number[] = [];
+  /** Per live change: ms from its write to its arrival in the browser (the API's and the network's part). */
+  readonly receiveMs: number[] = [];
+  received(ats: number[]): void {
+    const now = Date.now();
+    for (const at of ats) if (!Number.isNaN(at) && this.receiveMs.length < CHANGES) this.receiveMs.push(now - at);
+  }
   applied(ats: number[]): void {
     this.liveEvents += ats.length;
     for (const at of ats) if (!Number.isNaN(at)) this.undrawn.push(at);

@@ -42,6 +42,8 @@ export class NodeStore {
   reason: string[] = [];
   /** Changed with every change, for memoised views (counts, filter lists). */
   version = 0;
+  /** A snapshot has been loaded (the machine may still have no node). */
+  loaded = false;
   private listeners = new Set<Listener>();
 
   /** Replace everything with a full snapshot (the API sorts the ids, which keeps the layout stable). */
@@ -66,6 +68,7 @@ export class NodeStore {
       this.session[i] = m.sessions[m.session[i]!]!;
       this.reason[i] = m.failureReasons[m.failureReason[i]!]!;
     }
+    this.loaded = true;
     this.version++;
     this.emit('all');
   }

@@ -13,7 +13,7 @@ import { Link } from 'wouter';
 import { EnableNodesMutation, NodeTableQuery } from '../queries.ts';
 import type { ComponentOrder } from '../gql/graphql.ts';
 import type { NodeStore } from '../map/store.ts';
-import { useStoreVersion } from '../live/use-store.ts';
+import { useStoreIds, useStoreVersion } from '../live/use-store.ts';
 import { canOperate, useIdentity } from '../auth.tsx';
 import { NodeStatus, ago, words } from '../ui/badges.tsx';
 import { RunNodesDialog, type RunNodesRequest } from '../ui/RunNodesDialog.tsx';
@@ -54,9 +54,13 @@ export function NodeTable({ store, filters }: { store: NodeStore; filters: Filte
     setPages([null]);
     setPicked(new Map());
   }, [key]);
+  // Asked once the map has its snapshot: the map's first paint does not wait behind the table.
+  useStoreIds(store);
+  const mapped = store.loaded;
   const [r, refetch] = useQuery({
     query: NodeTableQuery,
     variables: { filter, first: PAGE, after: pages.at(-1) ?? null, orderBy: order.by, descending: order.descending },
+    pause: !mapped,
   });
   const version = useStoreVersion(store, 2000);
   // biome-ignore lint/correctness/useExhaustiveDependencies: re-read when the live store changed
