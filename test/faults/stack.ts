@@ -36,7 +36,8 @@ export interface Stack {
   /** Environment the api and worker processes run with. */
   env: Record<string, string>;
   tokensDir: string;
-  startWorker(): RoleProcess;
+  /** A worker process (`env` added to the stack's). */
+  startWorker(env?: Record<string, string>): RoleProcess;
   startApi(port?: number): Promise<{ proc: RoleProcess; url: string }>;
   /** Mint a reporter token for every node HSM lists (bootorch token nodes), where the simulated nodes read them. */
   mintNodeTokens(): Promise<void>;
@@ -121,8 +122,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     worker: undefined as unknown as RoleProcess,
     env,
     tokensDir,
-    startWorker() {
-      stack.worker = track(startRole('worker', { ...env, ...o.workerEnv }));
+    startWorker(extra = {}) {
+      stack.worker = track(startRole('worker', { ...env, ...o.workerEnv, ...extra }));
       return stack.worker;
     },
     async startApi(port) {

@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freshDb, type TestDb } from '../helpers/db.ts';
 import { createApiToken } from '../../src/auth/index.ts';
 import type { RoleProcess } from '../helpers/processes.ts';
-import { FAULT_OPTIONS, gql, kill, startStack, waitFor, type Stack } from './stack.ts';
+import { FAULT_OPTIONS, freePort, gql, kill, startStack, waitFor, type Stack } from './stack.ts';
 
 const NODES = Number(process.env.FAULT_NODES ?? 1000);
 const KILLS = 5;
@@ -103,6 +103,9 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
     const rand = random(SEED);
     const points = Array.from({ length: KILLS }, () => Math.round((0.03 + 0.8 * rand()) * 9 * NODES)).sort((a, b) => a - b);
     const kills: { atEvents: number; progress: number; nodesNotStable: number; sinceStartMs: number }[] = [];
+    // How long each replacement took from its spawn to acting: its /healthz answers once its engine has
+    // started (its queues polled, its lease reaper running). Waited on beside the loop, not in it.
+    const replacementsReady: Promise<number | undefined>[] = [];
     const sessionEvents = () => count(`select count(*) as n from component_events where session = 'reboot-all'`);
     const sumOf = (m: Record<string, number> | undefined) => Object.values(m ?? {}).reduce((a, b) => a + b, 0);
     const hardware = (c: any) =>
@@ -123,8 +126,28 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
         ),
         sinceStartMs: Date.now() - started,
       });
-      stack.startWorker();
+      const port = await freePort();
+      const spawned = Date.now();
+      const replacement = stack.startWorker({ WORKER_HEALTH_PORT: String(port) });
+      // The next kill may come (by the other worker's progress) before this one is ready: then undefined.
+      const gone = () => replacement.proc.exitCode !== null || replacement.proc.signalCode !== null;
+      replacementsReady.push(
+        waitFor(
+          async () =>
+            gone()
+              ? 'killed'
+              : (await fetch(`http://127.0.0.1:${port}/healthz`).then(
+                  (r) => r.status === 200,
+                  () => false,
+                )) && 'ready',
+          'the replacement worker ready',
+          120_000,
+          stack.logs,
+          20,
+        ).then((r) => (r === 'ready' ? Date.now() - spawned : undefined)),
+      );
     }
+    const readyMs = await Promise.all(replacementsReady);
 
     const s = await waitFor(
       async () => {
@@ -216,7 +239,7 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
       `\nworker SIGKILL x${kills.length} during a ${NODES}-node reboot (seed ${SEED}): ` +
         `completed in ${(wallMs / 1000).toFixed(1)} s; kills at ${kills.map((k) => `${(k.sinceStartMs / 1000).toFixed(1)} s (progress ${k.progress}, ${k.atEvents} events, ${k.nodesNotStable} nodes in flight)`).join(', ')}; ` +
         `nodes lost ${lost}; power actions ${actions} (minimum ${2 * NODES}, ${extra} beyond one off and one on, policy allows ${FAULT_OPTIONS.default_retry_policy} of each per node); ` +
-        `events ${events.length}\n`,
+        `events ${events.length}; replacements ready (spawn to /healthz) in ${readyMs.map((ms) => (ms === undefined ? 'killed first' : `${(ms / 1000).toFixed(1)} s`)).join(', ')}\n`,
     );
     expect(kills).toHaveLength(KILLS);
     expect(lost).toBe(0);
