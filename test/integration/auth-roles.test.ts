@@ -36,6 +36,7 @@ const QUERIES: Record<string, Op> = {
   session: q('read', '{ session(name: "nope") { name } }'),
   sessionStatus: q('read', '{ sessionStatus(name: "nope") { status } }'),
   components: q('read', '{ components(first: 1) { nodes { id } } }'),
+  machineMap: q('read', '{ machineMap { ids } }'),
   component: q('read', `{ component(id: "${NODE}") { id } }`),
   options: q('read', '{ options { defaultRetryPolicy } }'),
   planSession: q('read', '{ planSession(input: { operation: BOOT, templateName: "nope" }) { valid } }'),
