@@ -60,6 +60,8 @@ function paths(v: unknown, at: (string | number)[] = []): (string | number)[][] 
 function replaced(v: unknown, path: (string | number)[], value: unknown): unknown {
   if (!path.length) return value;
   const copy: any = Array.isArray(v) ? [...v] : { ...(v as object) };
+  // An array's length is not a field to replace (a huge number throws in the test, not in the API).
+  if (Array.isArray(copy) && path[0] === 'length') return copy;
   copy[path[0]!] = replaced(copy[path[0]!], path.slice(1), value);
   return copy;
 }

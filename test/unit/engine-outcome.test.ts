@@ -29,7 +29,9 @@ describe('fromError', () => {
   ] as const)('%s', (_name, e, kind, reason) => {
     const o = fromError(e);
     expect(o.kind).toBe(kind);
-    expect(o.kind !== 'done' && o.problem).toMatchObject({ error: e.message, reason });
+    // A database error is told in words, never as the driver's text (SQL, for a failed query).
+    const error = (e as { code?: string }).code === '57P01' ? 'database unavailable (shutting down); retrying' : e.message;
+    expect(o.kind !== 'done' && o.problem).toMatchObject({ error, reason });
   });
 
   it('an operator may name the reason its problems get (a BSS refusal keeps its own)', () => {
