@@ -24,7 +24,7 @@ const config: CodegenConfig = {
         useTypeImports: true,
         enumsAsTypes: true,
         enumValues,
-        scalars: { DateTime: 'Date | string', ID: 'string' },
+        scalars: { DateTime: 'Date | string', ID: 'string', Codes: 'number[]' },
         mappers: {
           ComponentConnection: '../views.ts#ComponentConnectionParent',
           Session: '../views.ts#SessionParent',
@@ -43,7 +43,7 @@ const config: CodegenConfig = {
       documents: ['web/src/**/*.{ts,tsx}', '!web/src/gql/**'],
       preset: 'client',
       presetConfig: { fragmentMasking: false },
-      config: { useTypeImports: true, enumsAsTypes: true, scalars: { DateTime: 'string', ID: 'string' } },
+      config: { useTypeImports: true, enumsAsTypes: true, scalars: { DateTime: 'string', ID: 'string', Codes: 'number[]' } },
     },
   },
 };

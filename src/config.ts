@@ -100,8 +100,9 @@ const envSchema = z.object({
   /** Standalone: the longest an open BMC circuit waits before its next probe, seconds (default 60; the first wait is 5 s, doubling). */
   BOOTORCH_BMC_CIRCUIT_MAX_OPEN: z.coerce.number().positive().max(86_400).default(60),
   /**
-   * Standalone: how long a status pass waits for the BMCs' power reads, seconds (default 2). Nodes whose
-   * BMC has not answered by then are unknown in this pass ("still asking"); their read goes on.
+   * Standalone: the longest a status pass waits for the BMCs' power reads, seconds (default 2); it does not
+   * wait for a BMC whose last read took longer, and once all but 5 % have answered it gives the rest only
+   * as long again. A node not waited for is "still asking" in that pass (pending: nothing is decided); its read goes on.
    */
   BOOTORCH_BMC_PASS_WAIT: z.coerce.number().positive().max(3600).default(2),
   /** Standalone: CA bundle (PEM) Redfish BMC certificates are checked against. */

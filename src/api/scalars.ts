@@ -1,4 +1,4 @@
-/** DateTime: ISO 8601 with time zone on the wire, a Date (or such a string) inside. */
+/** DateTime: ISO 8601 with time zone on the wire, a Date (or such a string) inside. Codes: the map's columns. */
 import { GraphQLError, GraphQLScalarType, Kind } from 'graphql';
 
 function parse(v: unknown): Date {
@@ -20,5 +20,20 @@ export const DateTime = new GraphQLScalarType({
   parseLiteral(ast) {
     if (ast.kind !== Kind.STRING) throw new GraphQLError('DateTime must be a string', { extensions: { code: 'BAD_USER_INPUT' } });
     return parse(ast.value);
+  },
+});
+
+/** Codes: a column of small non-negative integers (the machine map's), serialized as the array it is. Output only. */
+export const Codes = new GraphQLScalarType({
+  name: 'Codes',
+  serialize(v) {
+    if (Array.isArray(v)) return v;
+    throw new GraphQLError('Codes cannot represent this value');
+  },
+  parseValue() {
+    throw new GraphQLError('Codes is an output type', { extensions: { code: 'BAD_USER_INPUT' } });
+  },
+  parseLiteral() {
+    throw new GraphQLError('Codes is an output type', { extensions: { code: 'BAD_USER_INPUT' } });
   },
 });

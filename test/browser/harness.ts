@@ -67,6 +67,14 @@ export function launchChromium(userDataDir: string): Promise<BrowserContext> {
   });
 }
 
+/**
+ * `npm run build:web` as a user runs it: vitest sets NODE_ENV=test, and Vite builds with the NODE_ENV it
+ * finds, which would give the browser React's development build (several times slower).
+ */
+export function buildConsole(): void {
+  execFileSync('npm', ['run', '-s', 'build:web'], { cwd: ROOT, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'production' } });
+}
+
 /** Polls with a deadline: the one helper (test/helpers/wait.ts). */
 export { waitFor };
 
@@ -76,7 +84,7 @@ export async function startWorld(o: {
   faults?: string[];
   options: Record<string, unknown>;
 }): Promise<World> {
-  execFileSync('npm', ['run', '-s', 'build:web'], { cwd: ROOT, stdio: 'inherit' });
+  buildConsole();
   const db = await freshDb();
   await db.pool.query('insert into options (id, data) values (1, $1)', [JSON.stringify(o.options)]);
   const apiPort = await freePort();

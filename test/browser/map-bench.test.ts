@@ -124,6 +124,8 @@ describe.skipIf(!BROWSER_TESTS)(`map rendering at ${NODES} nodes`, () => {
         p95: Math.round(percentile(changes, 95)),
         max: Math.round(changes.reduce((m, x) => Math.max(m, x), 0)),
       },
+      changeToBrowserMs: { p50: Math.round(percentile(received, 50)), p95: Math.round(percentile(received, 95)) },
+      firstMapSteps: steps,
       snapshot,
       statusesSeen: [...seen].sort(),
     };

@@ -8,7 +8,6 @@
  *
  *   BOOTORCH_BROWSER_TESTS=1 npx vitest run test/browser/map-scale.test.ts
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,8 +17,8 @@ import express from 'express';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { consoleRouter } from '../../src/api/console.ts';
-import { ROOT, percentile } from '../helpers/processes.ts';
-import { BROWSER_TESTS, SCREENSHOTS, launchChromium, waitFor } from './harness.ts';
+import { percentile } from '../helpers/processes.ts';
+import { BROWSER_TESTS, SCREENSHOTS, buildConsole, launchChromium, waitFor } from './harness.ts';
 
 const NODES = Number(process.env.BENCH_SCALE_NODES ?? 100_000);
 const EVENTS = 40_000;
@@ -36,7 +35,7 @@ let userDataDir: string;
 
 describe.skipIf(!BROWSER_TESTS)(`map at ${NODES} nodes (synthetic API)`, () => {
   beforeAll(async () => {
-    execFileSync('npm', ['run', '-s', 'build:web'], { cwd: ROOT, stdio: 'inherit' });
+    buildConsole();
     const app = express();
     app.use(consoleRouter());
     server = app.listen(0, '127.0.0.1');

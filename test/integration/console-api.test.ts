@@ -73,7 +73,9 @@ beforeAll(async () => {
   await h.db.db.execute(
     nodes(3002, 1, { session: 'run', enabled: true, phase: 'powering_on', failure_reason: 'power_on_timeout', error: 'Node still off' }),
   );
-  await h.db.db.execute(nodes(3003, 1, { session: 'run', status_override: 'failed', failure_reason: 'boot_never_reported', error: 'never' }));
+  await h.db.db.execute(
+    nodes(3003, 1, { session: 'run', status_override: 'failed', failure_reason: 'boot_never_reported', error: 'never' }),
+  );
   await h.db.db.execute(sql`analyze components`);
 });
 afterAll(async () => {
@@ -152,19 +154,24 @@ async function walk(vars: Record<string, unknown>, first: number): Promise<Row[]
   throw new Error('no end');
 }
 
+/** Each order's sort value of a row, as the database compares it (stored strings, timestamps as ISO text). */
+const sortKey: Record<string, (r: Row) => string> = {
+  STATUS: (r) => r.status.status.toLowerCase(),
+  PHASE: (r) => (r.status.phase === 'NONE' ? '' : r.status.phase.toLowerCase()),
+  FAILURE_REASON: (r) => r.failureReason,
+  SESSION: (r) => r.session,
+  LAST_CHANGE: (r) => r.updatedAt,
+};
+
 describe('the node table: orders and filters, keyset-paged', () => {
-  const key: Record<string, (r: Row) => string> = {
-    STATUS: (r) => r.status.status.toLowerCase(),
-    PHASE: (r) => (r.status.phase === 'NONE' ? '' : r.status.phase.toLowerCase()),
-    FAILURE_REASON: (r) => r.failureReason,
-    SESSION: (r) => r.session,
-    LAST_CHANGE: (r) => r.updatedAt,
-  };
+  const key = sortKey;
   test.each(Object.keys(key).flatMap((o) => [[o, false] as const, [o, true] as const]))(
     'orderBy %s (descending %s): every row once, sorted, ties on id, pages of 3',
     async (order, descending) => {
       // Ties on the sort column, so the id must break them across page ends.
-      await h.db.db.execute(sql`update components set updated_at = case when id like 'x300%' then timestamptz '2026-12-03 14:00:00.123456+00' else '2026-12-03 13:00:00+00' end`);
+      await h.db.db.execute(
+        sql`update components set updated_at = case when id like 'x300%' then timestamptz '2026-12-03 14:00:00.123456+00' else '2026-12-03 13:00:00+00' end`,
+      );
       const rows = await walk({ o: order, d: descending }, 3);
       const all = (await walk({}, 100)).map((r) => r.id);
       expect(rows.map((r) => r.id).sort()).toEqual([...all].sort());

@@ -1,5 +1,5 @@
 /** Every area's resolvers, merged type by type, plus the DateTime scalar and the enum mappings. */
-import { DateTime } from '../scalars.ts';
+import { Codes, DateTime } from '../scalars.ts';
 import { enumValues } from '../enums.ts';
 import { subscriptionResolvers } from '../subscriptions.ts';
 import type { Resolvers } from '../generated/types.ts';
@@ -15,7 +15,7 @@ import { deployResolvers } from './deploys.ts';
 
 export function allResolvers(): Resolvers {
   const parts: Record<string, unknown>[] = [
-    { DateTime, ...enumValues },
+    { DateTime, Codes, ...enumValues },
     systemResolvers,
     templateResolvers,
     sessionResolvers,

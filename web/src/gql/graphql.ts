@@ -196,7 +196,7 @@ export type ConsoleWhoamiQuery = { whoami: { subject: string, role: Role, tenant
 export type ConsoleMachineMapQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type ConsoleMachineMapQuery = { machineMap: { cursor: string | null, ids: Array<string>, status: Array<number>, statuses: Array<ComponentStatus>, phase: Array<number>, phases: Array<ComponentPhase>, session: Array<number>, sessions: Array<string>, failureReason: Array<number>, failureReasons: Array<string> } };
+export type ConsoleMachineMapQuery = { machineMap: { cursor: string | null, ids: Array<string>, status: number[], statuses: Array<ComponentStatus>, phase: number[], phases: Array<ComponentPhase>, session: number[], sessions: Array<string>, failureReason: number[], failureReasons: Array<string> } };
 
 export type ConsoleComponentEventBatchesSubscriptionVariables = Exact<{
   after?: string | null | undefined;

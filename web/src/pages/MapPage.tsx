@@ -166,7 +166,12 @@ export function MapPage({ store }: { store: NodeStore }) {
                 {store.reason[h] && (
                   <>
                     <br />
-                    <span className="error">{store.reason[h]}</span>
+                    {/* A reason on a node still worked on is trouble it waits out (a service, a retry), not a failure. */}
+                    {store.apiStatus[h] === 'FAILED' ? (
+                      <span className="error">failed: {words(store.reason[h])}</span>
+                    ) : (
+                      <span>held up: {words(store.reason[h])}</span>
+                    )}
                   </>
                 )}
               </div>

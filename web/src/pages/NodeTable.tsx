@@ -211,7 +211,9 @@ export function NodeTable({ store, filters }: { store: NodeStore; filters: Filte
                 </td>
                 <td>{n.status.phase === 'NONE' ? '—' : words(n.status.phase)}</td>
                 <td>{n.session ? <Link href={`/sessions/${n.session}`}>{n.session}</Link> : '—'}</td>
-                <td title={n.error}>{n.failureReason ? words(n.failureReason) : ''}</td>
+                <td title={n.error}>
+                  {!n.failureReason ? '' : n.status.status === 'FAILED' ? words(n.failureReason) : `held up: ${words(n.failureReason)}`}
+                </td>
                 <td>{ago(n.updatedAt)}</td>
               </tr>
             ))}
