@@ -18,6 +18,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
+import compression from 'compression';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import type { ExecutionResult, GraphQLError as GraphQLErrorType, GraphQLFormattedError } from 'graphql';
@@ -150,6 +151,18 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   app.disable('x-powered-by');
   app.use(requestIds());
   app.use(requestSpans());
+  // Compressed answers (br at quality 4, or gzip) above 1 KiB for clients that ask: /graphql (the console's
+  // machine-map snapshot), REST, /metrics, the console's files. Not /boot/v1 (iPXE asks for none; its
+  // files are sent as they are, ranges and all), not event streams (buffered by the compressor);
+  // graphql-ws upgrades never reach express.
+  app.use(
+    compression({
+      filter: (req, res) =>
+        !req.url.startsWith('/boot/v1/') &&
+        !String(res.getHeader('content-type') ?? '').startsWith('text/event-stream') &&
+        compression.filter(req, res),
+    }),
+  );
   const formatError = (formatted: GraphQLFormattedError, error: unknown) => maskInternal(withVariableField(formatted), error, opts.logger);
   // The node reporter's document is answered before express (fast-reports.ts); everything else is express's.
   const fast =
