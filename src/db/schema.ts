@@ -280,6 +280,8 @@ export const apiTokens = pgTable(
   },
   (t) => [
     uniqueIndex('api_tokens_hash_idx').on(t.hash),
+    // A node's live credentials, found without reading its revoked ones (re-issuing revokes them first).
+    index('api_tokens_live_node_idx').on(t.subject).where(sql`${t.role} = 'node' and ${t.revokedAt} is null`),
     check('api_tokens_role_ck', sql`${t.role} in ('admin','operator','viewer','node')`),
     check('api_tokens_scope_ck', sql`${t.scope} is null or (${t.role} = 'node' and ${t.scope} in ('report','deploy','disk'))`),
   ],

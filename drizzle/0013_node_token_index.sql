@@ -1,0 +1,1 @@
+CREATE INDEX "api_tokens_live_node_idx" ON "api_tokens" USING btree ("subject") WHERE "api_tokens"."role" = 'node' and "api_tokens"."revoked_at" is null;
