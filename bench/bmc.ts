@@ -26,7 +26,7 @@ import { RedfishClient } from '../src/adapters/standalone/redfish.ts';
 import { IpmiTool } from '../src/adapters/standalone/ipmi.ts';
 import { BmcGuard } from '../src/adapters/standalone/bmc-guard.ts';
 import { startEngine } from '../src/engine/runtime.ts';
-import { ALL_OPERATORS } from '../src/operators/index.ts';
+import { createOperators } from '../src/operators/index.ts';
 import { createReportBatcher } from '../src/engine/reports.ts';
 import type { OperatorDef } from '../src/engine/operator.ts';
 import type { PowerPort } from '../src/adapters/ports.ts';
@@ -114,7 +114,7 @@ async function reboot(adminUrl: string, nodes: number, fault: Fault, tag: string
       bootFromDisk: (list) => power.bootFromDisk(list),
     };
     const adapters = { ...createSimAdapters(world), power: timedPower };
-    const operators: OperatorDef[] = ALL_OPERATORS.map((op) =>
+    const operators: OperatorDef[] = createOperators().map((op) =>
       op.name !== 'status'
         ? op
         : {

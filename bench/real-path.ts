@@ -35,8 +35,6 @@ export interface RealPathResult {
    * the machine (PostgreSQL, and this bench process polling for completion; nothing else runs beside).
    */
   cpu: { sim: number; api: number; worker: number; rest: number };
-  /** Status passes proportional to what changed (BOOTORCH_STATUS_CHANGED_PASSES, default true; false: every pass reads everything). */
-  changedPasses: boolean;
   /** The worker's status passes during the reboot and the components they read, full passes and changed-only ones. */
   statusPasses: PassCounts;
   statusRowsRead: PassCounts;
@@ -101,7 +99,7 @@ export async function runRealPath(
     batchSize?: number;
     tag?: string;
     inspect?(s: RealPathStack): Promise<void>;
-    /** The workers' extra environment (BOOTORCH_STATUS_CHANGED_PASSES=false: the baseline of status passes). */
+    /** The workers' extra environment. */
     workerEnv?: Record<string, string>;
   } = {},
 ): Promise<RealPathResult> {
@@ -260,7 +258,6 @@ export async function runRealPath(
         worker: roles.slice(1 + ports.length).reduce((a, _p, i) => a + used(i + 1 + ports.length), 0),
         rest: machine - roles.reduce((a, _p, i) => a + used(i), 0),
       },
-      changedPasses: o.workerEnv?.BOOTORCH_STATUS_CHANGED_PASSES !== 'false',
       statusPasses: delta(status0.passes, status1.passes),
       statusRowsRead: delta(status0.rows, status1.rows),
       reaped: roles
@@ -280,10 +277,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const url = process.env.DATABASE_URL;
   if (!url) throw new Error('set DATABASE_URL');
   for (const n of (process.env.NODES ?? '1000').split(',').map(Number)) {
-    const r = await runRealPath(url, n, {
-      replicas: Number(process.env.REPLICAS ?? 1),
-      workerEnv: process.env.CHANGED_PASSES ? { BOOTORCH_STATUS_CHANGED_PASSES: process.env.CHANGED_PASSES } : undefined,
-    });
+    const r = await runRealPath(url, n, { replicas: Number(process.env.REPLICAS ?? 1) });
     process.stdout.write(`${JSON.stringify(r)}\n`);
   }
   process.exit(0);

@@ -96,18 +96,13 @@ async function main() {
   }
   const real: RealPathResult[] = [];
   for (const n of parts.has('real') ? sizes.filter((x) => x >= 1000) : []) {
-    // Status passes as before (every pass reads everything) and proportional to what changed (the default), one after the other.
-    for (const changedOnly of [false, true]) {
-      log(
-        `real path: reboot of ${fmt(n)} nodes, bootorch sim + api + worker processes, ${changedOnly ? 'proportional' : 'full'} status passes...`,
-      );
-      const r = await runRealPath(adminUrl, n, { workerEnv: { BOOTORCH_STATUS_CHANGED_PASSES: String(changedOnly) } });
-      real.push(r);
-      const inProcess = rows.find((x) => x.r.nodes === n)?.r.wallMs;
-      log(
-        `  ${fmt(r.wallMs)} ms${inProcess ? ` (x${fmt(r.wallMs / inProcess, 1)} in-process)` : ''}, reports first to last ${fmt(r.reportSpanMs)} ms, status rows read ${fmt(r.statusRowsRead.full + r.statusRowsRead.transit + r.statusRowsRead.changed)}`,
-      );
-    }
+    log(`real path: reboot of ${fmt(n)} nodes, bootorch sim + api + worker processes...`);
+    const r = await runRealPath(adminUrl, n);
+    real.push(r);
+    const inProcess = rows.find((x) => x.r.nodes === n)?.r.wallMs;
+    log(
+      `  ${fmt(r.wallMs)} ms${inProcess ? ` (x${fmt(r.wallMs / inProcess, 1)} in-process)` : ''}, reports first to last ${fmt(r.reportSpanMs)} ms, status rows read ${fmt(r.statusRowsRead.full + r.statusRowsRead.transit + r.statusRowsRead.changed)}`,
+    );
   }
   const twoAt = Math.max(...sizes.filter((s) => s <= 10_000));
   if (parts.has('real') && twoAt >= 1000) {
@@ -234,13 +229,13 @@ function realPathSections(rows: Array<{ r: ScaleResult }>, real: RealPathResult[
   return [
     '## 3b. The real path: `bootorch sim`, `api` and `worker` processes',
     '',
-    'The same reboot (instant hardware and configuration, the same options) with the simulator in its own process serving HSM, PCS, BSS, CFS and S3 over HTTP and its nodes reporting over HTTP, each with its own node token; the worker with BOOTORCH_ADAPTERS=http. In-process: section 1–2 of this run. Status passes: `full`, every pass reads every enabled node (BOOTORCH_STATUS_CHANGED_PASSES=false, as before); `proportional` (the default), a full pass every polling_frequency, a transit pass every transit_polling_frequency reading the nodes that wait on PCS or CFS and what changed, and a kicked pass reading only what was written since the previous one.',
+    'The same reboot (instant hardware and configuration, the same options) with the simulator in its own process serving HSM, PCS, BSS, CFS and S3 over HTTP and its nodes reporting over HTTP, each with its own node token; the worker with BOOTORCH_ADAPTERS=http. In-process: section 1–2 of this run. Status passes: a full pass every polling_frequency, a transit pass every transit_polling_frequency reading the nodes that wait on PCS or CFS and what changed, and a kicked pass reading only what was written since the previous one.',
     '',
-    '| nodes | API replicas | status passes | real path | in-process | real / in-process | last action, first and last report (s after createSession) | reports | nodes stable | status passes (full + transit + changed) | status rows read (full + transit + changed) | CPU s: sim / api / worker / rest (PostgreSQL) | load (1 min) |',
-    '|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| nodes | API replicas | real path | in-process | real / in-process | last action, first and last report (s after createSession) | reports | nodes stable | status passes (full + transit + changed) | status rows read (full + transit + changed) | CPU s: sim / api / worker / rest (PostgreSQL) | load (1 min) |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...real.map((r) => {
       const inproc = inProcess(r.nodes);
-      return `| ${fmt(r.nodes)} | ${r.replicas} | ${r.changedPasses ? 'proportional' : 'full'} | ${fmt(r.wallMs)} ms | ${inproc ? `${fmt(inproc)} ms` : '–'} | ${inproc ? fmt(r.wallMs / inproc, 1) : '–'} | ${s(r.timeline.lastActionMs)}, ${s(r.timeline.firstReportMs)}, ${s(r.timeline.lastReportMs)} | ${fmt(r.reports)} | ${fmt(r.stable)} | ${r.statusPasses.full} + ${r.statusPasses.transit} + ${r.statusPasses.changed} | ${fmt(r.statusRowsRead.full)} + ${fmt(r.statusRowsRead.transit)} + ${fmt(r.statusRowsRead.changed)} | ${fmt(r.cpu.sim, 1)} / ${fmt(r.cpu.api, 1)} / ${fmt(r.cpu.worker, 1)} / ${fmt(r.cpu.rest, 1)} | ${r.load.toFixed(1)} |`;
+      return `| ${fmt(r.nodes)} | ${r.replicas} | ${fmt(r.wallMs)} ms | ${inproc ? `${fmt(inproc)} ms` : '–'} | ${inproc ? fmt(r.wallMs / inproc, 1) : '–'} | ${s(r.timeline.lastActionMs)}, ${s(r.timeline.firstReportMs)}, ${s(r.timeline.lastReportMs)} | ${fmt(r.reports)} | ${fmt(r.stable)} | ${r.statusPasses.full} + ${r.statusPasses.transit} + ${r.statusPasses.changed} | ${fmt(r.statusRowsRead.full)} + ${fmt(r.statusRowsRead.transit)} + ${fmt(r.statusRowsRead.changed)} | ${fmt(r.cpu.sim, 1)} / ${fmt(r.cpu.api, 1)} / ${fmt(r.cpu.worker, 1)} / ${fmt(r.cpu.rest, 1)} | ${r.load.toFixed(1)} |`;
     }),
     '',
     '## 4a. Reporter mutations at wire speed',

@@ -9,7 +9,7 @@ import { connect, runMigrations, type Connection } from '../src/db/client.ts';
 import { SimWorld } from '../src/sim/world.ts';
 import { createSimAdapters } from '../src/adapters/factory.ts';
 import { startEngine } from '../src/engine/runtime.ts';
-import { ALL_OPERATORS } from '../src/operators/index.ts';
+import { createOperators } from '../src/operators/index.ts';
 import { createReportBatcher } from '../src/engine/reports.ts';
 import type { Options } from '../src/domain/options.ts';
 import { INSTANT_TIMING } from '../src/sim/role.ts';
@@ -109,7 +109,7 @@ export async function runScale(
   ]);
   const log = pino({ level: process.env.BENCH_LOG ?? 'silent' });
   const m = meter(conn.pool);
-  const engine = await startEngine({ url: conn.url, db: conn.db, adapters, operators: ALL_OPERATORS, log, kicks });
+  const engine = await startEngine({ url: conn.url, db: conn.db, adapters, operators: createOperators(), log, kicks });
   const reports = createReportBatcher(conn.db, engine.scheduler);
   world.setReportHandler(async (id, token) => {
     const r = await reports.report({ id, token, actor: `node:${id}` });

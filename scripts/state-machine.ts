@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decisionDiagramLines, ruleTable } from '../src/domain/state-diagram.ts';
-import { ALL_OPERATORS } from '../src/operators/index.ts';
+import { createOperators } from '../src/operators/index.ts';
 import type { Options } from '../src/domain/options.ts';
 
 export const DOC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../docs/state-machine.md');
@@ -25,7 +25,7 @@ const PHASE_OF = (status: string) => (status.startsWith('power_on') ? 'powering_
 /** Inside powering_off and powering_on: what each action operator selects and the status its action leads to. */
 function actionLines(): string[] {
   const byPhase = new Map<string, string[]>();
-  for (const op of ALL_OPERATORS) {
+  for (const op of createOperators()) {
     if (!op.action) continue;
     for (const from of op.action.selection({ options: {} as Options }).statuses ?? []) {
       const to = CALLED[op.action.action];

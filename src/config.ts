@@ -136,8 +136,6 @@ const envSchema = z.object({
   BOOTORCH_KICKS: bool.default(true),
   /** Node reports by the fast path (src/api/fast-reports.ts) with cached credentials; false: Apollo for every request (a baseline). */
   BOOTORCH_FAST_REPORTS: bool.default(true),
-  /** Status passes read what changed, and re-poll only the nodes waiting on PCS or CFS (src/operators/status.ts); false: every pass reads all (the bench's baseline). */
-  BOOTORCH_STATUS_CHANGED_PASSES: bool.default(true),
   /**
    * Serve /metrics without a credential on this port too (on BOOTORCH_METRICS_HOST), e.g. for a
    * Prometheus on a management network. Unset: /metrics only on the API port, to a credential of role

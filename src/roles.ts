@@ -10,14 +10,14 @@ import { tlsFromConfig, type Config } from './config.ts';
 import { connect, runMigrations, type Connection } from './db/client.ts';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedServer } from './db/embedded.ts';
 import { startBoss, startEngine, type BossHandle, type EngineHandle } from './engine/runtime.ts';
-import { ALL_OPERATORS } from './operators/index.ts';
-import { statusPassOptions } from './operators/status.ts';
+import { createOperators } from './operators/index.ts';
 import { createAdapters, createSimAdapters } from './adapters/factory.ts';
 import { SimWorld } from './sim/world.ts';
 import { startApiServer, type ApiServer, type ApiServerOptions } from './api/server.ts';
 import { apiAuthFromEnv } from './api/auth.ts';
 import { surviveDatabaseOutages } from './db/outage.ts';
-import { createReportBatcher } from './engine/reports.ts';
+import { createReportBatcher, type ReportBatcher } from './engine/reports.ts';
+import type { Scheduler } from './engine/scheduler.ts';
 import { seedDemo } from './seed.ts';
 import { createLogger } from './observability/logging.ts';
 import { startProcessMetrics } from './observability/metrics.ts';
@@ -93,25 +93,21 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
     batcher: { batchSize: 25, batchWindowMs: 1000, checkIntervalMs: 500, runTimeMs: 1500 },
   });
   const adapters = instrumentAdapters(createSimAdapters(world), log);
-  statusPassOptions.changedOnly = config.BOOTORCH_STATUS_CHANGED_PASSES;
   const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
+  const operators = createOperators();
   const engine = await startEngine({
     url: conn.url,
     db: conn.db,
     adapters,
-    operators: ALL_OPERATORS,
+    operators,
     log,
     boss,
     kicks: config.BOOTORCH_KICKS,
   });
-  const reports = observeReports(createReportBatcher(conn.db, engine.scheduler));
+  const reports = reportBatcher(conn.db, engine.scheduler, world);
   const state = collectSystemState(conn.db);
   const heartbeat = new EngineHeartbeat(conn.db, 'dev', log);
   await heartbeat.start();
-  world.setReportHandler(async (id, token) => {
-    const r = await reports.report({ id, token, actor: `node:${id}` });
-    if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
-  });
   await seedDemo(conn, world, log);
   const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'dev', devTokenFile: devTokenFile(config), logger: log });
   const api = await startApiServer({
@@ -157,7 +153,7 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
   // machine, so the dry run and explain need BOOTORCH_ADAPTERS=http or standalone (or the dev role).
   const adapters =
     config.BOOTORCH_ADAPTERS !== 'sim' ? createAdapters(config, undefined, { db: conn.db, runHooks: false, logger: log }) : undefined;
-  const reports = observeReports(createReportBatcher(conn.db, boss.scheduler));
+  const reports = reportBatcher(conn.db, boss.scheduler);
   const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'tokens', devTokenFile: devTokenFile(config), logger: log });
   // The database-wide gauges from every replica too, so the engine's absence is seen (no worker, no gauges before).
   const state = collectSystemState(conn.db);
@@ -192,6 +188,19 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
   };
 }
 
+/**
+ * The process's report batcher (engine/reports.ts), measured; the nodes of a simulated cluster in this
+ * process report through it too, as real nodes do through the API.
+ */
+function reportBatcher(db: Connection['db'], scheduler: Scheduler, world?: SimWorld): ReportBatcher {
+  const reports = observeReports(createReportBatcher(db, scheduler));
+  world?.setReportHandler(async (id, token) => {
+    const r = await reports.report({ id, token, actor: `node:${id}` });
+    if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
+  });
+  return reports;
+}
+
 /** What is exposed and to whom (README "Exposure"): a separate /metrics listener, trusted proxies. */
 function edgeOptions(config: Config): Pick<ApiServerOptions, 'metricsListen' | 'trustProxy'> {
   return {
@@ -205,32 +214,26 @@ function edgeOptions(config: Config): Pick<ApiServerOptions, 'metricsListen' | '
 export async function runWorker(config: Config, healthPort?: number): Promise<Stoppable & { engine: EngineHandle }> {
   const log = observe(config, 'worker');
   surviveDatabaseOutages(log);
-  statusPassOptions.changedOnly = config.BOOTORCH_STATUS_CHANGED_PASSES;
   const { conn, embedded } = await openDatabase(config, log);
   const adapters = createAdapters(config, undefined, { db: conn.db, log: (m) => log.warn(m), logger: log });
   const boss: BossHandle = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
+  const operators = createOperators();
   const engine = await startEngine({
     url: conn.url,
     db: conn.db,
     adapters,
-    operators: ALL_OPERATORS,
+    operators,
     log,
     boss,
     kicks: config.BOOTORCH_KICKS,
   });
-  if (adapters.world) {
-    const world = adapters.world;
-    const reports = observeReports(createReportBatcher(conn.db, engine.scheduler));
-    world.setReportHandler(async (id, token) => {
-      const r = await reports.report({ id, token, actor: `node:${id}` });
-      if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
-    });
-  }
+  // A simulated cluster carried by the worker reports through this process's batcher.
+  if (adapters.world) reportBatcher(conn.db, engine.scheduler, adapters.world);
   const state = collectSystemState(conn.db);
   const heartbeat = new EngineHeartbeat(conn.db, 'worker', log);
   await heartbeat.start();
   const health = healthPort ? await healthServer(healthPort, config.HOST, engine.healthy) : undefined;
-  log.info({ adapters: config.BOOTORCH_ADAPTERS, operators: ALL_OPERATORS.length }, 'worker running');
+  log.info({ adapters: config.BOOTORCH_ADAPTERS, operators: operators.length }, 'worker running');
   return {
     engine,
     async stop() {

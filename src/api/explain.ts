@@ -14,7 +14,7 @@ import { ATTEMPT_COUNTERS, selectComponents, type AttemptCounter, type EngineCom
 import { getOptions } from '../db/options.ts';
 import { getSession } from '../db/sessions/rows.ts';
 import { recentEvents } from '../db/events.ts';
-import { ALL_OPERATORS } from '../operators/index.ts';
+import { createOperators } from '../operators/index.ts';
 import { retryLimitHit } from '../engine/action-operator.ts';
 import { errorText } from '../engine/outcome.ts';
 import { databaseClock } from '../engine/clock.ts';
@@ -120,7 +120,7 @@ export async function explainComponent(db: Db, adapters: Adapters, id: string): 
   const ctx = { options, now: () => now };
   const criteria: ExplainCriterion[] = [];
   let nextOperator: string | null = null;
-  for (const op of ALL_OPERATORS) {
+  for (const op of createOperators()) {
     if (!op.action) continue;
     const list = evaluateSelection(c, op.action.selection(ctx), {
       sessionHeld: !!(session?.paused || session?.aborted),

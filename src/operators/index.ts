@@ -1,6 +1,6 @@
 import type { OperatorDef } from '../engine/operator.ts';
 import { sessionSetup } from './session-setup.ts';
-import { status } from './status.ts';
+import { createStatus } from './status.ts';
 import { powerOn } from './power-on.ts';
 import { powerOffGraceful } from './power-off-graceful.ts';
 import { powerOffForceful } from './power-off-forceful.ts';
@@ -12,10 +12,13 @@ import { discovery } from './discovery.ts';
 import { actualStateCleanup } from './actual-state-cleanup.ts';
 import { powerDrift } from './power-drift.ts';
 
-/** Every operator, in the order a session meets them. */
-export const ALL_OPERATORS: OperatorDef[] = [
+/**
+ * Every operator, in the order a session meets them, for one engine: the status operator's pass
+ * state is its own (operators/status.ts StatusPasses), so each engine gets a fresh set.
+ */
+export const createOperators = (): OperatorDef[] => [
   sessionSetup,
-  status,
+  createStatus(),
   powerOffGraceful,
   powerOffForceful,
   powerOn,

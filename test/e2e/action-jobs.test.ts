@@ -8,7 +8,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import { startCluster, type Cluster } from '../helpers/cluster.ts';
 import { startEngine, type EngineHandle } from '../../src/engine/runtime.ts';
-import { ALL_OPERATORS } from '../../src/operators/index.ts';
+import { createOperators } from '../../src/operators/index.ts';
 import { componentJobs, sessionJobCounts } from '../../src/db/action-jobs.ts';
 import { startClusterApi, type ClusterApi } from '../helpers/cluster-api.ts';
 
@@ -333,7 +333,7 @@ describe('per-component action jobs', () => {
       url: c.db.url,
       db: c.db.db,
       adapters: c.adapters,
-      operators: ALL_OPERATORS,
+      operators: createOperators(),
       log: pino({ level: 'silent' }),
     });
     await c.template('t');

@@ -3,7 +3,7 @@
  * own metrics (bootorch_status_passes_total, bootorch_status_rows_read_total, by kind of pass):
  * nodes powered on and waiting for their own report are not re-read while nothing is written, the
  * transit passes re-read only the nodes that wait on the outside world, and a kicked pass reads the
- * rows that changed. Every pass reading everything (BOOTORCH_STATUS_CHANGED_PASSES=false) fails it.
+ * rows that changed. A status operator whose every pass read everything would fail it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../helpers/cluster.ts';

@@ -10,7 +10,7 @@ import { freshDb, type TestDb } from './db.ts';
 import { SimWorld, type WorldOptions } from '../../src/sim/world.ts';
 import { createSimAdapters } from '../../src/adapters/factory.ts';
 import { startEngine, type EngineHandle } from '../../src/engine/runtime.ts';
-import { ALL_OPERATORS } from '../../src/operators/index.ts';
+import { createOperators } from '../../src/operators/index.ts';
 import { createReportBatcher } from '../../src/engine/reports.ts';
 import { deployHeartbeat } from '../../src/engine/deploy-heartbeat.ts';
 import type { DeployRecord } from '../../src/domain/deploy.ts';
@@ -87,7 +87,7 @@ export async function startCluster(
     [world.ids()],
   );
   const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
-  const engine = await startEngine({ url: db.url, db: db.db, adapters, operators: ALL_OPERATORS, log, kicks: o.kicks });
+  const engine = await startEngine({ url: db.url, db: db.db, adapters, operators: createOperators(), log, kicks: o.kicks });
   const reports = createReportBatcher(db.db, engine.scheduler);
   world.setReportHandler(async (id: string, token: string) => {
     const r = await reports.report({ id, token, actor: `node:${id}` });

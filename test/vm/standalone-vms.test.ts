@@ -31,7 +31,7 @@ import { ROOT } from '../helpers/processes.ts';
 import { startApiServer, type ApiServer } from '../../src/api/server.ts';
 import { bootRoutes } from '../../src/api/boot/routes.ts';
 import { startEngine, type EngineHandle } from '../../src/engine/runtime.ts';
-import { ALL_OPERATORS } from '../../src/operators/index.ts';
+import { createOperators } from '../../src/operators/index.ts';
 import { createReportBatcher } from '../../src/engine/reports.ts';
 import { createStandaloneAdapters, type StandaloneAdapters } from '../../src/adapters/standalone/factory.ts';
 import { EVENTS_CHANNEL } from '../../src/db/events.ts';
@@ -155,7 +155,7 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     const secretKey = randomBytes(32);
     const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
     adapters = createStandaloneAdapters({ db: db.db, secretKey, filesDir: files, bmcTimeoutMs: 15_000 });
-    engine = await startEngine({ url: db.url, db: db.db, adapters, operators: ALL_OPERATORS, log });
+    engine = await startEngine({ url: db.url, db: db.db, adapters, operators: createOperators(), log });
     auth = await testAuth(db.db);
     api = await startApiServer({
       db: db.db,
