@@ -1,0 +1,119 @@
+/**
+ * Node serial consoles (src/consoles/): what each node's console printed, in chunks, per node and boot
+ * attempt. A boot attempt is the node's last power-on by bootorch (node_inventory.boot_set_at, taken in
+ * the same statement as the write, so a chunk cannot land in the wrong attempt); bytes before any
+ * power-on by bootorch belong to the epoch attempt. Bounded three ways, oldest dropped first:
+ * `console_bytes_per_boot` per node and attempt, `console_boots_kept` attempts per node,
+ * `console_retention_days` of age. The only module with SQL on this table.
+ */
+import { sql } from 'drizzle-orm';
+import { bigserial, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import type { Db } from './client.ts';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+export const consoleChunks = pgTable(
+  'console_chunks',
+  {
+    seq: bigserial('seq', { mode: 'number' }).primaryKey(),
+    /** The node (xname). */
+    node: text('node').notNull(),
+    /** The boot attempt: the node's power-on by bootorch the bytes came after (epoch when none). */
+    attempt: ts('attempt').notNull(),
+    /** When the capture wrote the chunk. */
+    at: ts('at').notNull().defaultNow(),
+    text: text('text').notNull(),
+    bytes: integer('bytes').notNull(),
+  },
+  (t) => [index('console_chunks_node_attempt_idx').on(t.node, t.attempt, t.seq), index('console_chunks_at_idx').on(t.at)],
+);
+
+export interface ConsoleBounds {
+  /** Bytes kept per node and attempt (the oldest chunks dropped beyond it). */
+  bytesPerBoot: number;
+  /** Attempts kept per node (the oldest dropped beyond it). */
+  bootsKept: number;
+  /** Chunks older than this many days are dropped. */
+  retentionDays: number;
+}
+
+/**
+ * Append what a node's console printed and trim its attempt to `bytesPerBoot`, oldest chunks first.
+ * A chunk larger than the bound keeps its last `bytesPerBoot` bytes. A node unknown to the inventory
+ * writes nothing (false).
+ */
+export async function appendConsole(db: Db, node: string, text: string, bytesPerBoot: number): Promise<boolean> {
+  let t = text;
+  if (Buffer.byteLength(t) > bytesPerBoot) t = Buffer.from(t).subarray(-bytesPerBoot).toString('utf8');
+  const bytes = Buffer.byteLength(t);
+  const r = await db.execute<{ attempt: Date }>(sql`
+    with w as (
+      insert into console_chunks (node, attempt, text, bytes)
+      select id, coalesce(boot_set_at, 'epoch'::timestamptz), ${t}, ${bytes} from node_inventory where id = ${node}
+      returning attempt
+    ) select attempt from w`);
+  const attempt = r.rows[0]?.attempt;
+  if (!attempt) return false;
+  await db.execute(sql`
+    delete from console_chunks where seq in (
+      select seq from (
+        select seq, sum(bytes) over (order by seq desc) as kept from console_chunks
+        where node = ${node} and attempt = ${attempt}
+      ) x where kept > ${bytesPerBoot})`);
+  return true;
+}
+
+/** Drop attempts beyond the newest `bootsKept` per node and chunks older than `retentionDays`. Returns the rows dropped. */
+export async function pruneConsoles(db: Db, b: Pick<ConsoleBounds, 'bootsKept' | 'retentionDays'>): Promise<number> {
+  const old = await db.execute(sql`delete from console_chunks where at < now() - make_interval(days => ${b.retentionDays})`);
+  const extra = await db.execute(sql`
+    delete from console_chunks c using (
+      select node, attempt from (
+        select node, attempt, dense_rank() over (partition by node order by attempt desc) as r
+        from (select distinct node, attempt from console_chunks) a
+      ) ranked where r > ${b.bootsKept}
+    ) d where c.node = d.node and c.attempt = d.attempt`);
+  return (old.rowCount ?? 0) + (extra.rowCount ?? 0);
+}
+
+export interface ConsoleAttempt {
+  attempt: Date;
+  bytes: number;
+  first: Date;
+  last: Date;
+}
+
+/** A node's kept attempts, newest first. */
+export async function consoleAttempts(db: Db, node: string): Promise<ConsoleAttempt[]> {
+  const r = await db.execute<{ attempt: Date; bytes: string; first: Date; last: Date }>(sql`
+    select attempt, sum(bytes)::bigint as bytes, min(at) as first, max(at) as last
+    from console_chunks where node = ${node} group by attempt order by attempt desc`);
+  return r.rows.map((x) => ({ attempt: new Date(x.attempt), bytes: Number(x.bytes), first: new Date(x.first), last: new Date(x.last) }));
+}
+
+export interface ConsoleText {
+  attempt: Date;
+  text: string;
+  /** The last chunk's seq: `after` of the next read for only what came since. */
+  cursor: number;
+}
+
+/**
+ * One attempt's text (the newest when `attempt` is not given), in order; with `after`, only chunks
+ * written after that cursor. Null when the node has none.
+ */
+export async function consoleText(db: Db, node: string, o: { attempt?: Date; after?: number } = {}): Promise<ConsoleText | null> {
+  const attempt =
+    o.attempt ??
+    (
+      await db.execute<{ attempt: Date }>(
+        sql`select attempt from console_chunks where node = ${node} order by attempt desc, seq desc limit 1`,
+      )
+    ).rows[0]?.attempt;
+  if (!attempt) return null;
+  const r = await db.execute<{ seq: string; text: string }>(sql`
+    select seq, text from console_chunks where node = ${node} and attempt = ${attempt} and seq > ${o.after ?? 0}
+    order by seq`);
+  const cursor = r.rows.length ? Number(r.rows[r.rows.length - 1]!.seq) : (o.after ?? 0);
+  return { attempt: new Date(attempt), text: r.rows.map((x) => x.text).join(''), cursor };
+}
