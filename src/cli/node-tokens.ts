@@ -1,11 +1,13 @@
 /**
- * `bootorch token nodes`: a reporter credential for every node HSM knows, in one go (a new machine,
- * or `bootorch sim`). Each is a node token (createNodeToken: it may report only for its own xname;
- * the node's earlier tokens are revoked), written as `<dir>/<xname>` (0600) for whatever installs
- * them on the nodes, or all in one JSON object xname -> token. `bootorch sim --report-tokens-dir DIR`
- * (or `--report-token-file FILE.json`) reads either.
+ * `bootorch token nodes`: a reporter credential for every node, in one go (a new machine, or
+ * `bootorch sim`): the nodes HSM knows (`--from-hsm`), or the nodes registered with bootorch on a
+ * site without CSM (`--registered`). Each is a node token (createNodeTokens: it may report only for
+ * its own xname; the node's earlier tokens are revoked, a thousand nodes per transaction), written as
+ * `<dir>/<xname>` (0600) for whatever installs them on the nodes, or all in one JSON object
+ * xname -> token. `bootorch sim --report-tokens-dir DIR` (or `--report-token-file FILE.json`) reads either.
  *
- *   bootorch token nodes --from-hsm http://cray-smd --out /srv/node-tokens [--ttl S] [--json FILE]
+ *   bootorch token nodes --from-hsm http://cray-smd --out /srv/node-tokens [--ttl S] [--json-file FILE]
+ *   bootorch token nodes --registered --out /srv/node-tokens
  */
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -15,8 +17,12 @@ import type { Connection } from '../db/client.ts';
 import { SettingsRef } from '../adapters/common.ts';
 import { ServiceClient } from '../adapters/http.ts';
 import { HttpInventory } from '../adapters/inventory/http.ts';
-import { createNodeToken } from '../auth/index.ts';
+import { createNodeTokens } from '../auth/index.ts';
+import { listNodes } from '../db/node-inventory.ts';
 import { canonicalXname } from '../domain/xname.ts';
+
+/** Files written at once: enough to keep the disk busy, few enough to stay far from the fd limit. */
+const WRITES_AT_ONCE = 32;
 
 /** Node xnames from HSM's State/Components (Type=Node), with the CSM credential and CA of the adapters. */
 export async function hsmNodeIds(url: string, c: Pick<Config, 'CSM_TOKEN' | 'CSM_TOKEN_FILE' | 'CSM_CA_FILE'>): Promise<string[]> {
@@ -29,6 +35,25 @@ export async function hsmNodeIds(url: string, c: Pick<Config, 'CSM_TOKEN' | 'CSM
   }
 }
 
+/** A secret file: 0600 even when the file existed with a wider mode (writeFile's mode applies only to a new file). */
+async function writeSecret(file: string, text: string): Promise<void> {
+  await writeFile(file, text, { mode: 0o600 });
+  await chmod(file, 0o600);
+}
+
+/** Each token to `<dir>/<xname>`, WRITES_AT_ONCE at a time. */
+async function writeTokenFiles(dir: string, tokens: ReadonlyMap<string, string>): Promise<void> {
+  const entries = [...tokens];
+  let next = 0;
+  const work = async () => {
+    for (let i = next++; i < entries.length; i = next++) {
+      const [id, token] = entries[i]!;
+      await writeSecret(path.join(dir, id), `${token}\n`);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(WRITES_AT_ONCE, entries.length) }, work));
+}
+
 export function registerNodeTokensCommand(
   token: Command,
   config: () => Config,
@@ -36,47 +61,40 @@ export function registerNodeTokensCommand(
 ): void {
   token
     .command('nodes')
-    .description("issue a reporter credential for every node in HSM (revokes each node's earlier ones)")
+    .description("issue a reporter credential for every node in HSM, or every registered node (revokes each node's earlier ones)")
     .option('--from-hsm <url>', 'HSM base URL (default HSM_URL; CSM_TOKEN[_FILE] and CSM_CA_FILE apply)')
+    .option('--registered', 'the nodes registered with bootorch (a site without CSM: `bootorch node register`), not HSM')
     .option('--out <dir>', 'write each token to <dir>/<xname> (mode 0600)')
-    .option('--json <file>', 'write all tokens to one JSON object xname -> token (mode 0600)')
+    // Not `--json`: the program's own `--json` (output format) would take the flag and leave the file name over.
+    .option('--json-file <file>', 'write all tokens to one JSON object xname -> token (mode 0600)')
     .option('--ttl <seconds>', 'lifetime in seconds (default: no expiry)', (v) => {
       const n = Number(v);
       if (!Number.isInteger(n) || n < 1) throw new Error(`--ttl must be a whole number of seconds >= 1, not "${v}"`);
       return n;
     })
-    .action(async (o: { fromHsm?: string; out?: string; json?: string; ttl?: number }) => {
+    .action(async (o: { fromHsm?: string; registered?: boolean; out?: string; jsonFile?: string; ttl?: number }) => {
       const c = config();
-      const hsm = o.fromHsm ?? c.HSM_URL;
-      if (!hsm) throw new Error('give --from-hsm <url> (or set HSM_URL)');
-      if (!o.out && !o.json) throw new Error('give --out <dir> and/or --json <file>: tokens are only shown once');
-      const ids = await hsmNodeIds(hsm, c);
-      if (!ids.length) throw new Error(`HSM at ${hsm} lists no nodes`);
-      if (o.out) await mkdir(o.out, { recursive: true, mode: 0o700 });
-      const tokens: Record<string, string> = {};
-      await withDatabase(async ({ db }) => {
-        // A few at a time: each is its own small transaction (revoke the old, insert the new).
-        let next = 0;
-        const work = async () => {
-          for (let i = next++; i < ids.length; i = next++) {
-            const id = ids[i]!;
-            tokens[id] = (await createNodeToken(db, id, { ttlSeconds: o.ttl })).token;
-            if (o.out) {
-              const file = path.join(o.out, id);
-              await writeFile(file, `${tokens[id]}\n`, { mode: 0o600 });
-              await chmod(file, 0o600);
-            }
-          }
-        };
-        await Promise.all(Array.from({ length: Math.min(4, ids.length) }, work));
+      if (o.registered && o.fromHsm) throw new Error('give --from-hsm <url> or --registered, not both');
+      const hsm = o.registered ? undefined : (o.fromHsm ?? c.HSM_URL);
+      if (!o.registered && !hsm) throw new Error('give --from-hsm <url> (or set HSM_URL), or --registered');
+      if (!o.out && !o.jsonFile) throw new Error('give --out <dir> and/or --json-file <file>: tokens are only shown once');
+      const from = hsm ? `HSM at ${hsm}` : 'the node registry';
+      const tokens = await withDatabase(async ({ db }) => {
+        const ids = hsm ? await hsmNodeIds(hsm, c) : (await listNodes(db)).map((n) => n.id);
+        if (!ids.length) throw new Error(`${from} lists no nodes`);
+        const issued = await createNodeTokens(db, ids, { ttlSeconds: o.ttl });
+        return new Map(ids.map((id, i) => [id, issued[i]!.token]));
       });
-      if (o.json) {
-        const sorted = Object.fromEntries(ids.map((id) => [id, tokens[id]!]));
-        await writeFile(o.json, `${JSON.stringify(sorted, null, 1)}\n`, { mode: 0o600 });
-        await chmod(o.json, 0o600);
+      if (o.out) {
+        await mkdir(o.out, { recursive: true, mode: 0o700 });
+        await writeTokenFiles(o.out, tokens);
+      }
+      if (o.jsonFile) {
+        const sorted = Object.fromEntries([...tokens].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+        await writeSecret(o.jsonFile, `${JSON.stringify(sorted, null, 1)}\n`);
       }
       process.stderr.write(
-        `issued ${ids.length} node tokens${o.out ? ` in ${o.out}/<xname>` : ''}${o.json ? `${o.out ? ' and' : ''} in ${o.json}` : ''}\n`,
+        `issued ${tokens.size} node tokens for ${from}${o.out ? ` in ${o.out}/<xname>` : ''}${o.jsonFile ? `${o.out ? ' and' : ''} in ${o.jsonFile}` : ''}\n`,
       );
     });
 }

@@ -6,7 +6,7 @@
  *
  *   bootorch token create --role admin --subject alice [--tenant T] [--ttl SECONDS]
  *   bootorch token node x3000c0s19b1n0 [--out /path/on/node/token]   (a node reporter's credential)
- *   bootorch token nodes --from-hsm URL --out DIR      (one for every node in HSM: src/cli/node-tokens.ts)
+ *   bootorch token nodes --from-hsm URL|--registered --out DIR   (one for every node: src/cli/node-tokens.ts)
  *   bootorch token list [--all]
  *   bootorch token revoke <id>
  *

@@ -2,7 +2,7 @@
 import { and, asc, eq, isNull } from 'drizzle-orm';
 import type { Db } from './client.ts';
 import { apiTokens } from './schema.ts';
-import { anyOf } from './sql.ts';
+import { anyOf, ROWS_PER_INSERT } from './sql.ts';
 
 export type ApiTokenRow = typeof apiTokens.$inferSelect;
 export type NewApiTokenRow = typeof apiTokens.$inferInsert;
@@ -10,6 +10,15 @@ export type NewApiTokenRow = typeof apiTokens.$inferInsert;
 export async function insertApiToken(db: Db, row: NewApiTokenRow): Promise<ApiTokenRow> {
   const [stored] = await db.insert(apiTokens).values(row).returning();
   return stored!;
+}
+
+/**
+ * Many rows in one statement (at most ROWS_PER_INSERT: the caller chunks, and holds the transaction).
+ * Returns nothing: the caller already has every value it inserted.
+ */
+export async function insertApiTokens(db: Db, rows: readonly NewApiTokenRow[]): Promise<void> {
+  if (rows.length > ROWS_PER_INSERT) throw new RangeError(`insertApiTokens: ${rows.length} rows, at most ${ROWS_PER_INSERT} per statement`);
+  if (rows.length) await db.insert(apiTokens).values([...rows]);
 }
 
 /** Insert unless the id exists; returns the row now stored under that id either way. */
@@ -45,6 +54,27 @@ export async function revokeApiTokensOf(db: Db, role: string, subject: string, a
       and(
         eq(apiTokens.role, role),
         eq(apiTokens.subject, subject),
+        isNull(apiTokens.revokedAt),
+        scope === undefined ? undefined : eq(apiTokens.scope, scope),
+      ),
+    )
+    .returning({ id: apiTokens.id });
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Revokes every live node token of these subjects (of one scope when given) in one statement; returns
+ * their ids. The partial index api_tokens_live_node_idx finds them without reading revoked rows.
+ */
+export async function revokeNodeTokensOf(db: Db, subjects: readonly string[], at: Date, scope?: string): Promise<string[]> {
+  if (subjects.length === 0) return [];
+  const rows = await db
+    .update(apiTokens)
+    .set({ revokedAt: at })
+    .where(
+      and(
+        eq(apiTokens.role, 'node'),
+        anyOf(apiTokens.subject, subjects),
         isNull(apiTokens.revokedAt),
         scope === undefined ? undefined : eq(apiTokens.scope, scope),
       ),
