@@ -32,6 +32,8 @@ export const componentDeploys = pgTable(
     /** state -> ISO time it was first reached (the timeline's phase timings). */
     reached: jsonb('reached').notNull().$type<Record<string, string>>().default({}),
     createdAt: ts('created_at').notNull().defaultNow(),
+    /** When the deploy budget let this pending deploy's node power on (admitDeploys); null: waiting. */
+    admittedAt: ts('admitted_at'),
   },
   (t) => [
     check(
@@ -77,6 +79,7 @@ export async function setDeploys(
             reason: '',
             message: '',
             heartbeatAt: null,
+            admittedAt: null,
             stateAt: sql`now()`,
             createdAt: sql`now()`,
           },
@@ -122,4 +125,62 @@ export async function moveDeploys(
     })
     .where(and(anyOf(d.id, ids), anyOf(d.state, from)))
     .returning();
+}
+
+/** The deploy budget's slots, one transaction at a time across every engine process. */
+const BUDGET_LOCK = sql`pg_advisory_xact_lock(hashtext('bootorch_deploy_budget'))`;
+
+/**
+ * The deploys that hold a slot of the deploy budget (domain/deploy-budget.ts): admitted and not yet
+ * started (pending), or with their agent at work (starting..writing), each only while it is alive:
+ * admitted, or its last heartbeat (its state's start before the first), within `staleSeconds`. So a
+ * deploy that finished (written and on) or failed frees its slot at once, and one whose agent or
+ * whose worker died frees it after `staleSeconds`.
+ */
+const holdsSlot = (staleSeconds: number) => {
+  const d = componentDeploys;
+  const fresh = (t: unknown) => sql`${t} > now() - make_interval(secs => ${staleSeconds})`;
+  return sql`((${d.state} = 'pending' and ${fresh(d.admittedAt)})
+    or (${d.state} in ('starting','downloading','verifying','writing') and ${fresh(sql`coalesce(${d.heartbeatAt}, ${d.stateAt})`)}))`;
+};
+
+export interface Admission {
+  /** Of the ids given, those whose node may power on into its deploy now (admitted now, or before and still holding). */
+  admitted: string[];
+  /** Of the ids given, pending deploys left waiting for a slot. */
+  waiting: string[];
+  /** Slots held after this admission. */
+  holding: number;
+}
+
+/**
+ * Admit pending deploys of these components (in the order given) while slots are free: at most
+ * `slots` deploys hold one at any time, counted over every session (one advisory lock serialises the
+ * count and the admission). Ids without a pending deploy are in neither list. A repeated call admits
+ * no one twice (a deploy still holding its slot is admitted again without taking another).
+ */
+export async function admitDeploys(db: Db, ids: string[], slots: number, staleSeconds: number): Promise<Admission> {
+  if (ids.length === 0) return { admitted: [], waiting: [], holding: 0 };
+  const d = componentDeploys;
+  return transaction(db, async (tx) => {
+    await tx.execute(sql`select ${BUDGET_LOCK}`);
+    const holding = await tx.execute<{ id: string }>(sql`select ${d.id} as id from ${d} where ${holdsSlot(staleSeconds)}`);
+    const held = new Set(holding.rows.map((r) => r.id));
+    const pending = await tx
+      .select({ id: d.id })
+      .from(d)
+      .where(and(anyOf(d.id, ids), sql`${d.state} = 'pending'`));
+    const pendingIds = new Set(pending.map((r) => r.id));
+    const ordered = ids.filter((id) => pendingIds.has(id));
+    const already = ordered.filter((id) => held.has(id));
+    const room = Math.max(0, slots - held.size);
+    const fresh = ordered.filter((id) => !held.has(id)).slice(0, room);
+    if (fresh.length) await tx.update(d).set({ admittedAt: sql`now()` }).where(anyOf(d.id, fresh));
+    const admitted = new Set([...already, ...fresh]);
+    return {
+      admitted: ordered.filter((id) => admitted.has(id)),
+      waiting: ordered.filter((id) => !admitted.has(id)),
+      holding: held.size + fresh.length,
+    };
+  });
 }

@@ -1,0 +1,1 @@
+ALTER TABLE "component_deploys" ADD COLUMN "admitted_at" timestamp with time zone;
