@@ -35,6 +35,18 @@ export const optionsShape = {
     .default('4h'),
   /** Disk deploys: the deploy agent silent this long fails the node (heartbeat_timeout), seconds (default 300). */
   deploy_heartbeat_timeout: seconds.default(300),
+  /**
+   * bootorch: disk deploys admitted at once, over every session (Ironic's max_concurrent_deploy,
+   * default 250); more wait, powered off, for a slot (domain/deploy-budget.ts).
+   */
+  max_concurrent_deploys: z.number().int().min(1).max(1_000_000).default(250),
+  /**
+   * bootorch: the image bandwidth disk deploys may use in total, Mbit/s (0 = no limit; default 8000:
+   * a 10 GbE image server with a fifth left for boot scripts, ramdisks and the API).
+   */
+  deploy_image_bandwidth: z.number().int().min(0).max(10_000_000).default(8000),
+  /** bootorch: the rate one deploy downloads its image at, Mbit/s (a node's provisioning link; default 1000). */
+  deploy_node_bandwidth: z.number().int().min(1).max(1_000_000).default(1000),
   /** Max attempts per power action (default 3; 0 fails before the first attempt). */
   default_retry_policy: seconds.default(3),
   /** Period of the discovery operator, seconds (default 300). */

@@ -1009,6 +1009,13 @@ export type Options = {
   defaultRetryPolicy: Scalars['Int']['output'];
   /** Disk deploys: the deploy agent silent this long fails the node with heartbeat_timeout, seconds (default 300). */
   deployHeartbeatTimeout: Scalars['Int']['output'];
+  /**
+   * bootorch: the image bandwidth disk deploys may use in total, Mbit/s (0 = no limit; default 8000). With
+   * deployNodeBandwidth it caps the deploys admitted at once: deployImageBandwidth / deployNodeBandwidth.
+   */
+  deployImageBandwidth: Scalars['Int']['output'];
+  /** bootorch: the rate one deploy downloads its image at, Mbit/s (a node's provisioning link; default 1000). */
+  deployNodeBandwidth: Scalars['Int']['output'];
   /** Period of the discovery operator, seconds (0-33554432, default 300). */
   discoveryFrequency: Scalars['Int']['output'];
   /** Read timeout for HSM calls, seconds (10-86400, default 20). */
@@ -1040,6 +1047,11 @@ export type Options = {
   maxBootWaitTime: Scalars['Int']['output'];
   /** Operator chunk size (0-131071, 0 = no limit, default 2800). */
   maxComponentBatchSize: Scalars['Int']['output'];
+  /**
+   * bootorch: disk deploys admitted at once over every session (Ironic's max_concurrent_deploy, default
+   * 250); deploys beyond the budget wait, powered off, for a slot.
+   */
+  maxConcurrentDeploys: Scalars['Int']['output'];
   /** From an off call to the (next) forceful off, seconds (default 300). */
   maxPowerOffWaitTime: Scalars['Int']['output'];
   /** Still off this long after power-on: retry, seconds (default 120). */
@@ -1077,6 +1089,8 @@ export type OptionsPatchInput = {
   componentActualStateTtl?: InputMaybe<Scalars['String']['input']>;
   defaultRetryPolicy?: InputMaybe<Scalars['Int']['input']>;
   deployHeartbeatTimeout?: InputMaybe<Scalars['Int']['input']>;
+  deployImageBandwidth?: InputMaybe<Scalars['Int']['input']>;
+  deployNodeBandwidth?: InputMaybe<Scalars['Int']['input']>;
   discoveryFrequency?: InputMaybe<Scalars['Int']['input']>;
   hsmReadTimeout?: InputMaybe<Scalars['Int']['input']>;
   imsErrorsFatal?: InputMaybe<Scalars['Boolean']['input']>;
@@ -1088,6 +1102,7 @@ export type OptionsPatchInput = {
   loggingLevel?: InputMaybe<Scalars['String']['input']>;
   maxBootWaitTime?: InputMaybe<Scalars['Int']['input']>;
   maxComponentBatchSize?: InputMaybe<Scalars['Int']['input']>;
+  maxConcurrentDeploys?: InputMaybe<Scalars['Int']['input']>;
   maxPowerOffWaitTime?: InputMaybe<Scalars['Int']['input']>;
   maxPowerOnWaitTime?: InputMaybe<Scalars['Int']['input']>;
   pcsReadTimeout?: InputMaybe<Scalars['Int']['input']>;
@@ -2495,6 +2510,8 @@ export type OptionsResolvers<ContextType = ApiContext, ParentType extends Resolv
   componentActualStateTtl?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   defaultRetryPolicy?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   deployHeartbeatTimeout?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  deployImageBandwidth?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  deployNodeBandwidth?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   discoveryFrequency?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   hsmReadTimeout?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   imsErrorsFatal?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -2506,6 +2523,7 @@ export type OptionsResolvers<ContextType = ApiContext, ParentType extends Resolv
   loggingLevel?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   maxBootWaitTime?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   maxComponentBatchSize?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  maxConcurrentDeploys?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   maxPowerOffWaitTime?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   maxPowerOnWaitTime?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   pcsReadTimeout?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
