@@ -49,7 +49,11 @@ export interface ApiDeps {
   reports?: ReportBatcher;
   /** Probe for GET /healthz and Query.health; without it the queue reads as unknown. */
   queueHealthy?: () => Promise<boolean>;
-  /** Clock for timestamps written through the API (default: the system clock; tests pin it). */
+  /**
+   * The process's clock, for credentials only (API and node tokens: issued and checked against it,
+   * auth/api-tokens.ts); default the system clock, tests skew it. Session and component times are the
+   * database's (now() in their statements), as the engine measures them.
+   */
   now?: () => Date;
   /** This process's live feed (subscriptions); without it subscriptions answer UNAVAILABLE. */
   live?: LiveFeed;

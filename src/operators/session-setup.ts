@@ -70,7 +70,9 @@ async function setUp(ctx: EngineContext, s: SessionRow): Promise<Step<SessionRow
   const fail = (error: string): Step<SessionRow> => ({ outcomes: [[s, failed({ error, reason: 'service_unavailable' })]] });
   if (!template || !plan) return fail(`Session template ${s.templateName} does not exist`);
   if (plan.error) return fail(plan.error);
-  const rollout = { ...(template.rollout ?? {}), ...(s.rollout ?? {}) };
+  // The policy as merged when the session was created (the template's, overridden by the request):
+  // a template edited since changes the boot sets this setup reads, never the session's policy.
+  const rollout = s.rollout ?? {};
   const hasPolicy = Object.values(rollout).some((v) => v !== null && v !== undefined && v !== '');
   const ids = [...plan.managed.keys()].sort();
   const queue = !s.stage && gatesAdmission(rollout);

@@ -4,6 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../helpers/cluster.ts';
+import { startClusterApi } from '../helpers/cluster-api.ts';
 import { resumeSession, abortSession } from '../../src/db/sessions/control.ts';
 import { explainComponent, explainSession } from '../../src/api/explain.ts';
 
@@ -106,6 +107,33 @@ describe('rollout policies', () => {
     const ons = (await c.events({ session: 'w' })).filter((e) => e.action === 'powering_on').map((e) => e.at.getTime());
     expect(ons).toHaveLength(9);
     for (const t of ons) expect(ons.filter((u) => u >= t && u < t + 2000).length).toBeLessThanOrEqual(3);
+  });
+
+  it("the policy is merged at create: a template edited before the session's setup does not change it", async () => {
+    c = await startCluster({ world: { nodes: 6, initial: { booted: true } } });
+    const api = await startClusterApi(c);
+    try {
+      await c.template('t', { rollout: { maxInFlight: '2', jobRetryDelay: 3 } });
+      // HSM down: the setup cannot plan and retries, while the template is edited.
+      c.world.faults.setService('hsm', { down: true });
+      await api.gql(
+        `mutation { createSession(input: { name: "m", operation: REBOOT, templateName: "t", rollout: { failureBudget: "1" } }) { session { name } } }`,
+      );
+      const created = { maxInFlight: '2', jobRetryDelay: 3, failureBudget: '1' };
+      expect((await sessionRow(c, 'm')).rollout).toEqual(created);
+      await c.db.pool.query(
+        `update session_templates set rollout = '{"maxInFlight": "5", "canary": 3, "jobRetryDelay": 9}' where name = 't'`,
+      );
+      c.world.faults.setService('hsm', { down: false });
+      await c.waitFor(async () => (await sessionRow(c!, 'm')).status !== 'pending', 'session set up', 30_000);
+      expect((await sessionRow(c, 'm')).rollout).toEqual(created);
+      await c.waitForSession('m', 60_000);
+      // No canary: nothing paused it; at most 2 in flight, as created.
+      expect((await sessionRow(c, 'm')).paused).toBe(false);
+      expect(maxInFlight(await c.events({ session: 'm' }))).toBeLessThanOrEqual(2);
+    } finally {
+      await api.api.close();
+    }
   });
 });
 

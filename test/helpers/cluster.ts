@@ -12,6 +12,7 @@ import { createSimAdapters } from '../../src/adapters/factory.ts';
 import { startEngine, type EngineHandle } from '../../src/engine/runtime.ts';
 import { createOperators } from '../../src/operators/index.ts';
 import { createReportBatcher } from '../../src/engine/reports.ts';
+import { mergeRollout, type RolloutPolicy } from '../../src/domain/rollout-policy.ts';
 import { deployHeartbeat } from '../../src/engine/deploy-heartbeat.ts';
 import type { DeployRecord } from '../../src/domain/deploy.ts';
 import { verifyApiToken } from '../../src/auth/api-tokens.ts';
@@ -176,10 +177,13 @@ export async function startCluster(
       const c = await db.pool.connect();
       try {
         await c.query('begin');
+        // The policy merged over the template's at create, as createSession does.
+        const template = (await c.query('select rollout from session_templates where name = $1', [s.template])).rows[0];
+        const rollout = mergeRollout(template?.rollout ?? null, (s.rollout as RolloutPolicy | undefined) ?? null);
         await c.query(
           `insert into sessions (name, operation, template_name, "limit", stage, rollout)
           values ($1, $2, $3, $4, $5, $6)`,
-          [name, s.operation, s.template, s.limit ?? '', s.stage ?? false, s.rollout ? JSON.stringify(s.rollout) : null],
+          [name, s.operation, s.template, s.limit ?? '', s.stage ?? false, rollout ? JSON.stringify(rollout) : null],
         );
         await c.query('commit');
       } finally {

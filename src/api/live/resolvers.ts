@@ -142,7 +142,7 @@ export const liveResolvers: Resolvers = {
         if (!name) throw badInput([{ field: 'name', message: 'must not be empty' }]);
         const key = { tenantKey: ctx.tenantKey, name };
         await feed.ready();
-        const read = () => readSessionStatus(ctx.db, key, ctx.now());
+        const read = () => readSessionStatus(ctx.db, key);
         // Follow the session's shared reader first, then read: a change between the two causes one more
         // shared read, never a miss.
         const stream = followProgress(feed, key, read, {

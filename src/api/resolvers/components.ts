@@ -3,7 +3,7 @@
  * (auto fields, events) inside one transaction, kicking `status` in it when the write gives status work.
  */
 import { transaction } from '../../db/tx.ts';
-import type { Db } from '../../db/client.ts';
+import { databaseNow, type Db } from '../../db/client.ts';
 import type { ComponentRow } from '../../db/schema.ts';
 import {
   countComponents,
@@ -37,9 +37,15 @@ const BSS_TOKEN = text(1, 65535);
 
 const MAX_PAGE = 10_000;
 
+/**
+ * The transaction's time on the database's clock (what now() stamps in it): the engine measures the
+ * waits from these stamps with the same clock (engine/clock.ts).
+ */
+const transactionTime = async (tx: Db) => new Date(await databaseNow(tx));
+
 /** Write and kick in the caller's transaction; returns the written rows. */
 async function write(tx: Db, ctx: ApiContext, writes: ComponentWrite[], mode: WriteOptions['mode']) {
-  const r = await writeComponents(tx, writes, { mode, actor: ctx.actor, tenantKey: ctx.tenantKey, now: ctx.now() });
+  const r = await writeComponents(tx, writes, { mode, actor: ctx.actor, tenantKey: ctx.tenantKey, now: await transactionTime(tx) });
   if (r.kickStatus) await ctx.scheduler.kick(tx, ['status']);
   return r;
 }
@@ -203,7 +209,13 @@ export const componentResolvers: Resolvers = {
       const ids = valueOrThrow(checkComponentIds(xnames, 'xnames', 32768));
       return transaction(ctx.db, async (tx) => {
         const opts = await getOptions(tx);
-        const r = await applyStaged(tx, { ids, tenant: ctx.tenant, actor: ctx.actor, clearStage: opts.clear_stage, now: ctx.now() });
+        const r = await applyStaged(tx, {
+          ids,
+          tenant: ctx.tenant,
+          actor: ctx.actor,
+          clearStage: opts.clear_stage,
+          now: await transactionTime(tx),
+        });
         if (r.kickStatus) await ctx.scheduler.kick(tx, ['status']);
         return { succeeded: r.succeeded, failed: r.failed.map((f) => f.id), ignored: r.ignored, failures: r.failed };
       });

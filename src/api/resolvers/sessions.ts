@@ -34,7 +34,7 @@ async function existing(ctx: ApiContext, name: string) {
 }
 
 async function extendedStatus(ctx: ApiContext, tenantKey: string, name: string): Promise<SessionStatusParent | null> {
-  return readSessionStatus(ctx.db, { tenantKey, name }, ctx.now());
+  return readSessionStatus(ctx.db, { tenantKey, name });
 }
 
 /**
@@ -74,8 +74,7 @@ function troublesOf(ctx: ApiContext, p: SessionStatusParent): Promise<SessionTro
 
 export const sessionResolvers: Resolvers = {
   Query: {
-    sessions: async (_p, args, ctx) =>
-      (await listSessions(ctx.db, { tenant: ctx.tenant, ...ageFilter(args), now: ctx.now() })).map(sessionView),
+    sessions: async (_p, args, ctx) => (await listSessions(ctx.db, { tenant: ctx.tenant, ...ageFilter(args) })).map(sessionView),
     session: async (_p, { name }, ctx) => {
       const s = await getSession(ctx.db, ctx.tenantKey, name);
       return s ? sessionView(s) : null;
@@ -122,7 +121,6 @@ export const sessionResolvers: Resolvers = {
           stage: s.stage,
           includeDisabled: s.includeDisabled,
           status: 'pending',
-          startTime: ctx.now(),
           rollout: mergeRollout(template.rollout, s.rollout),
           createdBy: ctx.actor,
           // Its setup, action jobs and outside calls join this request's trace.
@@ -161,7 +159,7 @@ export const sessionResolvers: Resolvers = {
     },
     deleteSessions: async (_p, args, ctx) => {
       const f = ageFilter(args);
-      const names = await transaction(ctx.db, (tx) => deleteSessions(tx, { ...f, tenant: ctx.tenantKey, now: ctx.now() }));
+      const names = await transaction(ctx.db, (tx) => deleteSessions(tx, { ...f, tenant: ctx.tenantKey }));
       return { count: names.length, names };
     },
   },

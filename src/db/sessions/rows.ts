@@ -20,11 +20,11 @@ export interface SessionFilter {
   minAge?: string | null;
   /** Started at most this long ago. */
   maxAge?: string | null;
-  now: Date;
 }
 
 function where(f: SessionFilter): SQL | undefined {
-  const ago = (age: string) => new Date(f.now.getTime() - ageSeconds(age) * 1000);
+  // Ages count back from the database's time: start times are its stamps.
+  const ago = (age: string) => sql`now() - make_interval(secs => ${ageSeconds(age)})`;
   return and(
     f.tenant === null ? undefined : eq(sessions.tenantKey, f.tenant),
     f.status ? eq(sessions.status, f.status) : undefined,

@@ -5,7 +5,7 @@
  */
 import { DEPLOY_PHASES } from '../../domain/deploy-decision.ts';
 import { and, eq, sql, type AnyColumn, type SQL } from 'drizzle-orm';
-import type { Db } from '../client.ts';
+import { databaseNow, type Db } from '../client.ts';
 import { components, sessionStatusSnapshots, type SessionRow } from '../schema.ts';
 import { componentDeploys } from '../deploys.ts';
 import {
@@ -34,18 +34,23 @@ const succeeded = sql`${components.status} = 'stable' and ${components.phase} = 
     and d.session = ${components.session} and d.session_tenant = ${components.sessionTenant}
     and d.state not in ('active', 'failed'))`;
 
+/** The database's time: a session's times are its stamps, so its duration is measured on its clock. */
+const clockOf = async (db: Db) => new Date(await databaseNow(db));
+
 /**
  * Computed now from the components; null when there is no such session. `session`: the row as the
  * caller already read it, so that the status says what that read said (see readSessionStatus).
+ * `at` (default: the database's time) ends a live session's duration.
  */
 export async function computeSessionStatus(
   db: Db,
   key: SessionKey,
-  now: Date = new Date(),
+  at?: Date,
   session?: SessionRow,
 ): Promise<SessionExtendedStatus | null> {
   const s = session ?? (await getSession(db, key.tenantKey, key.name));
   if (!s) return null;
+  const now = at ?? (await clockOf(db));
   const c = await readStatusCounts(db, key);
   const owned = ownedBy(key);
   const errors = await groups(db, owned, components.error);
@@ -109,8 +114,9 @@ async function groups(db: Db, owned: SQL, column: AnyColumn): Promise<ComponentG
   return r.rows.map((g) => componentGroup(g.key, g.count, g.ids));
 }
 
-/** Compute and save (replace) the snapshot; returns it, or null when there is no such session. */
-export async function saveSessionStatusSnapshot(db: Db, key: SessionKey, now: Date = new Date()): Promise<SessionExtendedStatus | null> {
+/** Compute and save (replace) the snapshot, at `now` (default: the database's time); returns it, or null when there is no such session. */
+export async function saveSessionStatusSnapshot(db: Db, key: SessionKey, at?: Date): Promise<SessionExtendedStatus | null> {
+  const now = at ?? (await clockOf(db));
   const status = await computeSessionStatus(db, key, now);
   if (!status) return null;
   const saved = { ...status, savedAt: now.toISOString() };
@@ -140,8 +146,8 @@ export async function getSessionStatusSnapshot(db: Db, key: SessionKey): Promise
  * session completed in between) without the snapshot's `savedAt`, and sessionProgress ends on it.
  * The snapshot commits with the completion, so a row read as complete always finds it.
  */
-export async function readSessionStatus(db: Db, key: SessionKey, now: Date = new Date()): Promise<SessionExtendedStatus | null> {
-  const s = await getSession(db, key.tenantKey, key.name);
+export async function readSessionStatus(db: Db, key: SessionKey): Promise<SessionExtendedStatus | null> {
+  const [s, now] = await Promise.all([getSession(db, key.tenantKey, key.name), clockOf(db)]);
   if (!s) return null;
   if (s.status === 'complete') {
     const snap = await getSessionStatusSnapshot(db, key);
