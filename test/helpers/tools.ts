@@ -16,6 +16,9 @@ const PACKAGE: Record<string, string> = {
   mtype: 'mtools',
   blkid: 'util-linux',
   'qemu-img': 'qemu-utils',
+  patroni: 'patroni',
+  etcd: 'etcd-server',
+  haproxy: 'haproxy',
 };
 
 /** True when every tool is on the PATH; otherwise false, after saying what `what` skips and why. */
