@@ -7,12 +7,14 @@
  * node: identity from NODE_IDENTITY or the kernel command line, credential from BOOTORCH_TOKEN or
  * BOOTORCH_TOKEN_FILE (re-read before every report).
  */
+import { writeFileSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { Config } from '../config.ts';
 import { agentConfigFromEnv, graphqlUrl, startReporterAgent } from '../reporter/agent.ts';
 import { applyFaults, type SimFaultsChange } from '../sim/http/control.ts';
 import { reportTokenSource } from '../sim/report-tokens.ts';
 import { FAST_TIMING, INSTANT_TIMING, INTERACTIVE_TIMING, startSimRole } from '../sim/role.ts';
+import { BMC_PASSWORD_ENV, MAX_STANDALONE_NODES } from '../sim/standalone.ts';
 import { NODE_FAULTS, SIM_SERVICES, type NodeFault, type SimService } from '../sim/types.ts';
 import type { WorldOptions } from '../sim/world.ts';
 import { startProcessMetrics } from '../observability/metrics.ts';
@@ -104,6 +106,12 @@ interface SimOpts {
   timing: string;
   initial: string;
   fault?: SimFaultsChange;
+  standalone?: boolean;
+  bootUrl?: string;
+  bmcAddresses: string;
+  bmcPort: number;
+  nodesFile?: string;
+  pxeConnections?: number;
 }
 
 export function registerSimCommands(program: Command, config: () => Config, untilSignal: (s: Stoppable) => void): void {
@@ -139,6 +147,20 @@ export function registerSimCommands(program: Command, config: () => Config, unti
       'repeatable: neverPowersOn=0.02, ignoresSoftOff=<xname,...>, pcs:down, cfs:failRate=0.2, hsm:slowMs=500 (change later with POST /sim/faults)',
       parseFault,
     )
+    .option('--standalone', 'a site without CSM: a Redfish BMC per node, nodes network-booting from bootorch /boot/v1')
+    .option('--boot-url <url>', "--standalone: bootorch's base URL for /boot/v1 (default env BOOTORCH_BOOT_URL)")
+    .option(
+      '--bmc-addresses <how>',
+      '--standalone: loopback (one listener, a 127.64.x.y address per BMC; Linux) or ports (a listener per BMC)',
+      'loopback',
+    )
+    .option('--bmc-port <port>', "--standalone, loopback: the BMCs' port, 0 = any free one", int('--bmc-port', 0), 0)
+    .option('--nodes-file <file>', '--standalone: write the nodes for `bootorch node apply -f` here (JSON)')
+    .option(
+      '--pxe-connections <n>',
+      '--standalone: boot-network requests in flight at once over all nodes (default 1024)',
+      int('--pxe-connections', 1),
+    )
     .action(async (o: SimOpts) => {
       if (!TIMINGS[o.timing]) throw new Error(`--timing must be one of ${Object.keys(TIMINGS).join(', ')}`);
       if (!INITIAL[o.initial]) throw new Error(`--initial must be one of ${Object.keys(INITIAL).join(', ')}`);
@@ -147,6 +169,14 @@ export function registerSimCommands(program: Command, config: () => Config, unti
       const bootorchUrl = o.bootorchUrl ?? (process.env.BOOTORCH_URL || undefined);
       const reportToken = reportTokenSource({ token: o.reportToken, file: o.reportTokenFile, dir: o.reportTokensDir });
       const nodes = o.nodes ?? c.SIM_NODES;
+      const bootUrl = o.bootUrl ?? (process.env.BOOTORCH_BOOT_URL || undefined);
+      if (o.standalone) {
+        if (!bootUrl) throw new InvalidArgumentError('--standalone needs --boot-url (or BOOTORCH_BOOT_URL): where the nodes find /boot/v1');
+        if (!URL.canParse(bootUrl)) throw new InvalidArgumentError(`--boot-url: not a URL: ${bootUrl}`);
+        if (o.bmcAddresses !== 'loopback' && o.bmcAddresses !== 'ports')
+          throw new InvalidArgumentError('--bmc-addresses must be loopback or ports');
+        if (nodes > MAX_STANDALONE_NODES) throw new InvalidArgumentError(`--nodes: at most ${MAX_STANDALONE_NODES} with --standalone`);
+      }
       const sim = await startSimRole({
         nodes,
         seed: o.seed ?? c.SIM_SEED,
@@ -156,18 +186,31 @@ export function registerSimCommands(program: Command, config: () => Config, unti
         reportToken,
         reportConnections: o.reportConnections,
         world: { ...TIMINGS[o.timing], river: !!o.river, armFraction: o.armFraction, initial: INITIAL[o.initial] },
+        standalone:
+          o.standalone && bootUrl
+            ? {
+                bootUrl,
+                bmcAddresses: o.bmcAddresses as 'loopback' | 'ports',
+                bmcPort: o.bmcPort,
+                pxeConnections: o.pxeConnections,
+              }
+            : undefined,
       });
+      const sa = sim.standalone;
+      if (sa && o.nodesFile) writeFileSync(o.nodesFile, `${JSON.stringify({ nodes: sa.nodes })}\n`);
       if (o.fault) applyFaults(sim.world, o.fault);
       const u = sim.server.urls;
-      const credential = !bootorchUrl
-        ? ''
-        : o.reportTokensDir
-          ? `tokens in ${o.reportTokensDir}/<xname>`
-          : o.reportTokenFile
-            ? `tokens from ${o.reportTokenFile}`
-            : o.reportToken
-              ? 'one shared token'
-              : 'no credential (reports will be refused)';
+      const credential = sa
+        ? 'the credential each node trades its boot ticket for'
+        : !bootorchUrl
+          ? ''
+          : o.reportTokensDir
+            ? `tokens in ${o.reportTokensDir}/<xname>`
+            : o.reportTokenFile
+              ? `tokens from ${o.reportTokenFile}`
+              : o.reportToken
+                ? 'one shared token'
+                : 'no credential (reports will be refused)';
       process.stdout.write(
         [
           `bootorch sim: ${sim.world.nodes.size} nodes (seed ${sim.world.seed}, ${o.timing} timing, ${o.initial}) on ${sim.server.url}`,
@@ -177,12 +220,22 @@ export function registerSimCommands(program: Command, config: () => Config, unti
           `export CFS_URL=${u.cfs}`,
           `export S3_URL=${u.s3}`,
           `export SIM_IMAGE=${sim.world.defaultImage.manifest}`,
-          bootorchUrl
-            ? `nodes report to ${bootorchUrl
-                .split(',')
-                .map((u) => graphqlUrl(u.trim()))
-                .join(', ')} with ${credential}`
-            : 'nodes do not report (no --bootorch-url / BOOTORCH_URL)',
+          ...(sa
+            ? [
+                `standalone: ${sa.nodes.length} Redfish BMCs, ${sa.bmcs}; nodes network-boot from ${bootUrl}/boot/v1 (MACs 02:b0:07:...)`,
+                o.nodesFile
+                  ? `register them: ${BMC_PASSWORD_ENV}=<any> bootorch node apply -f ${o.nodesFile}`
+                  : 'register them: add --nodes-file FILE, then bootorch node apply -f FILE',
+                `nodes report to ${bootorchUrl ?? `${bootUrl}/graphql`} with ${credential}`,
+              ]
+            : [
+                bootorchUrl
+                  ? `nodes report to ${bootorchUrl
+                      .split(',')
+                      .map((u) => graphqlUrl(u.trim()))
+                      .join(', ')} with ${credential}`
+                  : 'nodes do not report (no --bootorch-url / BOOTORCH_URL)',
+              ]),
           `simulator: GET ${sim.server.url}/sim/info, /sim/counters, GET|POST /sim/faults`,
           '',
         ].join('\n'),

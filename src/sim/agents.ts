@@ -9,6 +9,13 @@ import type { Faults } from './faults.ts';
 import type { Timers } from './timers.ts';
 import type { BssEntry, SimNode } from './types.ts';
 
+/**
+ * A network boot as iPXE does it (standalone sites, sim/standalone.ts): the boot entry the node's
+ * boot script gave it, or 'disk' when the script said to boot the local disk. Rejects when the node
+ * gave up (its own retries spent): it then sits in its firmware, booted into nothing.
+ */
+export type NetbootHandler = (node: SimNode) => Promise<BssEntry | 'disk'>;
+
 /** Called by a booted node's reporter; throw or reject to make it retry (e.g. 409 mid-transition). */
 export type ReportHandler = (xname: string, token: string) => unknown | Promise<unknown>;
 
@@ -27,6 +34,8 @@ export interface AgentHost {
   faults: Faults;
   timing: AgentTiming;
   bss(id: string): BssEntry | undefined;
+  /** When set, nodes boot over the network from bootorch instead of reading their BSS entry. */
+  netboot(): NetbootHandler | undefined;
   reportHandler(): ReportHandler | undefined;
   /** The token a reportsWrongToken node sends instead of its own. */
   wrongToken(id: string): string;
@@ -51,21 +60,41 @@ export class NodeAgents {
       if (node.generation !== gen || node.power !== 'on') return;
       if (node.bootDiskOnce) {
         node.bootDiskOnce = false;
-        node.booted = { kernel: '', initrd: '', params: '', token: '' };
-        node.hsmState = 'Ready';
-        this.host.onBoot(node);
-        this.host.installedSystem(node);
-        this.cfsReport(node, gen, 1);
+        return this.bootDisk(node, gen);
+      }
+      const netboot = this.host.netboot();
+      if (netboot) {
+        netboot(node).then(
+          (entry) => {
+            if (node.generation !== gen || node.power !== 'on') return;
+            if (entry === 'disk') return this.bootDisk(node, gen);
+            this.booted(node, entry);
+          },
+          () => {},
+        );
         return;
       }
-      const entry = this.host.bss(node.id);
-      node.booted = entry
-        ? { kernel: entry.kernel, initrd: entry.initrd, params: entry.params, token: entry.token }
-        : { kernel: '', initrd: '', params: '', token: '' };
-      node.hsmState = 'Ready';
-      this.host.onBoot(node);
-      this.startAgents(node);
+      this.booted(node, this.host.bss(node.id));
     });
+  }
+
+  /** The node booted its disk: the installed system, if one was written there. */
+  private bootDisk(node: SimNode, gen: number): void {
+    node.booted = { kernel: '', initrd: '', params: '', token: '' };
+    node.hsmState = 'Ready';
+    this.host.onBoot(node);
+    this.host.installedSystem(node);
+    this.cfsReport(node, gen, 1);
+  }
+
+  /** The node booted what its BSS entry (or boot script) said: its agents start. */
+  private booted(node: SimNode, entry: BssEntry | undefined): void {
+    node.booted = entry
+      ? { kernel: entry.kernel, initrd: entry.initrd, params: entry.params, token: entry.token }
+      : { kernel: '', initrd: '', params: '', token: '' };
+    node.hsmState = 'Ready';
+    this.host.onBoot(node);
+    this.startAgents(node);
   }
 
   /** Start the agents of an already booted node (initial state "booted"). */

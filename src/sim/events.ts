@@ -100,6 +100,10 @@ export class Counters {
   bmcMax = 0;
   /** The most requests one node's BMC had at once. */
   bmcMaxPerNode = 0;
+  /** BMC answers that were 429 or 503 (the bmcBusy fault). */
+  bmcBusyAnswers = 0;
+  /** Standalone nodes' network boots (sim/standalone.ts): requests to bootorch's /boot/v1 by outcome. */
+  readonly pxe = { scripts: 0, local: 0, exchanges: 0, drives: 0, retried: 0, throttled: 0, failed: 0 };
   private bmcNow = 0;
 
   /** A request at node `id`'s BMC starts; the returned function ends it (once). */

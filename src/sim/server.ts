@@ -227,7 +227,10 @@ export async function handle(
     const b = world.faults.decideBmc(params.id);
     if (b.kind === 'hang') return;
     if (b.kind === 'refuse') return void req.socket.destroy();
-    if (b.kind === 'busy') return reply(redfishBusy(b.status, b.retryAfter));
+    if (b.kind === 'busy') {
+      world.counters.bmcBusyAnswers++;
+      return reply(redfishBusy(b.status, b.retryAfter));
+    }
     if (b.delayMs > 0) await world.timers.sleep(b.delayMs);
   }
   const decision = world.decide(route.service, route.endpoint);

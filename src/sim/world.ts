@@ -7,7 +7,7 @@
  * deadline (`waitFor`, `waitUntil`), never on the clock. `close()` cancels every timer.
  */
 import { ServiceError } from '../adapters/errors.ts';
-import { NodeAgents, type AgentTiming, type ReportHandler } from './agents.ts';
+import { NodeAgents, type AgentTiming, type NetbootHandler, type ReportHandler } from './agents.ts';
 import { SimDeployAgents, type DeployHandlers } from './deploy-agent.ts';
 import { Batcher, type BatcherOptions } from './batcher.ts';
 import { CfsStore } from './cfs-store.ts';
@@ -79,6 +79,7 @@ export class SimWorld {
   private readonly rand: () => number;
   private reporter?: ReportHandler;
   private deployHandlers?: DeployHandlers;
+  private netbootHandler?: NetbootHandler;
   private deploys!: SimDeployAgents;
 
   constructor(o: WorldOptions = {}) {
@@ -140,6 +141,7 @@ export class SimWorld {
       faults: this.faults,
       timing: this.timing,
       bss: (id) => this.bss.get(id),
+      netboot: () => this.netbootHandler,
       reportHandler: () => this.reporter,
       wrongToken: (id) => uuidFrom(mulberry32(fnv1a(`wrong:${this.seed}:${id}`))),
       cfsReenable: (id) => !this.faults.service('cfs').down && this.cfs.patch(id, { state: [], enabled: true }) !== undefined,
@@ -181,6 +183,11 @@ export class SimWorld {
   /** bootorch's side of disk deploys for the deploy agents and installed systems (tickets, heartbeats, config drives). */
   setDeployHandlers(h: DeployHandlers | undefined): void {
     this.deployHandlers = h;
+  }
+
+  /** Standalone nodes (sim/standalone.ts): power-on boots over the network from bootorch, not from BSS. */
+  setNetboot(h: NetbootHandler | undefined): void {
+    this.netbootHandler = h;
   }
 
   /** A BMC's boot override: the node's next boot is from its disk (true) or the network. */
@@ -290,6 +297,7 @@ export class SimWorld {
     this.timers.close();
     this.reporter = undefined;
     this.deployHandlers = undefined;
+    this.netbootHandler = undefined;
   }
 
   private setPower(node: SimNode, value: 'on' | 'off', op: PcsOperation): void {

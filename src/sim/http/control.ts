@@ -6,7 +6,8 @@
  *   GET  /sim/info       node count, seed, the default image manifest, group names
  *   GET  /sim/counters   power transitions requested per operation and node, calls per endpoint,
  *                        node reports delivered and refused, the most requests the BMCs had at once
- *                        (all, and one node's)
+ *                        (all, and one node's) and how many it answered 429/503; standalone nodes'
+ *                        network boots (boot scripts, local boots, exchanges, config drives, retries)
  *   GET  /sim/faults     the fault knobs now
  *   POST /sim/faults     change them: {"services": {"pcs": {"down": true}}, "nodes": {"ignoresSoftOff": [xnames]},
  *                        "rates": {"neverPowersOn": 0.01}, "clear": true}   (clear first, then the rest);
@@ -96,7 +97,8 @@ export function controlRoute(world: SimWorld, reports: ReportCounts, method: str
         transitions,
         calls: Object.fromEntries(world.counters.calls),
         reports: { ...reports },
-        bmc: { maxInFlight: bmcMax, maxInFlightPerNode: bmcMaxPerNode },
+        bmc: { maxInFlight: bmcMax, maxInFlightPerNode: bmcMaxPerNode, busyAnswers: world.counters.bmcBusyAnswers },
+        pxe: { ...world.counters.pxe },
       });
     }
     case 'GET /sim/faults':
