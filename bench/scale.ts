@@ -14,7 +14,7 @@ import { createReportBatcher } from '../src/engine/reports.ts';
 import type { Options } from '../src/domain/options.ts';
 import { INSTANT_TIMING } from '../src/sim/role.ts';
 import { jobsCompleted } from '../src/observability/metrics.ts';
-import { ACTION_QUEUE_PREFIX } from '../src/engine/action-jobs.ts';
+import { ACTION_QUEUE_PREFIX } from '../src/engine/queue/names.ts';
 
 export interface ScaleResult {
   nodes: number;

@@ -3,13 +3,12 @@
  * grouped by status and phase with the oldest unfinished one per status (through the partial index on
  * enabled components), the number of components (primary key, index only), failed components by
  * reason whether enabled or not (a partial index), sessions by status and ended sessions by result,
- * the engine processes' heartbeats, the quietest running session, and pg-boss's waiting jobs per queue
- * (its partial index job_i5 on (name, start_after) where state < 'active').
+ * the engine processes' heartbeats, the quietest running session, and, from the caller, the job
+ * queues' depths (pg-boss's tables are read in src/engine/queue/ only: engine/queue/open-jobs.ts queueDepths).
  */
 import { sql } from 'drizzle-orm';
 import type { Db } from './client.ts';
 import { getOptions } from './options.ts';
-import { BOSS_SCHEMA } from '../engine/queue/schema.ts';
 import { engineLiveness, type EngineLiveness } from './engine-processes.ts';
 import { sessionResult, type EndedResult } from '../domain/session-result.ts';
 
@@ -29,10 +28,21 @@ export interface SystemState {
   pending: { status: string; ageSeconds: number }[];
   /** max_power_off_wait_time + max_power_on_wait_time + max_boot_wait_time. */
   timeoutSeconds: number;
-  queues: { queue: string; due: number; deferred: number; oldestDueSeconds: number }[];
+  queues: QueueDepth[];
 }
 
-export async function readSystemState(db: Db, o: { aliveSeconds: number } = { aliveSeconds: 15 }): Promise<SystemState> {
+/** A job queue's waiting jobs: due now, deferred (start_after later), and how long the oldest due one has waited. */
+export interface QueueDepth {
+  queue: string;
+  due: number;
+  deferred: number;
+  oldestDueSeconds: number;
+}
+
+export async function readSystemState(
+  db: Db,
+  o: { aliveSeconds: number; queues?: () => Promise<QueueDepth[]> } = { aliveSeconds: 15 },
+): Promise<SystemState> {
   const [c, total, s, j, options, failed, ended, engine, idle] = await Promise.all([
     // Enabled rows only, found through the partial index components_enabled_status_idx: as cheap as the
     // work in flight (a few rows between sessions, every row during a full-machine reboot).
@@ -50,14 +60,7 @@ export async function readSystemState(db: Db, o: { aliveSeconds: number } = { al
     db.execute<{ status: string; paused: boolean; count: number }>(
       sql`select status, paused, count(*)::int as count from sessions group by 1, 2`,
     ),
-    db
-      .execute<{ queue: string; due: number; deferred: number; oldest: number }>(sql`select name as queue,
-        count(*) filter (where start_after <= now())::int as due,
-        count(*) filter (where start_after > now())::int as deferred,
-        coalesce(extract(epoch from now() - min(start_after) filter (where start_after <= now())), 0)::float8 as oldest
-      from ${sql.raw(BOSS_SCHEMA)}.job where state < 'active' group by name`)
-      // Before pg-boss has made its schema (a fresh database), there are no queues to show.
-      .catch(() => ({ rows: [] as { queue: string; due: number; deferred: number; oldest: number }[] })),
+    o.queues?.() ?? [],
     getOptions(db),
     // Through the partial index components_failed_reason_idx: as cheap as the failed nodes are few.
     db.execute<{ reason: string; count: number }>(
@@ -97,7 +100,7 @@ export async function readSystemState(db: Db, o: { aliveSeconds: number } = { al
     sessions: s.rows.map((r) => ({ status: r.status, paused: r.paused, count: r.count })),
     pending: [...pending].map(([status, ageSeconds]) => ({ status, ageSeconds })),
     timeoutSeconds: options.max_power_off_wait_time + options.max_power_on_wait_time + options.max_boot_wait_time,
-    queues: j.rows.map((r) => ({ queue: r.queue, due: r.due, deferred: r.deferred, oldestDueSeconds: r.oldest })),
+    queues: j,
   };
 }
 

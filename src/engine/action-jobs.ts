@@ -21,7 +21,6 @@
  */
 import type PgBoss from 'pg-boss';
 import type { Db } from '../db/client.ts';
-import { transaction } from '../db/tx.ts';
 import { recordActed, selectComponents, type EngineComponent } from '../db/components/select.ts';
 import type { EngineContext, Step } from './operator.ts';
 import { settle } from './operator.ts';
@@ -30,9 +29,8 @@ import type { ActionJob, DueJob, JobOperatorName, OperatorName } from './schedul
 import { countEnded, countStarted, observeBatch } from '../observability/engine.ts';
 import { recordComponentOutcomes } from './component-outcomes.ts';
 import { DEFAULT_OPTIONS } from '../domain/options.ts';
+import { deleteActiveJobs, failJobs, fetchDueJobs } from './queue/jobs.ts';
 
-export const ACTION_QUEUE_PREFIX = 'bootorch-act-';
-export const actionQueueOf = (op: JobOperatorName) => `${ACTION_QUEUE_PREFIX}${op}`;
 /**
  * Seconds between a transient failure and the job's first retry (doubling, with jitter, after that):
  * the option's default, for the queues' defaults and the due jobs. Action jobs carry their own (jobRetry).
@@ -256,44 +254,14 @@ function outcomesEnd(endings: Ending[], job: FetchedJob<ActionJob>, o: Outcome):
   else endings.push({ job, fail: false, output: { outcome: o.kind, ...problem } });
 }
 
-/** pg-boss 10 completes and fails many ids with output in one statement; its types declare data with one id only. */
-type BulkEnd = (name: string, ids: string[], data: object, options?: PgBoss.ConnectionOptions) => Promise<unknown>;
 /**
- * Fail jobs (pg-boss retries those with retries left, with backoff), then cap their backoff at each
- * job's retryMaxDelay (its data; JOB_RETRY_MAX_DELAY for jobs without one): one more statement for all
- * of them, on the same handle.
+ * End a batch's jobs on `db` (the transaction that records their outcomes): the completed ones deleted
+ * in one statement, the failed ones failed in one per distinct error (pg-boss keeps it as the job's
+ * output, for explain), never one per job.
  */
-export async function failJobs(boss: PgBoss, ...a: Parameters<BulkEnd>): Promise<void> {
-  await (boss.fail as unknown as BulkEnd).apply(boss, a);
-  const [name, ids, , options] = a;
-  await (options?.db ?? boss.getDb()).executeSql(
-    `update pgboss.job
-    set start_after = least(start_after, now() + make_interval(secs => coalesce((data->>'retryMaxDelay')::int, $3)))
-    where name = $1 and id = any($2::uuid[]) and state = 'retry'`,
-    [name, ids, JOB_RETRY_MAX_DELAY],
-  );
-}
-/**
- * Complete jobs: delete them, in one statement for the batch. A completed action job has nothing left
- * to tell: what it did is on its component (its row and events), and pg-boss would only have archived
- * it and deleted it later. Kept as pg-boss's `complete` keeps it, each job left three row versions
- * (created, active, completed) in a partition no autovacuum reached within a reboot: at 100,000 nodes
- * a batch of 2,800 took 138 ms on average to complete, and every fetch and reaper pass read through
- * the dead rows. (pg-boss's own `complete` also matched the ids with `id in (select unnest($2))`, which
- * the planner ran as a nested loop over every active job of the queue: 368 ms a batch of 2,500.)
- */
-async function deleteCompleted(db: PgBoss.Db, name: string, ids: string[]): Promise<void> {
-  await db.executeSql(`delete from pgboss.job where name = $1 and id = any($2::uuid[]) and state = 'active'`, [name, ids]);
-}
-
-/**
- * End a batch's jobs: the completed ones in one statement, the failed ones in one per distinct error
- * (pg-boss keeps it as the job's output, for explain), never one per job.
- */
-export async function endJobs(boss: PgBoss, tx: Db, queue: string, endings: Ending[], on: (db: Db) => object): Promise<void> {
-  const options = on(tx) as PgBoss.ConnectionOptions;
+export async function endJobs(boss: PgBoss, db: PgBoss.Db, queue: string, endings: Ending[]): Promise<void> {
   const completed = endings.filter((e) => !e.fail).map((e) => e.job.id);
-  if (completed.length) await deleteCompleted(options.db ?? boss.getDb(), queue, completed);
+  if (completed.length) await deleteActiveJobs(db, queue, completed);
   const failed = new Map<string, { output: Record<string, unknown>; ids: string[] }>();
   for (const e of endings.filter((x) => x.fail)) {
     const key = JSON.stringify(e.output);
@@ -301,30 +269,14 @@ export async function endJobs(boss: PgBoss, tx: Db, queue: string, endings: Endi
     g.ids.push(e.job.id);
     failed.set(key, g);
   }
-  for (const g of failed.values()) await failJobs(boss, queue, g.ids, g.output, options);
+  for (const g of failed.values()) await failJobs(boss, db, queue, g.ids, g.output, JOB_RETRY_MAX_DELAY);
   countEnded(queue, completed.length, endings.length - completed.length);
 }
 
-/**
- * Fetch up to `size` due jobs of a job queue and mark them active, in one statement. pg-boss 10's
- * fetch orders by priority and creation, which no index of its job table serves, so every fetch read
- * and sorted every waiting job of the queue (at 100,000 nodes: 9.6 ms a call on average, 16.7 s of
- * one reboot). These queues have no priorities: this takes the jobs in `start_after` order, the order
- * of pg-boss's own index of waiting jobs (name, start_after), and stops at `size`. The rest is
- * pg-boss's fetch for a `short` queue: locked jobs are skipped, and a job started again counts a retry.
- */
+/** Take up to `size` due jobs of a job queue (fetchDueJobs: in start_after order) and count them started. */
 export async function fetchJobs(boss: PgBoss, queue: string, size: number): Promise<FetchedJob[]> {
-  const r = (await boss.getDb().executeSql(
-    `with next as (
-      select id from pgboss.job where name = $1 and state < 'active' and start_after < now()
-      order by start_after limit $2 for update skip locked)
-    update pgboss.job j set state = 'active', started_on = now(),
-      retry_count = case when j.started_on is not null then j.retry_count + 1 else j.retry_count end
-    from next where j.name = $1 and j.id = next.id
-    returning j.id, j.name, j.data, j.retry_count, j.created_on, j.start_after`,
-    [queue, size],
-  )) as { rows: Array<{ id: string; name: string; data: ActionJob | DueJob; retry_count: number; created_on: Date; start_after: Date }> };
-  const jobs = r.rows.map((x) => ({
+  const rows = await fetchDueJobs<ActionJob | DueJob>(boss.getDb(), queue, size);
+  const jobs = rows.map((x) => ({
     id: x.id,
     name: x.name,
     data: x.data,

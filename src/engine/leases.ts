@@ -23,7 +23,8 @@ import { sessionUrlOf } from '../db/client.ts';
 import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import { countReaped } from '../observability/engine.ts';
-import { failJobs } from './action-jobs.ts';
+import { JOB_RETRY_MAX_DELAY } from './action-jobs.ts';
+import { failJobs, unleasedActiveJobs } from './queue/jobs.ts';
 
 /** First key of the two-key advisory locks: "bo" (0x626f), so they cannot collide with other users'. */
 const LEASE_SPACE = 0x626f;
@@ -144,25 +145,30 @@ export class TickLeases {
     if (this.reaping || this.stopped || !this.client) return;
     this.reaping = true;
     try {
-      const r = await this.run(
-        `
-        select j.name, j.id::text as id from pgboss.job j
-        where j.state = 'active' and j.name like $1 and j.started_on < now() - make_interval(secs => $2)
-          and not exists (select 1 from pg_locks l where l.locktype = 'advisory' and l.granted
-            and l.database = (select oid from pg_database where datname = current_database())
-            and l.classid = $3 and l.objsubid = 2 and l.objid::bigint = (hashtext(j.id::text)::bigint & 4294967295))`,
-        [`${this.o.queuePrefix}%`, this.o.graceSeconds ?? 1, LEASE_SPACE],
+      // On the lock connection: the locks it holds itself are granted there too.
+      const unleased = await unleasedActiveJobs(
+        { executeSql: (text, values) => this.run(text, values) },
+        this.o.queuePrefix,
+        this.o.graceSeconds ?? 1,
+        LEASE_SPACE,
       );
-      const orphans = r.rows.filter((x: { id: string }) => !this.held.has(x.id));
+      const orphans = unleased.filter((x) => !this.held.has(x.id));
       const settled = Date.now() - this.connectedAt >= (this.o.settleMs ?? SETTLE_MS);
-      const confirmed = settled ? orphans.filter((x: { id: string }) => this.suspects.has(x.id)) : [];
-      this.suspects = new Set(orphans.map((x: { id: string }) => x.id));
+      const confirmed = settled ? orphans.filter((x) => this.suspects.has(x.id)) : [];
+      this.suspects = new Set(orphans.map((x) => x.id));
       if (confirmed.length === 0) return;
       const byQueue = new Map<string, string[]>();
-      for (const x of confirmed as { name: string; id: string }[]) byQueue.set(x.name, [...(byQueue.get(x.name) ?? []), x.id]);
+      for (const x of confirmed) byQueue.set(x.name, [...(byQueue.get(x.name) ?? []), x.id]);
       // One statement per queue; an action job failed here is retried by pg-boss (its retry policy).
       for (const [name, ids] of byQueue) {
-        await failJobs(boss, name, ids, { reason: 'the process running this job is gone (its lease lock was released)' });
+        await failJobs(
+          boss,
+          boss.getDb(),
+          name,
+          ids,
+          { reason: 'the process running this job is gone (its lease lock was released)' },
+          JOB_RETRY_MAX_DELAY,
+        );
         countReaped(name, ids.length);
       }
       this.o.log.warn({ jobs: confirmed.length, queues: [...byQueue.keys()] }, 'reaped jobs of a process that is gone');

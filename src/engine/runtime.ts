@@ -16,17 +16,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { groupBy } from '../domain/lists.ts';
 import { JOB_OPERATORS, OPERATORS, type DueJob, type OperatorName, type Scheduler } from './scheduler.ts';
-import {
-  ACTION_QUEUE_PREFIX,
-  actionQueueOf,
-  endJobs,
-  fetchJobs,
-  failJobs,
-  JOB_RETRY_DELAY,
-  runJobBatch,
-  type FetchedJob,
-  type JobSpec,
-} from './action-jobs.ts';
+import { endJobs, fetchJobs, JOB_RETRY_DELAY, JOB_RETRY_MAX_DELAY, runJobBatch, type FetchedJob, type JobSpec } from './action-jobs.ts';
 import type { EngineContext, OperatorDef } from './operator.ts';
 import type { Adapters } from '../adapters/ports.ts';
 import { getOptions } from '../db/options.ts';
@@ -34,16 +24,14 @@ import { databaseHealthy, sessionUrlOf } from '../db/client.ts';
 import { errorText } from './outcome.ts';
 import { databaseClock } from './clock.ts';
 import { TickLeases } from './leases.ts';
-import { observeJobs, observeTick } from '../observability/engine.ts';
+import { observeTick } from '../observability/engine.ts';
+import { work } from './queue/work.ts';
 import { checkBossSchema } from './queue/schema.ts';
+import { bossDbOf, failJobs, otherActiveJobExists } from './queue/jobs.ts';
+import { ACTION_QUEUE_PREFIX, actionQueueOf, ENGINE_QUEUES, KICK_CHANNEL, queueOf, TIMER_QUEUE } from './queue/names.ts';
 
-const QUEUE_PREFIX = 'bootorch-op-';
-/** Every queue of the engine (operator ticks and timers) starts with this: their active jobs are leased. */
-const ENGINE_QUEUES = 'bootorch-';
 /** How often each process makes sure every operator has its next poll scheduled (ms). */
 const POLL_KEEPER_MS = 10_000;
-const TIMER_QUEUE = 'bootorch-timer';
-const KICK_CHANNEL = 'bootorch_kick';
 const BOSS_SETUP_LOCK = 727_002;
 /**
  * How long an action worker waits for more jobs when a fetch came back short of a full batch while
@@ -58,8 +46,6 @@ const WAKE_GRAIN_MS = 100;
 /** How long an action job may be active before pg-boss expires it (a dead worker's job is reaped sooner by its lease). */
 const ACTION_EXPIRE_SECONDS = 900;
 
-export const queueOf = (op: OperatorName) => `${QUEUE_PREFIX}${op}`;
-
 export interface BossHandle {
   boss: PgBoss;
   scheduler: Scheduler;
@@ -71,7 +57,7 @@ export interface BossHandle {
 }
 
 /** pg-boss's `db` option: its SQL runs on this handle (inside the handle's transaction, if any). */
-const on = (db: Db) => ({ db: { executeSql: (text: string, values?: unknown[]) => db.$client.query(text, values as unknown[]) } });
+const on = (db: Db) => ({ db: bossDbOf(db) });
 
 /** Start pg-boss and create the queues. Used by API processes too (they only enqueue). */
 export async function startBoss(url: string, log: Logger, opts: { kicks?: boolean; max?: number } = {}): Promise<BossHandle> {
@@ -81,7 +67,6 @@ export async function startBoss(url: string, log: Logger, opts: { kicks?: boolea
     application_name: 'bootorch-boss',
     maintenanceIntervalSeconds: 120,
   });
-  observeJobs(boss);
   boss.on('error', (e: any) => {
     // Two processes racing for a stately tick: the loser's fetch hits the unique index. Harmless.
     if (e?.code === '23505') return;
@@ -248,7 +233,7 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
   const ownTicks = new Map<OperatorName, string[]>();
   for (const def of deps.operators) {
     const log = deps.log.child({ operator: def.name });
-    const id = await boss.work(queueOf(def.name), { pollingIntervalSeconds: 0.5, batchSize: 1 }, async (jobs) => {
+    const id = await work(boss, queueOf(def.name), { pollingIntervalSeconds: 0.5, batchSize: 1 }, async (jobs) => {
       let period = 15;
       const started = Date.now();
       const jobId = jobs[0]?.id;
@@ -273,11 +258,11 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
     });
     workerIds.set(def.name, id);
   }
-  const timerWorker = await boss.work(TIMER_QUEUE, { pollingIntervalSeconds: 0.5, batchSize: 50 }, async (jobs) => {
+  const timerWorker = await work<{ op: OperatorName }>(boss, TIMER_QUEUE, { pollingIntervalSeconds: 0.5, batchSize: 50 }, async (jobs) => {
     await leases.holdAll(jobs.map((j) => j.id));
     try {
       // A wake or poll that came due runs its operator's tick; this process's worker fetches it at once.
-      const ops = [...new Set(jobs.map((j) => (j.data as { op: OperatorName }).op))];
+      const ops = [...new Set(jobs.map((j) => j.data.op))];
       await enqueue(deps.db, ops);
       for (const op of ops) {
         const w = workerIds.get(op);
@@ -339,13 +324,7 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
       await Promise.race([own, sleep]);
       return true;
     }
-    const other = (await boss
-      .getDb()
-      .executeSql(`select exists (select 1 from pgboss.job where name = $1 and state = 'active' and id <> all($2::uuid[])) as deciding`, [
-        queueOf(op),
-        ownTicks.get(op) ?? [],
-      ])) as { rows: Array<{ deciding: boolean }> };
-    if (!other.rows[0]?.deciding) return false;
+    if (!(await otherActiveJobExists(boss.getDb(), queueOf(op), ownTicks.get(op) ?? []))) return false;
     await sleep;
     return true;
   };
@@ -371,16 +350,18 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
           jobs.push(...(await fetchJobs(boss, queue, size - jobs.length)));
         }
         await leases.holdAll(jobs.map((j) => j.id));
-        await runJobBatch(ctx, spec, jobs, (tx, endings) => endJobs(boss, tx, queue, endings, on));
+        await runJobBatch(ctx, spec, jobs, (tx, endings) => endJobs(boss, bossDbOf(tx), queue, endings));
       } catch (e) {
         // Never a crashed loop: the batch's jobs are failed, so pg-boss retries them.
         log.error({ err: errorText(e), jobs: jobs.length }, 'action batch failed');
         if (jobs.length)
           await failJobs(
             boss,
+            boss.getDb(),
             queue,
             jobs.map((j) => j.id),
             { error: errorText(e) },
+            JOB_RETRY_MAX_DELAY,
           ).catch(() => {});
         if (!stopped) await idle(queue, 500);
       } finally {

@@ -12,6 +12,7 @@ import { gauge } from './metrics.ts';
 import { readSystemState, type SystemState } from '../db/system-state.ts';
 import { ENDED_RESULTS } from '../domain/session-result.ts';
 import { HEARTBEAT_ALIVE_SECONDS } from '../engine/heartbeat.ts';
+import { queueDepths } from '../engine/queue/open-jobs.ts';
 import type { Db } from '../db/client.ts';
 
 const components = gauge(
@@ -85,7 +86,7 @@ export function collectSystemState(db: Db, o: { minIntervalMs?: number } = {}): 
     if (last && Date.now() - last.at < minIntervalMs) return last.state;
     const start = process.hrtime.bigint();
     // A scrape while the database is down reports what it can (nothing here), never an error page.
-    const state = readSystemState(db, { aliveSeconds: HEARTBEAT_ALIVE_SECONDS }).then(
+    const state = readSystemState(db, { aliveSeconds: HEARTBEAT_ALIVE_SECONDS, queues: () => queueDepths(db) }).then(
       (s) => {
         scrapeSeconds.set(Number(process.hrtime.bigint() - start) / 1e9);
         return s;

@@ -1,6 +1,6 @@
 /**
- * The engine's hooks, three in all: where pg-boss hands a job to a handler (observeJobs, installed once
- * on the PgBoss instance, so every queue any code registers is counted), where an operator tick runs
+ * The engine's hooks, three in all: where pg-boss hands jobs to a handler (observeJobs, the wrapper
+ * engine/queue/work.ts gives every handler it registers), where an operator tick runs
  * (observeTick), and where an action batch runs and its outcome is recorded (observeBatch). Each
  * counts, times and opens a span; none changes what it wraps.
  */
@@ -109,46 +109,35 @@ export function countExhausted(action: string, reasons: string[]): void {
   for (const reason of reasons) actionsExhausted.inc({ action, reason });
 }
 
-const OBSERVED = Symbol('bootorch.jobsObserved');
-
 /**
- * Count every job pg-boss hands to a handler of this instance: started (and retried), completed or
- * failed, and how long it waited once due. Asks pg-boss for the job metadata it needs for that.
+ * A pg-boss handler of `queue`, counted: every job it is handed started (and retried), completed or
+ * failed, and how long it waited once due. Wraps the handler given to pg-boss's `work`, which must ask
+ * for the jobs' metadata (`includeMetadata: true`): engine/queue/work.ts is the one place that does.
  */
-export function observeJobs(boss: PgBoss): void {
-  const b = boss as PgBoss & { [OBSERVED]?: true };
-  if (b[OBSERVED]) return;
-  b[OBSERVED] = true;
-  const work = boss.work.bind(boss) as (name: string, options: object, handler: (jobs: any[]) => Promise<unknown>) => Promise<string>;
-  (boss as { work: unknown }).work = (
-    name: string,
-    optionsOrHandler: object | ((jobs: any[]) => Promise<unknown>),
-    maybe?: (jobs: any[]) => Promise<unknown>,
-  ) => {
-    const options = typeof optionsOrHandler === 'function' ? {} : optionsOrHandler;
-    const handler = (typeof optionsOrHandler === 'function' ? optionsOrHandler : maybe)!;
-    return work(name, { ...options, includeMetadata: true }, async (jobs) => {
-      const queue = name;
-      jobsStarted.inc({ queue }, jobs.length);
-      const retried = jobs.filter((j) => j.retryCount > 0).length;
-      if (retried) jobsRetried.inc({ queue }, retried);
-      const now = Date.now();
-      for (const j of jobs) {
-        const due = Math.max(new Date(j.createdOn ?? now).getTime(), new Date(j.startAfter ?? now).getTime());
-        jobWaitSeconds.observe({ queue }, Math.max(0, (new Date(j.startedOn ?? now).getTime() - due) / 1000));
-      }
-      jobsActive.inc({ queue }, jobs.length);
-      try {
-        const r = await handler(jobs);
-        jobsCompleted.inc({ queue }, jobs.length);
-        return r;
-      } catch (e) {
-        jobsFailed.inc({ queue }, jobs.length);
-        throw e;
-      } finally {
-        jobsActive.dec({ queue }, jobs.length);
-      }
-    });
+export function observeJobs<T>(
+  queue: string,
+  handler: (jobs: PgBoss.JobWithMetadata<T>[]) => Promise<unknown>,
+): (jobs: PgBoss.JobWithMetadata<T>[]) => Promise<unknown> {
+  return async (jobs) => {
+    jobsStarted.inc({ queue }, jobs.length);
+    const retried = jobs.filter((j) => j.retryCount > 0).length;
+    if (retried) jobsRetried.inc({ queue }, retried);
+    const now = Date.now();
+    for (const j of jobs) {
+      const due = Math.max(new Date(j.createdOn ?? now).getTime(), new Date(j.startAfter ?? now).getTime());
+      jobWaitSeconds.observe({ queue }, Math.max(0, (new Date(j.startedOn ?? now).getTime() - due) / 1000));
+    }
+    jobsActive.inc({ queue }, jobs.length);
+    try {
+      const r = await handler(jobs);
+      jobsCompleted.inc({ queue }, jobs.length);
+      return r;
+    } catch (e) {
+      jobsFailed.inc({ queue }, jobs.length);
+      throw e;
+    } finally {
+      jobsActive.dec({ queue }, jobs.length);
+    }
   };
 }
 

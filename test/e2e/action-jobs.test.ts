@@ -9,7 +9,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { startCluster, type Cluster } from '../helpers/cluster.ts';
 import { startEngine, type EngineHandle } from '../../src/engine/runtime.ts';
 import { createOperators } from '../../src/operators/index.ts';
-import { componentJobs, sessionJobCounts } from '../../src/db/action-jobs.ts';
+import { componentJobs, sessionJobCounts } from '../../src/engine/queue/open-jobs.ts';
 import { startClusterApi, type ClusterApi } from '../helpers/cluster-api.ts';
 
 let c: Cluster | undefined;

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import pino from 'pino';
 import pg from 'pg';
 import { freshDb, type TestDb } from '../helpers/db.ts';
-import { startBoss, queueOf, type BossHandle } from '../../src/engine/runtime.ts';
+import { startBoss, type BossHandle } from '../../src/engine/runtime.ts';
+import { queueOf } from '../../src/engine/queue/names.ts';
 import { TickLeases } from '../../src/engine/leases.ts';
 import { local, value } from '../helpers/metrics.ts';
 

@@ -14,6 +14,7 @@ import { collectSystemState, type StateCollector } from '../../src/observability
 import { EngineHeartbeat } from '../../src/engine/heartbeat.ts';
 import { readSystemState } from '../../src/db/system-state.ts';
 import { startBoss, type BossHandle } from '../../src/engine/runtime.ts';
+import { work } from '../../src/engine/queue/work.ts';
 import { createReportBatcher } from '../../src/engine/reports.ts';
 import { observeReports } from '../../src/observability/reports.ts';
 import { startTracing, type Tracing } from '../../src/observability/tracing.ts';
@@ -124,7 +125,7 @@ describe('state gauges', () => {
     expect(value(before, 'bootorch_queue_oldest_due_seconds', { queue: q })).toBeGreaterThanOrEqual(0);
     let runs = 0;
     const done = new Promise<void>((resolve) => {
-      void boss.boss.work<{ fail?: boolean }>(q, { pollingIntervalSeconds: 0.5 }, async ([job]) => {
+      void work<{ fail?: boolean }>(boss.boss, q, { pollingIntervalSeconds: 0.5 }, async ([job]) => {
         runs++;
         if (runs >= 3) resolve();
         if (job!.data.fail) throw new Error('fails on purpose');

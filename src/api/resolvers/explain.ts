@@ -12,7 +12,7 @@ import { getOptions } from '../../db/options.ts';
 import { planSession } from '../../engine/plan.ts';
 import { describePlan } from '../../engine/plan-detail.ts';
 import { explainComponent, explainSession } from '../explain.ts';
-import { componentJobs } from '../../db/action-jobs.ts';
+import { componentJobs } from '../../engine/queue/open-jobs.ts';
 import { errorText } from '../../engine/outcome.ts';
 import { badInput } from '../errors.ts';
 import { messages } from '../views.ts';
