@@ -10,15 +10,14 @@ import { tlsFromConfig, type Config } from './config.ts';
 import { connect, runMigrations, type Connection } from './db/client.ts';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedServer } from './db/embedded.ts';
 import { startBoss, startEngine, type BossHandle, type EngineHandle } from './engine/runtime.ts';
-import { createOperators } from './operators/index.ts';
 import { createAdapters, createSimAdapters } from './adapters/factory.ts';
 import { SimWorld } from './sim/world.ts';
-import { startApiServer, type ApiServer, type ApiServerOptions } from './api/server.ts';
-import { apiAuthFromEnv } from './api/auth.ts';
+// The API (Apollo, express, the schema) and the operators are imported by the roles that run them, so a
+// worker does not load the API's modules nor an api replica the operators' (BENCHMARKS.md, Start-up).
+import type { ApiServer, ApiServerOptions } from './api/server.ts';
 import { surviveDatabaseOutages } from './db/outage.ts';
 import { createReportBatcher, type ReportBatcher } from './engine/reports.ts';
 import type { Scheduler } from './engine/scheduler.ts';
-import { seedDemo } from './seed.ts';
 import { createLogger } from './observability/logging.ts';
 import { startProcessMetrics } from './observability/metrics.ts';
 import { startTracing } from './observability/tracing.ts';
@@ -27,7 +26,6 @@ import { observeReports } from './observability/reports.ts';
 import { collectSystemState } from './observability/collectors.ts';
 import { EngineHeartbeat } from './engine/heartbeat.ts';
 import { serveMetrics } from './observability/http.ts';
-import { standaloneApi } from './api/boot/standalone.ts';
 import { devSecretKey, secretKeyFrom } from './adapters/standalone/secrets.ts';
 
 export interface Stoppable {
@@ -76,6 +74,7 @@ export const devTokenFile = (config: Config) => path.join(config.BOOTORCH_DATA_D
 export async function runDev(config: Config): Promise<Stoppable & { api: ApiServer; devAdminToken?: string }> {
   const log = observe(config, 'dev');
   surviveDatabaseOutages(log);
+  const modules = Promise.all([import('./api/server.ts'), import('./api/auth.ts'), import('./operators/index.ts'), import('./seed.ts')]);
   const { conn, embedded } = await openDatabase(config, log);
   const world = new SimWorld({
     nodes: config.SIM_NODES,
@@ -93,6 +92,7 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
     batcher: { batchSize: 25, batchWindowMs: 1000, checkIntervalMs: 500, runTimeMs: 1500 },
   });
   const adapters = instrumentAdapters(createSimAdapters(world), log);
+  const [{ startApiServer }, { apiAuthFromEnv }, { createOperators }, { seedDemo }] = await modules;
   const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
   const operators = createOperators();
   const engine = await startEngine({
@@ -147,7 +147,10 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
 export async function runApi(config: Config): Promise<Stoppable & { api: ApiServer }> {
   const log = observe(config, 'api');
   surviveDatabaseOutages(log);
+  // Loaded while the database is opened.
+  const modules = Promise.all([import('./api/server.ts'), import('./api/auth.ts'), import('./api/boot/standalone.ts')]);
   const { conn, embedded } = await openDatabase(config, log);
+  const [{ startApiServer }, { apiAuthFromEnv }, { standaloneApi }] = await modules;
   const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
   // With BOOTORCH_ADAPTERS=sim the simulated cluster lives in the worker; a world here would be another
   // machine, so the dry run and explain need BOOTORCH_ADAPTERS=http or standalone (or the dev role).
@@ -214,10 +217,11 @@ function edgeOptions(config: Config): Pick<ApiServerOptions, 'metricsListen' | '
 export async function runWorker(config: Config, healthPort?: number): Promise<Stoppable & { engine: EngineHandle }> {
   const log = observe(config, 'worker');
   surviveDatabaseOutages(log);
+  const operatorsModule = import('./operators/index.ts');
   const { conn, embedded } = await openDatabase(config, log);
   const adapters = createAdapters(config, undefined, { db: conn.db, log: (m) => log.warn(m), logger: log });
   const boss: BossHandle = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
-  const operators = createOperators();
+  const operators = (await operatorsModule).createOperators();
   const engine = await startEngine({
     url: conn.url,
     db: conn.db,

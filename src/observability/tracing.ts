@@ -19,10 +19,19 @@ import {
   type Link,
   type Span,
 } from '@opentelemetry/api';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { BatchSpanProcessor, type SpanExporter, type SpanProcessor, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
+import { createRequire } from 'node:module';
+import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+
+// The SDK (provider, processors, the OTLP exporter: half a megabyte of code) is loaded only when tracing
+// is turned on, by require at that moment; the build leaves these packages to node_modules
+// (scripts/build.mjs), so a process without tracing neither parses nor runs them at start.
+const requireSdk = createRequire(import.meta.url);
+const sdk = () => ({
+  ...(requireSdk('@opentelemetry/sdk-trace-node') as typeof import('@opentelemetry/sdk-trace-node')),
+  ...(requireSdk('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base')),
+  ...(requireSdk('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http')),
+  ...(requireSdk('@opentelemetry/resources') as typeof import('@opentelemetry/resources')),
+});
 
 const tracer = () => trace.getTracer('bootorch');
 
@@ -40,6 +49,7 @@ export function startTracing(role: string, o: { env?: NodeJS.ProcessEnv; exporte
   const env = o.env ?? process.env;
   const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
   if ((!o.exporter && !endpoint) || registered) return undefined;
+  const { BatchSpanProcessor, NodeTracerProvider, OTLPTraceExporter, SimpleSpanProcessor, resourceFromAttributes } = sdk();
   // OTLP/HTTP: the traces endpoint as given, or the base endpoint's /v1/traces (the specification's
   // rule). The exporter reads the other OTEL_EXPORTER_OTLP_* variables (headers, timeout) itself.
   const exporter =
