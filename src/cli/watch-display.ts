@@ -1,9 +1,14 @@
 /**
  * What `--watch` shows. Human: a progress bar (cli-progress) with counts per phase, a line for each
- * node that fails as it happens, and a summary. Not on a terminal the bar becomes one line per
- * update. JSON (`--json`): newline-delimited objects `{type: "event" | "progress" | "summary", ...}`.
+ * node that fails as it happens, and a summary. Nodes held up by a failing outside service (the
+ * progress's `blocked` groups: domain/blocked.ts) are no failures and are shown apart: `blocked N`
+ * beside `failed N` on the bar, a line when a service starts blocking nodes (which, since when, its
+ * error, what bootorch does about it) and one when it no longer does. Not on a terminal the bar becomes
+ * one line per update. JSON (`--json`): newline-delimited objects `{type: "event" | "progress" |
+ * "summary", ...}`; a progress object carries its `blocked` groups.
  */
 import cliProgress from 'cli-progress';
+import { clockTime } from '../domain/blocked.ts';
 
 export interface WatchEvent {
   cursor: string;
@@ -27,6 +32,19 @@ export interface Group {
   list: string;
 }
 
+/** Nodes of the session waiting on one failing outside service (the API's BlockedGroup). */
+export interface BlockedGroup {
+  /** PCS, HSM, BSS, CFS, IMS or BMC. */
+  service: string;
+  /** service_unavailable, or the BMC's cause (bmc_unreachable, ...). */
+  reason: string;
+  /** When the first of them started waiting on it (ISO), when known. */
+  since: string | null;
+  count: number;
+  ids: string[];
+  error: string;
+}
+
 export interface Progress {
   name: string;
   status: 'PENDING' | 'RUNNING' | 'COMPLETE';
@@ -44,6 +62,8 @@ export interface Progress {
   };
   errorSummary: Group[];
   failureReasons: Group[];
+  /** Read as none when absent. */
+  blocked?: BlockedGroup[];
   timing: { startTime: string; endTime: string | null; duration: string };
   paused: boolean;
   pauseReason: string | null;
@@ -86,12 +106,38 @@ export function counts(p: Progress) {
   };
 }
 
+const blockedKey = (g: BlockedGroup) => `${g.service}/${g.reason}`;
+/** "PCS failing since 14:02:03 UTC", "BMC not answering (bmc_unreachable)" */
+const blockerText = (g: BlockedGroup) =>
+  `${g.service === 'BMC' ? `BMC not answering (${g.reason})` : `${g.service} failing`}${g.since ? ` since ${clockTime(new Date(g.since))}` : ''}`;
+
+/** "blocked 25 by PCS since 14:02:03 UTC", or '' when no node is blocked. */
+function blockedText(p: Progress): string {
+  const groups = p.blocked ?? [];
+  if (!groups.length) return '';
+  const n = groups.reduce((sum, g) => sum + g.count, 0);
+  const by = [...new Map(groups.map((g) => [g.service, g])).values()]
+    .map((g) => `${g.service}${g.service !== 'BMC' && g.since ? ` since ${clockTime(new Date(g.since))}` : ''}`)
+    .join(', ');
+  return ` | blocked ${n} by ${by} (not failed)`;
+}
+
 function phasesText(p: Progress): string {
   const c = counts(p);
   const parts = [`powering off ${c.poweringOff}`, `powering on ${c.poweringOn}`, `configuring ${c.configuring}`];
   if (c.deploying) parts.push(`deploying ${c.deploying}`);
   if (c.staged) parts.push(`staged ${c.staged}`);
-  return `${parts.join(' · ')} | failed ${c.failed}${p.paused ? ` | PAUSED: ${p.pauseReason ?? ''}` : ''}`;
+  return `${parts.join(' · ')} | failed ${c.failed}${blockedText(p)}${p.paused ? ` | PAUSED: ${p.pauseReason ?? ''}` : ''}`;
+}
+
+/** The line printed when a service starts holding up nodes of the session. */
+export function blockedLine(g: BlockedGroup): string {
+  const ids = `${g.ids.join(', ')}${g.count > g.ids.length ? ', …' : ''}`;
+  const next =
+    g.service === 'BMC'
+      ? 'bootorch re-reads their power on each pass; they fail with the cause if it stays unknown past power_unknown_timeout'
+      : `bootorch asks ${g.service} again on each pass and goes on as soon as it answers; check ${g.service}`;
+  return `◷ blocked, not failed: ${g.count} node${g.count === 1 ? '' : 's'} wait for ${blockerText(g)}: ${ids}${g.error ? ` — ${g.error}` : ''}\n  ${next}`;
 }
 
 export function summaryText(s: Summary): string {
@@ -136,6 +182,8 @@ export class HumanDisplay implements Display {
   private readonly multi?: cliProgress.MultiBar;
   private bar?: cliProgress.SingleBar;
   private readonly failed = new Set<string>();
+  /** The blocked groups of the last progress, by service and reason. */
+  private blocked = new Map<string, BlockedGroup>();
   private lastLine = '';
 
   constructor(
@@ -172,6 +220,7 @@ export class HumanDisplay implements Display {
 
   progress(p: Progress) {
     const c = counts(p);
+    this.blockedChanges(p.blocked ?? []);
     if (this.multi) {
       this.bar ??= this.multi.create(Math.max(c.total, 1), 0, { phases: 'waiting for setup' });
       this.bar.setTotal(Math.max(c.total, 1));
@@ -184,6 +233,15 @@ export class HumanDisplay implements Display {
         : `${this.name}: ${p.phases.percentComplete}% complete (${c.done}/${c.total}) | ${phasesText(p)} | ${p.timing.duration}`;
     if (line !== this.lastLine) this.out.write(`${line}\n`);
     this.lastLine = line;
+  }
+
+  /** A line for each service that starts blocking nodes, and one when it stops (its nodes went on or failed). */
+  private blockedChanges(groups: BlockedGroup[]) {
+    const now = new Map(groups.map((g) => [blockedKey(g), g]));
+    for (const [k, g] of now) if (!this.blocked.has(k)) this.print(blockedLine(g));
+    for (const [k, g] of this.blocked)
+      if (!now.has(k)) this.print(`▷ no node waits for ${g.service === 'BMC' ? `BMC (${g.reason})` : g.service} any more`);
+    this.blocked = now;
   }
 
   note(text: string) {

@@ -19,7 +19,8 @@ const GROUP = 'key count ids list';
 const PROGRESS = `subscription($n: String!) { sessionProgress(name: $n) {
   name status managedComponentsCount percentSuccessful percentFailed percentStaged
   phases { percentComplete percentPoweringOn percentPoweringOff percentConfiguring percentDeploying }
-  errorSummary { ${GROUP} } failureReasons { ${GROUP} } timing { startTime endTime duration } paused pauseReason } }`;
+  errorSummary { ${GROUP} } failureReasons { ${GROUP} } blocked { service reason since count ids error }
+  timing { startTime endTime duration } paused pauseReason } }`;
 const SESSION = `query($n: String!) { session(name: $n) { name aborted status { status startTime error } } }`;
 
 export interface WatchIO {
