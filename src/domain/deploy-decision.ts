@@ -14,9 +14,10 @@
  * | D7 | booting_disk | any | booting_disk | waiting for the installed system's report |
  * | - | failed, silent or written | unknown | (diskless table: U1, U2) | held while the power is unknown, failed with the cause past power_unknown_timeout |
  * | - | pending | any | (diskless table, actual state ignored) | power on into the ramdisk; reboot if the agent never starts |
+ * | - | pending, no slot of the deploy budget | off | (diskless table) | power-on waits for a slot (operators/deploy-budget.ts); the why says so |
  * | - | active | any | (diskless table, as booted the desired artifacts) | configuration, then done |
  */
-import type { ConfigComponent, PowerState } from '../adapters/ports.ts';
+import type { ConfigComponent, PowerState } from './readings.ts';
 import { AGENT_STATES, type DeployState } from './deploy.ts';
 import type { FailureReason } from './failures.ts';
 import { decide, finishDecision, powerKnownAgain, type Decision, type DecisionInput, type DecisionOptions } from './status-decision.ts';
@@ -27,6 +28,8 @@ export interface DeployView {
   message: string;
   heartbeatAt: Date | null;
   stateAt: Date;
+  /** When the deploy budget admitted it (db/deploys.ts admitDeploys); null or absent: not admitted. */
+  admittedAt?: Date | null;
 }
 
 export interface DeployDecisionOptions extends DecisionOptions {
@@ -41,6 +44,15 @@ const ageSeconds = (d: Date, now: Date) => (now.getTime() - d.getTime()) / 1000;
 /** Has the agent been silent for longer than the timeout (counted from the state's start before its first heartbeat)? */
 export function heartbeatTimedOut(d: DeployView, timeout: number, now: Date): boolean {
   return AGENT_STATES.includes(d.state) && ageSeconds(d.heartbeatAt ?? d.stateAt, now) > timeout;
+}
+
+/** What explain and the status pass say of a node whose deploy waits for a slot (operators/deploy-budget.ts). */
+export const BUDGET_WAIT =
+  'waiting for the deploy budget (max_concurrent_deploys, deploy_image_bandwidth): it powers on when a running deploy writes its image or fails';
+
+/** A pending deploy on a node that is off and holds no slot (never admitted, or admitted longer ago than a boot takes). */
+export function waitsForBudget(d: DeployView, power: PowerState, o: Pick<DecisionOptions, 'maxBootWaitTime'>, now: Date): boolean {
+  return d.state === 'pending' && power.state === 'off' && (!d.admittedAt || ageSeconds(d.admittedAt, now) > o.maxBootWaitTime);
 }
 
 export function decideWithDeploy(
@@ -70,7 +82,10 @@ function decideDeploy(
   o: DeployDecisionOptions,
   now: Date,
 ): Decision {
-  if (d.state === 'pending') return decide({ ...c, actualKernel: '', actualInitrd: '', actualKernelParameters: '' }, power, cfs, o, now);
+  if (d.state === 'pending') {
+    const r = decide({ ...c, actualKernel: '', actualInitrd: '', actualKernelParameters: '' }, power, cfs, o, now);
+    return waitsForBudget(d, power, o, now) ? { ...r, why: `${r.why}; ${BUDGET_WAIT}` } : r;
+  }
   if (d.state === 'active') {
     const r = decide(
       { ...c, actualKernel: c.desiredKernel, actualInitrd: c.desiredInitrd, actualKernelParameters: c.desiredKernelParameters },

@@ -4,7 +4,8 @@
  * - enabled components whose status is power_on_pending,
  * - not in a paused or aborted session,
  * - known to HSM,
- * - within the session's power-on wave (operators/waves.ts).
+ * - within the session's power-on wave (operators/waves.ts),
+ * - with a disk deploy: within the deploy budget (operators/deploy-budget.ts).
  * Does, per chunk, after recording the action: BSS boot parameters per distinct (kernel, params,
  * initrd) with the referral token recorded; CFS desired configuration set disabled with state cleared
  * (the node's cfs-state-reporter re-enables it after boot); one PCS `On` for the chunk.
@@ -19,6 +20,7 @@ import { recordBootArtifacts } from '../db/boot-artifacts.ts';
 import { setDesiredBssToken } from '../db/components/actions.ts';
 import type { EngineComponent } from '../db/components/select.ts';
 import { powerOnWaves } from './waves.ts';
+import { deployBudget } from './deploy-budget.ts';
 import { afterPowerOn, alreadyIn } from './escalation.ts';
 
 export const powerOn = actionOperator({
@@ -27,7 +29,12 @@ export const powerOn = actionOperator({
   counter: 'power_on_attempts',
   exhaustedReason: 'power_on_timeout',
   selection: () => ({ enabled: true, statuses: ['power_on_pending'], excludePausedSessions: true }),
-  limit: (ctx, rows) => powerOnWaves(ctx, rows),
+  // The session's waves first, then the deploy budget over every session (nodes with a disk deploy).
+  limit: async (ctx, rows) => {
+    const waves = await powerOnWaves(ctx, rows);
+    const budget = await deployBudget(ctx, waves.rows);
+    return { rows: budget.rows, wake: [...waves.wake, ...budget.wake] };
+  },
   async act(ctx, chunk) {
     const outcomes = new Map<string, Outcome>();
     const bootable: EngineComponent[] = [];
