@@ -75,6 +75,14 @@ export const sessions = pgTable(
     failedAtResume: integer('failed_at_resume').notNull().default(0),
     createdBy: text('created_by'),
     /**
+     * Why the session waits for a second admin's approval before its first action (more nodes than
+     * the option approval_node_threshold, or every node); '' when it needs none. Set by its setup.
+     */
+    approvalNeeded: text('approval_needed').notNull().default(''),
+    /** The admin who approved it (never its creator); null while it waits or when it needs none. */
+    approvedBy: text('approved_by'),
+    approvedAt: ts('approved_at'),
+    /**
      * W3C traceparent of the request that created the session (null when tracing was off): its setup,
      * action jobs and outside calls join that trace (src/observability/tracing.ts).
      */
