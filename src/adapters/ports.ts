@@ -4,7 +4,11 @@
  * given any number: implementations chunk requests as their service needs (PCS/HSM by
  * max_component_batch_size, CFS GET 200 / PATCH 1000). Failures throw ServiceError.
  */
-export type Arch = 'X86' | 'ARM' | 'Other' | 'Unknown';
+
+import type { Arch, ConfigComponent, PowerState, PowerUnknownCause } from '../domain/readings.ts';
+
+// What the ports return, defined with the domain that reasons about it; here for the adapters' convenience.
+export type { Arch, ConfigComponent, ConfigurationStatus, PowerState, PowerUnknownCause } from '../domain/readings.ts';
 
 export interface InventoryNode {
   id: string;
@@ -36,34 +40,6 @@ export interface InventoryPort {
 }
 
 export type PowerOperation = 'On' | 'Soft-Off' | 'Force-Off';
-
-/**
- * Why a node's power could not be read: the BMC did not answer (unreachable), answered too late
- * (timeout), refused the login (auth_failed) or answered with an error or something unreadable
- * (error); not_in_inventory: power control does not know the node (PCS "not found", no BMC
- * registered). Each is also the failure reason (domain/failures.ts) when the power stays unknown.
- */
-export const POWER_UNKNOWN_CAUSES = ['bmc_unreachable', 'bmc_auth_failed', 'bmc_timeout', 'bmc_error', 'not_in_inventory'] as const;
-export type PowerUnknownCause = (typeof POWER_UNKNOWN_CAUSES)[number];
-
-/**
- * A node's power as read: on or off, or unknown when the read failed. A failed read is never a
- * state: the decision table has its own rows for unknown (domain/status-decision.ts).
- */
-export type PowerState =
-  | { state: 'on' | 'off'; error: '' }
-  | {
-      state: 'unknown';
-      cause: PowerUnknownCause;
-      /** What went wrong, with the BMC's (or PCS's) own message. */
-      error: string;
-      /**
-       * Nothing went wrong yet: the BMC has not answered within this power-status's wait and its read
-       * goes on (bounded by the per-call timeout). No conclusion: the status pass decides nothing for
-       * the node until an answer or a failure comes.
-       */
-      pending?: true;
-    };
 
 /** PCS (Power Control Service). */
 export interface PowerPort {
@@ -110,17 +86,6 @@ export interface BootParamsPort {
   setBootParameters(p: BootParameters): Promise<{ token: string }>;
   /** GET bootparameters?name=... (one entry per host found). */
   getBootParameters(hosts: string[]): Promise<BootParameters[]>;
-}
-
-export type ConfigurationStatus = 'unconfigured' | 'pending' | 'failed' | 'configured';
-
-export interface ConfigComponent {
-  id: string;
-  desiredConfig: string;
-  configurationStatus: ConfigurationStatus;
-  enabled: boolean;
-  errorCount: number;
-  tags: Record<string, string>;
 }
 
 export interface ConfigPatch {

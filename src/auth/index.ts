@@ -135,12 +135,5 @@ export * from './api-tokens.ts';
 export * from './authorize.ts';
 export * from './rate-limit.ts';
 export * from './errors.ts';
-export {
-  createJwtVerifier,
-  claimsToPrincipal,
-  discoverJwksUrl,
-  type JwtVerifier,
-  type JwtVerifierOptions,
-  type ClaimMapping,
-} from './jwt.ts';
-export { loadAuthConfig, authEnvSchema, AUTH_MODES, AuthConfigError, type AuthMode, type AuthSettings } from './config.ts';
+export type { ClaimMapping } from './jwt.ts';
+export { loadAuthConfig, type AuthMode } from './config.ts';

@@ -140,8 +140,3 @@ export class TokenRowCache implements TokenRows {
     }
   }
 }
-
-/** Every lookup its own statement (no watch to trust: tools, tests). */
-export function directTokenRows(db: Db): TokenRows {
-  return { find: async (id) => (await findApiTokens(db, [id]))[0] };
-}

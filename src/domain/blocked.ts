@@ -7,7 +7,7 @@
  * bootorch keeps asking in both: the node goes on when the service answers, or (power) fails with the
  * cause at power_unknown_timeout. The console shows them as blocked by the service, not as failures.
  */
-import { POWER_UNKNOWN_CAUSES } from '../adapters/ports.ts';
+import { POWER_UNKNOWN_CAUSES } from './readings.ts';
 
 /** Services whose name starts a ServiceError's text. */
 export const OUTSIDE_SERVICES = ['PCS', 'HSM', 'BSS', 'CFS', 'IMS', 'BMC'] as const;

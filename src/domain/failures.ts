@@ -29,4 +29,3 @@ export const FAILURE_REASONS = {
 } as const;
 
 export type FailureReason = keyof typeof FAILURE_REASONS;
-export const FAILURE_REASON_NAMES = Object.keys(FAILURE_REASONS) as FailureReason[];

@@ -21,24 +21,6 @@ export function groupBy<T>(items: readonly T[], key: (t: T) => string): T[][] {
   return [...m.values()];
 }
 
-/** Run fn over items with at most `limit` at once; results in input order, each settled. */
-export async function settleAll<T, R>(items: readonly T[], limit: number, fn: (t: T) => Promise<R>): Promise<PromiseSettledResult<R>[]> {
-  const out: PromiseSettledResult<R>[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      try {
-        out[i] = { status: 'fulfilled', value: await fn(items[i]!) };
-      } catch (e) {
-        out[i] = { status: 'rejected', reason: e };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
-
 /**
  * Run fn over items with at most `limit` at once; results in input order. The first failure rejects
  * it and starts nothing more (those in flight are left to finish).

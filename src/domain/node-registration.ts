@@ -61,7 +61,6 @@ export const nodeDraftSchema = z
   })
   .strict();
 
-export type NodeDraft = z.input<typeof nodeDraftSchema>;
 export type NodeSpec = z.output<typeof nodeDraftSchema>;
 
 /** Every draft checked; duplicate xnames or MACs in one call are errors too. */

@@ -6,7 +6,7 @@
  * (the status tick) and the rules leave from there. A rule that changes in status-decision.ts changes
  * the diagram; docs/state-machine.md holds it and a test fails when it is stale (`npm run docs`).
  */
-import type { ConfigComponent, ConfigurationStatus, PowerState } from '../adapters/ports.ts';
+import type { ConfigComponent, ConfigurationStatus, PowerState } from './readings.ts';
 import { decide, type Decision, type DecisionInput } from './status-decision.ts';
 import { decideWithDeploy, DEPLOY_PHASES, type DeployView } from './deploy-decision.ts';
 import { DEPLOY_STATES } from './deploy.ts';

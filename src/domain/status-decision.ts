@@ -5,7 +5,7 @@
  * (so a dead BMC looks like a node that will not power off), a power read that failed is unknown and
  * has its own rows (U1, U2), before any row that reads the power.
  */
-import type { ConfigComponent, PowerState } from '../adapters/ports.ts';
+import type { ConfigComponent, PowerState } from './readings.ts';
 import type { FailureReason } from './failures.ts';
 
 /** The disk deploy rows (domain/deploy-decision.ts). */

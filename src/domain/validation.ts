@@ -60,10 +60,3 @@ export function text(min: number, max: number): z.ZodString {
   if (min > 0) s = s.min(min, min === 1 ? 'must not be empty' : `must be at least ${min} characters`);
   return s;
 }
-
-/** Drop keys whose value is null or undefined (GraphQL "not given"). */
-export function compact<T extends Record<string, unknown>>(o: T): { [K in keyof T]?: Exclude<T[K], null> } {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) if (v !== null && v !== undefined) out[k] = v;
-  return out as { [K in keyof T]?: Exclude<T[K], null> };
-}

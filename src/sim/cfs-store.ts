@@ -14,7 +14,7 @@ import {
   type ComponentPatch,
   type ListQuery,
 } from './cfs.ts';
-import type { ConfigurationStatus } from '../adapters/ports.ts';
+import type { ConfigurationStatus } from '../domain/readings.ts';
 import type { CfsComponent, CfsConfiguration, CfsLayer } from './types.ts';
 
 export interface ListResult {

@@ -3,7 +3,7 @@
  * the exact `configuration_status` algorithm, PATCH semantics (tag merge, state_append, error_count
  * auto-reset), filters and `next` paging. Pure data; the world adds timers, faults and events.
  */
-import type { ConfigurationStatus } from '../adapters/ports.ts';
+import type { ConfigurationStatus } from '../domain/readings.ts';
 import type { CfsComponent, CfsConfiguration, CfsLayer, CfsStateLayer, LayerStatus } from './types.ts';
 
 export interface CfsOptions {

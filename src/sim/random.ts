@@ -46,10 +46,3 @@ export function uuidFrom(next: () => number): string {
   const h = hex.join('');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
-
-/** A 40-hex git-commit-like string from a PRNG. */
-export function commitFrom(next: () => number): string {
-  let s = '';
-  for (let i = 0; i < 40; i++) s += Math.floor(next() * 16).toString(16);
-  return s;
-}

@@ -1,5 +1,5 @@
 /** Shapes shared by the simulated cluster's parts. Field names follow the services they mimic. */
-import type { Arch } from '../adapters/ports.ts';
+import type { Arch } from '../domain/readings.ts';
 
 export type PowerValue = 'on' | 'off';
 /** HSM State as hmcollector/heartbeat would move it with power and boot. */

@@ -6,7 +6,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { Db } from '../client.ts';
-import { POWER_UNKNOWN_CAUSES } from '../../adapters/ports.ts';
+import { POWER_UNKNOWN_CAUSES } from '../../domain/readings.ts';
 import { OUTSIDE_SERVICES } from '../../domain/blocked.ts';
 import { MAX_IDS_PER_GROUP, componentGroup, type ComponentGroup } from '../../domain/session-status.ts';
 import type { SessionKey } from '../sessions/rows.ts';

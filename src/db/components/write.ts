@@ -109,6 +109,7 @@ export async function writeComponents(db: Db, writes: readonly ComponentWrite[],
 
 /** The domain's component record is the table's row but for what the database keeps (checked by the compiler). */
 type StoredFields = Omit<ComponentRow, 'status' | 'queuedSeq' | 'updatedAt' | 'powerDrift'>;
+/** @public a compile-time check, read by no one. */
 export const FIELDS_MATCH: [StoredFields, ComponentFields] extends [ComponentFields, StoredFields] ? true : never = true;
 
 function fields(r: ComponentRow): ComponentFields {
