@@ -24,7 +24,8 @@ export const COMPILED = ['bin/bootorch.mjs'];
 
 /**
  * `env` is added to this process's environment; a key given as undefined is removed from it.
- * `nodeArgs` go to node itself (e.g. --cpu-prof, which NODE_OPTIONS does not take).
+ * `nodeArgs` go to node itself (e.g. --cpu-prof, which NODE_OPTIONS does not take). `root` is the
+ * checkout the role runs from (another release's, test/helpers/previous-release.ts), this one by default.
  */
 export function startRole(
   role: string,
@@ -32,11 +33,12 @@ export function startRole(
   args: string[] = [],
   nodeArgs: string[] = [],
   entry: string[] = SOURCES,
+  root: string = ROOT,
 ): RoleProcess {
   const merged: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'warn', ...env };
   for (const k of Object.keys(merged)) if (merged[k] === undefined) delete merged[k];
   const proc = spawn(process.execPath, [...nodeArgs, ...entry, role, ...args], {
-    cwd: ROOT,
+    cwd: root,
     env: merged as NodeJS.ProcessEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -108,11 +110,17 @@ export interface CliResult {
 }
 
 /** Run `bootorch <args>` to completion (the deadline kills it). */
-export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 120_000, entry = SOURCES): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 120_000,
+  entry = SOURCES,
+  root: string = ROOT,
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, [...entry, ...args], {
       // No dev token file (.data/dev-admin-token) is picked up unless a test says so.
-      cwd: ROOT,
+      cwd: root,
       env: { ...process.env, BOOTORCH_URL: '', BOOTORCH_TOKEN: '', BOOTORCH_DATA_DIR: '/nonexistent', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
