@@ -40,3 +40,36 @@ export async function scrape(url: string, headers: Record<string, string> = {}):
   if (r.status !== 200) throw new Error(`GET ${url}: ${r.status}`);
   return r.text();
 }
+
+/** A histogram's cumulative buckets (`name` without `_bucket`), summed over the series whose labels include `labels`. */
+export function buckets(text: string, name: string, labels: Record<string, string> = {}): { le: number; count: number }[] {
+  const by = new Map<number, number>();
+  for (const s of samples(text, `${name}_bucket`)) {
+    if (!Object.entries(labels).every(([k, v]) => s.labels[k] === v)) continue;
+    const le = s.labels.le === '+Inf' ? Number.POSITIVE_INFINITY : Number(s.labels.le);
+    by.set(le, (by.get(le) ?? 0) + s.value);
+  }
+  return [...by].map(([le, count]) => ({ le, count })).sort((a, b) => a.le - b.le);
+}
+
+/**
+ * The q-quantile (0..1) of what a histogram observed between two scrapes (`before` may be empty), as
+ * Prometheus's histogram_quantile estimates it: linear within the bucket; NaN when nothing was observed.
+ */
+export function histogramQuantile(q: number, after: { le: number; count: number }[], before: { le: number; count: number }[] = []): number {
+  const b = after.map((x) => ({ le: x.le, count: x.count - (before.find((y) => y.le === x.le)?.count ?? 0) }));
+  const total = b.at(-1)?.count ?? 0;
+  if (!total) return Number.NaN;
+  const rank = q * total;
+  let prevLe = 0;
+  let prevCount = 0;
+  for (const x of b) {
+    if (x.count >= rank) {
+      if (x.le === Number.POSITIVE_INFINITY) return prevLe;
+      return prevLe + ((x.le - prevLe) * (rank - prevCount)) / Math.max(x.count - prevCount, 1e-9);
+    }
+    prevLe = x.le;
+    prevCount = x.count;
+  }
+  return prevLe;
+}

@@ -36,6 +36,12 @@ export interface SessionKey {
 }
 
 type EventsListener = (events: LiveEvent[]) => void;
+/**
+ * Where an event's time went in the feed, ms since the epoch: its write (`at`, its transaction's
+ * start), the NOTIFY that woke the read that found it (about its commit), that read's answer, and
+ * its handing out (every smaller id settled). Called once per event handed out (live-metrics.ts).
+ */
+export type TimingListener = (at: number, notifiedAt: number, readAt: number, handedOutAt: number) => void;
 /** Called after every read of the log and every (un)subscription: metrics and tests watch the feed with it. */
 type StateListener = (feed: LiveFeed) => void;
 /** null: any session may have changed (the LISTEN connection was re-established). */
@@ -60,6 +66,7 @@ export class LiveFeed {
   private readonly eventListeners = new Set<EventsListener>();
   private readonly sessionListeners = new Set<SessionListener>();
   private readonly stateListeners = new Set<StateListener>();
+  private readonly timingListeners = new Set<TimingListener>();
   private client?: pg.Client;
   private starting?: Promise<void>;
   private started = false;
@@ -69,6 +76,10 @@ export class LiveFeed {
   private hole?: Hole;
   private timer?: NodeJS.Timeout;
   private retryMs = 10;
+  /** The first NOTIFY since the last read began (ms): about when the earliest unread write committed. */
+  private notifiedAt?: number;
+  /** For each event read but held back behind a hole: its read's NOTIFY and when it was first read (timing listeners). */
+  private readonly firstRead = new Map<number, [number, number]>();
 
   constructor(o: LiveFeedOptions) {
     this.pool = o.pool;
@@ -93,6 +104,13 @@ export class LiveFeed {
     this.changed();
     return () => {
       if (this.eventListeners.delete(fn)) this.changed();
+    };
+  }
+
+  onTiming(fn: TimingListener): () => void {
+    this.timingListeners.add(fn);
+    return () => {
+      this.timingListeners.delete(fn);
     };
   }
 
@@ -153,8 +171,10 @@ export class LiveFeed {
     }
     this.client = client;
     client.on('notification', (n) => {
-      if (n.channel === EVENTS_CHANNEL) this.pump();
-      else if (n.channel === SESSIONS_CHANNEL) this.sessionChanged(n.payload ?? '');
+      if (n.channel === EVENTS_CHANNEL) {
+        this.notifiedAt ??= Date.now();
+        this.pump();
+      } else if (n.channel === SESSIONS_CHANNEL) this.sessionChanged(n.payload ?? '');
     });
     const lost = (e?: Error) => {
       if (this.client !== client) return;
@@ -235,7 +255,10 @@ export class LiveFeed {
   private async readOnce(): Promise<boolean> {
     // One snapshot answers both: the new rows, and whether the transactions a hole waits on have
     // ended. If they have, whatever they committed is among these rows, and a missing id is gone.
+    const notifiedAt = this.notifiedAt ?? Date.now();
+    this.notifiedAt = undefined;
     const { events, ended } = await readFeed(this.pool, this.mark, this.pageSize, this.hole?.waitOn);
+    const readAt = Date.now();
     let settledTo = this.mark;
     if (this.hole) {
       const late = Date.now() - this.hole.since > this.maxHoleWaitMs;
@@ -247,7 +270,9 @@ export class LiveFeed {
     }
     const out: LiveEvent[] = [];
     let found = false;
-    for (const e of events) {
+    let k = 0;
+    for (; k < events.length; k++) {
+      const e = events[k]!;
       if (e.id > this.mark + 1 && e.id - 1 > settledTo) {
         // A gap below e: ids held by transactions still in flight, or by ones that rolled back.
         if (!this.hole) {
@@ -258,6 +283,15 @@ export class LiveFeed {
       }
       out.push(e);
       this.mark = e.id;
+    }
+    if (this.timingListeners.size) {
+      for (; k < events.length; k++) if (!this.firstRead.has(events[k]!.id)) this.firstRead.set(events[k]!.id, [notifiedAt, readAt]);
+      const now = Date.now();
+      for (const e of out) {
+        const [notified, read] = this.firstRead.get(e.id) ?? [notifiedAt, readAt];
+        this.firstRead.delete(e.id);
+        for (const fn of this.timingListeners) fn(e.at.getTime(), notified, read, now);
+      }
     }
     if (this.hole && this.mark >= this.hole.ceiling) this.hole = undefined;
     if (out.length) for (const fn of [...this.eventListeners]) fn(out);

@@ -1,8 +1,10 @@
 /**
  * The multiplexer's state at /metrics (prom-client's default registry), read when scraped: groups,
  * subscribers (live or reading the log), executions, queued events, falls behind, the feed's mark;
- * summed over the multiplexers of this process (tests start several servers). And a histogram of the
- * write lag: from an event's write to the socket write of the shared message that carries it.
+ * summed over the multiplexers of this process (tests start several servers). And where a change's
+ * time goes on its way out, as histograms from an event's write (its `at`, its transaction's start):
+ * to the NOTIFY that woke the feed's read of it (about its commit), to that read, to the feed handing
+ * it out (after any gap in the ids settled), and to the socket write of the shared message that carries it.
  */
 import { Gauge, Histogram, register } from 'prom-client';
 import type { Multiplexer, MultiplexerStats } from './multiplexer.ts';
@@ -55,9 +57,11 @@ for (const [name, [help, read]] of Object.entries(FEED)) {
 export function exposeLiveMetrics(mux: Multiplexer, feed: LiveFeed): () => void {
   muxes.add(mux);
   feeds.add(feed);
+  const offTiming = feed.onTiming(observeFeedLag);
   return () => {
     muxes.delete(mux);
     feeds.delete(feed);
+    offTiming();
   };
 }
 
@@ -73,4 +77,24 @@ const writeLag =
 /** A shared message carrying an event written at `at` (ms since the epoch) was written to a socket now. */
 export function observeWriteLag(at: number): void {
   writeLag.observe((Date.now() - at) / 1000);
+}
+
+const FEED_LAG = 'bootorch_live_feed_lag_seconds';
+const feedLag =
+  (register.getSingleMetric(FEED_LAG) as Histogram<'stage'> | undefined) ??
+  new Histogram({
+    name: FEED_LAG,
+    help: "from an event's write (its `at`, its transaction's start) to the live feed, by stage: notified (the NOTIFY that woke the read that found it: about its commit), read (that read's answer) and handed_out (to the subscriptions, every smaller id settled)",
+    labelNames: ['stage'],
+    buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60],
+  });
+const notifiedLag = feedLag.labels('notified');
+const readLag = feedLag.labels('read');
+const handedOutLag = feedLag.labels('handed_out');
+
+/** An event written at `at` (ms since the epoch): the NOTIFY that woke its read, the read, handed out now (feed.ts TimingListener). */
+function observeFeedLag(at: number, notifiedAt: number, readAt: number, now: number): void {
+  notifiedLag.observe(Math.max(0, notifiedAt - at) / 1000);
+  readLag.observe((readAt - at) / 1000);
+  handedOutLag.observe((now - at) / 1000);
 }

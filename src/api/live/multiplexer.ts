@@ -5,8 +5,10 @@
  * executes the document once and serializes the result once; each subscriber only queues a reference
  * to the payload and writes it to its socket (subscriber.ts, ws-server.ts).
  *
- * componentEventBatches groups flush the events of a short window (`windowMs`) as one message of at
- * most `maxBatch` events; componentEvents groups flush each feed read at once, one message per event.
+ * componentEventBatches groups send at most one message per window (`windowMs`) of at most `maxBatch`
+ * events: what arrives after a quiet window goes out at once (a lone change waits for nothing), what
+ * arrives within a window of the last message waits for the window's end and goes with the rest.
+ * componentEvents groups flush each feed read at once, one message per event.
  * Different filters are different groups and get exactly their events.
  */
 import { GraphQLError, Kind, type ExecutionArgs, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
@@ -15,7 +17,7 @@ import type { LiveEvent } from '../../db/live.ts';
 import type { GroupLink, LiveRoot, LiveSubscriber, LiveSubscriberOptions, SharedPayload } from './subscriber.ts';
 
 export interface MultiplexerOptions extends LiveSubscriberOptions {
-  /** How long a batch group gathers events before it sends them, ms (default 100). */
+  /** Shortest time between two messages of a batch group, ms (default 100): events arriving sooner wait for it. */
   windowMs?: number;
   /** Most events in one batch message (default 1000). */
   maxBatch?: number;
@@ -111,6 +113,8 @@ class Group implements GroupLink {
   private readonly live = new Set<LiveSubscriber>();
   private pending: LiveEvent[] = [];
   private timer?: NodeJS.Timeout;
+  /** When the last message went out (ms): the next waits for the rest of its window. */
+  private lastFlush = 0;
   private readonly offFeed: () => void;
   private readonly first: LiveSubscriber['request'];
 
@@ -156,8 +160,11 @@ class Group implements GroupLink {
     if (this.live.size === 0) return; // the members read the log
     for (const e of batch) if (this.first.matches(e)) this.pending.push(e);
     if (this.pending.length === 0) return;
-    if (!this.first.batched || this.pending.length >= this.mux.maxBatch) this.flush();
-    else this.timer ??= setTimeout(() => this.flush(), this.mux.windowMs);
+    if (!this.first.batched || this.pending.length >= this.mux.maxBatch) return this.flush();
+    if (this.timer) return;
+    const wait = this.lastFlush + this.mux.windowMs - Date.now();
+    if (wait <= 0) this.flush();
+    else this.timer = setTimeout(() => this.flush(), wait);
   }
 
   private flush(): void {
@@ -167,6 +174,7 @@ class Group implements GroupLink {
     if (events.length === 0) return;
     this.pending = [];
     if (this.live.size === 0) return;
+    this.lastFlush = Date.now();
     const out: SharedPayload[] = [];
     if (this.first.batched) {
       for (let i = 0; i < events.length; i += this.mux.maxBatch) {
