@@ -27,6 +27,7 @@ import { collectSystemState } from './observability/collectors.ts';
 import { EngineHeartbeat } from './engine/heartbeat.ts';
 import { serveMetrics } from './observability/http.ts';
 import { devSecretKey, secretKeyFrom } from './adapters/standalone/secrets.ts';
+import { ConsoleCapture } from './consoles/capture.ts';
 
 export interface Stoppable {
   stop(): Promise<void>;
@@ -236,12 +237,18 @@ export async function runWorker(config: Config, healthPort?: number): Promise<St
   const state = collectSystemState(conn.db);
   const heartbeat = new EngineHeartbeat(conn.db, 'worker', log);
   await heartbeat.start();
+  const consoles =
+    config.BOOTORCH_ADAPTERS === 'standalone'
+      ? new ConsoleCapture(conn.db, { secretKey: secretKeyFrom(config), log, sol: { binary: config.BOOTORCH_IPMITOOL } })
+      : undefined;
+  consoles?.start();
   const health = healthPort ? await healthServer(healthPort, config.HOST, engine.healthy) : undefined;
   log.info({ adapters: config.BOOTORCH_ADAPTERS, operators: operators.length }, 'worker running');
   return {
     engine,
     async stop() {
       health?.close();
+      await consoles?.stop();
       state.stop();
       await heartbeat.stop();
       await engine.stop();

@@ -57,6 +57,8 @@ export const POLICY: Readonly<Record<string, OperationPolicy>> = Object.freeze({
   explain: q('viewer'),
   explainSession: q('viewer'),
   componentTimeline: q('viewer'),
+  // Node consoles (schema/consoles.graphql): the resolver also refuses viewers unless console_viewers is on, and tenants.
+  nodeConsole: q('viewer', { systemOnly: true }),
 
   // Templates, sessions, components: operator and up.
   putSessionTemplate: m('operator'),
@@ -75,6 +77,8 @@ export const POLICY: Readonly<Record<string, OperationPolicy>> = Object.freeze({
   pauseSession: m('operator'),
   resumeSession: m('operator'),
   abortSession: m('operator'),
+  // A large session's second admin (schema/approval.graphql): the resolver refuses the session's creator.
+  approveSession: m('admin'),
 
   // The node reporter, `reportBootState(id, bssToken)`: the node itself for its own xname, or a human operator.
   reportBootState: m('operator', { node: { xnameArg: 'id', scopes: ['report'] } }),

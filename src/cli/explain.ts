@@ -116,7 +116,7 @@ export function registerExplainCommands(program: Command): void {
             `query($id: ID!) { explain(componentId: $id) { componentId summary waitingFor nextOperator phase status enabled
         session sessionPaused sessionPauseReason powerState cfsDesiredConfig cfsStatus decision { rule phase why }
         criteria { operator criterion met detail } blockers { kind detail }
-        lastEvents { cursor at kind actor action fromPhase toPhase toStatus error reason } } }`,
+        lastEvents { cursor at kind actor action fromPhase toPhase toStatus error reason } consoleTail } }`,
             { id },
           )
         ).explain;
@@ -135,6 +135,10 @@ export function registerExplainCommands(program: Command): void {
         for (const [op, list] of byOp) {
           out.write(`  ${op}:\n`);
           for (const c of list) out.write(`    [${c.met ? 'x' : ' '}] ${c.criterion}${c.detail ? ` (${c.detail})` : ''}\n`);
+        }
+        if (e.consoleTail?.length) {
+          out.write('  console (last lines):\n');
+          for (const l of e.consoleTail) out.write(`    | ${l}\n`);
         }
         out.write('  last events:\n');
         for (const ev of e.lastEvents) {

@@ -1,5 +1,5 @@
 /**
- * Client commands: `template`, `session`, `component`, `apply-staged`, `options`, `node`. Each is a GraphQL
+ * Client commands: `template`, `session`, `component`, `apply-staged`, `options`, `node`, `console`. Each is a GraphQL
  * client of the API (src/cli/client.ts); the endpoint and token come from --url / BOOTORCH_URL and
  * --token / BOOTORCH_TOKEN. Exit codes: 0 ok, 1 the operation failed or a watched session ended with
  * failures, 2 bad usage, 3 the API is unreachable or refused the token.
@@ -11,6 +11,7 @@ import { registerSessionCommands } from './sessions.ts';
 import { registerComponentCommands } from './components.ts';
 import { registerExplainCommands } from './explain.ts';
 import { registerNodeCommands } from './nodes.ts';
+import { registerConsoleCommands } from './console.ts';
 
 export function registerClientCommands(program: Command): void {
   addGlobalOptions(program);
@@ -19,4 +20,5 @@ export function registerClientCommands(program: Command): void {
   registerComponentCommands(program);
   registerExplainCommands(program);
   registerNodeCommands(program);
+  registerConsoleCommands(program);
 }

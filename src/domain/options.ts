@@ -70,6 +70,29 @@ export const optionsShape = {
    * job_retry_delay). pg-boss doubles without a ceiling. A rollout policy's jobRetryMaxDelay overrides it.
    */
   job_retry_max_delay: z.number().int().min(1).max(86_400).default(5),
+  /**
+   * bootorch: sessions over more nodes than this, or whose limit is `all`, wait for a second admin's
+   * approval before their first action (0 = never, the default; a site sets it, e.g. 500).
+   */
+  approval_node_threshold: z.number().int().min(0).max(1_000_000).default(0),
+  /**
+   * bootorch: standalone workers keep each IPMI node's serial console through SOL (one `ipmitool sol
+   * activate` per node, in the one worker holding the capture lock); false stops every session (default true).
+   */
+  console_capture: z.boolean().default(true),
+  /** bootorch: console bytes kept per node and boot attempt, the oldest dropped first (1 KiB-16 MiB, default 256 KiB). */
+  console_bytes_per_boot: z.number().int().min(1024).max(16_777_216).default(262_144),
+  /** bootorch: boot attempts whose console is kept per node, the oldest dropped first (1-100, default 5). */
+  console_boots_kept: z.number().int().min(1).max(100).default(5),
+  /** bootorch: console text older than this many days is dropped (1-3650, default 14). */
+  console_retention_days: z.number().int().min(1).max(3650).default(14),
+  /**
+   * bootorch: a node's SOL session silent this long is activated again, seconds (0 = never; default 300):
+   * ipmitool does not notice a session the BMC ended, and a quiet console costs one re-activation per period.
+   */
+  console_idle_reconnect: z.number().int().min(0).max(86_400).default(300),
+  /** bootorch: viewers may read node consoles (which can hold secrets); otherwise operators and admins only (default false). */
+  console_viewers: z.boolean().default(false),
   /** Log level applied live (default INFO). */
   logging_level: z
     .string()

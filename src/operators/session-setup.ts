@@ -6,7 +6,8 @@
  * inventory-enabled; image resolved), writes desired or staged state for every managed node in one
  * transaction with the session marked running, and kicks status. A session that cannot be set up
  * completes with the error, as BOS's does; an outside service that is down (a transient error) is
- * retried for SETUP_RETRY_SECONDS before the session is failed.
+ * retried for SETUP_RETRY_SECONDS before the session is failed. A session that needs a second admin's
+ * approval (domain/approval.ts) is marked so and left pending, unselected, until it is approved.
  */
 import { defineOperator, errorText, oneByOne, type EngineContext, type Step } from '../engine/operator.ts';
 import { again, done, failed, isTransient } from '../engine/outcome.ts';
@@ -23,6 +24,8 @@ import type { SessionRow } from '../db/schema.ts';
 import type { SessionOperation } from '../domain/sessions.ts';
 import { gatesAdmission } from '../domain/rollout-policy.ts';
 import { inSpanOf } from '../observability/tracing.ts';
+import { approvalReason } from '../domain/approval.ts';
+import { markAwaitingApproval } from '../db/sessions/approval.ts';
 
 const SETUP_RETRY_SECONDS = 300;
 
@@ -75,6 +78,18 @@ async function setUp(ctx: EngineContext, s: SessionRow): Promise<Step<SessionRow
   const rollout = s.rollout ?? {};
   const hasPolicy = Object.values(rollout).some((v) => v !== null && v !== undefined && v !== '');
   const ids = [...plan.managed.keys()].sort();
+  // Safer large operations: a session over many nodes, or every node, waits for a second admin.
+  const approval = s.approvedBy ? '' : approvalReason(s.limit, ids.length, ctx.options);
+  if (approval) {
+    return {
+      outcomes: [[s, done]],
+      async write(tx) {
+        await markAwaitingApproval(tx, s, approval);
+        ctx.log.info({ session: s.name, nodes: ids.length }, 'session waits for approval');
+        return [];
+      },
+    };
+  }
   const queue = !s.stage && gatesAdmission(rollout);
   return {
     outcomes: [[s, done]],

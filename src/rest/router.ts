@@ -19,8 +19,11 @@ import { componentRoutes } from './components.ts';
 import { sessionRoutes } from './sessions.ts';
 import { systemRoutes } from './system.ts';
 import { templateRoutes } from './templates.ts';
+import { consoleRoutes } from './consoles.ts';
 
 export const ROUTES: readonly Route[] = [...systemRoutes, ...templateRoutes, ...sessionRoutes, ...componentRoutes];
+/** bootorch's own routes beside BOS's contract (`/bootorch/v1/...`), served by the same door. */
+export const EXTENSION_ROUTES: readonly Route[] = [...consoleRoutes];
 
 export interface BosRestOptions {
   schema: GraphQLSchema;
@@ -82,7 +85,7 @@ export function bosRestRouter(o: BosRestOptions): express.Router {
       }
     };
 
-  for (const route of ROUTES) router[route.method](route.path, serve(route));
+  for (const route of [...ROUTES, ...EXTENSION_ROUTES]) router[route.method](route.path, serve(route));
   // A known path with another method: 405 with the methods it takes, as connexion answers.
   const methods = new Map<string, string[]>();
   for (const r of ROUTES) methods.set(r.path, [...(methods.get(r.path) ?? []), r.method.toUpperCase()]);

@@ -14,7 +14,7 @@ let h: Harness;
 const NODE = 'x1c0s0b0n0';
 const OTHER_NODE = 'x1c0s0b0n1';
 
-type Kind = 'public' | 'self' | 'read' | 'system-read' | 'write' | 'system-write' | 'report' | 'admin';
+type Kind = 'public' | 'self' | 'read' | 'system-read' | 'write' | 'system-write' | 'report' | 'admin' | 'console' | 'session-admin';
 interface Op {
   kind: Kind;
   doc: string;
@@ -44,6 +44,7 @@ const QUERIES: Record<string, Op> = {
   explainSession: q('read', '{ explainSession(name: "nope") { name } }'),
   componentEvents: q('read', '{ componentEvents(first: 1) { cursor } }'),
   componentTimeline: q('read', `{ componentTimeline(componentId: "${NODE}") { nextCursor } }`),
+  nodeConsole: q('console', `{ nodeConsole(componentId: "${NODE}") { text } }`),
   apiTokens: q('admin', '{ apiTokens { id } }'),
   tenants: q('admin', '{ tenants { name } }'),
   nodes: q('system-read', '{ nodes { xname } }'),
@@ -66,6 +67,7 @@ const MUTATIONS: Record<string, Op> = {
   pauseSession: q('write', 'mutation { pauseSession(name: "nope") { name } }'),
   resumeSession: q('write', 'mutation { resumeSession(name: "nope") { name } }'),
   abortSession: q('write', 'mutation { abortSession(name: "nope") { stopped } }'),
+  approveSession: q('session-admin', 'mutation { approveSession(name: "nope") { name } }'),
   putComponent: q('system-write', 'mutation { putComponent(id: "x9c0s0b0n8", input: {}) { id } }'),
   putComponents: q('system-write', 'mutation { putComponents(components: [{ id: "x9c0s0b0n8" }]) { id } }'),
   reportBootState: q('report', `mutation { reportBootState(id: "${NODE}", bssToken: "t") { __typename } }`),
@@ -115,6 +117,11 @@ function allowed(kind: Kind, c: Caller): boolean {
       return operator || c.role === 'node';
     case 'admin':
       return c.role === 'admin' && c.tenant === null;
+    // Node consoles can hold secrets: operators and admins, untenanted (viewers only with console_viewers, off here).
+    case 'console':
+      return operator && c.tenant === null;
+    case 'session-admin':
+      return c.role === 'admin';
   }
 }
 

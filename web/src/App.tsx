@@ -14,6 +14,7 @@ import { prefetchMachineMap, startLiveMap, type LiveStatus } from './live/compon
 import { mapStats } from './map/stats.ts';
 import { MapPage } from './pages/MapPage.tsx';
 import { NodePage } from './pages/NodePage.tsx';
+import { ConsolePage } from './pages/ConsolePage.tsx';
 import { SessionsPage } from './pages/SessionsPage.tsx';
 import { SessionPage } from './pages/SessionPage.tsx';
 import { CreateSession } from './pages/CreateSession.tsx';
@@ -73,6 +74,7 @@ function Console({ token, who, signOut }: { token: string; who: Identity; signOu
             <Route path="/">
               <MapPage store={store} />
             </Route>
+            <Route path="/node/:id/console">{(p) => <ConsolePage id={p.id} />}</Route>
             <Route path="/node/:id">{(p) => <NodePage id={p.id} store={store} />}</Route>
             <Route path="/sessions">
               <SessionsPage />

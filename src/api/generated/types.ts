@@ -485,6 +485,15 @@ export type ConfigDriveInput = {
   userData?: InputMaybe<Scalars['String']['input']>;
 };
 
+export type ConsoleAttempt = {
+  __typename?: 'ConsoleAttempt';
+  attempt: Scalars['DateTime']['output'];
+  bytes: Scalars['Int']['output'];
+  /** When its first and last kept text was written. */
+  first: Scalars['DateTime']['output'];
+  last: Scalars['DateTime']['output'];
+};
+
 export type CreateSessionInput = {
   includeDisabled?: InputMaybe<Scalars['Boolean']['input']>;
   /** BOS limit expression (`x1,x2`, `all,!x3`, `group1,&role`); empty or `*` means no limit. */
@@ -621,6 +630,12 @@ export type Explanation = {
   cfsDesiredConfig?: Maybe<Scalars['String']['output']>;
   cfsStatus?: Maybe<Scalars['String']['output']>;
   componentId: Scalars['ID']['output'];
+  /**
+   * The last lines (up to 20) of the node's newest kept console attempt, for a failed node's kernel panic
+   * or dracut timeout at a glance; null when the caller may not read consoles (see nodeConsole), empty
+   * when none is kept.
+   */
+  consoleTail?: Maybe<Array<Scalars['String']['output']>>;
   /** Each action operator's selection criteria, evaluated for this node. */
   criteria: Array<ExplainCriterion>;
   /**
@@ -738,6 +753,12 @@ export type Mutation = {
   /** Move staged state to desired state and enable (BOS applystaged). At most 32768 xnames. */
   applyStaged: ApplyStagedResult;
   /**
+   * Approve a session that waits for a second admin (Session.approval): its setup then goes on. An admin
+   * other than the session's creator; the creator is refused (FORBIDDEN), and a session that does not
+   * wait is a CONFLICT.
+   */
+  approveSession: Session;
+  /**
    * Issue an API token (for sites without an identity provider, scripts, CI). The plaintext is in the
    * result once; only its hash is stored. BAD_USER_INPUT for an empty subject, an unknown tenant or a
    * ttlSeconds below 1.
@@ -835,6 +856,11 @@ export type MutationAbortSessionArgs = {
 
 export type MutationApplyStagedArgs = {
   xnames: Array<Scalars['ID']['input']>;
+};
+
+
+export type MutationApproveSessionArgs = {
+  name: Scalars['String']['input'];
 };
 
 
@@ -979,6 +1005,22 @@ export type NodeBootParameters = {
   setAt?: Maybe<Scalars['DateTime']['output']>;
 };
 
+export type NodeConsole = {
+  __typename?: 'NodeConsole';
+  /**
+   * The boot attempt shown: the node's power-on by bootorch that the text came after (1970-01-01 for
+   * text before any).
+   */
+  attempt: Scalars['DateTime']['output'];
+  /** Every kept attempt of the node, newest first. */
+  attempts: Array<ConsoleAttempt>;
+  componentId: Scalars['ID']['output'];
+  /** Pass as `after` to read only what is written after this answer. */
+  cursor: Scalars['String']['output'];
+  /** The text, as the console printed it (bounded by consoleBytesPerBoot, oldest dropped first). */
+  text: Scalars['String']['output'];
+};
+
 export type NodeInput = {
   arch?: InputMaybe<Arch>;
   bmc?: InputMaybe<BmcInput>;
@@ -995,6 +1037,11 @@ export type NodeInput = {
 
 export type Options = {
   __typename?: 'Options';
+  /**
+   * bootorch: sessions over more nodes than this, or whose limit is `all`, wait for a second admin's
+   * approval before their first action (0 = never, the default).
+   */
+  approvalNodeThreshold: Scalars['Int']['output'];
   /** Read timeout for BSS calls, seconds (10-86400, default 20). */
   bssReadTimeout: Scalars['Int']['output'];
   /** Read timeout for CFS calls, seconds (10-86400, default 20). */
@@ -1005,6 +1052,21 @@ export type Options = {
   clearStage: Scalars['Boolean']['output'];
   /** Actual state older than this is cleared, at least 1h (default `4h`). */
   componentActualStateTtl: Scalars['String']['output'];
+  /** bootorch: boot attempts whose console is kept per node (default 5). */
+  consoleBootsKept: Scalars['Int']['output'];
+  /** bootorch: console bytes kept per node and boot attempt, oldest dropped first (default 262144). */
+  consoleBytesPerBoot: Scalars['Int']['output'];
+  /**
+   * bootorch: standalone workers keep each IPMI node's serial console through SOL; false stops every
+   * session (default true).
+   */
+  consoleCapture: Scalars['Boolean']['output'];
+  /** bootorch: a node's SOL session silent this long is activated again, seconds (0 = never; default 300). */
+  consoleIdleReconnect: Scalars['Int']['output'];
+  /** bootorch: console text older than this many days is dropped (default 14). */
+  consoleRetentionDays: Scalars['Int']['output'];
+  /** bootorch: viewers may read node consoles, which can hold secrets (default false: operators and admins only). */
+  consoleViewers: Scalars['Boolean']['output'];
   /** Max attempts per power action (0-1048576, default 3; 0 fails before the first attempt). */
   defaultRetryPolicy: Scalars['Int']['output'];
   /** Disk deploys: the deploy agent silent this long fails the node with heartbeat_timeout, seconds (default 300). */
@@ -1082,11 +1144,18 @@ export type Options = {
 };
 
 export type OptionsPatchInput = {
+  approvalNodeThreshold?: InputMaybe<Scalars['Int']['input']>;
   bssReadTimeout?: InputMaybe<Scalars['Int']['input']>;
   cfsReadTimeout?: InputMaybe<Scalars['Int']['input']>;
   cleanupCompletedSessionTtl?: InputMaybe<Scalars['String']['input']>;
   clearStage?: InputMaybe<Scalars['Boolean']['input']>;
   componentActualStateTtl?: InputMaybe<Scalars['String']['input']>;
+  consoleBootsKept?: InputMaybe<Scalars['Int']['input']>;
+  consoleBytesPerBoot?: InputMaybe<Scalars['Int']['input']>;
+  consoleCapture?: InputMaybe<Scalars['Boolean']['input']>;
+  consoleIdleReconnect?: InputMaybe<Scalars['Int']['input']>;
+  consoleRetentionDays?: InputMaybe<Scalars['Int']['input']>;
+  consoleViewers?: InputMaybe<Scalars['Boolean']['input']>;
   defaultRetryPolicy?: InputMaybe<Scalars['Int']['input']>;
   deployHeartbeatTimeout?: InputMaybe<Scalars['Int']['input']>;
   deployImageBandwidth?: InputMaybe<Scalars['Int']['input']>;
@@ -1210,6 +1279,13 @@ export type Query = {
    * change arrives once, in order.
    */
   machineMap: MachineMap;
+  /**
+   * A node's kept serial console: one boot attempt's text (the newest by default), or what came after a
+   * cursor (follow: pass the last answer's cursor), its last lines, or the lines matching a search. Null
+   * when nothing is kept for the node. Operators and admins; viewers only when the option consoleViewers
+   * is on (a console can hold secrets); never a tenant's credential.
+   */
+  nodeConsole?: Maybe<NodeConsole>;
   /** Registered nodes by xname (all when `xnames` is not given), in xname order. */
   nodes: Array<InventoryNode>;
   options: Options;
@@ -1290,6 +1366,15 @@ export type QueryExplainArgs = {
 
 export type QueryExplainSessionArgs = {
   name: Scalars['String']['input'];
+};
+
+
+export type QueryNodeConsoleArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  attempt?: InputMaybe<Scalars['DateTime']['input']>;
+  componentId: Scalars['ID']['input'];
+  lines?: InputMaybe<Scalars['Int']['input']>;
+  search?: InputMaybe<Scalars['String']['input']>;
 };
 
 
@@ -1426,6 +1511,8 @@ export type RootDeviceHintsInput = {
 export type Session = {
   __typename?: 'Session';
   aborted: Scalars['Boolean']['output'];
+  /** Whether the session needed a second admin's approval, why, and who gave it; null when it needs none. */
+  approval?: Maybe<SessionApproval>;
   /** The nodes setup chose, written once when setup finishes. */
   components: Array<Scalars['String']['output']>;
   /** Actor that created it. */
@@ -1456,8 +1543,20 @@ export type Session = {
   tenant?: Maybe<Scalars['String']['output']>;
 };
 
+export type SessionApproval = {
+  __typename?: 'SessionApproval';
+  approvedAt?: Maybe<Scalars['DateTime']['output']>;
+  approvedBy?: Maybe<Scalars['String']['output']>;
+  /** Why it needs approval (more nodes than approvalNodeThreshold, or a limit of all). */
+  reason: Scalars['String']['output'];
+  /** True until an admin other than its creator approves it. */
+  waiting: Scalars['Boolean']['output'];
+};
+
 export type SessionExplanation = {
   __typename?: 'SessionExplanation';
+  /** Set while the session waits for a second admin's approval (nothing acts before it). */
+  approval?: Maybe<SessionApproval>;
   groups: Array<WaitGroup>;
   name: Scalars['String']['output'];
   pauseReason?: Maybe<Scalars['String']['output']>;
@@ -1956,6 +2055,7 @@ export type ResolversTypes = ResolversObject<{
   ComponentsPatchFilter: ComponentsPatchFilter;
   ConfigDrive: ResolverTypeWrapper<ConfigDrive>;
   ConfigDriveInput: ConfigDriveInput;
+  ConsoleAttempt: ResolverTypeWrapper<ConsoleAttempt>;
   CreateSessionInput: CreateSessionInput;
   CreateSessionPayload: ResolverTypeWrapper<Omit<CreateSessionPayload, 'session'> & { session: ResolversTypes['Session'] }>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
@@ -1987,6 +2087,7 @@ export type ResolversTypes = ResolversObject<{
   MachineMap: ResolverTypeWrapper<MachineMap>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   NodeBootParameters: ResolverTypeWrapper<NodeBootParameters>;
+  NodeConsole: ResolverTypeWrapper<NodeConsole>;
   NodeInput: NodeInput;
   Options: ResolverTypeWrapper<Options>;
   OptionsPatchInput: OptionsPatchInput;
@@ -2007,6 +2108,7 @@ export type ResolversTypes = ResolversObject<{
   RootDeviceHints: ResolverTypeWrapper<RootDeviceHints>;
   RootDeviceHintsInput: RootDeviceHintsInput;
   Session: ResolverTypeWrapper<SessionParent>;
+  SessionApproval: ResolverTypeWrapper<SessionApproval>;
   SessionExplanation: ResolverTypeWrapper<SessionExplanation>;
   SessionExtendedStatus: ResolverTypeWrapper<SessionStatusParent>;
   SessionOperation: null;
@@ -2078,6 +2180,7 @@ export type ResolversParentTypes = ResolversObject<{
   ComponentsPatchFilter: ComponentsPatchFilter;
   ConfigDrive: ConfigDrive;
   ConfigDriveInput: ConfigDriveInput;
+  ConsoleAttempt: ConsoleAttempt;
   CreateSessionInput: CreateSessionInput;
   CreateSessionPayload: Omit<CreateSessionPayload, 'session'> & { session: ResolversParentTypes['Session'] };
   DateTime: Scalars['DateTime']['output'];
@@ -2105,6 +2208,7 @@ export type ResolversParentTypes = ResolversObject<{
   MachineMap: MachineMap;
   Mutation: Record<PropertyKey, never>;
   NodeBootParameters: NodeBootParameters;
+  NodeConsole: NodeConsole;
   NodeInput: NodeInput;
   Options: Options;
   OptionsPatchInput: OptionsPatchInput;
@@ -2122,6 +2226,7 @@ export type ResolversParentTypes = ResolversObject<{
   RootDeviceHints: RootDeviceHints;
   RootDeviceHintsInput: RootDeviceHintsInput;
   Session: SessionParent;
+  SessionApproval: SessionApproval;
   SessionExplanation: SessionExplanation;
   SessionExtendedStatus: SessionStatusParent;
   SessionPhases: SessionPhases;
@@ -2327,6 +2432,13 @@ export type ConfigDriveResolvers<ContextType = ApiContext, ParentType extends Re
   userDataBytes?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 }>;
 
+export type ConsoleAttemptResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['ConsoleAttempt'] = ResolversParentTypes['ConsoleAttempt']> = ResolversObject<{
+  attempt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  bytes?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  first?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  last?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+}>;
+
 export type CreateSessionPayloadResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['CreateSessionPayload'] = ResolversParentTypes['CreateSessionPayload']> = ResolversObject<{
   session?: Resolver<ResolversTypes['Session'], ParentType, ContextType>;
   warnings?: Resolver<Array<ResolversTypes['ValidationMessage']>, ParentType, ContextType>;
@@ -2400,6 +2512,7 @@ export type ExplanationResolvers<ContextType = ApiContext, ParentType extends Re
   cfsDesiredConfig?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   cfsStatus?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   componentId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  consoleTail?: Resolver<Maybe<Array<ResolversTypes['String']>>, ParentType, ContextType>;
   criteria?: Resolver<Array<ResolversTypes['ExplainCriterion']>, ParentType, ContextType>;
   decision?: Resolver<Maybe<ResolversTypes['StatusDecision']>, ParentType, ContextType>;
   enabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -2470,6 +2583,7 @@ export type MachineMapResolvers<ContextType = ApiContext, ParentType extends Res
 export type MutationResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = ResolversObject<{
   abortSession?: Resolver<ResolversTypes['AbortResult'], ParentType, ContextType, RequireFields<MutationAbortSessionArgs, 'name'>>;
   applyStaged?: Resolver<ResolversTypes['ApplyStagedResult'], ParentType, ContextType, RequireFields<MutationApplyStagedArgs, 'xnames'>>;
+  approveSession?: Resolver<ResolversTypes['Session'], ParentType, ContextType, RequireFields<MutationApproveSessionArgs, 'name'>>;
   createApiToken?: Resolver<ResolversTypes['IssuedApiToken'], ParentType, ContextType, RequireFields<MutationCreateApiTokenArgs, 'role' | 'subject'>>;
   createNodeToken?: Resolver<ResolversTypes['IssuedApiToken'], ParentType, ContextType, RequireFields<MutationCreateNodeTokenArgs, 'xname'>>;
   createSession?: Resolver<ResolversTypes['CreateSessionPayload'], ParentType, ContextType, RequireFields<MutationCreateSessionArgs, 'input'>>;
@@ -2502,12 +2616,27 @@ export type NodeBootParametersResolvers<ContextType = ApiContext, ParentType ext
   setAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
 }>;
 
+export type NodeConsoleResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['NodeConsole'] = ResolversParentTypes['NodeConsole']> = ResolversObject<{
+  attempt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  attempts?: Resolver<Array<ResolversTypes['ConsoleAttempt']>, ParentType, ContextType>;
+  componentId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  text?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
 export type OptionsResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Options'] = ResolversParentTypes['Options']> = ResolversObject<{
+  approvalNodeThreshold?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   bssReadTimeout?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   cfsReadTimeout?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   cleanupCompletedSessionTtl?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   clearStage?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   componentActualStateTtl?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  consoleBootsKept?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  consoleBytesPerBoot?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  consoleCapture?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  consoleIdleReconnect?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  consoleRetentionDays?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  consoleViewers?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   defaultRetryPolicy?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   deployHeartbeatTimeout?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   deployImageBandwidth?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
@@ -2586,6 +2715,7 @@ export type QueryResolvers<ContextType = ApiContext, ParentType extends Resolver
   explainSession?: Resolver<Maybe<ResolversTypes['SessionExplanation']>, ParentType, ContextType, RequireFields<QueryExplainSessionArgs, 'name'>>;
   health?: Resolver<ResolversTypes['Health'], ParentType, ContextType>;
   machineMap?: Resolver<ResolversTypes['MachineMap'], ParentType, ContextType>;
+  nodeConsole?: Resolver<Maybe<ResolversTypes['NodeConsole']>, ParentType, ContextType, RequireFields<QueryNodeConsoleArgs, 'componentId'>>;
   nodes?: Resolver<Array<ResolversTypes['InventoryNode']>, ParentType, ContextType, Partial<QueryNodesArgs>>;
   options?: Resolver<ResolversTypes['Options'], ParentType, ContextType>;
   planSession?: Resolver<ResolversTypes['SessionPlan'], ParentType, ContextType, RequireFields<QueryPlanSessionArgs, 'input'>>;
@@ -2643,6 +2773,7 @@ export type RootDeviceHintsResolvers<ContextType = ApiContext, ParentType extend
 
 export type SessionResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Session'] = ResolversParentTypes['Session']> = ResolversObject<{
   aborted?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  approval?: Resolver<Maybe<ResolversTypes['SessionApproval']>, ParentType, ContextType>;
   components?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   createdBy?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   extendedStatus?: Resolver<ResolversTypes['SessionExtendedStatus'], ParentType, ContextType>;
@@ -2661,7 +2792,15 @@ export type SessionResolvers<ContextType = ApiContext, ParentType extends Resolv
   tenant?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 }>;
 
+export type SessionApprovalResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['SessionApproval'] = ResolversParentTypes['SessionApproval']> = ResolversObject<{
+  approvedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  approvedBy?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  reason?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  waiting?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+}>;
+
 export type SessionExplanationResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['SessionExplanation'] = ResolversParentTypes['SessionExplanation']> = ResolversObject<{
+  approval?: Resolver<Maybe<ResolversTypes['SessionApproval']>, ParentType, ContextType>;
   groups?: Resolver<Array<ResolversTypes['WaitGroup']>, ParentType, ContextType>;
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   pauseReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -2863,6 +3002,7 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   ComponentStatus?: ComponentStatusResolvers;
   ComponentStatusInfo?: ComponentStatusInfoResolvers<ContextType>;
   ConfigDrive?: ConfigDriveResolvers<ContextType>;
+  ConsoleAttempt?: ConsoleAttemptResolvers<ContextType>;
   CreateSessionPayload?: CreateSessionPayloadResolvers<ContextType>;
   DateTime?: GraphQLScalarType;
   DeletedSessions?: DeletedSessionsResolvers<ContextType>;
@@ -2885,6 +3025,7 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   MachineMap?: MachineMapResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   NodeBootParameters?: NodeBootParametersResolvers<ContextType>;
+  NodeConsole?: NodeConsoleResolvers<ContextType>;
   Options?: OptionsResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;
   PlanCounts?: PlanCountsResolvers<ContextType>;
@@ -2900,6 +3041,7 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   RolloutPolicy?: RolloutPolicyResolvers<ContextType>;
   RootDeviceHints?: RootDeviceHintsResolvers<ContextType>;
   Session?: SessionResolvers<ContextType>;
+  SessionApproval?: SessionApprovalResolvers<ContextType>;
   SessionExplanation?: SessionExplanationResolvers<ContextType>;
   SessionExtendedStatus?: SessionExtendedStatusResolvers<ContextType>;
   SessionOperation?: SessionOperationResolvers;

@@ -12,6 +12,8 @@ import { authResolvers } from './auth.ts';
 import { explainResolvers } from './explain.ts';
 import { nodeResolvers } from './nodes.ts';
 import { deployResolvers } from './deploys.ts';
+import { consoleResolvers } from './consoles.ts';
+import { approvalResolvers } from './approval.ts';
 
 export function allResolvers(): Resolvers {
   const parts: Record<string, unknown>[] = [
@@ -26,6 +28,8 @@ export function allResolvers(): Resolvers {
     authResolvers,
     nodeResolvers,
     deployResolvers,
+    consoleResolvers,
+    approvalResolvers,
   ];
   const out: Record<string, unknown> = {};
   for (const part of parts) {

@@ -11,9 +11,13 @@ import { deleteSnapshots, type SessionKey } from './rows.ts';
 import { readStatusCounts, saveSessionStatusSnapshot } from './status.ts';
 import { sessionResult, type EndedResult } from '../../domain/session-result.ts';
 
-/** Sessions waiting for setup, oldest first (every tenant). */
+/** Sessions waiting for setup, oldest first (every tenant); not those waiting for a second admin's approval. */
 export async function pendingSessions(db: Db): Promise<SessionRow[]> {
-  return db.select().from(sessions).where(eq(sessions.status, 'pending')).orderBy(asc(sessions.startTime), asc(sessions.name));
+  return db
+    .select()
+    .from(sessions)
+    .where(and(eq(sessions.status, 'pending'), sql`(${sessions.approvalNeeded} = '' or ${sessions.approvedBy} is not null)`))
+    .orderBy(asc(sessions.startTime), asc(sessions.name));
 }
 
 /** Setup done: running, with its node list and effective rollout policy. */

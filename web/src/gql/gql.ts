@@ -14,6 +14,7 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
  * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
  */
 type Documents = {
+    "\n  query ConsoleNodeConsole($id: ID!, $attempt: DateTime, $after: String, $search: String) {\n    nodeConsole(componentId: $id, attempt: $attempt, after: $after, search: $search) {\n      attempt text cursor attempts { attempt bytes first last }\n    }\n  }\n": typeof types.ConsoleNodeConsoleDocument,
     "\n  query ConsoleWhoami { whoami { subject role tenant via } }\n": typeof types.ConsoleWhoamiDocument,
     "\n  query ConsoleMachineMap {\n    machineMap { cursor ids status statuses phase phases session sessions failureReason failureReasons }\n  }\n": typeof types.ConsoleMachineMapDocument,
     "\n  subscription ConsoleComponentEventBatches($after: ID) {\n    componentEventBatches(after: $after) {\n      cursor\n      events { cursor at componentId session kind toPhase toStatus reason error }\n    }\n  }\n": typeof types.ConsoleComponentEventBatchesDocument,
@@ -35,6 +36,7 @@ type Documents = {
     "\n  mutation ConsoleAbort($name: String!) { abortSession(name: $name) { session { name aborted } stopped } }\n": typeof types.ConsoleAbortDocument,
 };
 const documents: Documents = {
+    "\n  query ConsoleNodeConsole($id: ID!, $attempt: DateTime, $after: String, $search: String) {\n    nodeConsole(componentId: $id, attempt: $attempt, after: $after, search: $search) {\n      attempt text cursor attempts { attempt bytes first last }\n    }\n  }\n": types.ConsoleNodeConsoleDocument,
     "\n  query ConsoleWhoami { whoami { subject role tenant via } }\n": types.ConsoleWhoamiDocument,
     "\n  query ConsoleMachineMap {\n    machineMap { cursor ids status statuses phase phases session sessions failureReason failureReasons }\n  }\n": types.ConsoleMachineMapDocument,
     "\n  subscription ConsoleComponentEventBatches($after: ID) {\n    componentEventBatches(after: $after) {\n      cursor\n      events { cursor at componentId session kind toPhase toStatus reason error }\n    }\n  }\n": types.ConsoleComponentEventBatchesDocument,
@@ -70,6 +72,10 @@ const documents: Documents = {
  */
 export function graphql(source: string): unknown;
 
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleNodeConsole($id: ID!, $attempt: DateTime, $after: String, $search: String) {\n    nodeConsole(componentId: $id, attempt: $attempt, after: $after, search: $search) {\n      attempt text cursor attempts { attempt bytes first last }\n    }\n  }\n"): (typeof documents)["\n  query ConsoleNodeConsole($id: ID!, $attempt: DateTime, $after: String, $search: String) {\n    nodeConsole(componentId: $id, attempt: $attempt, after: $after, search: $search) {\n      attempt text cursor attempts { attempt bytes first last }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

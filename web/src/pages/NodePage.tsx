@@ -81,7 +81,10 @@ export function NodePage({ id, store }: { id: string; store: NodeStore }) {
   return (
     <div className="nodepage" data-testid="node-page">
       <h1>
-        <Link href="/">map</Link> / {c.id}
+        <Link href="/">map</Link> / {c.id}{' '}
+        <small>
+          <Link href={`/node/${c.id}/console`}>console</Link>
+        </small>
       </h1>
       <div className="cards">
         <section>

@@ -1,0 +1,197 @@
+/**
+ * Console capture: one SOL session (sol.ts) per standalone node whose BMC speaks IPMI and has a stored
+ * password, for as long as the node is registered so, its text written to console_chunks (db/consoles.ts)
+ * about once a second per node and bounded by the console_* options.
+ *
+ * A BMC holds one SOL session per node, so one process in the site captures: the one holding a session
+ * advisory lock on its own connection (every worker tries; the others wait and take over when that
+ * connection dies). Each round re-reads the inventory (nodes added, removed or re-registered with
+ * another BMC start, stop or restart their session), writes what the sessions buffered, and activates
+ * again a session silent for console_idle_reconnect seconds (sol.ts: a session the BMC ended looks so).
+ */
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { open } from '../adapters/standalone/secrets.ts';
+import { poolOf, sessionConfigOf, type Db } from '../db/client.ts';
+import { appendConsole, pruneConsoles } from '../db/consoles.ts';
+import { listNodes } from '../db/node-inventory.ts';
+import { getOptions } from '../db/options.ts';
+import { SolSession, type SolOptions } from './sol.ts';
+
+/** Two-key advisory lock: "bo" (as engine/leases.ts) and this number, held by the capturing process. */
+const LOCK = [0x626f, 0x636f6e] as const;
+
+export interface CaptureOptions {
+  /** Secret key that opens the stored BMC passwords. */
+  secretKey?: Buffer;
+  log: Logger;
+  /** Inventory re-read and buffered text written this often, ms (default 1000). */
+  roundMs?: number;
+  /** Old attempts and chunks are dropped this often, ms (default 60000). */
+  pruneMs?: number;
+  sol?: SolOptions;
+}
+
+interface Captured {
+  session: SolSession;
+  /** What the session was started with (address, user, sealed secret): a change restarts it. */
+  key: string;
+  buffer: string;
+}
+
+export class ConsoleCapture {
+  private lockClient?: pg.Client;
+  private readonly nodes = new Map<string, Captured>();
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+  private lastPrune = 0;
+  private round: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly db: Db,
+    private readonly o: CaptureOptions,
+  ) {}
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  /** Nodes with a session now, and each one's state. */
+  sessions(): Array<{ node: string; state: string; reconnects: number; lastError: string }> {
+    return [...this.nodes].map(([node, c]) => ({
+      node,
+      state: c.session.state,
+      reconnects: c.session.reconnects,
+      lastError: c.session.lastError,
+    }));
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.round = this.tick()
+        .catch((e) => this.o.log.warn({ err: e }, 'console capture round failed'))
+        .finally(() => this.schedule(this.o.roundMs ?? 1000));
+    }, ms);
+  }
+
+  private async tick(): Promise<void> {
+    if (!(await getOptions(this.db)).console_capture) {
+      if (this.nodes.size) await this.stopAll();
+      return;
+    }
+    if (!(await this.holdLock())) return;
+    await this.sync();
+    await this.flush();
+    if (Date.now() - this.lastPrune >= (this.o.pruneMs ?? 60_000)) {
+      this.lastPrune = Date.now();
+      const o = await getOptions(this.db);
+      await pruneConsoles(this.db, { bootsKept: o.console_boots_kept, retentionDays: o.console_retention_days });
+    }
+  }
+
+  /** True while this process holds the capture lock; takes it when free. Losing the connection ends every session. */
+  private async holdLock(): Promise<boolean> {
+    if (this.lockClient) return true;
+    const client = new pg.Client({ ...sessionConfigOf(poolOf(this.db)), application_name: 'bootorch-console' });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      const r = await client.query<{ ok: boolean }>('select pg_try_advisory_lock($1, $2) as ok', [...LOCK]);
+      if (!r.rows[0]?.ok) {
+        await client.end().catch(() => {});
+        return false;
+      }
+    } catch (e) {
+      await client.end().catch(() => {});
+      throw e;
+    }
+    client.on('end', () => {
+      if (this.lockClient !== client) return;
+      this.lockClient = undefined;
+      this.o.log.warn('console capture lock connection lost: sessions stopped until it is taken again');
+      void this.stopAll();
+    });
+    this.lockClient = client;
+    this.o.log.info('console capture started in this process');
+    return true;
+  }
+
+  private async sync(): Promise<void> {
+    const rows = (await listNodes(this.db)).filter((r) => r.bmcDriver === 'ipmi' && r.bmcAddress && r.bmcSecret);
+    const wanted = new Map(rows.map((r) => [r.id, r]));
+    for (const [id, c] of this.nodes) {
+      const r = wanted.get(id);
+      if (!r || c.key !== keyOf(r)) {
+        this.nodes.delete(id);
+        await this.write(id, c.buffer);
+        await c.session.stop();
+      }
+    }
+    if (!this.o.secretKey) return;
+    for (const r of rows) {
+      if (this.nodes.has(r.id)) continue;
+      let password: string;
+      try {
+        password = open(this.o.secretKey, r.id, r.bmcSecret);
+      } catch (e) {
+        this.o.log.warn({ node: r.id, err: e }, 'console capture: BMC password does not open');
+        continue;
+      }
+      const c: Captured = {
+        key: keyOf(r),
+        buffer: '',
+        session: new SolSession(
+          { id: r.id, address: r.bmcAddress, username: r.bmcUsername, password },
+          (text) => {
+            c.buffer += text;
+          },
+          this.o.sol,
+        ),
+      };
+      this.nodes.set(r.id, c);
+    }
+  }
+
+  private async flush(): Promise<void> {
+    const o = await getOptions(this.db);
+    for (const c of this.nodes.values()) c.session.reactivateIfIdle(o.console_idle_reconnect * 1000);
+    const pending = [...this.nodes].filter(([, c]) => c.buffer);
+    if (!pending.length) return;
+    const bytes = o.console_bytes_per_boot;
+    for (const [id, c] of pending) {
+      const text = c.buffer;
+      c.buffer = '';
+      await this.write(id, text, bytes);
+    }
+  }
+
+  private async write(id: string, text: string, bytes?: number): Promise<void> {
+    if (!text) return;
+    await appendConsole(this.db, id, text, bytes ?? (await getOptions(this.db)).console_bytes_per_boot);
+  }
+
+  private async stopAll(): Promise<void> {
+    const all = [...this.nodes.values()];
+    this.nodes.clear();
+    await Promise.all(all.map((c) => c.session.stop()));
+  }
+
+  /** Stop every session, write what they buffered, and let the lock go. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.round;
+    const all = [...this.nodes];
+    this.nodes.clear();
+    await Promise.all(all.map(([, c]) => c.session.stop()));
+    for (const [id, c] of all) await this.write(id, c.buffer).catch(() => {});
+    const client = this.lockClient;
+    this.lockClient = undefined;
+    await client?.end().catch(() => {});
+  }
+}
+
+const keyOf = (r: { bmcAddress: string; bmcUsername: string; bmcSecret: string }) =>
+  createHash('sha256').update(`${r.bmcAddress}\n${r.bmcUsername}\n${r.bmcSecret}`).digest('base64url');
