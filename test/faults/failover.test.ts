@@ -126,6 +126,12 @@ describe.runIf(enabled)('PostgreSQL (Patroni, synchronous standby, haproxy) fail
       const r = await reboot(name);
       await complete(name);
       const ms = Date.now() - r.started;
+      // The reference must be a clean reboot too: a failure here is not the failover's.
+      const failed = await query(
+        `select id, failure_reason, error from components where session = $1 and (status = 'failed' or error <> '')`,
+        [name],
+      );
+      expect(failed, `nodes failed in the undisturbed reboot ${name}`).toEqual([]);
       const c = (await stack.simGet('/sim/counters')) as Counters;
       return { ms, refused: c.reports.refused - r.before.reports.refused };
     };

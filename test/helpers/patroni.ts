@@ -14,10 +14,10 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { freePort } from './global-setup.ts';
 import { waitFor } from './wait.ts';
 
 export const PG_BIN = '/usr/lib/postgresql/15/bin';
@@ -120,6 +120,21 @@ function postmasterPid(dataDir: string): number | undefined {
   return pid > 0 && pidAlive(pid) ? pid : undefined;
 }
 
+/**
+ * A free port below the kernel's ephemeral range (32768-60999 by default). PostgreSQL binds its port
+ * only when Patroni starts it, tens of seconds after the port was chosen on a loaded machine; a port
+ * from the ephemeral range (what listening on port 0 hands out) was meanwhile taken by another process
+ * in one run here (the standby's postmaster: "could not bind ... Address already in use").
+ */
+function quietPort(): Promise<number> {
+  const port = 20_000 + Math.floor(Math.random() * 12_000);
+  return new Promise((resolve) => {
+    const s = createServer()
+      .once('error', () => resolve(quietPort()))
+      .listen(port, '127.0.0.1', () => s.close(() => resolve(port)));
+  });
+}
+
 export async function startPatroniCluster(o: PatroniOptions = {}): Promise<PatroniCluster> {
   const n = o.members ?? 2;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bootorch-patroni-'));
@@ -149,8 +164,8 @@ export async function startPatroniCluster(o: PatroniOptions = {}): Promise<Patro
   };
 
   try {
-    const etcdClient = await freePort();
-    const etcdPeer = await freePort();
+    const etcdClient = await quietPort();
+    const etcdPeer = await quietPort();
     const etcd = start(
       'etcd',
       'etcd',
@@ -203,7 +218,7 @@ export async function startPatroniCluster(o: PatroniOptions = {}): Promise<Patro
     own(dir);
     for (let i = 0; i < n; i++) {
       const name = `pg${i}`;
-      const [pgPort, restPort] = [await freePort(), await freePort()];
+      const [pgPort, restPort] = [await quietPort(), await quietPort()];
       const dataDir = path.join(dir, name);
       const config = path.join(dir, `${name}.yml`);
       // JSON is YAML: Patroni reads it as its configuration file.
@@ -244,7 +259,7 @@ export async function startPatroniCluster(o: PatroniOptions = {}): Promise<Patro
       members.push({ name, pgPort, restPort, dataDir, proc: startPatroni(name) });
     }
 
-    const haproxyPort = await freePort();
+    const haproxyPort = await quietPort();
     const haproxyCfg = path.join(dir, 'haproxy.cfg');
     writeFileSync(
       haproxyCfg,
