@@ -32,7 +32,7 @@ const timers = async () =>
 describe('wakes', () => {
   test('are due within a tenth of a second of the moment asked; one timer job per moment', async () => {
     const heard: number[] = [];
-    const off = boss.onDue((due) => heard.push(due));
+    const off = boss.scheduler.onDue((due) => heard.push(due));
     // An hour on, at .x01 s, .x42 s and .x99 s of one tenth, and one in the next tenth.
     const base = Math.ceil((Date.now() + 3_600_000) / 1000) * 1000;
     for (const ms of [1201, 1242, 1299, 1301]) await boss.scheduler.wakeAt(db.db, 'status', new Date(base + ms));
