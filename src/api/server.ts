@@ -113,6 +113,81 @@ export interface ApiServer {
 }
 
 export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer> {
+  const api = await apiParts(opts);
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(requestIds());
+  app.use(requestSpans());
+  // Compressed answers (br at quality 4, or gzip) above 1 KiB for clients that ask: /graphql (the console's
+  // machine-map snapshot), REST, /metrics, the console's files. Not /boot/v1 (iPXE asks for none; its
+  // files are sent as they are, ranges and all), not event streams (buffered by the compressor);
+  // graphql-ws upgrades never reach express.
+  app.use(
+    compression({
+      filter: (req, res) =>
+        !req.url.startsWith('/boot/v1/') &&
+        !String(res.getHeader('content-type') ?? '').startsWith('text/event-stream') &&
+        compression.filter(req, res),
+    }),
+  );
+  const httpServer = createHttpServer(opts, api, app);
+  const live = mountGraphqlWs(httpServer, opts, api);
+  const apollo = await startApollo(httpServer, api, live.ws);
+  // Routes that need no credential and skip the edge: a generous bucket per client address (edge.ts limitOpen).
+  const open = api.edge.limitOpen();
+  mountHealth(app, api, open);
+  mountMetrics(app, api);
+  // Network boot (iPXE, the node's reporter) carries no credential: outside the edge, by design.
+  if (opts.bootRoutes) app.use('/boot/v1', opts.bootRoutes);
+  mountGraphql(app, api, apollo);
+  // Before the REST door: it answers `/` for BOS clients, the console answers it for browsers.
+  app.use(consoleRouter({ authenticator: opts.auth?.authenticator, limit: open }));
+  mountRest(app, api, open);
+  mountFallbacks(app, api, open);
+  await listen(httpServer, opts.port, opts.host);
+  const metrics = opts.metricsListen ? await startMetricsListener(opts.metricsListen, api, open) : undefined;
+
+  const { port } = httpServer.address() as AddressInfo;
+  const host = hostOf(opts.host);
+  opts.logger?.info({ port }, 'api listening');
+  const scheme = opts.tls ? 'https' : 'http';
+  return {
+    url: `${scheme}://${host}:${port}/graphql`,
+    wsUrl: `${opts.tls ? 'wss' : 'ws'}://${host}:${port}/graphql`,
+    baseUrl: `${scheme}://${host}:${port}`,
+    metricsUrl: metrics?.url,
+    watch: api.watch,
+    live: live.mux,
+    close: async () => {
+      await apollo.stop();
+      live.hideMetrics();
+      if (metrics) await new Promise((r) => metrics.server.close(r));
+      if (!opts.credentialWatch) await api.watch.close();
+      if (!opts.live) await api.live.close();
+    },
+  };
+}
+
+/** What every mount works with: the schema, the edge, the request context and the bounds, made once per server. */
+interface ApiParts {
+  opts: ApiServerOptions;
+  schema: ReturnType<typeof buildSchema>;
+  limits: QueryLimits;
+  deps: ApiDeps;
+  live: LiveFeed;
+  watch: CredentialWatch;
+  identify: Identify;
+  edge: Edge;
+  persisted: PersistedQueries;
+  maxBodyBytes: number;
+  anonymousMaxBodyBytes: number;
+  /** Every request's declared body size first, on every route (input-bounds.ts). */
+  gate: ReturnType<typeof bodyGate>;
+  contextFor(req: http.IncomingMessage, who: Identity): Promise<ApiContext>;
+  formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError;
+}
+
+async function apiParts(opts: ApiServerOptions): Promise<ApiParts> {
   const schema = buildSchema();
   const limits: QueryLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const anonymousLimits = atMost({ ...ANONYMOUS_LIMITS, ...opts.anonymousLimits }, limits);
@@ -146,37 +221,54 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     watch,
     logger: opts.logger,
   });
+  return {
+    opts,
+    schema,
+    limits,
+    deps,
+    live,
+    watch,
+    identify,
+    edge,
+    persisted,
+    maxBodyBytes,
+    anonymousMaxBodyBytes,
+    gate: bodyGate({ max: maxBodyBytes, anonymousMax: anonymousMaxBodyBytes }),
+    contextFor,
+    formatError: (formatted, error) => maskInternal(withVariableField(formatted), error, opts.logger),
+  };
+}
 
-  const app = express();
-  app.disable('x-powered-by');
-  app.use(requestIds());
-  app.use(requestSpans());
-  // Compressed answers (br at quality 4, or gzip) above 1 KiB for clients that ask: /graphql (the console's
-  // machine-map snapshot), REST, /metrics, the console's files. Not /boot/v1 (iPXE asks for none; its
-  // files are sent as they are, ranges and all), not event streams (buffered by the compressor);
-  // graphql-ws upgrades never reach express.
-  app.use(
-    compression({
-      filter: (req, res) =>
-        !req.url.startsWith('/boot/v1/') &&
-        !String(res.getHeader('content-type') ?? '').startsWith('text/event-stream') &&
-        compression.filter(req, res),
-    }),
-  );
-  const formatError = (formatted: GraphQLFormattedError, error: unknown) => maskInternal(withVariableField(formatted), error, opts.logger);
-  // The node reporter's document is answered before express (fast-reports.ts); everything else is express's.
+/**
+ * The HTTP(S) server: the body gate first, then the node reporter's document answered before express
+ * (fast-reports.ts), then express. An Expect: 100-continue too large gets no 100.
+ */
+function createHttpServer(opts: ApiServerOptions, api: ApiParts, app: express.Express): http.Server {
+  const { gate } = api;
   const fast =
     opts.fastReports === false
       ? undefined
-      : fastReports({ schema, limits, edge, fallback: app, contextFor, formatError, logger: opts.logger });
-  // Every request's declared body size first, on every route (input-bounds.ts); an Expect: 100-continue too large gets no 100.
-  const gate = bodyGate({ max: maxBodyBytes, anonymousMax: anonymousMaxBodyBytes });
+      : fastReports({
+          schema: api.schema,
+          limits: api.limits,
+          edge: api.edge,
+          fallback: app,
+          contextFor: api.contextFor,
+          formatError: api.formatError,
+          logger: opts.logger,
+        });
   const serve: http.RequestListener = (req, res) => void (fast?.(req, res) || app(req, res));
   const listener: http.RequestListener = (req, res) => void (gate(req, res) || serve(req, res));
   const httpServer = (
     opts.tls ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key }, listener) : http.createServer(listener)
   ) as http.Server;
   httpServer.on('checkContinue', (req, res) => void (gate(req, res) || (res.writeContinue(), serve(req, res))));
+  return httpServer;
+}
+
+/** graphql-ws on the same port and path (/graphql): subscriptions through the multiplexer, every operation through the edge. */
+function mountGraphqlWs(httpServer: http.Server, opts: ApiServerOptions, api: ApiParts) {
+  const { edge, schema, watch, live, maxBodyBytes, contextFor } = api;
   const wsServer = new WebSocketServer({
     server: httpServer,
     path: '/graphql',
@@ -211,7 +303,15 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     wsServer,
     mux,
   );
+  return { ws, mux, hideMetrics: hideLiveMetrics };
+}
 
+async function startApollo(
+  httpServer: http.Server,
+  api: ApiParts,
+  ws: { dispose(): Promise<void> | void },
+): Promise<ApolloServer<ApiContext>> {
+  const { schema, limits, persisted, formatError } = api;
   const apollo = new ApolloServer<ApiContext>({
     schema,
     // The edge checked the document's size and budget before Apollo parses it; this is the backstop.
@@ -236,19 +336,28 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     ],
   });
   await apollo.start();
+  return apollo;
+}
 
-  // Probes carry no credential: /healthz answers anyone, the three states only, at most one probe of
-  // the database and queue per second however often it is asked.
-  const healthz = cachedHealth(() => health(deps), 1000);
-  // Routes that need no credential and skip the edge: a generous bucket per client address (edge.ts limitOpen).
-  const open = edge.limitOpen();
+/**
+ * Probes carry no credential: /healthz answers anyone, the three states only, at most one probe of
+ * the database and queue per second however often it is asked.
+ */
+function mountHealth(app: express.Express, api: ApiParts, open: express.RequestHandler): void {
+  const healthz = cachedHealth(() => health(api.deps), 1000);
   app.get('/healthz', open, async (_req, res) => {
     const h = await healthz();
     res.json({ apiStatus: h.api, dbStatus: h.database, queueStatus: h.queue });
   });
-  const sendMetrics = async (res: express.Response) => {
-    res.type(metricsRegistry.contentType).send(await metricsRegistry.metrics());
-  };
+}
+
+const sendMetrics = async (res: express.Response) => {
+  res.type(metricsRegistry.contentType).send(await metricsRegistry.metrics());
+};
+
+/** GET /metrics for a credential of role viewer or above (without one: the separate `metricsListen` address). */
+function mountMetrics(app: express.Express, api: ApiParts): void {
+  const { edge } = api;
   app.get('/metrics', async (req, res, next) => {
     try {
       const a = await edge.authenticate(req);
@@ -278,24 +387,41 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
       next(e);
     }
   });
-  // Network boot (iPXE, the node's reporter) carries no credential: outside the edge, by design.
-  if (opts.bootRoutes) app.use('/boot/v1', opts.bootRoutes);
+}
+
+/** /graphql over HTTP: the edge (who, rate limit, body, the document's budget), then Apollo. */
+function mountGraphql(app: express.Express, api: ApiParts, apollo: ApolloServer<ApiContext>): void {
+  const { edge, identify, contextFor } = api;
   app.use(
     '/graphql',
     ...edge.http(),
     expressMiddleware(apollo, { context: async ({ req }) => contextFor(req, edge.identityOf(req) ?? (await identify(req))) }),
   );
-  // The REST door admits each request through the same edge (who, rate limit) before its body is read.
+}
+
+/** The BOS v2 REST door under /apis/bos and at the root; it admits each request through the same edge (who, rate limit) before its body is read. */
+function mountRest(app: express.Express, api: ApiParts, open: express.RequestHandler): void {
+  const { edge, contextFor, opts } = api;
   const restContext = async (req: http.IncomingMessage): Promise<ApiContext> => {
     const a = await edge.authenticate(req);
     if (!a.ok) throw new Problem(a.status, a.error.message, undefined, a.headers);
     return contextFor(req, a.identity);
   };
-  // Before the REST door: it answers `/` for BOS clients, the console answers it for browsers.
-  app.use(consoleRouter({ authenticator: opts.auth?.authenticator, limit: open }));
-  const bos = bosRestRouter({ schema, contextFor: restContext, logger: opts.logger, maxBodyBytes, anonymousMaxBodyBytes, limit: open });
+  const bos = bosRestRouter({
+    schema: api.schema,
+    contextFor: restContext,
+    logger: opts.logger,
+    maxBodyBytes: api.maxBodyBytes,
+    anonymousMaxBodyBytes: api.anonymousMaxBodyBytes,
+    limit: open,
+  });
   app.use('/apis/bos', bos);
   app.use(bos);
+}
+
+/** After every route: 404 for the rest, and the edge's error answer (typed, internal ones masked). */
+function mountFallbacks(app: express.Express, api: ApiParts, open: express.RequestHandler): void {
+  const { opts } = api;
   app.use(open, (req, res) => {
     res.status(404).json({ errors: [{ message: `no route ${req.method} ${req.path}`, extensions: { code: 'NOT_FOUND' } }] });
   });
@@ -317,50 +443,31 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
       ],
     });
   });
+}
 
-  await new Promise<void>((resolve, reject) => {
-    httpServer.once('error', reject);
-    httpServer.listen(opts.port, opts.host, () => {
-      httpServer.off('error', reject);
+function listen(server: http.Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
       resolve();
     });
   });
-  let metricsServer: http.Server | undefined;
-  let metricsUrl: string | undefined;
-  if (opts.metricsListen) {
-    const m = express();
-    m.disable('x-powered-by');
-    m.get('/metrics', open, async (_req, res) => sendMetrics(res));
-    metricsServer = http.createServer((req, res) => void (gate(req, res) || m(req, res)));
-    const s = metricsServer;
-    await new Promise<void>((resolve, reject) => {
-      s.once('error', reject);
-      s.listen(opts.metricsListen!.port, opts.metricsListen!.host, () => {
-        s.off('error', reject);
-        resolve();
-      });
-    });
-    metricsUrl = `http://${hostOf(opts.metricsListen.host)}:${(s.address() as AddressInfo).port}/metrics`;
-  }
-  const { port } = httpServer.address() as AddressInfo;
-  const host = hostOf(opts.host);
-  opts.logger?.info({ port }, 'api listening');
-  const scheme = opts.tls ? 'https' : 'http';
-  return {
-    url: `${scheme}://${host}:${port}/graphql`,
-    wsUrl: `${opts.tls ? 'wss' : 'ws'}://${host}:${port}/graphql`,
-    baseUrl: `${scheme}://${host}:${port}`,
-    metricsUrl,
-    watch,
-    live: mux,
-    close: async () => {
-      await apollo.stop();
-      hideLiveMetrics();
-      if (metricsServer) await new Promise((r) => metricsServer!.close(r));
-      if (!opts.credentialWatch) await watch.close();
-      if (!opts.live) await live.close();
-    },
-  };
+}
+
+/** /metrics without a credential on its own address (e.g. a management network), behind the body gate and the open routes' bucket. */
+async function startMetricsListener(
+  at: { port: number; host: string },
+  api: ApiParts,
+  open: express.RequestHandler,
+): Promise<{ server: http.Server; url: string }> {
+  const { gate } = api;
+  const m = express();
+  m.disable('x-powered-by');
+  m.get('/metrics', open, async (_req, res) => sendMetrics(res));
+  const server = http.createServer((req, res) => void (gate(req, res) || m(req, res)));
+  await listen(server, at.port, at.host);
+  return { server, url: `http://${hostOf(at.host)}:${(server.address() as AddressInfo).port}/metrics` };
 }
 
 const hostOf = (h: string) => (['0.0.0.0', '::', ''].includes(h) ? '127.0.0.1' : h.includes(':') ? `[${h}]` : h);
