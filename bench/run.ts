@@ -8,6 +8,10 @@
  * of the API as checked out in DIR (the code before multiplexing), measured in the same run.
  * --parts=jobs runs the action jobs' figures alone (bench/jobs-report.ts: the reboot against DIR's engine, and
  * 1/2/4 worker processes; --reps=3 --workers=1,2,4 --workers-at=10000) and rewrites only its section.
+ * --parts=ipmi runs the IPMI comparison alone (bench/ipmi.ts: ipmitool per call against a shell per BMC on
+ * ipmi_sim; --ipmi-bmcs=100 --ipmi-calls=10 --ipmi-concurrency=64) and rewrites only its section.
+ * --parts=tokens runs `bootorch token nodes` alone (bench/tokens.ts: --token-sizes=10000,100000, with --before=DIR
+ * the code in DIR in the same run) and rewrites only its section.
  * --parts=bmc runs the BMC protection figures alone (bench/bmc.ts: a reboot over Redfish undisturbed and
  * with 1 % of the BMCs dead, refusing or slow; --reps=2 --bmc-nodes=1000) and rewrites only its section.
  */
@@ -24,6 +28,8 @@ import { runRealPath, type RealPathResult } from './real-path.ts';
 import { runReportLoad, type ReportLoadRow } from './report-load.ts';
 import { runJobsBench } from './jobs-report.ts';
 import { runBmcBench } from './bmc.ts';
+import { runTokensBench } from './tokens.ts';
+import { runIpmiBench } from './ipmi.ts';
 
 const args = new Set(process.argv.slice(2));
 const sizesArg = process.argv.find((a) => a.startsWith('--sizes='));
@@ -66,6 +72,26 @@ async function main() {
     });
     await embedded?.stop();
     log('\nrewrote the action jobs section of BENCHMARKS.md');
+    process.exit(0);
+  }
+  if (parts.size === 1 && parts.has('ipmi')) {
+    const num = (flag: string, d: number) => Number(process.argv.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3) ?? d);
+    await runIpmiBench({ bmcs: num('ipmi-bmcs', 100), calls: num('ipmi-calls', 10), concurrency: num('ipmi-concurrency', 64), log });
+    await embedded?.stop();
+    log('\nrewrote the IPMI section of BENCHMARKS.md');
+    process.exit(0);
+  }
+  if (parts.size === 1 && parts.has('tokens')) {
+    const list = (flag: string, d: string) =>
+      (process.argv.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3) ?? d).split(',').map(Number);
+    await runTokensBench(adminUrl, {
+      sizes: list('token-sizes', '10000,100000'),
+      before,
+      beforeReissueMax: list('before-reissue-max', '10000')[0]!,
+      log,
+    });
+    await embedded?.stop();
+    log('\nrewrote the node credentials section of BENCHMARKS.md');
     process.exit(0);
   }
   if (parts.size === 1 && parts.has('bmc')) {
