@@ -123,13 +123,13 @@ const envSchema = z.object({
   BOOTORCH_BOOT_TICKET_TTL: z.coerce.number().int().positive().default(600),
   /**
    * Standalone: /boot/v1 requests per second and burst, per source address (default 20 and 40) and for
-   * all sources together (default 2,000 and 10,000: a PXE storm of 10,000 nodes passes); beyond, 429
-   * with Retry-After. Per API process.
+   * all sources together (default 5,000 and 20,000: a PXE storm of 10,000 nodes in 10 s passes with
+   * their exchanges and config drives, 30,000 requests); beyond, 429 with Retry-After. Per API process.
    */
   BOOTORCH_BOOT_RATE_PER_SOURCE: z.coerce.number().positive().default(20),
   BOOTORCH_BOOT_BURST_PER_SOURCE: z.coerce.number().int().positive().default(40),
-  BOOTORCH_BOOT_RATE_TOTAL: z.coerce.number().positive().default(2000),
-  BOOTORCH_BOOT_BURST_TOTAL: z.coerce.number().int().positive().default(10000),
+  BOOTORCH_BOOT_RATE_TOTAL: z.coerce.number().positive().default(5000),
+  BOOTORCH_BOOT_BURST_TOTAL: z.coerce.number().int().positive().default(20000),
   /** Offer permessage-deflate on the subscriptions' WebSocket (default false; docs/architecture.md, "Live updates"). */
   BOOTORCH_WS_DEFLATE: bool.default(false),
   /** Edge-triggered kicks on (default). Off gives the pure polling behaviour of BOS, for the benchmark baseline. */

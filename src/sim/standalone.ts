@@ -145,6 +145,8 @@ export interface PxeOptions {
   retryBaseMs?: number;
   retryMaxMs?: number;
   timeoutMs?: number;
+  /** Told of every try: its step (bootscript, exchange, config-drive), how long it took, its status (0: no answer). */
+  onAnswer?(step: string, ms: number, status: number): void;
 }
 
 interface Answer {
@@ -223,11 +225,16 @@ export class SimPxe {
     for (let attempt = 1; ; attempt++) {
       let answer: Answer | undefined;
       let error = '';
+      await this.turns.take();
+      const t = performance.now();
       try {
-        answer = await this.turns.run(() => this.once(id, method, path, headers));
+        answer = await this.once(id, method, path, headers);
       } catch (e) {
         error = (e as Error).message;
+      } finally {
+        this.turns.give();
       }
+      this.o.onAnswer?.(step, performance.now() - t, answer?.status ?? 0);
       if (answer && answer.status < 500 && answer.status !== 429) return answer;
       if (answer?.status === 429) pxe.throttled++;
       if (attempt >= attempts || this.world.timers.isClosed) {

@@ -2,8 +2,11 @@
  * The boot endpoint's door (it takes no credential, so everything here is per address): token buckets
  * per source address (an IPv6 /64 counts as one) and for all sources together, from the rate limit
  * machinery of src/auth/rate-limit.ts, in this process's memory (N API replicas: N times the rate).
- * The defaults let a PXE storm through (10,000 nodes in 10 s: a burst of 10,000 and 2,000/s after)
- * while one source asking faster than 20/s (burst 40) is refused 429 with Retry-After. Static files
+ * The defaults let a PXE storm through (10,000 nodes asking for their scripts in 10 s, each then
+ * trading its ticket and, deploying, fetching its config drive: 30,000 requests in about 10 s, where
+ * a burst of 20,000 and 5,000/s after leave room for retries; the earlier 10,000 and 2,000/s ran out
+ * at the storm's tenth second) while one source asking faster than 20/s (burst 40) is refused 429
+ * with Retry-After. Static files
  * (artifacts, the node scripts) count against the source only: a storm's kernels are not boot
  * decisions. Requests carry no bodies here, but for the ticket exchange's tiny one; a body is refused
  * 413 before it is read.
@@ -22,7 +25,7 @@ export interface BootLimitOptions {
 }
 
 export const DEFAULT_BOOT_PER_SOURCE: BucketShape = { perSecond: 20, burst: 40 };
-export const DEFAULT_BOOT_TOTAL: BucketShape = { perSecond: 2000, burst: 10_000 };
+export const DEFAULT_BOOT_TOTAL: BucketShape = { perSecond: 5000, burst: 20_000 };
 /** The exchange's body (none is needed: the ticket is in Authorization), bytes. */
 export const EXCHANGE_MAX_BODY = 1024;
 
