@@ -92,7 +92,7 @@ export function registerExplainCommands(program: Command): void {
         const e = (
           await api.request(
             `query($n: String!) { explainSession(name: $n) { name state paused pauseReason remaining
-        groups { waitingFor description count examples } } }`,
+        groups { waitingFor description count examples } approval { reason waiting approvedBy } } }`,
             { n: name },
           )
         ).explainSession;
@@ -101,6 +101,9 @@ export function registerExplainCommands(program: Command): void {
         out.write(
           `session ${e.name}: ${lower(e.state)}${e.paused ? ` (paused: ${e.pauseReason ?? ''})` : ''}, ${e.remaining} nodes remaining\n`,
         );
+        if (e.approval?.waiting)
+          out.write(`  waits for a second admin's approval (bootorch session approve ${e.name}): ${e.approval.reason}\n`);
+        else if (e.approval) out.write(`  approved by ${e.approval.approvedBy}: ${e.approval.reason}\n`);
         for (const g of e.groups) out.write(`  ${String(g.count).padStart(6)}  ${g.description}  e.g. ${g.examples.join(',')}\n`);
       }),
     );

@@ -1,4 +1,4 @@
-/** `bootorch session create|list|get|status|delete|watch`. */
+/** `bootorch session create|list|get|approve|status|delete|watch`. */
 import type { Command } from 'commander';
 import { CliError } from './client.ts';
 import { json, table, yaml } from './output.ts';
@@ -7,7 +7,7 @@ import { watchSession } from './watch.ts';
 import { counts, summaryText, type Progress } from './watch-display.ts';
 
 const SESSION_FIELDS = `name tenant operation templateName limit stage includeDisabled components createdBy paused pauseReason aborted
-  status { status startTime endTime error }
+  status { status startTime endTime error } approval { reason waiting approvedBy approvedAt }
   rollout { maxInFlight powerOnWaveSize powerOnWaveIntervalSeconds canary failureBudget maxPowerOffWaitTime maxPowerOnWaitTime maxBootWaitTime retryPolicy jobRetryDelay jobRetryBackoff jobRetryMaxDelay }`;
 const GROUP = 'key count ids list';
 const STATUS_FIELDS = `name status managedComponentsCount percentSuccessful percentFailed percentStaged
@@ -109,6 +109,22 @@ export function registerSessionCommands(program: Command): void {
         const r = await api.request(`query($n: String!) { session(name: $n) { ${SESSION_FIELDS} } }`, { n: name });
         if (!r.session) throw new CliError(`no session "${name}"`);
         (opts.json ? json : yaml)(out, r.session);
+      }),
+    );
+
+  s.command('approve')
+    .description('approve a session that waits for a second admin (an admin other than its creator)')
+    .argument('<name>')
+    .action(
+      action(async ({ api, opts, out }, name: string) => {
+        const r = await api.request(
+          `mutation($n: String!) { approveSession(name: $n) { name approval { reason approvedBy approvedAt } } }`,
+          {
+            n: name,
+          },
+        );
+        if (opts.json) return json(out, r.approveSession);
+        out.write(`session ${name} approved by ${r.approveSession.approval.approvedBy}; its setup goes on\n`);
       }),
     );
 

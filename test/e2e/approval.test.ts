@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApiServer, type ApiServer } from '../../src/api/server.ts';
 import { startCluster, type Cluster } from '../helpers/cluster.ts';
 import { testAuth } from '../helpers/auth.ts';
+import { runCli } from '../helpers/processes.ts';
 
 let c: Cluster;
 let api: ApiServer;
@@ -62,7 +63,7 @@ afterAll(async () => {
   await c?.close();
 });
 
-describe('a large session waits for a second admin', { timeout: 120_000 }, () => {
+describe('a large session waits for a second admin', { timeout: 240_000 }, () => {
   it('holds a session over more nodes than the threshold until another admin approves it', async () => {
     await create('big', 'every');
     await c.waitFor(async () => (await approval('big')) !== null, 'setup marks the session waiting for approval');
@@ -102,5 +103,15 @@ describe('a large session waits for a second admin', { timeout: 120_000 }, () =>
     expect(done.components.split(',')).toHaveLength(2);
     expect(await approval('small')).toBeNull();
     expect(await approval('all-pair')).toMatchObject({ waiting: true });
+  });
+
+  it('shows the wait and takes the approval in the CLI', async () => {
+    const env = (who: keyof typeof tokens) => ({ BOOTORCH_URL: api.url, BOOTORCH_TOKEN: tokens[who] });
+    const explained = await runCli(['session', 'explain', 'all-pair'], env('creator'));
+    expect(explained.stdout).toMatch(/waits for a second admin's approval \(bootorch session approve all-pair\): limit "all"/);
+    const approved = await runCli(['session', 'approve', 'all-pair'], env('second'));
+    expect(approved.code).toBe(0);
+    expect(approved.stdout).toBe('session all-pair approved by admin-b; its setup goes on\n');
+    expect((await c.waitForSession('all-pair', 90_000)).components.split(',')).toHaveLength(2);
   });
 });
