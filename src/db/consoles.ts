@@ -2,7 +2,8 @@
  * Node serial consoles (src/consoles/): what each node's console printed, in chunks, per node and boot
  * attempt. A boot attempt is the node's last power-on by bootorch (node_inventory.boot_set_at, taken in
  * the same statement as the write, so a chunk cannot land in the wrong attempt); bytes before any
- * power-on by bootorch belong to the epoch attempt. Bounded three ways, oldest dropped first:
+ * power-on by bootorch belong to the epoch attempt. Attempts are kept to the millisecond, so the time
+ * a client was shown names the attempt exactly. Bounded three ways, oldest dropped first:
  * `console_bytes_per_boot` per node and attempt, `console_boots_kept` attempts per node,
  * `console_retention_days` of age. The only module with SQL on this table.
  */
@@ -49,7 +50,7 @@ export async function appendConsole(db: Db, node: string, text: string, bytesPer
   const r = await db.execute<{ attempt: Date }>(sql`
     with w as (
       insert into console_chunks (node, attempt, text, bytes)
-      select id, coalesce(boot_set_at, 'epoch'::timestamptz), ${t}, ${bytes} from node_inventory where id = ${node}
+      select id, date_trunc('milliseconds', coalesce(boot_set_at, 'epoch'::timestamptz)), ${t}, ${bytes} from node_inventory where id = ${node}
       returning attempt
     ) select attempt from w`);
   const attempt = r.rows[0]?.attempt;
