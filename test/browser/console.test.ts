@@ -52,7 +52,7 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     w.page.on('request', (r) => {
       if (r.method() === 'POST' && r.postData()?.includes('"operationName":"ConsoleMachineMap"')) snapshots.push(r.url());
     });
-  }, 180_000);
+  }, 400_000);
   afterAll(async () => {
     await w?.stop();
   });
@@ -206,11 +206,18 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     await expect.poll(() => page.getByTestId('plan-counts').textContent(), { timeout: 30_000 }).toContain('1 nodes:');
     await page.getByRole('button', { name: /^Start reboot of 1 nodes/ }).click();
     await page.waitForSelector('[data-testid=session-page]', { timeout: 15_000 });
-    const retry = await w.gql(`{ component(id: "${BROKEN}") { session enabled } }`);
-    expect(retry.component.session).not.toBe('console-reboot');
-    const s = await w.gql('query($n: String!) { session(name: $n) { templateName limit operation } }', { n: retry.component.session });
+    // The new session's setup takes the node (a pass of the worker's: seconds on a loaded machine).
+    const retried = await waitFor(
+      async () => {
+        const c = (await w.gql(`{ component(id: "${BROKEN}") { session enabled } }`)).component;
+        return c.session && c.session !== 'console-reboot' ? (c.session as string) : undefined;
+      },
+      'the retry session takes the failed node',
+      120_000,
+    );
+    const s = await w.gql('query($n: String!) { session(name: $n) { templateName limit operation } }', { n: retried });
     expect(s.session).toEqual({ templateName: 'compute', limit: BROKEN, operation: 'REBOOT' });
-  }, 120_000);
+  }, 300_000);
 
   test('pause, then abort a session: the badge says paused, then aborted', async () => {
     const { page } = w;
@@ -236,7 +243,7 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
       'COMPLETE_WITH_FAILURES',
     );
     await axe('sessions');
-  }, 180_000);
+  }, 400_000);
 
   test('the API goes away: a banner with the data age; back, the map catches up from its cursor and the banner goes', async () => {
     const { page } = w;
@@ -262,7 +269,9 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
       60_000,
     );
     await w.startApi();
-    await expect.poll(() => page.getByTestId('stale-banner').count(), { timeout: 30_000 }).toBe(0);
+    // graphql-ws's reconnect backs off exponentially (1, 2, 4, ... s and a random part): after a long
+    // outage (minutes at load 40, when the API is slow to start again) its next try can be a minute away.
+    await expect.poll(() => page.getByTestId('stale-banner').count(), { timeout: 120_000 }).toBe(0);
     // The map equals the database again, from the replay of what it missed: no second snapshot.
     await waitFor(
       async () => {
@@ -279,7 +288,7 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
       60_000,
     );
     expect(snapshots.length).toBe(loads);
-  }, 180_000);
+  }, 400_000);
 
   test('a viewer sees no buttons it cannot use; a tenant sees only its nodes; no serious accessibility violation anywhere', async () => {
     const { page } = w;
@@ -289,7 +298,7 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await expect.poll(() => page.getByTestId('whoami').textContent(), { timeout: 15_000 }).toContain('viewer');
     await page.goto(`${w.baseUrl}/#/sessions`);
-    await page.getByTestId('session-console-reboot').waitFor({ timeout: 15_000 });
+    await page.getByTestId('session-console-reboot').waitFor({ timeout: 60_000 });
     expect(await page.getByRole('button', { name: /Pause|Resume|Abort/ }).count()).toBe(0);
     expect(await page.getByRole('link', { name: 'New session' }).count()).toBe(0);
     await page.goto(`${w.baseUrl}/#/`);

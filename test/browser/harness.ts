@@ -18,6 +18,8 @@ import { DEV_ADMIN_TOKEN, devAuthEnv } from '../helpers/auth.ts';
 import { ROOT, startRole, type RoleProcess } from '../helpers/processes.ts';
 
 export const BROWSER_TESTS = process.env.BOOTORCH_BROWSER_TESTS === '1';
+/** How long a process may take to start: minutes, not seconds, on a shared machine at load 30. */
+const START_MS = 180_000;
 export const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
 
 export interface World {
@@ -114,7 +116,7 @@ export async function startWorld(o: {
       DEV_ADMIN_TOKEN,
     ]);
     procs.push(['sim', sim]);
-    const simUrl = (await sim.waitFor(/simulator: GET (\S+)\/sim\/info/))[1]!;
+    const simUrl = (await sim.waitFor(/simulator: GET (\S+)\/sim\/info/, START_MS))[1]!;
     const simEnv = Object.fromEntries([...sim.output().matchAll(/^export (\w+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
     const env = {
       ...devAuthEnv(),
@@ -133,7 +135,7 @@ export async function startWorld(o: {
     const startApi = async () => {
       const api = startRole('api', env);
       procs.push(['api', api]);
-      await api.waitFor(/bootorch api: (\S+)/);
+      await api.waitFor(/bootorch api: (\S+)/, START_MS);
     };
     await startApi();
     const stopApi = async () => {
@@ -175,7 +177,7 @@ export async function readyCluster(w: World, nodes: number): Promise<void> {
   await waitFor(
     async () => Number((await w.db.pool.query('select count(*) from components')).rows[0].count) === nodes,
     `${nodes} components discovered`,
-    90_000,
+    300_000,
   );
   await w.gql(
     `mutation($b: [BootSetInput!]!) { putSessionTemplate(name: "compute", input: { cfs: { configuration: "compute-cfg" }, bootSets: $b }) { template { name } } }`,
