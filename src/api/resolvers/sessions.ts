@@ -14,7 +14,7 @@ import { messages, sessionView } from '../views.ts';
 import type { ApiContext } from '../context.ts';
 import type { Resolvers } from '../generated/types.ts';
 import type { SessionStatusParent } from '../views.ts';
-import { sessionJobCounts } from '../../db/action-jobs.ts';
+import { sessionJobCounts } from '../../engine/queue/open-jobs.ts';
 import { sessionTroubles, type SessionTroubles } from '../../db/components/blocked.ts';
 import { SESSION_RESULT_WORDS, sessionResult, type SessionResult } from '../../domain/session-result.ts';
 import type { SessionRow } from '../../db/schema.ts';
