@@ -207,7 +207,7 @@ function section(rs: Result[], o: { bmcs: number; calls: number; concurrency: nu
 
 The last run: \`npm run bench -- --parts=ipmi --ipmi-bmcs=${o.bmcs} --ipmi-calls=${o.calls}\` (bench/ipmi.ts), load (1 min)
 ${load.map((l) => fmt(l, 1)).join(' and ')} at the start of each half. ${fmt(o.bmcs)} OpenIPMI ipmi_sim BMCs × ${o.calls} \`chassis power status\`
-calls each (${fmt(p.calls)} calls: a status pass over 1,000 nodes), one call in flight per BMC and at most
+calls each (${fmt(p.calls)} calls; 1,000 is a status pass over 1,000 nodes), one call in flight per BMC and at most
 ${o.concurrency} in all. CPU is this process's and its ipmitool children's (user + system).
 
 | way | calls | failed | wall | CPU | CPU a call | ipmitool processes at once | file descriptors at most |
@@ -218,6 +218,6 @@ ${row(s)}
 At 1,000 BMCs, by multiplication: a process per call costs about ${fmt((p.cpuS / p.calls) * 1000, 0)} s of CPU per pass
 over 1,000 nodes and holds at most ${o.concurrency} processes (the global limit) whatever the number of BMCs; a
 shell per BMC costs about ${fmt((s.cpuS / s.calls) * 1000, 0)} s of CPU per 1,000 calls but holds ${fmt((s.peakProcesses / o.bmcs) * 1000)} processes,
-about ${fmt(((s.peakFds - p.peakFds + o.concurrency * 3) / o.bmcs) * 1000)} descriptors, and an RMCP+ session on every BMC all the time.
+3,000 descriptors (three pipes each) and an RMCP+ session on every BMC all the time.
 `;
 }
