@@ -3,7 +3,7 @@
  * {"bss_token": T}}`, nothing else) is `reportBootState`, the batched report path with BOS's 409 rule;
  * every other PATCH is `patchComponent`.
  */
-import type { Component } from '../api/generated/types.ts';
+import type { Component, ComponentInput } from '../api/generated/types.ts';
 import { componentView, encodeCursor, type ComponentConnectionParent } from '../api/views.ts';
 import { enumValues } from '../api/enums.ts';
 import { canonicalXname } from '../domain/xname.ts';
@@ -79,7 +79,7 @@ export function componentToBos(c: Component): Json {
  * A V2Component body as the GraphQL ComponentInput. `id` (the reporter sends it) and the read-only
  * fields a GET gave (`status.status`, every `last_updated`) are dropped: the server sets those.
  */
-function componentInput(body: unknown, at = ''): Json {
+function componentInput(body: unknown, at = ''): ComponentInput {
   const b = object(body, at);
   onlyKeys(b, FIELDS, at);
   const rest: Json = {};
@@ -90,7 +90,8 @@ function componentInput(body: unknown, at = ''): Json {
       rest[k] = k === 'status' ? (({ status: _status, ...s }) => s)(inner) : inner;
     } else rest[k] = v;
   }
-  return convertKeys(rest, camel) as Json;
+  // Its field types are the resolver's to check (zod at the boundary, errors naming the field).
+  return convertKeys(rest, camel) as ComponentInput;
 }
 
 /** The bos-reporter's body: an id at most, and an actual_state holding only the token. */
@@ -139,7 +140,7 @@ async function listComponents({ call, query }: RestRequest): Promise<Json[]> {
   let after = query.start_after_id ? encodeCursor(query.start_after_id) : null;
   const out: Json[] = [];
   while (remaining > 0) {
-    const page = await call<ComponentConnectionParent>('components', { filter, first: Math.min(remaining, PAGE), after });
+    const page = await call('components', { filter, first: Math.min(remaining, PAGE), after, orderBy: 'id', descending: false });
     out.push(...page.rows.map((r) => componentToBos(componentView(r))));
     if (!page.hasNextPage || !page.rows.length) break;
     remaining -= page.rows.length;
@@ -150,12 +151,11 @@ async function listComponents({ call, query }: RestRequest): Promise<Json[]> {
 
 async function patchOne({ call, params, body }: RestRequest) {
   const token = reportedToken(body);
-  if (token === null) return ok(componentToBos(await call<Component>('patchComponent', { id: params.id, patch: componentInput(body) })));
-  type Reported = { __typename: 'BootStateReported' } | { __typename: 'ReportRefused'; code: string; message: string };
-  const r = await call<Reported>('reportBootState', { id: params.id, bssToken: token });
-  if (r.__typename === 'ReportRefused') throw new Problem(r.code === 'CONFLICT' ? 409 : 404, r.message);
+  if (token === null) return ok(componentToBos(await call('patchComponent', { id: params.id, patch: componentInput(body) })));
+  const r = await call('reportBootState', { id: params.id, bssToken: token });
+  if ('code' in r) throw new Problem(r.code === 'CONFLICT' ? 409 : 404, r.message);
   // The component as GraphQL answers it when asked for (read after the report's commit).
-  return ok(componentToBos(await call<Component>('BootStateReported.component', {}, r)));
+  return ok(componentToBos(await call('BootStateReported.component', {}, r)));
 }
 
 /** PATCH /v2/components: `{patch, filters}` (the CLI's updatemany), or a list of V2ComponentWithId. */
@@ -171,7 +171,7 @@ async function patchMany({ call, query, body }: RestRequest) {
   const given = (v: unknown) => v !== undefined && v !== null && v !== '';
   if (given(f.ids) && typeof f.ids !== 'string') throw new Problem(400, 'filters.ids: must be a comma-separated string of ids');
   const filter = defined({ ids: given(f.ids) ? list(f.ids as string) : undefined, session: given(f.session) ? f.session : undefined });
-  const rows = await call<Component[]>('patchComponents', { filter, patch: componentInput(b.patch, 'patch'), skipBadIds });
+  const rows = await call('patchComponents', { filter, patch: componentInput(b.patch, 'patch'), skipBadIds });
   return ok(rows.map(componentToBos));
 }
 
@@ -185,7 +185,7 @@ async function patchEach(call: RestRequest['call'], body: unknown[], skipBadIds:
   const known = new Set<string>();
   for (let i = 0; i < items.length; i += PAGE) {
     const ids = items.slice(i, i + PAGE).map((x) => x.id);
-    const page = await call<ComponentConnectionParent>('components', { filter: { ids }, first: PAGE, after: null });
+    const page = await call('components', { filter: { ids }, first: PAGE, after: null, orderBy: 'id', descending: false });
     for (const r of page.rows) known.add(r.id);
   }
   const missing = items.filter((x) => !known.has(canonicalXname(x.id)));
@@ -198,7 +198,7 @@ async function patchEach(call: RestRequest['call'], body: unknown[], skipBadIds:
         .join(','),
     );
   const out: Json[] = [];
-  for (const x of items) if (known.has(canonicalXname(x.id))) out.push(componentToBos(await call<Component>('patchComponent', x)));
+  for (const x of items) if (known.has(canonicalXname(x.id))) out.push(componentToBos(await call('patchComponent', x)));
   return out;
 }
 
@@ -211,18 +211,19 @@ export const componentRoutes: Route[] = [
       if (!Array.isArray(body)) throw new Problem(400, 'must be a JSON list of components');
       const components = body.map((x, i) => {
         const o = object(x, `[${i}]`);
-        return { ...componentInput(o, `[${i}]`), id: o.id };
+        // The id's type is the resolver's to check, as the other fields'.
+        return { ...componentInput(o, `[${i}]`), id: o.id as string };
       });
-      return ok((await call<Component[]>('putComponents', { components })).map(componentToBos));
+      return ok((await call('putComponents', { components })).map(componentToBos));
     },
   },
   { method: 'patch', path: '/v2/components', handler: patchMany },
-  getOne<Component>('/v2/components/:id', 'component', 'id', 'component', componentToBos),
+  getOne('/v2/components/:id', 'component', 'id', 'component', componentToBos),
   {
     method: 'put',
     path: '/v2/components/:id',
     handler: async ({ call, params, body }) =>
-      ok(componentToBos(await call<Component>('putComponent', { id: params.id, input: componentInput(body) }))),
+      ok(componentToBos(await call('putComponent', { id: params.id, input: componentInput(body) }))),
   },
   { method: 'patch', path: '/v2/components/:id', handler: patchOne },
   {
@@ -241,7 +242,7 @@ export const componentRoutes: Route[] = [
       onlyKeys(b, ['xnames']);
       if (!Array.isArray(b.xnames) || !b.xnames.every((x) => typeof x === 'string'))
         throw new Problem(400, 'xnames: must be a list of xnames');
-      const r = await call<{ succeeded: string[]; failed: string[]; ignored: string[] }>('applyStaged', { xnames: b.xnames });
+      const r = await call('applyStaged', { xnames: b.xnames });
       return ok({ succeeded: r.succeeded, failed: r.failed, ignored: r.ignored });
     },
   },

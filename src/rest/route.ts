@@ -1,5 +1,5 @@
 /** What a REST handler gets and gives back; src/rest/router.ts does the HTTP around it. */
-import type { Call } from './call.ts';
+import type { ArgsOf, Call, ResultOf } from './call.ts';
 import { notFound } from './problem.ts';
 
 export interface RestRequest {
@@ -31,14 +31,23 @@ export const ok = (body: unknown, status = 200): Reply => ({ status, body });
 export const noContent: Reply = { status: 204 };
 
 /** GET of one resource: the root field's answer (by the path parameter `param`) translated, or 404 when it is null. */
-export function getOne<T>(path: string, field: string, param: 'name' | 'id', what: string, toBos: (v: T) => unknown): Route {
+export function getOne<F extends 'component' | 'session' | 'sessionStatus' | 'sessionTemplate'>(
+  path: string,
+  field: F,
+  param: keyof ArgsOf<F> & ('name' | 'id'),
+  what: string,
+  toBos: (v: NonNullable<ResultOf<F>>) => unknown,
+): Route {
   return {
     method: 'get',
     path,
     async handler({ call, params }) {
-      const v = await call<T | null>(field, { [param]: params[param] });
+      // One argument, the path parameter, for each of these fields (ArgsOf<F> is { name } or { id }).
+      const v: ResultOf<F> = await (call as (f: F, a: Record<string, string | undefined>) => Promise<ResultOf<F>>)(field, {
+        [param]: params[param],
+      });
       if (v === null || v === undefined) throw notFound(what, params[param]!);
-      return ok(toBos(v));
+      return ok(toBos(v as NonNullable<ResultOf<F>>));
     },
   };
 }

@@ -1,5 +1,6 @@
 /** /v2/sessions and /v2/sessions/{id}[/status]: V2SessionCreate in, V2Session and the extended status out. */
-import type { SessionExtendedStatus } from '../api/generated/types.ts';
+import type { CreateSessionInput } from '../api/generated/types.ts';
+import type { SessionStatusParent } from '../api/views.ts';
 import type { SessionParent } from '../api/views.ts';
 import { enumValues } from '../api/enums.ts';
 import { booleans, bosTime, object, oneOf, onlyKeys, strings, type Json } from './body.ts';
@@ -30,7 +31,7 @@ export function sessionToBos(s: SessionParent): Json {
 }
 
 /** V2SessionExtendedStatus: error groups keyed by their text, BOS's `{count, list}`. */
-export function extendedStatusToBos(x: SessionExtendedStatus): Json {
+export function extendedStatusToBos(x: SessionStatusParent): Json {
   return {
     status: x.status,
     managed_components_count: x.managedComponentsCount,
@@ -48,7 +49,7 @@ export function extendedStatusToBos(x: SessionExtendedStatus): Json {
   };
 }
 
-function createInput(body: unknown): Json {
+function createInput(body: unknown): CreateSessionInput {
   const b = object(body);
   onlyKeys(b, ['name', 'operation', 'template_name', 'limit', 'stage', 'include_disabled']);
   if (b.template_name === undefined) throw new Problem(400, 'template_name: is required');
@@ -56,11 +57,12 @@ function createInput(body: unknown): Json {
   strings(b, ['name', 'template_name', 'limit']);
   return {
     operation: oneOf(b.operation, OPERATIONS, 'operation'),
-    templateName: b.template_name,
-    name: b.name,
-    limit: b.limit,
-    stage: b.stage ?? false,
-    includeDisabled: b.include_disabled ?? false,
+    // Strings, booleans or absent, as strings() and booleans() checked above.
+    templateName: b.template_name as string,
+    name: b.name as string | undefined,
+    limit: b.limit as string | undefined,
+    stage: (b.stage as boolean | undefined) ?? false,
+    includeDisabled: (b.include_disabled as boolean | undefined) ?? false,
   };
 }
 
@@ -74,7 +76,7 @@ function filters(q: RestRequest['query']): Json {
 }
 
 async function session(r: RestRequest): Promise<SessionParent> {
-  const s = await r.call<SessionParent | null>('session', { name: r.params.name });
+  const s = await r.call('session', { name: r.params.name });
   if (!s) throw notFound('session', r.params.name!);
   return s;
 }
@@ -85,14 +87,14 @@ export const sessionRoutes: Route[] = [
     path: '/v2/sessions',
     conflictTitle: ALREADY_EXISTS,
     handler: async ({ call, body }) => {
-      const r = await call<{ session: SessionParent }>('createSession', { input: createInput(body) });
+      const r = await call('createSession', { input: createInput(body) });
       return ok(sessionToBos(r.session), 201);
     },
   },
   {
     method: 'get',
     path: '/v2/sessions',
-    handler: async ({ call, query }) => ok((await call<SessionParent[]>('sessions', filters(query))).map(sessionToBos)),
+    handler: async ({ call, query }) => ok((await call('sessions', filters(query))).map(sessionToBos)),
   },
   {
     method: 'delete',
@@ -102,7 +104,7 @@ export const sessionRoutes: Route[] = [
       return noContent;
     },
   },
-  getOne<SessionParent>('/v2/sessions/:name', 'session', 'name', 'session', sessionToBos),
+  getOne('/v2/sessions/:name', 'session', 'name', 'session', sessionToBos),
   {
     // BOS's own operators PATCH a session's status; bootorch's engine owns it, so nobody else may.
     method: 'patch',
@@ -123,7 +125,7 @@ export const sessionRoutes: Route[] = [
       return noContent;
     },
   },
-  getOne<SessionExtendedStatus>('/v2/sessions/:name/status', 'sessionStatus', 'name', 'session', extendedStatusToBos),
+  getOne('/v2/sessions/:name/status', 'sessionStatus', 'name', 'session', extendedStatusToBos),
   {
     // BOS's completion operator asks the API to save the status; bootorch's saves it when the session
     // completes. Answered as the contract says (the session), without a write.

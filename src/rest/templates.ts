@@ -2,7 +2,7 @@
  * /v2/sessiontemplates, /v2/sessiontemplatesvalid, /v2/sessiontemplatetemplate: BOS's JSON (boot sets
  * as a map keyed by name, snake_case) to the GraphQL inputs (boot sets as a list, camelCase) and back.
  */
-import type { BootSet, DiskDeploy, SessionTemplate, TemplateValidation } from '../api/generated/types.ts';
+import type { BootSet, DiskDeploy, SessionTemplate, TemplateValidation, SessionTemplateInput } from '../api/generated/types.ts';
 import { enumValues } from '../api/enums.ts';
 import { booleans, defined, isObject, object, oneOf, onlyKeys, type Json } from './body.ts';
 import { bosField, bosWords, camel } from './names.ts';
@@ -112,15 +112,16 @@ export const templateRoutes: Route[] = [
   {
     method: 'get',
     path: '/v2/sessiontemplates',
-    handler: async ({ call }) => ok((await call<SessionTemplate[]>('sessionTemplates')).map(templateToBos)),
+    handler: async ({ call }) => ok((await call('sessionTemplates')).map(templateToBos)),
   },
-  getOne<SessionTemplate>('/v2/sessiontemplates/:name', 'sessionTemplate', 'name', 'session template', templateToBos),
+  getOne('/v2/sessiontemplates/:name', 'sessionTemplate', 'name', 'session template', templateToBos),
   {
     method: 'put',
     path: '/v2/sessiontemplates/:name',
     handler: async ({ call, params, body }) => {
       const input = templateInput(body, { patch: false, name: params.name! });
-      const r = await call<{ template: SessionTemplate }>('putSessionTemplate', { name: params.name, input });
+      // A put's input always has its boot sets (templateInput refuses one without); the rest the resolver checks.
+      const r = await call('putSessionTemplate', { name: params.name!, input: input as SessionTemplateInput });
       return ok(templateToBos(r.template));
     },
   },
@@ -129,7 +130,7 @@ export const templateRoutes: Route[] = [
     path: '/v2/sessiontemplates/:name',
     handler: async ({ call, params, body }) => {
       const patch = templateInput(body, { patch: true, name: params.name! });
-      const r = await call<{ template: SessionTemplate }>('patchSessionTemplate', { name: params.name, patch });
+      const r = await call('patchSessionTemplate', { name: params.name, patch });
       return ok(templateToBos(r.template));
     },
   },
@@ -144,12 +145,11 @@ export const templateRoutes: Route[] = [
   {
     method: 'get',
     path: '/v2/sessiontemplatesvalid/:name',
-    handler: async ({ call, params }) =>
-      ok(validationText(await call<TemplateValidation>('validateSessionTemplate', { name: params.name }))),
+    handler: async ({ call, params }) => ok(validationText(await call('validateSessionTemplate', { name: params.name }))),
   },
   {
     method: 'get',
     path: '/v2/sessiontemplatetemplate',
-    handler: async ({ call }) => ok(templateToBos(await call<SessionTemplate>('sessionTemplateExample'))),
+    handler: async ({ call }) => ok(templateToBos(await call('sessionTemplateExample'))),
   },
 ];
