@@ -131,18 +131,25 @@ export async function moveDeploys(
 const BUDGET_LOCK = sql`pg_advisory_xact_lock(hashtext('bootorch_deploy_budget'))`;
 
 /**
- * The deploys that hold a slot of the deploy budget (domain/deploy-budget.ts): admitted and not yet
- * started (pending), or with their agent at work (starting..writing), each only while it is alive:
- * admitted, or its last heartbeat (its state's start before the first), within `staleSeconds`. So a
- * deploy that finished (written and on) or failed frees its slot at once, and one whose agent or
- * whose worker died frees it after `staleSeconds`.
+ * The deploys that hold a slot of the deploy budget (domain/deploy-budget.ts), each only while it is
+ * alive: admitted and not yet started (pending) within `o.bootSeconds` of its admission (the node's
+ * boot into the ramdisk), or with its agent at work (starting..writing) and heard from within
+ * `o.silentSeconds`. So a deploy whose image is written, or that failed, frees its slot at once, and
+ * one whose agent died, or whose node never booted the ramdisk, frees it when it is that late.
  */
-const holdsSlot = (staleSeconds: number) => {
+const holdsSlot = (o: SlotTimes) => {
   const d = componentDeploys;
-  const fresh = (t: unknown) => sql`${t} > now() - make_interval(secs => ${staleSeconds})`;
-  return sql`((${d.state} = 'pending' and ${fresh(d.admittedAt)})
-    or (${d.state} in ('starting','downloading','verifying','writing') and ${fresh(sql`coalesce(${d.heartbeatAt}, ${d.stateAt})`)}))`;
+  const within = (t: unknown, seconds: number) => sql`${t} > now() - make_interval(secs => ${seconds})`;
+  return sql`((${d.state} = 'pending' and ${within(d.admittedAt, o.bootSeconds)})
+    or (${d.state} in ('starting','downloading','verifying','writing') and ${within(sql`coalesce(${d.heartbeatAt}, ${d.stateAt})`, o.silentSeconds)}))`;
 };
+
+export interface SlotTimes {
+  /** An admitted deploy whose agent has not started holds its slot this long (max_boot_wait_time). */
+  bootSeconds: number;
+  /** A running agent not heard from this long no longer holds its slot (deploy_heartbeat_timeout). */
+  silentSeconds: number;
+}
 
 export interface Admission {
   /** Of the ids given, those whose node may power on into its deploy now (admitted now, or before and still holding). */
@@ -155,16 +162,16 @@ export interface Admission {
 
 /**
  * Admit pending deploys of these components (in the order given) while slots are free: at most
- * `slots` deploys hold one at any time, counted over every session (one advisory lock serialises the
+ * `slots` deploys hold one at any time (holdsSlot), counted over every session (one advisory lock serialises the
  * count and the admission). Ids without a pending deploy are in neither list. A repeated call admits
  * no one twice (a deploy still holding its slot is admitted again without taking another).
  */
-export async function admitDeploys(db: Db, ids: string[], slots: number, staleSeconds: number): Promise<Admission> {
+export async function admitDeploys(db: Db, ids: string[], slots: number, times: SlotTimes): Promise<Admission> {
   if (ids.length === 0) return { admitted: [], waiting: [], holding: 0 };
   const d = componentDeploys;
   return transaction(db, async (tx) => {
     await tx.execute(sql`select ${BUDGET_LOCK}`);
-    const holding = await tx.execute<{ id: string }>(sql`select ${d.id} as id from ${d} where ${holdsSlot(staleSeconds)}`);
+    const holding = await tx.execute<{ id: string }>(sql`select ${d.id} as id from ${d} where ${holdsSlot(times)}`);
     const held = new Set(holding.rows.map((r) => r.id));
     const pending = await tx
       .select({ id: d.id })
