@@ -237,7 +237,11 @@ export class SimPxe {
       this.o.onAnswer?.(step, performance.now() - t, answer?.status ?? 0);
       if (answer && answer.status < 500 && answer.status !== 429) return answer;
       if (answer?.status === 429) pxe.throttled++;
-      if (attempt >= attempts || this.world.timers.isClosed) {
+      // A ticket is spent once: an exchange that may have reached bootorch (a 5xx, a timeout, a cut
+      // connection) is not sent again (the second would be refused as a reused ticket); a 429 or a
+      // refused connection never reached it.
+      const unsent = answer ? answer.status === 429 : /ECONNREFUSED/.test(error);
+      if (attempt >= attempts || this.world.timers.isClosed || (step === 'exchange' && !unsent)) {
         pxe.failed++;
         throw new PxeError(id, step, answer?.status, answer ? `HTTP ${answer.status} ${answer.body.toString().trim()}` : error);
       }
