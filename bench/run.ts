@@ -14,6 +14,9 @@
  * the code in DIR in the same run) and rewrites only its section.
  * --parts=bmc runs the BMC protection figures alone (bench/bmc.ts: a reboot over Redfish undisturbed and
  * with 1 % of the BMCs dead, refusing or slow; --reps=2 --bmc-nodes=1000) and rewrites only its section.
+ * --parts=standalone runs a site without CSM alone (bench/standalone.ts: the CSM real path, then the standalone
+ * reboot over Redfish with PXE, at 10,000 nodes, 100,000 with --full, --standalone-sizes=N,...; and a PXE storm
+ * of 10,000 nodes, --storm-sizes=N,...) and rewrites only its section.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -28,6 +31,14 @@ import { runRealPath, type RealPathResult } from './real-path.ts';
 import { runReportLoad, type ReportLoadRow } from './report-load.ts';
 import { runJobsBench } from './jobs-report.ts';
 import { runBmcBench } from './bmc.ts';
+import {
+  runPxeStorm,
+  runStandaloneReboot,
+  standaloneSection,
+  rewriteStandaloneSection,
+  type StandaloneResult,
+  type StormResult,
+} from './standalone.ts';
 import { runTokensBench } from './tokens.ts';
 import { runIpmiBench } from './ipmi.ts';
 
@@ -92,6 +103,39 @@ async function main() {
     });
     await embedded?.stop();
     log('\nrewrote the node credentials section of BENCHMARKS.md');
+    process.exit(0);
+  }
+  if (parts.size === 1 && parts.has('standalone')) {
+    const list = (flag: string, d: string) =>
+      (process.argv.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3) ?? d).split(',').map(Number);
+    const reboots: StandaloneResult[] = [];
+    const csm: RealPathResult[] = [];
+    const storms: StormResult[] = [];
+    for (const n of list('standalone-sizes', args.has('--full') ? '10000,100000' : '10000')) {
+      log(`standalone: the CSM real path, reboot of ${fmt(n)} nodes...`);
+      const c = await runRealPath(adminUrl, n);
+      csm.push(c);
+      log(`  ${fmt(c.wallMs)} ms (load ${c.load.toFixed(1)})`);
+      log(`standalone: reboot of ${fmt(n)} nodes over Redfish with PXE, sim + api + worker processes...`);
+      const r = await runStandaloneReboot(adminUrl, n, log);
+      reboots.push(r);
+      log(
+        `  ${fmt(r.wallMs)} ms (x${fmt(r.wallMs / c.wallMs, 2)} CSM), ${fmt(r.stable)} stable, pxe ${JSON.stringify(r.pxe)}, CPU s sim/api/worker ${fmt(r.cpu.sim, 1)}/${fmt(r.cpu.api, 1)}/${fmt(r.cpu.worker, 1)}, RSS MB ${fmt(r.rssMb.sim)}/${fmt(r.rssMb.api)}/${fmt(r.rssMb.worker)} (load ${r.load.toFixed(1)})`,
+      );
+    }
+    for (const n of list('storm-sizes', '10000')) {
+      log(`standalone: PXE storm of ${fmt(n)} nodes in 10 s (script, exchange, config drive)...`);
+      const s = await runPxeStorm(adminUrl, n, { log });
+      storms.push(s);
+      log(
+        `  span ${fmt(s.spanMs)} ms, refused ${s.refused}, failed nodes ${s.failedNodes}, p99 script/exchange/drive ${fmt(s.steps.bootscript.p99)}/${fmt(s.steps.exchange.p99)}/${fmt(s.steps['config-drive'].p99)} ms`,
+      );
+    }
+    await embedded?.stop();
+    rewriteStandaloneSection(
+      standaloneSection({ reboots, csm, storms, loadAtStart, command: `npm run bench -- ${process.argv.slice(2).join(' ')}` }),
+    );
+    log('\nrewrote the standalone section of BENCHMARKS.md');
     process.exit(0);
   }
   if (parts.size === 1 && parts.has('bmc')) {
