@@ -238,7 +238,10 @@ async function execute(
   // As Apollo's normalizeAndFormatErrors: a default code, and `extensions.http` sets the answer's head.
   const errors = result.errors?.length
     ? result.errors.map((e: GraphQLErrorType) => {
-        const { http: h, ...extensions } = e.extensions as { http?: { status?: number; headers?: Map<string, string> }; code?: unknown };
+        const { http: h, ...extensions } = (e.extensions ?? {}) as {
+          http?: { status?: number; headers?: Map<string, string> };
+          code?: unknown;
+        };
         if (h?.status) status = h.status;
         for (const [k, v] of h?.headers ?? []) res.setHeader(k, v);
         return o.formatError({ ...e.toJSON(), extensions: { ...extensions, code: extensions.code ?? 'INTERNAL_SERVER_ERROR' } }, e);

@@ -97,10 +97,13 @@ describe('/boot/v1 rate limits: a PXE storm passes, a flood from one source does
     await defaults?.close();
   });
 
-  it.runIf(process.env.BOOTORCH_STORM_TESTS === '1')('lets 10,000 nodes from 10,000 sources fetch scripts in 10 s, exchange tickets and fetch config drives: none refused', async () => {
-    const counts = await storm(defaults, 1_000_000);
-    expect(Object.fromEntries(counts)).toEqual({ 200: 3 * NODES });
-  });
+  it.runIf(process.env.BOOTORCH_STORM_TESTS === '1')(
+    'lets 10,000 nodes from 10,000 sources fetch scripts in 10 s, exchange tickets and fetch config drives: none refused',
+    async () => {
+      const counts = await storm(defaults, 1_000_000);
+      expect(Object.fromEntries(counts)).toEqual({ 200: 3 * NODES });
+    },
+  );
 
   it('refuses a flood from one source past its burst with 429 and Retry-After; another source still passes', async () => {
     const t = 50_000_000;
