@@ -8,7 +8,6 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -16,6 +15,7 @@ import { freshDb, type TestDb } from '../helpers/db.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { DEV_ADMIN_TOKEN, devAuthEnv } from '../helpers/auth.ts';
 import { ROOT, startRole, type RoleProcess } from '../helpers/processes.ts';
+import { freePort } from '../helpers/ports.ts';
 
 export const BROWSER_TESTS = process.env.BOOTORCH_BROWSER_TESTS === '1';
 /** How long a process may take to start: minutes, not seconds, on a shared machine at load 30. */
@@ -37,17 +37,6 @@ export interface World {
   startApi(): Promise<void>;
   logs(): string;
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-      .once('error', reject)
-      .listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => resolve(p));
-      });
-  });
 }
 
 /** Debian's chromium (CHROMIUM_PATH to override), headless, with its profile in `userDataDir` (an empty folder). */

@@ -7,7 +7,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -17,20 +16,10 @@ import { createApiToken } from '../../src/auth/index.ts';
 import { freshDb, type TestDb } from '../helpers/db.ts';
 import { withDatabase } from '../helpers/global-setup.ts';
 import { COMPILED, ROOT, runCli, startRole, type RoleProcess } from '../helpers/processes.ts';
+import { freePort } from '../helpers/ports.ts';
 
 let db: TestDb;
 let api: RoleProcess | undefined;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-      .once('error', reject)
-      .listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => resolve(p));
-      });
-  });
-}
 
 beforeAll(async () => {
   if (distState() !== 'fresh') {

@@ -12,7 +12,6 @@
  * Nothing sleeps: every wait polls a condition with a deadline.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -21,6 +20,7 @@ import { FAST_OPTIONS } from '../helpers/cluster.ts';
 import { runCli, startRole, type RoleProcess } from '../helpers/processes.ts';
 import { waitFor as waitUntil } from '../helpers/wait.ts';
 import { createApiToken } from '../../src/auth/index.ts';
+import { freePort } from '../helpers/ports.ts';
 
 const NODES = 500;
 /**
@@ -47,18 +47,6 @@ let simUrl: string;
 let simEnv: Record<string, string>;
 let adminToken: string;
 let tokensDir: string;
-
-/** A port that was free a moment ago (the simulator's nodes must know the API's URL before it starts). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-      .once('error', reject)
-      .listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => resolve(p));
-      });
-  });
-}
 
 /** Resolves when `cond()` holds, polled every 200 ms; rejects at the deadline with the processes' logs. */
 const waitFor = <T>(cond: () => Promise<T | undefined | false>, what: string, timeoutMs: number) => waitUntil(cond, what, timeoutMs, logs);

@@ -9,7 +9,6 @@
  * (.ci/run installs pgbouncer).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -20,6 +19,7 @@ import { freshDb, type TestDb } from '../helpers/db.ts';
 import { startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.ts';
 import { runCli, startRole, type RoleProcess } from '../helpers/processes.ts';
 import { waitFor as waitUntil } from '../helpers/wait.ts';
+import { freePort } from '../helpers/ports.ts';
 
 const on = process.env.BOOTORCH_PGBOUNCER_TESTS === '1';
 const NODES = 100;
@@ -41,17 +41,6 @@ let simUrl: string;
 let adminToken: string;
 let tokensDir: string;
 let hsmUrl: string;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-      .once('error', reject)
-      .listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => resolve(p));
-      });
-  });
-}
 
 const logs = () =>
   [

@@ -8,7 +8,6 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -20,6 +19,7 @@ import { createApiToken } from '../../src/auth/index.ts';
 import { SimWorld } from '../../src/sim/world.ts';
 import { startSimServer, type SimServer } from '../../src/sim/server.ts';
 import { redfishBootOverride } from '../../src/sim/http/redfish.ts';
+import { freePort } from '../helpers/ports.ts';
 
 let db: TestDb;
 let world: SimWorld;
@@ -31,17 +31,6 @@ let token: string;
 let ids: string[];
 let hooks: string;
 const macOf = (i: number) => `52:54:00:00:05:0${i}`;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-      .once('error', reject)
-      .listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => resolve(p));
-      });
-  });
-}
 
 const gql = async (query: string, variables: Record<string, unknown> = {}) => {
   const r = await fetch(`${base}/graphql`, {

@@ -10,7 +10,6 @@
  * (.ci/run's upgrade phase); needs the repository's history (a clone of main).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -22,6 +21,7 @@ import { withDatabase } from '../helpers/global-setup.ts';
 import { previousRelease, type PreviousRelease } from '../helpers/previous-release.ts';
 import { runCli, SOURCES, startRole, type RoleProcess } from '../helpers/processes.ts';
 import { waitFor as waitUntil } from '../helpers/wait.ts';
+import { freePort } from '../helpers/ports.ts';
 
 const on = process.env.BOOTORCH_UPGRADE_TESTS === '1';
 const NODES = 100;
@@ -45,17 +45,6 @@ let apiUrl: string;
 let simUrl: string;
 let adminToken: string;
 let tokensDir: string;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-      .once('error', reject)
-      .listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => resolve(p));
-      });
-  });
-}
 
 const logs = () =>
   [

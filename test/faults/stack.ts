@@ -47,16 +47,9 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-      .once('error', reject)
-      .listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => resolve(p));
-      });
-  });
-}
+import { freePort } from '../helpers/ports.ts';
+
+export { freePort };
 
 /** SIGKILL and wait for the exit. */
 export function kill(p: RoleProcess): Promise<void> {

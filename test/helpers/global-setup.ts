@@ -3,27 +3,18 @@
  * migrated template database, and hand its name to the test files, which clone it (test/helpers/db.ts).
  */
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { connect, runMigrations } from '../../src/db/client.ts';
 import { startEmbeddedPostgres, type EmbeddedServer } from '../../src/db/embedded.ts';
 import { contractsMissing } from './contracts-dir.ts';
+import { freePort } from './ports.ts';
+
+export { freePort };
 
 let embedded: EmbeddedServer | undefined;
 let embeddedDir: string | undefined;
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 export async function setup(project: TestProject) {
   const missing = contractsMissing();

@@ -5,10 +5,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { waitFor } from './wait.ts';
+import { freePort } from './ports.ts';
 
 export interface PgBouncer {
   /** A URL through PgBouncer to `database` (the same user as the upstream URL). */
@@ -17,17 +18,6 @@ export interface PgBouncer {
   adminUrl: string;
   output(): string;
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-      .once('error', reject)
-      .listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => resolve(p));
-      });
-  });
 }
 
 const answers = (port: number) =>

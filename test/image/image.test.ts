@@ -12,13 +12,13 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import pg from 'pg';
 import { createApiToken } from '../../src/auth/index.ts';
 import { connect } from '../../src/db/client.ts';
 import { withDatabase } from '../helpers/global-setup.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { freePort } from '../helpers/ports.ts';
 
 const on = process.env.BOOTORCH_IMAGE_TESTS === '1';
 const IMAGE = process.env.BOOTORCH_IMAGE ?? 'localhost/bootorch:ci';
@@ -57,17 +57,6 @@ async function podmanRun(env: Record<string, string>, args: string[], o: { detac
 }
 
 const podman = (args: string[]) => run('podman', [...PODMAN, ...args]);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-      .once('error', reject)
-      .listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => resolve(p));
-      });
-  });
-}
 
 const answers = (url: string) =>
   fetch(url).then(
