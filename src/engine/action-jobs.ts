@@ -1,7 +1,7 @@
 /**
  * Operators decide, per-component jobs act. An operator's tick records its decision on the
  * components (last action, attempt) and, in the same transaction, enqueues one job per component on
- * the operator's action queue (`bootorch-act-<operator>`, scheduler.act). Any worker process drains
+ * the operator's action queue (`bootorch-act-<operator>`, scheduler.enqueueActions). Any worker process drains
  * the queue in batches (up to max_component_batch_size, after a short gather window), and for one
  * batch:
  * - drops the jobs whose decision no longer stands (the node moved on: another session, a newer
@@ -23,7 +23,7 @@ import type PgBoss from 'pg-boss';
 import type { Db } from '../db/client.ts';
 import { recordActed, selectComponents, type EngineComponent } from '../db/components/select.ts';
 import type { EngineContext, Step } from './operator.ts';
-import { settle } from './operator.ts';
+import { commitStep } from './operator.ts';
 import { errorText, fromError, reasonOf, type Outcome } from './outcome.ts';
 import type { ActionJob, DueJob, JobOperatorName, OperatorName } from './scheduler.ts';
 import { countEnded, countStarted, observeBatch } from '../observability/engine.ts';
@@ -70,12 +70,12 @@ export interface JobSpec {
    */
   claim?(ctx: EngineContext, rows: EngineComponent[]): Promise<EngineComponent[]>;
   /** Of these rows (retried jobs), the ids of nodes already where the action takes them. */
-  settled?(ctx: EngineContext, rows: EngineComponent[]): Promise<Set<string>>;
+  alreadyDone?(ctx: EngineContext, rows: EngineComponent[]): Promise<Set<string>>;
   /** The side effect for a batch; the outcome of each component that is not simply done. */
-  act(ctx: EngineContext, rows: EngineComponent[]): Promise<Map<string, Outcome>>;
+  perform(ctx: EngineContext, rows: EngineComponent[]): Promise<Map<string, Outcome>>;
   next?(ctx: EngineContext, acted: EngineComponent[]): Next;
   /** Decide again now for these components (a due job); absent when the operator takes none. */
-  decide?(ctx: EngineContext, ids: string[]): Promise<Step<EngineComponent>>;
+  redecide?(ctx: EngineContext, ids: string[]): Promise<Step<EngineComponent>>;
 }
 
 /** An action queue's job as fetchJobs hands it out. */
@@ -147,8 +147,8 @@ export async function runJobBatch(
   const acts = jobs.filter((j) => !('due' in j.data)) as FetchedJob<ActionJob>[];
   if (due.length) {
     const ids = [...new Set(due.flatMap((j) => (j.data as DueJob).ids))];
-    const step: Step<EngineComponent> = spec.decide ? await spec.decide(ctx, ids) : { outcomes: [] };
-    await settle(ctx, recordComponentOutcomes, step, (tx) =>
+    const step: Step<EngineComponent> = spec.redecide ? await spec.redecide(ctx, ids) : { outcomes: [] };
+    await commitStep(ctx, recordComponentOutcomes, step, (tx) =>
       finish(
         tx,
         due.map((job) => ({ job, fail: false, output: { decided: true } })),
@@ -176,9 +176,9 @@ async function runActions(
   }
   let todo = [...acting.keys()].map((id) => rows.get(id)!);
   const retried = todo.filter((r) => acting.get(r.id)!.retryCount > 0);
-  if (retried.length && spec.settled) {
+  if (retried.length && spec.alreadyDone) {
     try {
-      const already = await spec.settled(ctx, retried);
+      const already = await spec.alreadyDone(ctx, retried);
       for (const id of already) endings.push({ job: acting.get(id)!, fail: false, output: { skipped: 'the node is already there' } });
       todo = todo.filter((r) => !already.has(r.id));
     } catch (e) {
@@ -212,7 +212,7 @@ async function runActions(
         todo.length,
         retries,
         async () => {
-          acted = await spec.act(ctx, todo);
+          acted = await spec.perform(ctx, todo);
           return [...acted].flatMap(([id, o]) =>
             o.kind !== 'done' && o.problem ? [{ id, reason: o.problem.reason, error: o.problem.error }] : [],
           );
@@ -234,7 +234,7 @@ async function runActions(
     outcomes.push([r, o]);
   }
   const next = spec.next?.(ctx, todo) ?? {};
-  await settle(ctx, recordComponentOutcomes, { outcomes, kick: next.kick, wake: next.wake }, async (tx) => {
+  await commitStep(ctx, recordComponentOutcomes, { outcomes, kick: next.kick, wake: next.wake }, async (tx) => {
     await scheduleLater(tx, ctx, next.later);
     // The status pass this kicks reads the rows written since the last one, and acting wrote none: a
     // pass that read these nodes after their decision but before the call would leave them waiting

@@ -3,7 +3,7 @@
  * forceful power-off; BOS `_run_on_chunk`), on top of the operator base. The tick decides: per page,
  * keep the components that are ready and known to the inventory, fail the ones out of attempts, and
  * record the action (before any side effect) together with one action job per component, in one
- * transaction. The action worker acts (engine/action-jobs.ts): it calls the same spec's `act` on a
+ * transaction. The action worker acts (engine/action-jobs.ts): it calls the same spec's `perform` on a
  * batch of jobs and turns what happened into outcomes, each job completed or failed on its own.
  */
 import type { FailureReason } from '../domain/failures.ts';
@@ -30,11 +30,11 @@ export interface ActionOperatorSpec extends ActionView {
   /** Cut the page further before acting (e.g. power-on waves); may ask to be woken when more is due. */
   limit?(ctx: EngineContext, rows: EngineComponent[]): Promise<{ rows: EngineComponent[]; wake?: Array<[OperatorName, number]> }>;
   /** Do the side effect for components whose action is recorded; the outcome of each that is not simply done. */
-  act(ctx: EngineContext, chunk: EngineComponent[]): Promise<Map<string, Outcome>>;
+  perform(ctx: EngineContext, chunk: EngineComponent[]): Promise<Map<string, Outcome>>;
   /** What to run next for the components acted on (the escalation, the status check). */
   next(ctx: EngineContext, acted: EngineComponent[]): Next;
   /** Of these components (retried jobs), the ids of nodes already where the action takes them: not acted on again. */
-  settled?(ctx: EngineContext, rows: EngineComponent[]): Promise<Set<string>>;
+  alreadyDone?(ctx: EngineContext, rows: EngineComponent[]): Promise<Set<string>>;
 }
 
 /** The retry policy: `retry_policy` of the component, else default_retry_policy (negative: no limit). */
@@ -99,7 +99,7 @@ export function actionOperator(spec: ActionOperatorSpec): OperatorDef {
         : async (tx) => {
             const recorded = await recordAction(tx, eligible, spec.action, spec.counter, ctx.actor);
             if (recorded.length)
-              await ctx.scheduler.act(
+              await ctx.scheduler.enqueueActions(
                 tx,
                 spec.name,
                 actionJobs(
@@ -125,17 +125,17 @@ export function actionOperator(spec: ActionOperatorSpec): OperatorDef {
       row.statusOverride !== 'on_hold' &&
       attempts(row, spec.counter) === job.attempt,
     claim: (ctx, rows) => claimAction(ctx.db, rows),
-    settled: spec.settled,
-    act: spec.act,
+    alreadyDone: spec.alreadyDone,
+    perform: spec.perform,
     next: spec.next,
-    decide: async (ctx, ids) => decide(ctx, await selectComponents(ctx.db, { ...spec.selection(ctx), ids })),
+    redecide: async (ctx, ids) => decide(ctx, await selectComponents(ctx.db, { ...spec.selection(ctx), ids })),
   };
   return defineOperator<EngineComponent>(
     {
       name: spec.name,
       select: (ctx) => selectPages(ctx.db, spec.selection(ctx), ctx.options.max_component_batch_size),
       record: recordComponentOutcomes,
-      act: decide,
+      decidePage: decide,
     },
     { action: view, jobs },
   );

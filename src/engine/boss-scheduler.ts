@@ -69,7 +69,7 @@ export class BossScheduler implements Scheduler {
     await this.boss.send(TIMER_QUEUE, job, { startAfter: Math.max(0.5, seconds), singletonKey: `poll:${op}` });
   }
 
-  async act(db: Db, op: ActionOperatorName, jobs: readonly ActionJob[]): Promise<void> {
+  async enqueueActions(db: Db, op: ActionOperatorName, jobs: readonly ActionJob[]): Promise<void> {
     if (jobs.length === 0) return;
     // One insert for the whole set (pg-boss's array insert), on the deciding transaction. The ids are
     // time-ordered (UUIDv7), so the primary key (name, id) grows at its right edge: pg-boss's own

@@ -12,7 +12,7 @@
  * A process that lost its lock connection re-takes its locks on reconnecting; "twice in a row" gives
  * it a reaper period to do so before another process calls its jobs orphaned, and a reaper whose own
  * connection is new (the database restarted: every process is reconnecting) confirms nothing for
- * SETTLE_MS, while the others re-take theirs.
+ * QUIET_AFTER_CONNECT_MS, while the others re-take theirs.
  *
  * A dead process costs its jobs: the grace, then two rounds. At 3 s and 1.5 s that was 3.4 to 5.5 s per
  * SIGKILL in the fault test (a young tick or timer), and five kills of one reboot could cost more than
@@ -29,8 +29,8 @@ import { failJobs, unleasedActiveJobs } from './queue/jobs.ts';
 /** First key of the two-key advisory locks: "bo" (0x626f), so they cannot collide with other users'. */
 const LEASE_SPACE = 0x626f;
 /** After its lock connection is (re)made, a reaper suspects but confirms nothing for this long (ms). */
-const SETTLE_MS = 3000;
-/** The lock connection is retried at most this far apart (ms): well within another reaper's settle. */
+const QUIET_AFTER_CONNECT_MS = 3000;
+/** The lock connection is retried at most this far apart (ms): well within another reaper's quiet period after connecting. */
 const RECONNECT_MAX_MS = 500;
 
 export interface LeaseOptions {
@@ -42,8 +42,8 @@ export interface LeaseOptions {
   graceSeconds?: number;
   /** Reaper period in ms (default 1000): a dead process's jobs are reaped 1 to 3 s after its death. */
   reapEveryMs?: number;
-  /** Confirms nothing for this long after its lock connection is made (default SETTLE_MS; tests set 0). */
-  settleMs?: number;
+  /** Confirms nothing for this long after its lock connection is made (default QUIET_AFTER_CONNECT_MS; tests set 0). */
+  quietAfterConnectMs?: number;
 }
 
 export class TickLeases {
@@ -54,7 +54,7 @@ export class TickLeases {
   private timer?: NodeJS.Timeout;
   private reconnectTimer?: NodeJS.Timeout;
   private backoffMs = 200;
-  /** When the lock connection was last made (SETTLE_MS). */
+  /** When the lock connection was last made (QUIET_AFTER_CONNECT_MS). */
   private connectedAt = 0;
   private reaping = false;
   /** Queries on the lock connection run one after another (pg deprecates overlapping them on one client). */
@@ -133,7 +133,7 @@ export class TickLeases {
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
       this.connect().catch(() => {
-        // Half a second apart at most: back well within the others' settle, so no one reaps its jobs.
+        // Half a second apart at most: back well within the others' quiet period, so no one reaps its jobs.
         this.backoffMs = Math.min(this.backoffMs * 2, RECONNECT_MAX_MS);
         this.scheduleReconnect();
       });
@@ -153,8 +153,8 @@ export class TickLeases {
         LEASE_SPACE,
       );
       const orphans = unleased.filter((x) => !this.held.has(x.id));
-      const settled = Date.now() - this.connectedAt >= (this.o.settleMs ?? SETTLE_MS);
-      const confirmed = settled ? orphans.filter((x) => this.suspects.has(x.id)) : [];
+      const quietOver = Date.now() - this.connectedAt >= (this.o.quietAfterConnectMs ?? QUIET_AFTER_CONNECT_MS);
+      const confirmed = quietOver ? orphans.filter((x) => this.suspects.has(x.id)) : [];
       this.suspects = new Set(orphans.map((x) => x.id));
       if (confirmed.length === 0) return;
       const byQueue = new Map<string, string[]>();

@@ -50,7 +50,7 @@ export interface OperatorSpec<T> {
   /** What it selects, a page at a time (one page is in memory however large the machine). */
   select(ctx: EngineContext): AsyncIterable<T[]>;
   /** What it does for one page. A thrown error is every item's outcome (transient: continue; else failed). */
-  act(ctx: EngineContext, page: T[]): Promise<Step<T>>;
+  decidePage(ctx: EngineContext, page: T[]): Promise<Step<T>>;
   /** Write the outcomes as data on the items (errors, failures), in the step's transaction. */
   record(tx: Db, ctx: EngineContext, outcomes: Array<[T, Outcome]>): Promise<void>;
 }
@@ -84,13 +84,13 @@ export function defineOperator<T>(spec: OperatorSpec<T>, extra: Pick<OperatorDef
         if (page.length === 0) continue;
         let step: Step<T>;
         try {
-          step = await spec.act(ctx, page);
+          step = await spec.decidePage(ctx, page);
         } catch (e) {
           ctx.log.warn({ err: errorText(e), operator: spec.name, count: page.length }, 'step failed for a page');
           const outcome = fromError(e);
           step = { outcomes: page.map((item) => [item, outcome]) };
         }
-        await settle(ctx, spec.record, step);
+        await commitStep(ctx, spec.record, step);
       }
     },
   };
@@ -100,7 +100,7 @@ export function defineOperator<T>(spec: OperatorSpec<T>, extra: Pick<OperatorDef
  * Record a step's outcomes and schedule its follow-ups, in one transaction (none when there is nothing
  * to write); `also` joins it (the action jobs' completion).
  */
-export async function settle<T>(
+export async function commitStep<T>(
   ctx: EngineContext,
   record: OperatorSpec<T>['record'],
   step: Step<T>,

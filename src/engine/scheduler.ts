@@ -6,7 +6,7 @@
  *   at once. Every worker process hears it (NOTIFY) and fetches without waiting for pg-boss's 0.5 s fetch interval.
  * - wakeAt(db, op, at): run `op` when a wait is over (escalations, timeouts), at a database time.
  * - poll(op, seconds): the level-triggered safety net; every tick ends by asking for its next poll.
- * - act(db, op, jobs): per-component action jobs on the operator's action queue (engine/action-jobs.ts),
+ * - enqueueActions(db, op, jobs): per-component action jobs on the operator's action queue (engine/action-jobs.ts),
  *   enqueued in the transaction that records the decision; any worker process drains them in batches.
  * - decideLater(db, op, rows, seconds): per-component delayed decisions (the graceful to forceful
  *   escalation): when due, the operator decides again for just those components.
@@ -102,10 +102,16 @@ export interface Scheduler {
   /** Make sure `op` runs within `seconds` (one pending poll per operator). */
   poll(op: OperatorName, seconds: number): Promise<void>;
   /** Enqueue per-component action jobs on `op`'s action queue, in one statement, on `db`. */
-  act(db: Db, op: ActionOperatorName, jobs: readonly ActionJob[]): Promise<void>;
+  enqueueActions(db: Db, op: ActionOperatorName, jobs: readonly ActionJob[]): Promise<void>;
   /** Ask `op` to decide again for these components in `seconds` (one statement per distinct delay). */
   decideLater(db: Db, op: JobOperatorName, rows: readonly DueComponent[], seconds: number): Promise<void>;
 }
 
 /** A scheduler that starts nothing, for code paths that run without an engine (tools, some tests). */
-export const noScheduler: Scheduler = { async kick() {}, async wakeAt() {}, async poll() {}, async act() {}, async decideLater() {} };
+export const noScheduler: Scheduler = {
+  async kick() {},
+  async wakeAt() {},
+  async poll() {},
+  async enqueueActions() {},
+  async decideLater() {},
+};

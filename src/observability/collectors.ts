@@ -15,56 +15,78 @@ import { HEARTBEAT_ALIVE_SECONDS } from '../engine/heartbeat.ts';
 import { queueDepths } from '../engine/queue/open-jobs.ts';
 import type { Db } from '../db/client.ts';
 
+/**
+ * What a scrape reads, set by collectSystemState. prom-client calls each gauge's `collect` (its
+ * documented option) on scrape; the first call reads, the others share that read.
+ */
+let collectState: (() => Promise<void>) | undefined;
+const onScrape = () => collectState?.();
+
 const components = gauge(
   'bootorch_components',
   'Components by status and phase: enabled ones (in a session\'s walk) by BOS\'s computed status and their phase, disabled ones as status="disabled"',
   ['status', 'phase'],
+  onScrape,
 );
 const failed = gauge(
   'bootorch_components_failed',
   'Components in status failed, enabled or not (a failed node is disabled until it is cleared or booted again), by failure reason',
   ['reason'],
+  onScrape,
 );
 const ended = gauge(
   'bootorch_sessions_ended',
   'Ended sessions still kept (session_cleanup deletes old ones), by result: complete, complete_with_failures, aborted, failed',
   ['result'],
+  onScrape,
 );
 const engineAlive = gauge(
   'bootorch_engine_processes',
   'Engine processes (worker, dev) whose heartbeat is younger than 15 s: 0 means no operator or action job runs anywhere',
   [],
+  onScrape,
 );
 const engineBeatAge = gauge(
   'bootorch_engine_heartbeat_age_seconds',
   'Seconds since the newest heartbeat of any engine process (+Inf when none has ever beaten)',
   [],
+  onScrape,
 );
 const sessionIdle = gauge(
   'bootorch_session_idle_seconds',
   'Seconds since the newest event (transition, action, error, report) of the running, unpaused session that has been quiet longest (0 when none runs)',
   [],
+  onScrape,
 );
-const sessions = gauge('bootorch_sessions', 'Sessions by status (pending / running / complete) and whether paused', ['status', 'paused']);
+const sessions = gauge(
+  'bootorch_sessions',
+  'Sessions by status (pending / running / complete) and whether paused',
+  ['status', 'paused'],
+  onScrape,
+);
 const pendingAge = gauge(
   'bootorch_work_oldest_pending_seconds',
   'Age of the oldest unfinished work, by status: seconds since the desired state of the longest-waiting enabled, non-stable component was set (0 when none)',
   ['status'],
+  onScrape,
 );
 const pendingBudget = gauge(
   'bootorch_work_timeout_seconds',
   "How long a node's walk may take before it is stuck: max_power_off_wait_time + max_power_on_wait_time + max_boot_wait_time (options)",
   [],
+  onScrape,
 );
 const queueDepth = gauge(
   'bootorch_queue_jobs',
   'pg-boss jobs waiting (created or retry), by queue and state: due (may start now) or deferred (start_after in the future)',
   ['queue', 'state'],
+  onScrape,
 );
 const queueWait = gauge(
   'bootorch_queue_oldest_due_seconds',
   'How long the oldest due pg-boss job of each queue has waited to be started, in seconds (0 when none)',
   ['queue'],
+  onScrape,
 );
 const scrapeSeconds = gauge(
   'bootorch_state_scrape_duration_seconds',
@@ -122,25 +144,11 @@ export function collectSystemState(db: Db, o: { minIntervalMs?: number } = {}): 
       queueWait.set({ queue: q.queue }, q.oldestDueSeconds);
     }
   };
-  // prom-client calls collect() of each gauge on scrape; the first one reads, the others share it.
-  for (const g of [
-    components,
-    failed,
-    ended,
-    engineAlive,
-    engineBeatAge,
-    sessionIdle,
-    sessions,
-    pendingAge,
-    pendingBudget,
-    queueDepth,
-    queueWait,
-  ]) {
-    (g as unknown as { collect: () => Promise<void> }).collect = setAll;
-  }
+  collectState = setAll;
   return {
     stop: () => {
       stopped = true;
+      if (collectState === setAll) collectState = undefined;
     },
   };
 }

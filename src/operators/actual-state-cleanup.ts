@@ -20,7 +20,7 @@ export const actualStateCleanup = defineOperator<EngineComponent>({
     return selectPages(ctx.db, { actualOlderThan: new Date(ctx.now().getTime() - ttl * 1000) }, ctx.options.max_component_batch_size);
   },
   record: recordComponentOutcomes,
-  async act(ctx, page) {
+  async decidePage(ctx, page) {
     return {
       outcomes: page.map((c) => [c, done]),
       async write(tx) {

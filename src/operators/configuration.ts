@@ -27,7 +27,7 @@ export const configuration = defineOperator<EngineComponent>(
     name: 'configuration',
     select: (ctx) => selectPages(ctx.db, { enabled: true, statuses: ['configuring'] }, ctx.options.max_component_batch_size),
     record: recordComponentOutcomes,
-    async act(ctx, page) {
+    async decidePage(ctx, page) {
       const cfs = new Map((await ctx.adapters.config.getComponents(page.map((c) => c.id))).map((c) => [c.id, c]));
       const todo = page.filter((c) => {
         const now = cfs.get(c.id);
@@ -37,7 +37,7 @@ export const configuration = defineOperator<EngineComponent>(
         outcomes: page.map((c) => [c, done]),
         write: todo.length
           ? async (tx) => {
-              await ctx.scheduler.act(
+              await ctx.scheduler.enqueueActions(
                 tx,
                 'configuration',
                 actionJobs(
@@ -62,7 +62,7 @@ export const configuration = defineOperator<EngineComponent>(
         row.session === job.session &&
         row.sessionTenant === job.tenant &&
         row.desiredConfiguration === job.config,
-      async act(ctx, rows) {
+      async perform(ctx, rows) {
         const outcomes = new Map<string, Outcome>();
         // One PATCH per (configuration, session); a failing group fails its own jobs only.
         for (const group of groupBy(rows, (c) => JSON.stringify([c.desiredConfiguration, c.session]))) {

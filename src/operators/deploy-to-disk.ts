@@ -30,7 +30,7 @@ export const deployToDisk = actionOperator({
     met: c.lastAction !== 'switching_to_disk' || c.lastActionFailed,
     detail: `last action ${c.lastAction || 'none'}${c.lastActionFailed ? ' (failed)' : ''}`,
   }),
-  async act(ctx, chunk) {
+  async perform(ctx, chunk) {
     const outcomes = new Map<string, Outcome>();
     const moved = await moveDeploys(
       ctx.db,

@@ -20,7 +20,7 @@ export const discovery = defineOperator<string>({
     ),
   // Nothing is written about a node HSM lists; a failed step is logged by the base and retried next tick.
   record: async () => {},
-  async act(ctx, ids) {
+  async decidePage(ctx, ids) {
     return {
       outcomes: ids.map((id) => [id, done]),
       async write(tx) {

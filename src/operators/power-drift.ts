@@ -47,7 +47,7 @@ export const powerDrift = defineOperator<DriftCandidate>({
   },
   // Nothing is written on a node whose power could not be read: the drift sweep is no reason to fail it.
   record: async () => {},
-  async act(ctx, page) {
+  async decidePage(ctx, page) {
     let power: Awaited<ReturnType<typeof ctx.adapters.power.powerStatus>>;
     try {
       power = await ctx.adapters.power.powerStatus(page.map((c) => c.id));

@@ -40,7 +40,7 @@ export const powerOffForceful = actionOperator({
       detail: `${c.lastAction.replace(/_/g, ' ')} sent ${Math.round(since)} s ago; forceful after ${wait} s${met ? '' : `, in ${Math.ceil(wait - since)} s`}`,
     };
   },
-  async act(ctx, all) {
+  async perform(ctx, all) {
     // A node that went off during the wait is done: it is not forced off.
     const off = await alreadyIn(ctx, all, 'off');
     const chunk = all.filter((c) => !off.has(c.id));
@@ -64,5 +64,5 @@ export const powerOffForceful = actionOperator({
     );
   },
   next: afterPowerOff,
-  settled: (ctx, rows) => alreadyIn(ctx, rows, 'off'),
+  alreadyDone: (ctx, rows) => alreadyIn(ctx, rows, 'off'),
 });

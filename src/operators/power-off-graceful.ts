@@ -17,7 +17,7 @@ export const powerOffGraceful = actionOperator({
   counter: 'power_off_graceful_attempts',
   exhaustedReason: 'power_off_timeout',
   selection: () => ({ enabled: true, statuses: ['power_off_pending'], excludePausedSessions: true }),
-  async act(ctx, chunk) {
+  async perform(ctx, chunk) {
     await ctx.adapters.power.transition(
       'Soft-Off',
       chunk.map((c) => c.id),
@@ -26,5 +26,5 @@ export const powerOffGraceful = actionOperator({
     return new Map();
   },
   next: afterPowerOff,
-  settled: (ctx, rows) => alreadyIn(ctx, rows, 'off'),
+  alreadyDone: (ctx, rows) => alreadyIn(ctx, rows, 'off'),
 });

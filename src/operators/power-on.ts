@@ -35,7 +35,7 @@ export const powerOn = actionOperator({
     const budget = await deployBudget(ctx, waves.rows);
     return { rows: budget.rows, wake: [...waves.wake, ...budget.wake] };
   },
-  async act(ctx, chunk) {
+  async perform(ctx, chunk) {
     const outcomes = new Map<string, Outcome>();
     const bootable: EngineComponent[] = [];
     for (const group of groupBy(chunk, (c) => JSON.stringify([c.desiredKernel, c.desiredKernelParameters, c.desiredInitrd]))) {
@@ -92,5 +92,5 @@ export const powerOn = actionOperator({
     return outcomes;
   },
   next: afterPowerOn,
-  settled: (ctx, rows) => alreadyIn(ctx, rows, 'on'),
+  alreadyDone: (ctx, rows) => alreadyIn(ctx, rows, 'on'),
 });

@@ -18,7 +18,7 @@ export const sessionCleanup = defineOperator<{ olderThanSeconds: number }>({
     if (ttl > 0) yield [{ olderThanSeconds: ttl }];
   },
   record: async () => {},
-  async act(ctx, [item]) {
+  async decidePage(ctx, [item]) {
     return {
       outcomes: [[item!, done]],
       async write(tx) {

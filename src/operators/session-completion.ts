@@ -14,7 +14,7 @@ export const sessionCompletion = defineOperator({
   name: 'session-completion',
   select: (ctx) => oneByOne(finishedSessions(ctx.db)),
   record: recordSessionOutcomes,
-  async act(ctx, [s]) {
+  async decidePage(ctx, [s]) {
     return {
       outcomes: [[s!, done]],
       async write(tx) {

@@ -33,7 +33,7 @@ export const sessionSetup = defineOperator<SessionRow>({
   name: 'session-setup',
   select: (ctx) => oneByOne(pendingSessions(ctx.db)),
   record: recordSessionOutcomes,
-  async act(ctx, [s]) {
+  async decidePage(ctx, [s]) {
     try {
       // The setup joins the trace of the request that created the session.
       return await inSpanOf([s!.traceContext], 'session setup', { 'bootorch.session': s!.name }, () => setUp(ctx, s!));

@@ -116,7 +116,7 @@ function statusSpec(p: StatusPasses): OperatorSpec<EngineComponent> {
       }
     },
     record: recordComponentOutcomes,
-    async act(ctx, page) {
+    async decidePage(ctx, page) {
       const transit: Array<['status', number]> = [['status', ctx.options.transit_polling_frequency]];
       const ids = page.map((c) => c.id);
       let power: Awaited<ReturnType<typeof ctx.adapters.power.powerStatus>>;
@@ -205,8 +205,8 @@ export function createStatus(passes: StatusPasses = new StatusPasses()): Operato
       operator: 'status',
       action: 'status',
       holds: () => false,
-      act: async () => new Map(),
-      decide: async (ctx, ids) => spec.act(ctx, await selectComponents(ctx.db, { ...STATUS_SELECTION, ids })),
+      perform: async () => new Map(),
+      redecide: async (ctx, ids) => spec.decidePage(ctx, await selectComponents(ctx.db, { ...STATUS_SELECTION, ids })),
     },
   });
 }

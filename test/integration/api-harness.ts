@@ -28,7 +28,7 @@ export function recordingScheduler(): RecordingScheduler {
     },
     async wakeAt() {},
     async poll() {},
-    async act() {},
+    async enqueueActions() {},
     async decideLater() {},
   };
 }

@@ -40,7 +40,14 @@ const state = async (id: string) => (await db.pool.query('select state from pgbo
 describe('tick leases', () => {
   test('an orphaned active tick is failed, a held one is not; the reaped operator is kicked', async () => {
     // "Another process" fetched two ticks: it still holds the lease of one; the other's process is gone.
-    const other = new TickLeases({ url: db.url, log, queuePrefix: 'bootorch-', graceSeconds: 0, reapEveryMs: 60_000, settleMs: 0 });
+    const other = new TickLeases({
+      url: db.url,
+      log,
+      queuePrefix: 'bootorch-',
+      graceSeconds: 0,
+      reapEveryMs: 60_000,
+      quietAfterConnectMs: 0,
+    });
     await other.start(boss.boss, async () => {});
     await boss.boss.send(queueOf('status'), {});
     const [orphan] = await boss.boss.fetch(queueOf('status'));
@@ -50,7 +57,7 @@ describe('tick leases', () => {
     expect(await state(orphan!.id)).toBe('active');
 
     const kicked: string[][] = [];
-    const reaper = new TickLeases({ url: db.url, log, queuePrefix: 'bootorch-', graceSeconds: 0, reapEveryMs: 20, settleMs: 0 });
+    const reaper = new TickLeases({ url: db.url, log, queuePrefix: 'bootorch-', graceSeconds: 0, reapEveryMs: 20, quietAfterConnectMs: 0 });
     await reaper.start(boss.boss, async (queues) => {
       kicked.push(queues);
     });
@@ -78,7 +85,14 @@ describe('tick leases', () => {
   test('a reaper whose lock connection is new confirms nothing until it has settled (the database restarted: the others are re-taking theirs)', async () => {
     await boss.boss.send(queueOf('discovery'), {});
     const [orphan] = await boss.boss.fetch(queueOf('discovery'));
-    const reaper = new TickLeases({ url: db.url, log, queuePrefix: queueOf('discovery'), graceSeconds: 0, reapEveryMs: 20, settleMs: 800 });
+    const reaper = new TickLeases({
+      url: db.url,
+      log,
+      queuePrefix: queueOf('discovery'),
+      graceSeconds: 0,
+      reapEveryMs: 20,
+      quietAfterConnectMs: 800,
+    });
     const connected = Date.now();
     await reaper.start(boss.boss, async () => {});
     try {
@@ -108,7 +122,7 @@ describe('tick leases', () => {
   });
 
   test('a process that loses its lock connection re-takes its leases', async () => {
-    const mine = new TickLeases({ url: db.url, log, queuePrefix: 'bootorch-', graceSeconds: 0, reapEveryMs: 20, settleMs: 0 });
+    const mine = new TickLeases({ url: db.url, log, queuePrefix: 'bootorch-', graceSeconds: 0, reapEveryMs: 20, quietAfterConnectMs: 0 });
     await mine.start(boss.boss, async () => {});
     try {
       await boss.boss.send(queueOf('configuration'), {});

@@ -26,7 +26,7 @@ beforeAll(async () => {
     kick: (db, ops) => scheduler!.kick(db, ops),
     wakeAt: (db, op, at) => scheduler!.wakeAt(db, op, at),
     poll: (op, s) => scheduler!.poll(op, s),
-    act: (db, op, jobs) => scheduler!.act(db, op, jobs),
+    enqueueActions: (db, op, jobs) => scheduler!.enqueueActions(db, op, jobs),
     decideLater: (db, op, rows, s) => scheduler!.decideLater(db, op, rows, s),
   };
   h = await startHarness({ reports: { report: (i) => reports.report(i), stats: () => reports.stats() } });
