@@ -132,8 +132,6 @@ const envSchema = z.object({
   BOOTORCH_BOOT_BURST_TOTAL: z.coerce.number().int().positive().default(20000),
   /** Offer permessage-deflate on the subscriptions' WebSocket (default false; docs/architecture.md, "Live updates"). */
   BOOTORCH_WS_DEFLATE: bool.default(false),
-  /** Edge-triggered kicks on (default). Off gives the pure polling behaviour of BOS, for the benchmark baseline. */
-  BOOTORCH_KICKS: bool.default(true),
   /** Node reports by the fast path (src/api/fast-reports.ts) with cached credentials; false: Apollo for every request (a baseline). */
   BOOTORCH_FAST_REPORTS: bool.default(true),
   /**

@@ -11,7 +11,7 @@ export async function migrate(config: Config): Promise<void> {
   const log = logger(config);
   const { conn, embedded } = await openDatabase(config, log);
   try {
-    const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
+    const boss = await startBoss(conn.url, log);
     await boss.stop();
     log.info('migrations applied');
   } finally {

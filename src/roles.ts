@@ -94,7 +94,7 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
   });
   const adapters = instrumentAdapters(createSimAdapters(world), log);
   const [{ startApiServer }, { apiAuthFromEnv }, { createOperators }, { seedDemo }] = await modules;
-  const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
+  const boss = await startBoss(conn.url, log);
   const operators = createOperators();
   const engine = await startEngine({
     url: conn.url,
@@ -103,7 +103,6 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
     operators,
     log,
     boss,
-    kicks: config.BOOTORCH_KICKS,
   });
   const reports = reportBatcher(conn.db, engine.scheduler, world);
   const state = collectSystemState(conn.db);
@@ -152,7 +151,7 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
   const modules = Promise.all([import('./api/server.ts'), import('./api/auth.ts'), import('./api/boot/standalone.ts')]);
   const { conn, embedded } = await openDatabase(config, log);
   const [{ startApiServer }, { apiAuthFromEnv }, { standaloneApi }] = await modules;
-  const boss = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
+  const boss = await startBoss(conn.url, log);
   // With BOOTORCH_ADAPTERS=sim the simulated cluster lives in the worker; a world here would be another
   // machine, so the dry run and explain need BOOTORCH_ADAPTERS=http or standalone (or the dev role).
   const adapters =
@@ -221,7 +220,7 @@ export async function runWorker(config: Config, healthPort?: number): Promise<St
   const operatorsModule = import('./operators/index.ts');
   const { conn, embedded } = await openDatabase(config, log);
   const adapters = createAdapters(config, undefined, { db: conn.db, log: (m) => log.warn(m), logger: log });
-  const boss: BossHandle = await startBoss(conn.url, log, { kicks: config.BOOTORCH_KICKS });
+  const boss: BossHandle = await startBoss(conn.url, log);
   const operators = (await operatorsModule).createOperators();
   const engine = await startEngine({
     url: conn.url,
@@ -230,7 +229,6 @@ export async function runWorker(config: Config, healthPort?: number): Promise<St
     operators,
     log,
     boss,
-    kicks: config.BOOTORCH_KICKS,
   });
   // A simulated cluster carried by the worker reports through this process's batcher.
   if (adapters.world) reportBatcher(conn.db, engine.scheduler, adapters.world);
