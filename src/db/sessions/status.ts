@@ -27,9 +27,10 @@ export type { SessionKey };
  * the counts are aggregated over whole sessions. The computed status alone says `stable` for a node
  * in a disk deploy phase and for an enabled node the status operator has not decided yet; only the
  * decision that the node reached its desired state (rows 1, 4b, 4c: phase '' and disabled) makes it
- * done, and a deploy of its session that is neither active nor failed means it is not.
+ * done, and a deploy of its session that is neither active nor failed means it is not. Also what
+ * resets a node's run of failed sessions (db/components/quarantine.ts).
  */
-const succeeded = sql`${components.status} = 'stable' and ${components.phase} = '' and not ${components.enabled}
+export const succeeded = sql`${components.status} = 'stable' and ${components.phase} = '' and not ${components.enabled}
   and not exists (select 1 from ${componentDeploys} d where d.id = ${components.id}
     and d.session = ${components.session} and d.session_tenant = ${components.sessionTenant}
     and d.state not in ('active', 'failed'))`;
