@@ -64,6 +64,7 @@ export const enumValues = {
     DISABLED_IN_INVENTORY: 'disabled_in_inventory',
     NOT_IN_INVENTORY: 'not_in_inventory',
     NOT_A_COMPONENT: 'not_a_component',
+    QUARANTINED: 'quarantined',
   },
   WaitKind: {
     NOTHING: 'nothing',

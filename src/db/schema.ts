@@ -24,6 +24,7 @@ import {
   bigint,
   doublePrecision,
 } from 'drizzle-orm/pg-core';
+import type { SessionFailure } from '../domain/quarantine.ts';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -157,6 +158,14 @@ export const components = pgTable(
     queuedSeq: bigint('queued_seq', { mode: 'number' }),
     /** Power drift (operators/power-drift.ts): a done node found with power other than bootorch left it; null when none. */
     powerDrift: jsonb('power_drift').$type<PowerDriftMark>(),
+    /**
+     * Sessions in a row this node failed in, counted when each session completes (domain/quarantine.ts:
+     * a failure of its own adds one, a success resets it). At the option quarantine_after_failed_sessions
+     * or above, new sessions leave it out unless their limit names it; releaseQuarantine resets it.
+     */
+    failedSessions: integer('failed_sessions').notNull().default(0),
+    /** The failures of that run, oldest first (the first QUARANTINE_FAILURES_KEPT); null when none. */
+    sessionFailures: jsonb('session_failures').$type<SessionFailure[]>(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
   (t) => [
@@ -164,6 +173,8 @@ export const components = pgTable(
     // Failed nodes by reason for the metrics, enabled or not (a failed node is disabled), without reading every row.
     index('components_failed_reason_idx').on(t.failureReason).where(sql`status = 'failed'`),
     index('components_session_idx').on(t.session, t.enabled),
+    // Nodes with a run of failed sessions (quarantine: the plan, the metrics' gauge): few rows, not every row.
+    index('components_failed_sessions_idx').on(t.failedSessions).where(sql`failed_sessions > 0`),
     // The node table's sort orders, keyset on (column, id) (db/components/read.ts). status,
     // failure_reason and session are indexed already and phase changes only with status, so no write
     // that was a HOT update stops being one; updated_at, written by every write, has no index: that

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { AGE_RE, isAge, isTtl, MAX_AGE_MESSAGE, TTL_RE } from './age.ts';
+import { QUARANTINE_FAILURES_KEPT } from './quarantine.ts';
 
 const timeout = z.number().int().min(10).max(86400);
 const seconds = z.number().int().min(0).max(1_048_576);
@@ -75,6 +76,13 @@ export const optionsShape = {
    * approval before their first action (0 = never, the default; a site sets it, e.g. 500).
    */
   approval_node_threshold: z.number().int().min(0).max(1_000_000).default(0),
+  /**
+   * bootorch: a node that failed this many sessions in a row (failures of its own: not an abort, not an
+   * outside service down) is quarantined: new sessions leave it out unless their limit names it, until
+   * it is released (0-20; 0 = never, the default: a broken image or configuration fails every node of a
+   * session alike, and would quarantine them all).
+   */
+  quarantine_after_failed_sessions: z.number().int().min(0).max(QUARANTINE_FAILURES_KEPT).default(0),
   /**
    * bootorch: standalone workers keep each IPMI node's serial console through SOL (one `ipmitool sol
    * activate` per node, in the one worker holding the capture lock); false stops every session (default true).

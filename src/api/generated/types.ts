@@ -118,7 +118,7 @@ export type BlockedGroup = {
 export type Blocker = {
   __typename?: 'Blocker';
   detail: Scalars['String']['output'];
-  /** disabled, locked, session_deleted, session_paused, session_aborted, service_unreachable, retry_limit, not_in_inventory, cfs_disabled, power_unknown, outside_service */
+  /** disabled, locked, session_deleted, session_paused, session_aborted, service_unreachable, retry_limit, not_in_inventory, cfs_disabled, power_unknown, outside_service, quarantined */
   kind: Scalars['String']['output'];
 };
 
@@ -659,6 +659,11 @@ export type Explanation = {
   phase: ComponentPhase;
   /** PCS power state right now: on, off, or `unknown (<cause>): <error>` when the read failed (null when PCS did not answer at all). */
   powerState?: Maybe<Scalars['String']['output']>;
+  /**
+   * Set while the node is quarantined (quarantineAfterFailedSessions): new sessions leave it out unless
+   * their limit names it. Null when it is not.
+   */
+  quarantine?: Maybe<Quarantine>;
   session?: Maybe<Scalars['String']['output']>;
   sessionPauseReason?: Maybe<Scalars['String']['output']>;
   sessionPaused: Scalars['Boolean']['output'];
@@ -833,6 +838,13 @@ export type Mutation = {
    */
   registerNodes: Array<InventoryNode>;
   /**
+   * Release quarantined nodes: each one's run of failed sessions starts again from 0, so new sessions
+   * include it again, and its log gets a `quarantine` event naming who released it. Ids that are not
+   * quarantined are answered in notQuarantined and left as they are; unknown ids (or another tenant's)
+   * are NOT_FOUND. At most 10000 ids.
+   */
+  releaseQuarantine: QuarantineRelease;
+  /**
    * The node reporter: this node booted with this BSS referral token. bootorch maps the token to the
    * boot artifacts it set with it; an unknown token keeps the old artifacts and their timestamp.
    */
@@ -973,6 +985,11 @@ export type MutationPutSessionTemplateArgs = {
 
 export type MutationRegisterNodesArgs = {
   nodes: Array<NodeInput>;
+};
+
+
+export type MutationReleaseQuarantineArgs = {
+  ids: Array<Scalars['ID']['input']>;
 };
 
 
@@ -1135,6 +1152,12 @@ export type Options = {
    * rollout policy (powerUnknownTimeout) overrides it.
    */
   powerUnknownTimeout: Scalars['Int']['output'];
+  /**
+   * bootorch: a node that failed this many sessions in a row (failures of its own: not an abort, not an
+   * outside service down) is quarantined: new sessions leave it out unless their limit names it, until
+   * releaseQuarantine (0-20; 0 = never, the default).
+   */
+  quarantineAfterFailedSessions: Scalars['Int']['output'];
   /** NID-like node list or limit entries are rejected instead of warned about (default false). */
   rejectNids: Scalars['Boolean']['output'];
   /** createSession needs a non-empty limit (default false). */
@@ -1178,6 +1201,7 @@ export type OptionsPatchInput = {
   pollingFrequency?: InputMaybe<Scalars['Int']['input']>;
   powerDriftRate?: InputMaybe<Scalars['Float']['input']>;
   powerUnknownTimeout?: InputMaybe<Scalars['Int']['input']>;
+  quarantineAfterFailedSessions?: InputMaybe<Scalars['Int']['input']>;
   rejectNids?: InputMaybe<Scalars['Boolean']['input']>;
   sessionLimitRequired?: InputMaybe<Scalars['Boolean']['input']>;
   transitPollingFrequency?: InputMaybe<Scalars['Float']['input']>;
@@ -1244,6 +1268,26 @@ export type PowerDrift = {
   expected: Scalars['String']['output'];
   /** When the drift sweep first found it so. */
   since: Scalars['DateTime']['output'];
+};
+
+export type Quarantine = {
+  __typename?: 'Quarantine';
+  /** Sessions it failed in a row (a session it completes in would reset it; releaseQuarantine does). */
+  failedSessions: Scalars['Int']['output'];
+  /** The failures that put it there, oldest first. */
+  failures: Array<SessionFailure>;
+  /** When the session that made its run of failures reach the threshold completed. */
+  since: Scalars['DateTime']['output'];
+  /** In words, with what to do about it (release it, or name it in a session's limit). */
+  summary: Scalars['String']['output'];
+  /** The option quarantineAfterFailedSessions. */
+  threshold: Scalars['Int']['output'];
+};
+
+export type QuarantineRelease = {
+  __typename?: 'QuarantineRelease';
+  notQuarantined: Array<Scalars['ID']['output']>;
+  released: Array<Scalars['ID']['output']>;
 };
 
 export type Query = {
@@ -1609,6 +1653,15 @@ export type SessionExtendedStatus = {
   timing: SessionTiming;
 };
 
+export type SessionFailure = {
+  __typename?: 'SessionFailure';
+  at: Scalars['DateTime']['output'];
+  error: Scalars['String']['output'];
+  /** Its failure reason (Component.failureReason) and error in that session. */
+  reason: Scalars['String']['output'];
+  session: Scalars['String']['output'];
+};
+
 export type SessionOperation =
   /** Reach the desired state, rebooting only nodes whose artifacts differ. */
   | 'boot'
@@ -1732,6 +1785,8 @@ export type SkipReason =
   | 'locked'
   | 'not_a_component'
   | 'not_in_inventory'
+  /** It failed its last quarantineAfterFailedSessions sessions and the limit does not name it (see explain's quarantine). */
+  | 'quarantined'
   | 'wrong_arch';
 
 export type StagedState = {
@@ -2097,6 +2152,8 @@ export type ResolversTypes = ResolversObject<{
   PlannedBootSet: ResolverTypeWrapper<PlannedBootSet>;
   PlannedNode: ResolverTypeWrapper<PlannedNode>;
   PowerDrift: ResolverTypeWrapper<PowerDrift>;
+  Quarantine: ResolverTypeWrapper<Quarantine>;
+  QuarantineRelease: ResolverTypeWrapper<QuarantineRelease>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   QueueJobCount: ResolverTypeWrapper<QueueJobCount>;
   ReportBootStateResult: ResolverTypeWrapper<ResolversUnionTypes<ResolversTypes>['ReportBootStateResult']>;
@@ -2111,6 +2168,7 @@ export type ResolversTypes = ResolversObject<{
   SessionApproval: ResolverTypeWrapper<SessionApproval>;
   SessionExplanation: ResolverTypeWrapper<SessionExplanation>;
   SessionExtendedStatus: ResolverTypeWrapper<SessionStatusParent>;
+  SessionFailure: ResolverTypeWrapper<SessionFailure>;
   SessionOperation: null;
   SessionPhases: ResolverTypeWrapper<SessionPhases>;
   SessionPlan: ResolverTypeWrapper<SessionPlan>;
@@ -2217,6 +2275,8 @@ export type ResolversParentTypes = ResolversObject<{
   PlannedBootSet: PlannedBootSet;
   PlannedNode: PlannedNode;
   PowerDrift: PowerDrift;
+  Quarantine: Quarantine;
+  QuarantineRelease: QuarantineRelease;
   Query: Record<PropertyKey, never>;
   QueueJobCount: QueueJobCount;
   ReportBootStateResult: ResolversUnionTypes<ResolversParentTypes>['ReportBootStateResult'];
@@ -2229,6 +2289,7 @@ export type ResolversParentTypes = ResolversObject<{
   SessionApproval: SessionApproval;
   SessionExplanation: SessionExplanation;
   SessionExtendedStatus: SessionStatusParent;
+  SessionFailure: SessionFailure;
   SessionPhases: SessionPhases;
   SessionPlan: SessionPlan;
   SessionStatus: SessionStatus;
@@ -2523,6 +2584,7 @@ export type ExplanationResolvers<ContextType = ApiContext, ParentType extends Re
   nextOperator?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   phase?: Resolver<ResolversTypes['ComponentPhase'], ParentType, ContextType>;
   powerState?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  quarantine?: Resolver<Maybe<ResolversTypes['Quarantine']>, ParentType, ContextType>;
   session?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   sessionPauseReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   sessionPaused?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -2603,6 +2665,7 @@ export type MutationResolvers<ContextType = ApiContext, ParentType extends Resol
   putComponents?: Resolver<Array<ResolversTypes['Component']>, ParentType, ContextType, RequireFields<MutationPutComponentsArgs, 'components'>>;
   putSessionTemplate?: Resolver<ResolversTypes['SessionTemplatePayload'], ParentType, ContextType, RequireFields<MutationPutSessionTemplateArgs, 'input' | 'name'>>;
   registerNodes?: Resolver<Array<ResolversTypes['InventoryNode']>, ParentType, ContextType, RequireFields<MutationRegisterNodesArgs, 'nodes'>>;
+  releaseQuarantine?: Resolver<ResolversTypes['QuarantineRelease'], ParentType, ContextType, RequireFields<MutationReleaseQuarantineArgs, 'ids'>>;
   reportBootState?: Resolver<ResolversTypes['ReportBootStateResult'], ParentType, ContextType, RequireFields<MutationReportBootStateArgs, 'bssToken' | 'id'>>;
   resumeSession?: Resolver<ResolversTypes['Session'], ParentType, ContextType, RequireFields<MutationResumeSessionArgs, 'name'>>;
   revokeApiToken?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRevokeApiTokenArgs, 'id'>>;
@@ -2659,6 +2722,7 @@ export type OptionsResolvers<ContextType = ApiContext, ParentType extends Resolv
   pollingFrequency?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   powerDriftRate?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   powerUnknownTimeout?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  quarantineAfterFailedSessions?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   rejectNids?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   sessionLimitRequired?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   transitPollingFrequency?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
@@ -2703,6 +2767,19 @@ export type PowerDriftResolvers<ContextType = ApiContext, ParentType extends Res
   actual?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   expected?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   since?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+}>;
+
+export type QuarantineResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Quarantine'] = ResolversParentTypes['Quarantine']> = ResolversObject<{
+  failedSessions?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  failures?: Resolver<Array<ResolversTypes['SessionFailure']>, ParentType, ContextType>;
+  since?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  summary?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  threshold?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+}>;
+
+export type QuarantineReleaseResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['QuarantineRelease'] = ResolversParentTypes['QuarantineRelease']> = ResolversObject<{
+  notQuarantined?: Resolver<Array<ResolversTypes['ID']>, ParentType, ContextType>;
+  released?: Resolver<Array<ResolversTypes['ID']>, ParentType, ContextType>;
 }>;
 
 export type QueryResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = ResolversObject<{
@@ -2829,6 +2906,13 @@ export type SessionExtendedStatusResolvers<ContextType = ApiContext, ParentType 
   timing?: Resolver<ResolversTypes['SessionTiming'], ParentType, ContextType>;
 }>;
 
+export type SessionFailureResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['SessionFailure'] = ResolversParentTypes['SessionFailure']> = ResolversObject<{
+  at?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  error?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  reason?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  session?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
 export type SessionOperationResolvers = { BOOT: 'boot', REBOOT: 'reboot', SHUTDOWN: 'shutdown' };
 
 export type SessionPhasesResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['SessionPhases'] = ResolversParentTypes['SessionPhases']> = ResolversObject<{
@@ -2885,7 +2969,7 @@ export type SessionTimingResolvers<ContextType = ApiContext, ParentType extends 
   startTime?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
 }>;
 
-export type SkipReasonResolvers = { ANOTHER_TENANT: 'another_tenant', DISABLED_IN_INVENTORY: 'disabled_in_inventory', EXCLUDED_BY_LIMIT: 'excluded_by_limit', LOCKED: 'locked', NOT_A_COMPONENT: 'not_a_component', NOT_IN_INVENTORY: 'not_in_inventory', WRONG_ARCH: 'wrong_arch' };
+export type SkipReasonResolvers = { ANOTHER_TENANT: 'another_tenant', DISABLED_IN_INVENTORY: 'disabled_in_inventory', EXCLUDED_BY_LIMIT: 'excluded_by_limit', LOCKED: 'locked', NOT_A_COMPONENT: 'not_a_component', NOT_IN_INVENTORY: 'not_in_inventory', QUARANTINED: 'quarantined', WRONG_ARCH: 'wrong_arch' };
 
 export type StagedStateResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['StagedState'] = ResolversParentTypes['StagedState']> = ResolversObject<{
   bootArtifacts?: Resolver<ResolversTypes['BootArtifacts'], ParentType, ContextType>;
@@ -3033,6 +3117,8 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   PlannedBootSet?: PlannedBootSetResolvers<ContextType>;
   PlannedNode?: PlannedNodeResolvers<ContextType>;
   PowerDrift?: PowerDriftResolvers<ContextType>;
+  Quarantine?: QuarantineResolvers<ContextType>;
+  QuarantineRelease?: QuarantineReleaseResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   QueueJobCount?: QueueJobCountResolvers<ContextType>;
   ReportBootStateResult?: ReportBootStateResultResolvers<ContextType>;
@@ -3044,6 +3130,7 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   SessionApproval?: SessionApprovalResolvers<ContextType>;
   SessionExplanation?: SessionExplanationResolvers<ContextType>;
   SessionExtendedStatus?: SessionExtendedStatusResolvers<ContextType>;
+  SessionFailure?: SessionFailureResolvers<ContextType>;
   SessionOperation?: SessionOperationResolvers;
   SessionPhases?: SessionPhasesResolvers<ContextType>;
   SessionPlan?: SessionPlanResolvers<ContextType>;

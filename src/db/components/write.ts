@@ -108,20 +108,22 @@ export async function writeComponents(db: Db, writes: readonly ComponentWrite[],
 }
 
 /** The domain's component record is the table's row but for what the database keeps (checked by the compiler). */
-type StoredFields = Omit<ComponentRow, 'status' | 'queuedSeq' | 'updatedAt' | 'powerDrift'>;
+type StoredFields = Omit<ComponentRow, 'status' | 'queuedSeq' | 'updatedAt' | 'powerDrift' | 'failedSessions' | 'sessionFailures'>;
 /** @public a compile-time check, read by no one. */
 export const FIELDS_MATCH: [StoredFields, ComponentFields] extends [ComponentFields, StoredFields] ? true : never = true;
 
 function fields(r: ComponentRow): ComponentFields {
-  const { status: _s, queuedSeq: _q, updatedAt: _u, powerDrift: _d, ...f } = r;
+  const { status: _s, queuedSeq: _q, updatedAt: _u, powerDrift: _d, failedSessions: _f, sessionFailures: _sf, ...f } = r;
   return f;
 }
 
 /**
  * Every column a write sets: all but the generated status, the rollout queue position (the engine's)
- * and the power drift mark (the drift sweep's).
+ * the power drift mark (the drift sweep's) and the run of failed sessions (session completion's and
+ * releaseQuarantine's, db/components/quarantine.ts).
  */
-const WRITTEN = Object.entries(getTableColumns(components)).filter(([k]) => k !== 'status' && k !== 'queuedSeq' && k !== 'powerDrift');
+const ENGINE_KEPT = new Set(['status', 'queuedSeq', 'powerDrift', 'failedSessions', 'sessionFailures']);
+const WRITTEN = Object.entries(getTableColumns(components)).filter(([k]) => !ENGINE_KEPT.has(k));
 const COLUMNS = WRITTEN.map(([, c]) => `"${c.name}"`).join(', ');
 const RECORD_TYPE = WRITTEN.map(([, c]) => `"${c.name}" ${c.getSQLType()}`).join(', ');
 const UPDATE_SET = WRITTEN.filter(([k]) => k !== 'id')

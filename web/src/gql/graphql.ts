@@ -150,6 +150,8 @@ export type SkipReason =
   | 'LOCKED'
   | 'NOT_A_COMPONENT'
   | 'NOT_IN_INVENTORY'
+  /** It failed its last quarantineAfterFailedSessions sessions and the limit does not name it (see explain's quarantine). */
+  | 'QUARANTINED'
   | 'WRONG_ARCH';
 
 export type StatusOverride =
