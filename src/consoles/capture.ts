@@ -10,10 +10,10 @@
  * again a session silent for console_idle_reconnect seconds (sol.ts: a session the BMC ended looks so).
  */
 import { createHash } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import { open } from '../adapters/standalone/secrets.ts';
-import { poolOf, sessionConfigOf, type Db } from '../db/client.ts';
+import { poolOf, sessionClient, sessionConfigOf, type Db } from '../db/client.ts';
 import { appendConsole, pruneConsoles } from '../db/consoles.ts';
 import { listNodes } from '../db/node-inventory.ts';
 import { getOptions } from '../db/options.ts';
@@ -94,8 +94,7 @@ export class ConsoleCapture {
   /** True while this process holds the capture lock; takes it when free. Losing the connection ends every session. */
   private async holdLock(): Promise<boolean> {
     if (this.lockClient) return true;
-    const client = new pg.Client({ ...sessionConfigOf(poolOf(this.db)), application_name: 'bootorch-console' });
-    client.on('error', () => {});
+    const client = sessionClient({ ...sessionConfigOf(poolOf(this.db)), application_name: 'bootorch-console' });
     try {
       await client.connect();
       const r = await client.query<{ ok: boolean }>('select pg_try_advisory_lock($1, $2) as ok', [...LOCK]);

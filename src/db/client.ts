@@ -64,11 +64,29 @@ export function connect(
   // An idle client that loses its server (Postgres restarted) must not crash the process; the pool
   // replaces it on the next checkout.
   pool.on('error', () => {});
+  // Nor one that is checked out (pg-pool takes its own listener off while it is): a server shutting
+  // down (a failover: FATAL 57P01) between a transaction's statements emits 'error' on it, with no
+  // query to reject. The next statement on it fails, its caller sees that, and the pool drops it.
+  pool.on('connect', (client) => client.on('error', ignoreError));
   if (opts.namedStatements === false) {
     unnamedOnly.add(pool);
     pool.on('connect', (client) => unnamedOnly.add(client));
   }
   return { pool, db: drizzleOver(pool), url, close: () => pool.end() };
+}
+
+const ignoreError = () => {};
+
+/**
+ * A connection of its own (LISTEN, advisory locks, migrations), never a pool's. pg emits 'error' on a
+ * client when its server goes away while no query runs (a failover's FATAL 57P01, a reset), and an
+ * 'error' with no listener ends the process: this one always has one. What went wrong reaches the
+ * caller anyway, as a rejected query or the client's 'end'.
+ */
+export function sessionClient(config: pg.ClientConfig): pg.Client {
+  const client = new pg.Client(config);
+  client.on('error', ignoreError);
+  return client;
 }
 
 /** The pool behind a handle (a transaction's handle has none: it holds one client). */
@@ -85,7 +103,7 @@ const MIGRATION_LOCK = 727_001;
  * session advisory lock makes them take turns, so the first applies and the others find nothing to do.
  */
 export async function runMigrations(db: Db): Promise<void> {
-  const client = new pg.Client({ ...sessionConfigOf(poolOf(db)), application_name: 'bootorch-migrate' });
+  const client = sessionClient({ ...sessionConfigOf(poolOf(db)), application_name: 'bootorch-migrate' });
   await client.connect();
   try {
     await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);

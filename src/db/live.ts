@@ -2,9 +2,9 @@
  * SQL of the live feed (src/api/live/): read the event log after a cursor, see which transactions
  * were in flight when it was read, and open the one LISTEN connection a process needs.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { sql, type SQL } from 'drizzle-orm';
-import type { Db } from './client.ts';
+import { sessionClient, type Db } from './client.ts';
 import { visibleTo } from './tenants.ts';
 
 /**
@@ -167,8 +167,13 @@ export async function readEventsPage(db: Db, f: EventFilter, after: number, upTo
 
 /** A dedicated connection for LISTEN (never a pool client: a pool would hand it to others). */
 export async function listenConnection(config: pg.ClientConfig, channels: string[]): Promise<pg.Client> {
-  const client = new pg.Client({ ...config, application_name: 'bootorch-live' });
-  await client.connect();
-  for (const ch of channels) await client.query(`listen ${ch}`);
+  const client = sessionClient({ ...config, application_name: 'bootorch-live' });
+  try {
+    await client.connect();
+    for (const ch of channels) await client.query(`listen ${ch}`);
+  } catch (e) {
+    await client.end().catch(() => {});
+    throw e;
+  }
   return client;
 }

@@ -5,9 +5,9 @@
  * meanwhile pg-boss's 0.5 s fetch and the drains' idle still find the work. Kicks sent while it was
  * down went unheard, so `onReconnect` runs once it is back.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
-import { sessionUrlOf } from '../db/client.ts';
+import { sessionClient, sessionUrlOf } from '../db/client.ts';
 import { errorText } from './outcome.ts';
 import { KICK_CHANNEL } from './queue/names.ts';
 
@@ -31,7 +31,7 @@ export class KickListener {
 
   /** Connect and LISTEN; a failure is logged and retried, never thrown. */
   async start(): Promise<void> {
-    const client = new pg.Client({ connectionString: sessionUrlOf(this.o.url), application_name: 'bootorch-kick-listener' });
+    const client = sessionClient({ connectionString: sessionUrlOf(this.o.url), application_name: 'bootorch-kick-listener' });
     client.on('notification', (n) => {
       for (const name of (n.payload ?? '').split(',')) this.o.onKick(name);
     });

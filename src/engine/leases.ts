@@ -18,8 +18,8 @@
  * SIGKILL in the fault test (a young tick or timer), and five kills of one reboot could cost more than
  * the 20 s it allows; at 1 s and 1 s it is 2 to 3 s.
  */
-import pg from 'pg';
-import { sessionUrlOf } from '../db/client.ts';
+import type pg from 'pg';
+import { sessionClient, sessionUrlOf } from '../db/client.ts';
 import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import { countReaped } from '../observability/engine.ts';
@@ -113,8 +113,7 @@ export class TickLeases {
   }
 
   private async connect(): Promise<void> {
-    const c = new pg.Client({ connectionString: sessionUrlOf(this.o.url), application_name: 'bootorch-leases' });
-    c.on('error', () => {}); // 'end' follows; reconnect there
+    const c = sessionClient({ connectionString: sessionUrlOf(this.o.url), application_name: 'bootorch-leases' }); // 'end' follows an error; reconnect there
     c.on('end', () => {
       if (this.client === c) this.client = undefined;
       this.scheduleReconnect();

@@ -11,7 +11,6 @@
  * Each operator's tick queue is `stately` (at most one tick waiting and one running, across every
  * worker process), so ticks never overlap and a burst of kicks is one tick.
  */
-import pg from 'pg';
 import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
@@ -20,7 +19,7 @@ import { JOB_RETRY_DELAY } from './action-jobs.ts';
 import type { EngineContext, OperatorDef } from './operator.ts';
 import type { Adapters } from '../adapters/ports.ts';
 import { getOptions } from '../db/options.ts';
-import { databaseHealthy, sessionUrlOf } from '../db/client.ts';
+import { databaseHealthy, sessionClient, sessionUrlOf } from '../db/client.ts';
 import { errorText } from './outcome.ts';
 import { databaseClock } from './clock.ts';
 import { TickLeases } from './leases.ts';
@@ -54,7 +53,7 @@ export async function startBoss(url: string, log: Logger, opts: { kicks?: boolea
   });
   // Processes starting together (replicas, a worker) would race to create pg-boss's schema and queues
   // and deadlock; a session advisory lock makes them take turns.
-  const lock = new pg.Client({ connectionString: sessionUrlOf(url), application_name: 'bootorch-boss-setup' });
+  const lock = sessionClient({ connectionString: sessionUrlOf(url), application_name: 'bootorch-boss-setup' });
   await lock.connect();
   try {
     await lock.query('select pg_advisory_lock($1)', [BOSS_SETUP_LOCK]);
