@@ -26,6 +26,10 @@ const config: CodegenConfig = {
         enumValues,
         scalars: { DateTime: 'Date | string', ID: 'string', Codes: 'number[]' },
         mappers: {
+          // Each enum of enumValues as its own (generated) union of stored strings: with enumValues given
+          // as objects, typescript-resolvers otherwise types a field resolver of that enum as returning
+          // null (dotansimha/graphql-code-generator#10204), which only a cast would satisfy.
+          ...Object.fromEntries(Object.keys(enumValues).map((e) => [e, e])),
           ComponentConnection: '../views.ts#ComponentConnectionParent',
           Session: '../views.ts#SessionParent',
           // The component of an accepted report is read only when asked for (its own resolver).

@@ -2057,12 +2057,12 @@ export type DirectiveResolverFn<TResult = Record<PropertyKey, never>, TParent = 
 /** Mapping of union types */
 export type ResolversUnionTypes<_RefType extends Record<string, unknown>> = ResolversObject<{
   DeployHeartbeatResult:
-    | ( DeployHeartbeatAccepted )
-    | ( ReportRefused )
+    | ( Omit<DeployHeartbeatAccepted, 'imageFormat' | 'state'> & { imageFormat: _RefType['ImageFormat'], state: _RefType['DeployHeartbeatState'] } )
+    | ( Omit<ReportRefused, 'code'> & { code: _RefType['ReportRefusal'] } )
   ;
   ReportBootStateResult:
     | ( BootStateReportedParent )
-    | ( ReportRefused )
+    | ( Omit<ReportRefused, 'code'> & { code: _RefType['ReportRefusal'] } )
   ;
 }>;
 
@@ -2076,7 +2076,7 @@ export type ResolversTypes = ResolversObject<{
   ApiToken: ResolverTypeWrapper<ApiToken>;
   ApplyStagedFailure: ResolverTypeWrapper<ApplyStagedFailure>;
   ApplyStagedResult: ResolverTypeWrapper<ApplyStagedResult>;
-  Arch: null;
+  Arch: ResolverTypeWrapper<Arch>;
   BlockedGroup: ResolverTypeWrapper<BlockedGroup>;
   Blocker: ResolverTypeWrapper<Blocker>;
   Bmc: ResolverTypeWrapper<Bmc>;
@@ -2085,26 +2085,26 @@ export type ResolversTypes = ResolversObject<{
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   BootArtifacts: ResolverTypeWrapper<BootArtifacts>;
   BootArtifactsInput: BootArtifactsInput;
-  BootSet: ResolverTypeWrapper<BootSet>;
+  BootSet: ResolverTypeWrapper<Omit<BootSet, 'arch' | 'deploy'> & { arch: ResolversTypes['Arch'], deploy?: Maybe<ResolversTypes['DiskDeploy']> }>;
   BootSetInput: BootSetInput;
   BootSetPatchInput: BootSetPatchInput;
   BootStateReported: ResolverTypeWrapper<BootStateReportedParent>;
   CfsInput: CfsInput;
   CfsParameters: ResolverTypeWrapper<CfsParameters>;
   Codes: ResolverTypeWrapper<Scalars['Codes']['output']>;
-  Component: ResolverTypeWrapper<Component>;
+  Component: ResolverTypeWrapper<Omit<Component, 'status'> & { status: ResolversTypes['ComponentStatusInfo'] }>;
   ComponentConnection: ResolverTypeWrapper<ComponentConnectionParent>;
-  ComponentEdge: ResolverTypeWrapper<ComponentEdge>;
-  ComponentEvent: ResolverTypeWrapper<ComponentEvent>;
-  ComponentEventBatch: ResolverTypeWrapper<ComponentEventBatch>;
+  ComponentEdge: ResolverTypeWrapper<Omit<ComponentEdge, 'node'> & { node: ResolversTypes['Component'] }>;
+  ComponentEvent: ResolverTypeWrapper<Omit<ComponentEvent, 'fromPhase' | 'fromStatus' | 'toPhase' | 'toStatus'> & { fromPhase?: Maybe<ResolversTypes['ComponentPhase']>, fromStatus?: Maybe<ResolversTypes['ComponentStatus']>, toPhase?: Maybe<ResolversTypes['ComponentPhase']>, toStatus?: Maybe<ResolversTypes['ComponentStatus']> }>;
+  ComponentEventBatch: ResolverTypeWrapper<Omit<ComponentEventBatch, 'events'> & { events: Array<ResolversTypes['ComponentEvent']> }>;
   ComponentEventFilter: ComponentEventFilter;
   ComponentFilter: ComponentFilter;
   ComponentGroup: ResolverTypeWrapper<ComponentGroup>;
   ComponentInput: ComponentInput;
-  ComponentOrder: null;
-  ComponentPhase: null;
-  ComponentStatus: null;
-  ComponentStatusInfo: ResolverTypeWrapper<ComponentStatusInfo>;
+  ComponentOrder: ResolverTypeWrapper<ComponentOrder>;
+  ComponentPhase: ResolverTypeWrapper<ComponentPhase>;
+  ComponentStatus: ResolverTypeWrapper<ComponentStatus>;
+  ComponentStatusInfo: ResolverTypeWrapper<Omit<ComponentStatusInfo, 'phase' | 'status' | 'statusOverride'> & { phase: ResolversTypes['ComponentPhase'], status: ResolversTypes['ComponentStatus'], statusOverride: ResolversTypes['StatusOverride'] }>;
   ComponentStatusInput: ComponentStatusInput;
   ComponentWithIdInput: ComponentWithIdInput;
   ComponentsPatchFilter: ComponentsPatchFilter;
@@ -2115,31 +2115,31 @@ export type ResolversTypes = ResolversObject<{
   CreateSessionPayload: ResolverTypeWrapper<Omit<CreateSessionPayload, 'session'> & { session: ResolversTypes['Session'] }>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
   DeletedSessions: ResolverTypeWrapper<DeletedSessions>;
-  DeployFailure: null;
-  DeployHeartbeatAccepted: ResolverTypeWrapper<DeployHeartbeatAccepted>;
+  DeployFailure: ResolverTypeWrapper<DeployFailure>;
+  DeployHeartbeatAccepted: ResolverTypeWrapper<Omit<DeployHeartbeatAccepted, 'imageFormat' | 'state'> & { imageFormat: ResolversTypes['ImageFormat'], state: ResolversTypes['DeployHeartbeatState'] }>;
   DeployHeartbeatResult: ResolverTypeWrapper<ResolversUnionTypes<ResolversTypes>['DeployHeartbeatResult']>;
-  DeployHeartbeatState: null;
-  DeployImage: ResolverTypeWrapper<DeployImage>;
+  DeployHeartbeatState: ResolverTypeWrapper<DeployHeartbeatState>;
+  DeployImage: ResolverTypeWrapper<Omit<DeployImage, 'format'> & { format: ResolversTypes['ImageFormat'] }>;
   DeployImageInput: DeployImageInput;
   DesiredState: ResolverTypeWrapper<DesiredState>;
   DesiredStateInput: DesiredStateInput;
-  DiskDeploy: ResolverTypeWrapper<DiskDeploy>;
+  DiskDeploy: ResolverTypeWrapper<Omit<DiskDeploy, 'image'> & { image: ResolversTypes['DeployImage'] }>;
   DiskDeployInput: DiskDeployInput;
   EventStats: ResolverTypeWrapper<EventStats>;
   EventStatsInput: EventStatsInput;
   ExplainCriterion: ResolverTypeWrapper<ExplainCriterion>;
-  Explanation: ResolverTypeWrapper<Explanation>;
+  Explanation: ResolverTypeWrapper<Omit<Explanation, 'decision' | 'phase' | 'status' | 'suggestedAction' | 'waitingFor'> & { decision?: Maybe<ResolversTypes['StatusDecision']>, phase: ResolversTypes['ComponentPhase'], status: ResolversTypes['ComponentStatus'], suggestedAction: ResolversTypes['SuggestedAction'], waitingFor: ResolversTypes['WaitKind'] }>;
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
-  Health: ResolverTypeWrapper<Health>;
-  HealthState: null;
+  Health: ResolverTypeWrapper<Omit<Health, 'api' | 'database' | 'queue'> & { api: ResolversTypes['HealthState'], database: ResolversTypes['HealthState'], queue: ResolversTypes['HealthState'] }>;
+  HealthState: ResolverTypeWrapper<HealthState>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
-  ImageFormat: null;
+  ImageFormat: ResolverTypeWrapper<ImageFormat>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
-  InventoryNode: ResolverTypeWrapper<InventoryNode>;
+  InventoryNode: ResolverTypeWrapper<Omit<InventoryNode, 'arch'> & { arch: ResolversTypes['Arch'] }>;
   IssuedApiToken: ResolverTypeWrapper<IssuedApiToken>;
   LastAction: ResolverTypeWrapper<LastAction>;
   LastActionInput: LastActionInput;
-  MachineMap: ResolverTypeWrapper<MachineMap>;
+  MachineMap: ResolverTypeWrapper<Omit<MachineMap, 'phases' | 'statuses'> & { phases: Array<ResolversTypes['ComponentPhase']>, statuses: Array<ResolversTypes['ComponentStatus']> }>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   NodeBootParameters: ResolverTypeWrapper<NodeBootParameters>;
   NodeConsole: ResolverTypeWrapper<NodeConsole>;
@@ -2148,17 +2148,17 @@ export type ResolversTypes = ResolversObject<{
   OptionsPatchInput: OptionsPatchInput;
   PageInfo: ResolverTypeWrapper<PageInfo>;
   PlanCounts: ResolverTypeWrapper<PlanCounts>;
-  PlannedAction: null;
+  PlannedAction: ResolverTypeWrapper<PlannedAction>;
   PlannedBootSet: ResolverTypeWrapper<PlannedBootSet>;
-  PlannedNode: ResolverTypeWrapper<PlannedNode>;
+  PlannedNode: ResolverTypeWrapper<Omit<PlannedNode, 'action' | 'skipReason'> & { action: ResolversTypes['PlannedAction'], skipReason?: Maybe<ResolversTypes['SkipReason']> }>;
   PowerDrift: ResolverTypeWrapper<PowerDrift>;
   Quarantine: ResolverTypeWrapper<Quarantine>;
   QuarantineRelease: ResolverTypeWrapper<QuarantineRelease>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   QueueJobCount: ResolverTypeWrapper<QueueJobCount>;
   ReportBootStateResult: ResolverTypeWrapper<ResolversUnionTypes<ResolversTypes>['ReportBootStateResult']>;
-  ReportRefusal: null;
-  ReportRefused: ResolverTypeWrapper<ReportRefused>;
+  ReportRefusal: ResolverTypeWrapper<ReportRefusal>;
+  ReportRefused: ResolverTypeWrapper<Omit<ReportRefused, 'code'> & { code: ResolversTypes['ReportRefusal'] }>;
   Role: Role;
   RolloutPolicy: ResolverTypeWrapper<RolloutPolicy>;
   RolloutPolicyInput: RolloutPolicyInput;
@@ -2166,28 +2166,28 @@ export type ResolversTypes = ResolversObject<{
   RootDeviceHintsInput: RootDeviceHintsInput;
   Session: ResolverTypeWrapper<SessionParent>;
   SessionApproval: ResolverTypeWrapper<SessionApproval>;
-  SessionExplanation: ResolverTypeWrapper<SessionExplanation>;
+  SessionExplanation: ResolverTypeWrapper<Omit<SessionExplanation, 'groups' | 'state'> & { groups: Array<ResolversTypes['WaitGroup']>, state: ResolversTypes['SessionState'] }>;
   SessionExtendedStatus: ResolverTypeWrapper<SessionStatusParent>;
   SessionFailure: ResolverTypeWrapper<SessionFailure>;
-  SessionOperation: null;
+  SessionOperation: ResolverTypeWrapper<SessionOperation>;
   SessionPhases: ResolverTypeWrapper<SessionPhases>;
-  SessionPlan: ResolverTypeWrapper<SessionPlan>;
-  SessionResult: null;
-  SessionState: null;
-  SessionStatus: ResolverTypeWrapper<SessionStatus>;
-  SessionTemplate: ResolverTypeWrapper<SessionTemplate>;
+  SessionPlan: ResolverTypeWrapper<Omit<SessionPlan, 'nodes' | 'operation'> & { nodes: Array<ResolversTypes['PlannedNode']>, operation: ResolversTypes['SessionOperation'] }>;
+  SessionResult: ResolverTypeWrapper<SessionResult>;
+  SessionState: ResolverTypeWrapper<SessionState>;
+  SessionStatus: ResolverTypeWrapper<Omit<SessionStatus, 'status'> & { status: ResolversTypes['SessionState'] }>;
+  SessionTemplate: ResolverTypeWrapper<Omit<SessionTemplate, 'bootSets'> & { bootSets: Array<ResolversTypes['BootSet']> }>;
   SessionTemplateInput: SessionTemplateInput;
   SessionTemplatePatchInput: SessionTemplatePatchInput;
-  SessionTemplatePayload: ResolverTypeWrapper<SessionTemplatePayload>;
+  SessionTemplatePayload: ResolverTypeWrapper<Omit<SessionTemplatePayload, 'template'> & { template: ResolversTypes['SessionTemplate'] }>;
   SessionTiming: ResolverTypeWrapper<SessionTiming>;
-  SkipReason: null;
+  SkipReason: ResolverTypeWrapper<SkipReason>;
   StagedState: ResolverTypeWrapper<StagedState>;
   StagedStateInput: StagedStateInput;
-  StatusDecision: ResolverTypeWrapper<StatusDecision>;
-  StatusOverride: null;
+  StatusDecision: ResolverTypeWrapper<Omit<StatusDecision, 'phase'> & { phase: ResolversTypes['ComponentPhase'] }>;
+  StatusOverride: ResolverTypeWrapper<StatusOverride>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
-  SuggestedAction: null;
+  SuggestedAction: ResolverTypeWrapper<SuggestedAction>;
   TemplateValidation: ResolverTypeWrapper<TemplateValidation>;
   Tenant: ResolverTypeWrapper<Tenant>;
   TimelineEvent: ResolverTypeWrapper<TimelineEvent>;
@@ -2195,8 +2195,8 @@ export type ResolversTypes = ResolversObject<{
   TokenRole: TokenRole;
   ValidationMessage: ResolverTypeWrapper<ValidationMessage>;
   Version: ResolverTypeWrapper<Version>;
-  WaitGroup: ResolverTypeWrapper<WaitGroup>;
-  WaitKind: null;
+  WaitGroup: ResolverTypeWrapper<Omit<WaitGroup, 'waitingFor'> & { waitingFor: ResolversTypes['WaitKind'] }>;
+  WaitKind: ResolverTypeWrapper<WaitKind>;
   Whoami: ResolverTypeWrapper<Whoami>;
 }>;
 
@@ -2216,18 +2216,18 @@ export type ResolversParentTypes = ResolversObject<{
   Boolean: Scalars['Boolean']['output'];
   BootArtifacts: BootArtifacts;
   BootArtifactsInput: BootArtifactsInput;
-  BootSet: BootSet;
+  BootSet: Omit<BootSet, 'deploy'> & { deploy?: Maybe<ResolversParentTypes['DiskDeploy']> };
   BootSetInput: BootSetInput;
   BootSetPatchInput: BootSetPatchInput;
   BootStateReported: BootStateReportedParent;
   CfsInput: CfsInput;
   CfsParameters: CfsParameters;
   Codes: Scalars['Codes']['output'];
-  Component: Component;
+  Component: Omit<Component, 'status'> & { status: ResolversParentTypes['ComponentStatusInfo'] };
   ComponentConnection: ComponentConnectionParent;
-  ComponentEdge: ComponentEdge;
+  ComponentEdge: Omit<ComponentEdge, 'node'> & { node: ResolversParentTypes['Component'] };
   ComponentEvent: ComponentEvent;
-  ComponentEventBatch: ComponentEventBatch;
+  ComponentEventBatch: Omit<ComponentEventBatch, 'events'> & { events: Array<ResolversParentTypes['ComponentEvent']> };
   ComponentEventFilter: ComponentEventFilter;
   ComponentFilter: ComponentFilter;
   ComponentGroup: ComponentGroup;
@@ -2249,12 +2249,12 @@ export type ResolversParentTypes = ResolversObject<{
   DeployImageInput: DeployImageInput;
   DesiredState: DesiredState;
   DesiredStateInput: DesiredStateInput;
-  DiskDeploy: DiskDeploy;
+  DiskDeploy: Omit<DiskDeploy, 'image'> & { image: ResolversParentTypes['DeployImage'] };
   DiskDeployInput: DiskDeployInput;
   EventStats: EventStats;
   EventStatsInput: EventStatsInput;
   ExplainCriterion: ExplainCriterion;
-  Explanation: Explanation;
+  Explanation: Omit<Explanation, 'decision'> & { decision?: Maybe<ResolversParentTypes['StatusDecision']> };
   Float: Scalars['Float']['output'];
   Health: Health;
   ID: Scalars['ID']['output'];
@@ -2287,16 +2287,16 @@ export type ResolversParentTypes = ResolversObject<{
   RootDeviceHintsInput: RootDeviceHintsInput;
   Session: SessionParent;
   SessionApproval: SessionApproval;
-  SessionExplanation: SessionExplanation;
+  SessionExplanation: Omit<SessionExplanation, 'groups'> & { groups: Array<ResolversParentTypes['WaitGroup']> };
   SessionExtendedStatus: SessionStatusParent;
   SessionFailure: SessionFailure;
   SessionPhases: SessionPhases;
-  SessionPlan: SessionPlan;
+  SessionPlan: Omit<SessionPlan, 'nodes'> & { nodes: Array<ResolversParentTypes['PlannedNode']> };
   SessionStatus: SessionStatus;
-  SessionTemplate: SessionTemplate;
+  SessionTemplate: Omit<SessionTemplate, 'bootSets'> & { bootSets: Array<ResolversParentTypes['BootSet']> };
   SessionTemplateInput: SessionTemplateInput;
   SessionTemplatePatchInput: SessionTemplatePatchInput;
-  SessionTemplatePayload: SessionTemplatePayload;
+  SessionTemplatePayload: Omit<SessionTemplatePayload, 'template'> & { template: ResolversParentTypes['SessionTemplate'] };
   SessionTiming: SessionTiming;
   StagedState: StagedState;
   StagedStateInput: StagedStateInput;
