@@ -71,8 +71,14 @@ export const NodeQuery = graphql(`
       decision { rule phase why }
       criteria { operator criterion met detail }
       blockers { kind detail }
+      quarantine { since failedSessions threshold summary }
     }
   }
+`);
+
+/** Release quarantined nodes: new sessions include them again (docs/quarantine.md). */
+export const ReleaseQuarantineMutation = graphql(`
+  mutation ConsoleReleaseQuarantine($ids: [ID!]!) { releaseQuarantine(ids: $ids) { released notQuarantined } }
 `);
 
 export const TimelineQuery = graphql(`

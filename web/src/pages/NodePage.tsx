@@ -6,7 +6,7 @@
 import { useEffect, useState } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Link } from 'wouter';
-import { EnableNodesMutation, NodeQuery, ResumeMutation, TimelineQuery } from '../queries.ts';
+import { EnableNodesMutation, NodeQuery, ReleaseQuarantineMutation, ResumeMutation, TimelineQuery } from '../queries.ts';
 import type { NodeStore } from '../map/store.ts';
 import { mapStatus, STATUS_COLOR, STATUS_LABEL, type Status } from '../map/colors.ts';
 import { words } from '../ui/badges.tsx';
@@ -46,6 +46,37 @@ function NextAction({ id, action, session, onDone }: { id: string; action: Sugge
       {note && <span role="status"> {note}</span>}
       {run && <RunNodesDialog request={run} onClose={() => setRun(null)} />}
     </p>
+  );
+}
+
+/** A quarantined node: why, and the release button (operators only). */
+function QuarantineNote({ id, summary, onDone }: { id: string; summary: string; onDone(): void }) {
+  const who = useIdentity();
+  const [released, release] = useMutation(ReleaseQuarantineMutation);
+  const [note, setNote] = useState('');
+  return (
+    <div className="error" data-testid="quarantine">
+      <p>
+        <b>Quarantined:</b> {summary}
+      </p>
+      {canOperate(who) && (
+        <p className="nextaction">
+          <button
+            type="button"
+            disabled={released.fetching}
+            onClick={() =>
+              void release({ ids: [id] }).then((r) => {
+                setNote(r.error ? r.error.message : 'released');
+                onDone();
+              })
+            }
+          >
+            Release from quarantine
+          </button>
+          {note && <span role="status"> {note}</span>}
+        </p>
+      )}
+    </div>
   );
 }
 
@@ -133,6 +164,16 @@ export function NodePage({ id, store }: { id: string; store: NodeStore }) {
           <section data-testid="explain">
             <h2>Explain</h2>
             <p className="summary">{x.summary}</p>
+            {x.quarantine && (
+              <QuarantineNote
+                id={c.id}
+                summary={x.quarantine.summary}
+                onDone={() => {
+                  refetchNode();
+                  refetchTimeline();
+                }}
+              />
+            )}
             <div className="next" data-testid="next-step" data-action={x.suggestedAction}>
               <p>
                 <b>Next:</b> {x.next}
