@@ -93,6 +93,15 @@ const envSchema = z.object({
   /** Standalone: the ipmitool binary (default `ipmitool`) and the deadline of one BMC call (default 15 s). */
   BOOTORCH_IPMITOOL: z.string().min(1).default('ipmitool'),
   BOOTORCH_BMC_TIMEOUT: z.coerce.number().positive().default(15),
+  /**
+   * Standalone: how IPMI calls run: `shell` (default), a long-lived `ipmitool shell` per BMC and user, or
+   * `process`, one ipmitool process per call (for a BMC that does not get on with a long session).
+   */
+  BOOTORCH_IPMI_MODE: z.enum(['shell', 'process']).default('shell'),
+  /** Standalone, IPMI shells: a shell idle this long is closed, freeing its BMC session, seconds (default 30). */
+  BOOTORCH_IPMI_SHELL_IDLE: z.coerce.number().positive().max(3600).default(30),
+  /** Standalone, IPMI shells: shells open at most per process (default 128, about 7 MB of memory each); past it the least recently used idle one closes. */
+  BOOTORCH_IPMI_SHELLS: z.coerce.number().int().min(1).max(100_000).default(128),
   /** Standalone: BMC calls in flight at once over every BMC, per process (default 64; one per BMC at most in any case). */
   BOOTORCH_BMC_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(64),
   /** Standalone: failures in a row (unreachable, timeout, 5xx) that open a BMC's circuit: its calls then fail at once (default 3). */

@@ -71,6 +71,9 @@ export function createAdapters(
         db: deps.db,
         secretKey: secretKeyFrom(config),
         ipmitool: config.BOOTORCH_IPMITOOL,
+        ipmiMode: config.BOOTORCH_IPMI_MODE,
+        ipmiShellIdleMs: config.BOOTORCH_IPMI_SHELL_IDLE * 1000,
+        ipmiShells: config.BOOTORCH_IPMI_SHELLS,
         bmcTimeoutMs: config.BOOTORCH_BMC_TIMEOUT * 1000,
         bmcGuard: {
           concurrency: config.BOOTORCH_BMC_CONCURRENCY,

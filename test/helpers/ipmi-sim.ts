@@ -92,13 +92,32 @@ export class SolBmc {
     mkdirSync(path.join(this.dir, 'state'));
     writeFileSync(path.join(this.dir, 'lan.conf'), lanConf(name, lanPort, index, [`sol "tcp:127.0.0.1:${linePort}" 115200`]));
     writeFileSync(path.join(this.dir, 'bmc.emu'), BMC_EMU);
+    this.launch();
+    this.address = `127.0.0.1:${lanPort}`;
+  }
+
+  private launch(): void {
     const log = openSync(path.join(this.dir, 'ipmi_sim.log'), 'a');
     // -n: in the background ipmi_sim must not read a terminal (real-nodes F4).
     this.sim = spawn('ipmi_sim', ['-c', 'lan.conf', '-f', 'bmc.emu', '-s', path.join(this.dir, 'state'), '-n'], {
       cwd: this.dir,
       stdio: ['ignore', log, log],
     });
-    this.address = `127.0.0.1:${lanPort}`;
+  }
+
+  /** The BMC dies (SIGKILL): its sessions are gone and nothing answers at its address until restart(). */
+  async kill(): Promise<void> {
+    const sim = this.sim;
+    if (!sim || sim.exitCode !== null || sim.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      sim.once('exit', () => resolve());
+      sim.kill('SIGKILL');
+    });
+  }
+
+  /** The BMC comes back at the same address (as after a BMC reset), with no sessions. */
+  restart(): void {
+    this.launch();
   }
 
   /** True once a SOL session has the serial line connected. */

@@ -12,7 +12,7 @@ import { createImageClient } from '../images/client.ts';
 import type { OriginList } from '../outbound-policy.ts';
 import { StandaloneImages } from './images.ts';
 import { StandaloneInventory } from './inventory.ts';
-import { IpmiTool } from './ipmi.ts';
+import { IpmiTool, type IpmiMode } from './ipmi.ts';
 import { StandalonePower, type StandalonePowerOptions } from './power.ts';
 import { BmcGuard, type BmcGuardOptions } from './bmc-guard.ts';
 import { RedfishClient } from './redfish.ts';
@@ -22,6 +22,12 @@ export interface StandaloneAdaptersConfig {
   secretKey?: Buffer;
   /** ipmitool binary (default `ipmitool`). */
   ipmitool?: string;
+  /** IPMI through a long-lived `ipmitool shell` per BMC (default) or a process per call. */
+  ipmiMode?: IpmiMode;
+  /** Shell mode: an idle shell is closed after this long, ms (default 30 s). */
+  ipmiShellIdleMs?: number;
+  /** Shell mode: shells open at most (default 128). */
+  ipmiShells?: number;
   /** Deadline of one BMC call (default 15 s). */
   bmcTimeoutMs?: number;
   /** Limits, circuits and backoff of the BMC calls (bmc-guard.ts). */
@@ -53,7 +59,10 @@ export function createStandaloneAdapters(c: StandaloneAdaptersConfig): Standalon
   return {
     inventory: new StandaloneInventory(c.db),
     power: new StandalonePower(c.db, {
-      drivers: { ipmi: new IpmiTool({ binary: c.ipmitool, timeoutMs }), redfish: new RedfishClient({ timeoutMs, caFile: c.bmcCaFile }) },
+      drivers: {
+        ipmi: new IpmiTool({ binary: c.ipmitool, timeoutMs, mode: c.ipmiMode, shellIdleMs: c.ipmiShellIdleMs, maxShells: c.ipmiShells }),
+        redfish: new RedfishClient({ timeoutMs, caFile: c.bmcCaFile }),
+      },
       secretKey: c.secretKey,
       guard: new BmcGuard(c.bmcGuard),
       passWaitMs: c.bmcPassWaitMs,
