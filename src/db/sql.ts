@@ -5,8 +5,9 @@
  * statement: drizzle's `inArray` (one per value) fails beyond that and is barred by biome.json; a
  * multi-row `insert(...).values(rows)` (one per value per row) goes through `insertInChunks`.
  */
-import { getTableColumns, sql, type AnyColumn, type SQL, type Table } from 'drizzle-orm';
-import type { QueryResult } from 'pg';
+import { DrizzleQueryError, getTableColumns, sql, type AnyColumn, type SQL, type Table } from 'drizzle-orm';
+import pg, { type QueryResult } from 'pg';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import { namedStatementsAllowed, type Db } from './client.ts';
 import { transaction } from './tx.ts';
 import { chunks } from '../domain/lists.ts';
@@ -56,23 +57,47 @@ export function unnestAs(alias: string, columns: Record<string, SQL>): SQL {
 /** The row version (xmin) as text: writes that follow a read are guarded by it. */
 export const rowVersion = (table: SQL | AnyColumn | unknown) => sql<string>`${table}.xmin::text`;
 
-/** What `execute` reaches through drizzle's handle (its dialect and session are public at run time, internal in its types). */
-interface DrizzleInternals {
-  dialect: { sqlToQuery(q: SQL): { sql: string; params: unknown[] } };
-  session: {
-    prepareQuery(q: { sql: string; params: unknown[] }, fields: undefined, name: string, arrayMode: false): { execute(): Promise<unknown> };
-  };
-}
+/** Turns drizzle's `sql` into its text and parameters, as `db.execute` does (no casing: drizzleOver sets none). */
+const dialect = new PgDialect();
+
+/**
+ * The types drizzle's node-postgres driver hands over as the text PostgreSQL sent (timestamps, dates,
+ * intervals and their arrays, numeric arrays) rather than as pg's parsed values: a named statement
+ * sent past drizzle reads them the same way. Everything else is parsed by pg's defaults, as in drizzle.
+ * test/integration/sql-named.test.ts compares both paths' rows, so a drizzle upgrade that changes its
+ * list fails there.
+ */
+const driverTypes = new pg.TypeOverrides();
+for (const oid of [
+  pg.types.builtins.TIMESTAMPTZ,
+  pg.types.builtins.TIMESTAMP,
+  pg.types.builtins.DATE,
+  pg.types.builtins.INTERVAL,
+  1231, // numeric[]
+  1115, // timestamp[]
+  1185, // timestamptz[]
+  1187, // interval[]
+  1182, // date[]
+])
+  driverTypes.setTypeParser(oid, 'text', (text: string) => text);
 
 /**
  * `db.execute(query)` as a named prepared statement: each connection parses and plans it once, then
  * only binds and runs it (the report batch's statement planned in 1.2 ms of its 2.3 ms for one row).
  * For the hot path's fixed statements only: the text under one name must never change (its values
  * travel as parameters, arrays as one each). The rows come as from `execute` (drizzle's driver values).
+ * It is sent with node-postgres's `{ name, text, values }` form on the handle's own client, so in a
+ * transaction it runs on the transaction's connection.
  */
 export async function executeNamed<R extends Record<string, unknown>>(db: Db, name: string, query: SQL): Promise<QueryResult<R>> {
-  // A transaction-mode pooler may not keep a name on the session that comes next (client.ts).
-  if (!namedStatementsAllowed(db.$client)) return (await db.execute(query)) as unknown as QueryResult<R>;
-  const d = db as unknown as DrizzleInternals;
-  return (await d.session.prepareQuery(d.dialect.sqlToQuery(query), undefined, name, false).execute()) as QueryResult<R>;
+  const { sql: text, params } = dialect.sqlToQuery(query);
+  // A transaction-mode pooler may not keep a name on the session that comes next (client.ts): there
+  // the statement goes unnamed, as drizzle's own execute sends it.
+  const named = namedStatementsAllowed(db.$client) ? name : undefined;
+  try {
+    return await db.$client.query<R>({ name: named, text, values: params, types: driverTypes });
+  } catch (e) {
+    // As drizzle reports a failed query (db/outage.ts reads PostgreSQL's error from its cause).
+    throw new DrizzleQueryError(text, params, e instanceof Error ? e : new Error(String(e)));
+  }
 }
