@@ -15,6 +15,30 @@ import path from 'node:path';
 export const SIM_BMC_USER = 'admin';
 export const SIM_BMC_PASSWORD = 'password';
 
+/**
+ * PIDs of the ipmitool processes `parent` (this process) started and that are still alive: its main
+ * thread's children (processes are started from it) named ipmitool. Cheap enough to sample often.
+ */
+export function ipmitoolChildren(parent = process.pid): number[] {
+  let children: string;
+  try {
+    children = readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8');
+  } catch {
+    return [];
+  }
+  return children
+    .split(' ')
+    .filter(Boolean)
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'ipmitool';
+      } catch {
+        return false; // gone since the listing
+      }
+    });
+}
+
 /** A port free for TCP (and UDP when asked) at the moment of asking. */
 export async function freePort(udp = false): Promise<number> {
   for (;;) {

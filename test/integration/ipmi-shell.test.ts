@@ -7,12 +7,12 @@
  * Skipped, saying so, without the binaries.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { haveTools } from '../helpers/tools.ts';
-import { SIM_BMC_PASSWORD, SIM_BMC_USER, SolBmc } from '../helpers/ipmi-sim.ts';
+import { SIM_BMC_PASSWORD, SIM_BMC_USER, SolBmc, ipmitoolChildren as ipmitools } from '../helpers/ipmi-sim.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { ROOT } from '../helpers/processes.ts';
 import { IpmiTool, type IpmiOptions } from '../../src/adapters/standalone/ipmi.ts';
@@ -20,23 +20,6 @@ import { BmcGuard } from '../../src/adapters/standalone/bmc-guard.ts';
 import { BmcError, type BmcTarget } from '../../src/adapters/standalone/bmc.ts';
 
 const HAVE_ALL = haveTools('test/integration/ipmi-shell', ['ipmitool', 'ipmi_sim']);
-
-/** PIDs of the ipmitool processes whose parent is `parent` (this process). */
-function ipmitools(parent = process.pid): number[] {
-  const pids: number[] = [];
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (comm === 'ipmitool' && ppid === parent) pids.push(Number(d));
-    } catch {
-      // gone between the listing and the read
-    }
-  }
-  return pids;
-}
 
 const target = (b: SolBmc, id = 'x3000c0s1b0n0'): BmcTarget => ({
   id,
@@ -87,6 +70,22 @@ describe.skipIf(!HAVE_ALL)('IPMI shells against ipmi_sim', () => {
     expect(t.shells!.started).toBe(1);
     expect(seen.size).toBe(1);
     expect(ipmitools()).toEqual([...seen]);
+  }, 30_000);
+
+  it('a refused boot device goes on to the power command, as with a process per call (ipmitool exits 0 on it); the refused power-on is bmc_error', async () => {
+    for (const mode of ['shell', 'process'] as const) {
+      const e = await tool({ mode })
+        .power(target(bmcs[0]!), 'On')
+        .then(
+          () => undefined,
+          (x: unknown) => x,
+        );
+      expect(e).toBeInstanceOf(BmcError);
+      expect((e as BmcError).kind).toBe('bmc_error');
+      expect((e as BmcError).message).toMatch(
+        /chassis power on failed: bmc_error: .*Up\/On failed: Invalid data field in request \((ipmitool shell|exit 1)\)$/,
+      );
+    }
   }, 30_000);
 
   it('a BMC killed mid-use fails the call as unreachable (through the guard, counted by its circuit); after it comes back a new shell answers', async () => {
