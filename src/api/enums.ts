@@ -102,3 +102,23 @@ export const enumValues = {
     LAST_CHANGE: 'updated_at',
   },
 } as const;
+
+type EnumName = keyof typeof enumValues;
+/** The stored strings of GraphQL enum `E` (the same union codegen generates for it). */
+type EnumValue<E extends EnumName> = Extract<(typeof enumValues)[E][keyof (typeof enumValues)[E]], string>;
+
+const storedValues = new Map<string, ReadonlySet<string>>(Object.entries(enumValues).map(([e, m]) => [e, new Set(Object.values(m))]));
+
+/** Whether `v` is one of the stored strings of enum `e`. */
+export function isEnumValue<E extends EnumName>(e: E, v: string): v is EnumValue<E> {
+  return storedValues.get(e)!.has(v);
+}
+
+/**
+ * A stored string (a text column) as a value of enum `e`, for a resolver's result. The columns'
+ * check constraints keep them inside the enum; a value outside it is an error naming `field`.
+ */
+export function enumValue<E extends EnumName>(e: E, v: string, field: string): EnumValue<E> {
+  if (isEnumValue(e, v)) return v;
+  throw new Error(`${field}: "${v}" is not a value of ${e}`);
+}

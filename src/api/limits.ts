@@ -229,7 +229,7 @@ function armorRules(limits: QueryLimits): ValidationRule[] {
       n: limits.maxDirectives,
       onReject: [report('directives', (f) => `query uses more than ${limits.maxDirectives} directives (${f})`)],
     }),
-  ] as unknown as ValidationRule[];
+  ];
   armorCache.set(limits, rules);
   return rules;
 }

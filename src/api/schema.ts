@@ -19,5 +19,5 @@ export function loadTypeDefs(dir = schemaDir): string[] {
 
 /** Every root field checks its caller first (src/api/auth.ts): a schema without that check is never built. */
 export function buildSchema(): GraphQLSchema {
-  return applyAuthorization(makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers: allResolvers() as never }));
+  return applyAuthorization(makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers: allResolvers() }));
 }

@@ -21,7 +21,7 @@ import express from 'express';
 import compression from 'compression';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
-import type { ExecutionResult, GraphQLError as GraphQLErrorType, GraphQLFormattedError } from 'graphql';
+import type { GraphQLError as GraphQLErrorType, GraphQLFormattedError } from 'graphql';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { unwrapResolverError } from '@apollo/server/errors';
@@ -287,18 +287,15 @@ function mountGraphqlWs(httpServer: http.Server, opts: ApiServerOptions, api: Ap
   const ws = useLiveServer(
     {
       schema,
-      onConnect: hooks.onConnect as never,
-      onClose: hooks.onClose as never,
+      onConnect: hooks.onConnect,
+      onClose: hooks.onClose,
       // Returns the execution arguments itself (parsed and validated there), or the refusal.
-      onSubscribe: hooks.onSubscribe as never,
+      onSubscribe: hooks.onSubscribe,
       // The same error shapes as over HTTP: every error typed, internal ones masked.
-      onNext: ((_ctx: unknown, _id: string, _p: unknown, _args: unknown, result: ExecutionResult) =>
-        result.errors?.length
-          ? { ...result, errors: formatWsErrors(result.errors, result.data === undefined, opts.logger) }
-          : undefined) as never,
-      onError: ((_ctx: unknown, _id: string, _p: unknown, errors: readonly GraphQLErrorType[]) =>
-        formatWsErrors(errors, false, opts.logger)) as never,
-      validate: ((s, doc) => graphqlRuntime.validate(s, doc)) as typeof graphqlRuntime.validate,
+      onNext: (_ctx, _id, _p, _args, result) =>
+        result.errors?.length ? { ...result, errors: formatWsErrors(result.errors, result.data === undefined, opts.logger) } : undefined,
+      onError: (_ctx, _id, _p, errors) => formatWsErrors(errors, false, opts.logger),
+      validate: (s, doc) => graphqlRuntime.validate(s, doc),
     },
     wsServer,
     mux,

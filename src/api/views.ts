@@ -177,8 +177,14 @@ export function sessionView(r: SessionRow): SessionParent {
 const camel = (k: string) => k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 export const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
+/** `a_b_c` -> `aBC`, as `camel` spells it. */
+type Camel<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<Camel<T>>}` : S;
+/** The options under their GraphQL names (optionsView's result, checked against the SDL's Options). */
+type CamelOptions = { [K in keyof DomainOptions & string as Camel<K>]: DomainOptions[K] };
+
 export function optionsView(o: DomainOptions): Options {
-  return Object.fromEntries(Object.entries(o).map(([k, v]) => [camel(k), v])) as unknown as Options;
+  const view = Object.fromEntries(Object.entries(o).map(([k, v]) => [camel(k), v])) as CamelOptions;
+  return view;
 }
 
 export const messages = (issues: Issue[]): ValidationMessage[] => issues.map((i) => ({ field: i.field || null, message: i.message }));

@@ -194,7 +194,7 @@ export class HumanDisplay implements Display {
     if (tty) {
       this.multi = new cliProgress.MultiBar(
         {
-          stream: out as NodeJS.WritableStream as never,
+          stream: out,
           format: `${name} {bar} {percentage}% | {value}/{total} done | {phases} | {duration_formatted}`,
           hideCursor: true,
           clearOnComplete: false,

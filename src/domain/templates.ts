@@ -253,14 +253,19 @@ export function mergeTemplatePatch(current: TemplateDraft, patch: TemplatePatch)
       out.bootSets.push({ ...p });
       continue;
     }
-    const merged: BootSetDraft = { ...out.bootSets[i]! };
-    for (const [k, v] of Object.entries(p) as [keyof BootSetDraft, unknown][]) {
-      if (v === undefined || k === 'name') continue;
-      if (k === 'cfs') merged.cfs = mergeDict(merged.cfs, v as Maybe<CfsDraft>);
-      else (merged as unknown as Record<string, unknown>)[k] = v;
-    }
+    // Found by name: the patch's name is the boot set's own.
+    const base = out.bootSets[i]!;
+    const merged: BootSetDraft = { ...base, ...definedFields(p) };
+    if (p.cfs !== undefined) merged.cfs = mergeDict(base.cfs, p.cfs);
     out.bootSets[i] = merged;
   }
+  return out;
+}
+
+/** The fields of `o` that are not undefined (in a patch, undefined keeps a field). */
+function definedFields<T extends object>(o: T): Partial<T> {
+  const out: Partial<T> = {};
+  for (const k in o) if (o[k] !== undefined) out[k] = o[k];
   return out;
 }
 

@@ -8,17 +8,10 @@ import { readEventsPage, type EventFilter, type LiveEvent } from '../../db/live.
 import { tenantXnames } from '../../db/tenants.ts';
 import { checkComponentIds } from '../../domain/components.ts';
 import { check } from '../../domain/validation.ts';
-import { enumValues } from '../enums.ts';
+import { isEnumValue } from '../enums.ts';
 import { badInput, notFound, valueOrThrow } from '../errors.ts';
 import type { ApiContext } from '../context.ts';
-import type {
-  ComponentEvent,
-  ComponentEventBatch,
-  ComponentEventFilter,
-  ComponentPhase,
-  ComponentStatus,
-  Resolvers,
-} from '../generated/types.ts';
+import type { ComponentEvent, ComponentEventBatch, ComponentEventFilter, Resolvers } from '../generated/types.ts';
 import { LiveSubscriber, type EventBatch } from './subscriber.ts';
 import { followProgress } from './progress-stream.ts';
 import { observeStream, trackSubscription } from '../../observability/live.ts';
@@ -31,9 +24,6 @@ const cursorSchema = z
   .transform(Number);
 const kindsSchema = z.array(z.string().min(1).max(32)).max(32);
 const firstSchema = z.number().int().min(1, 'must be from 1 to 1000').max(1000, 'must be from 1 to 1000');
-
-const PHASES = new Set<string>(Object.values(enumValues.ComponentPhase));
-const STATUSES = new Set<string>(Object.values(enumValues.ComponentStatus));
 
 function feedOf(ctx: ApiContext): LiveFeed {
   if (!ctx.live) throw unavailableError('subscriptions are not served by this process');
@@ -50,10 +40,10 @@ export function eventView(e: LiveEvent): ComponentEvent {
     sessionTenant: e.sessionTenant || null,
     kind: e.kind,
     actor: e.actor,
-    fromPhase: e.fromPhase !== null && PHASES.has(e.fromPhase) ? (e.fromPhase as ComponentPhase) : null,
-    toPhase: e.toPhase !== null && PHASES.has(e.toPhase) ? (e.toPhase as ComponentPhase) : null,
-    fromStatus: e.fromStatus !== null && STATUSES.has(e.fromStatus) ? (e.fromStatus as ComponentStatus) : null,
-    toStatus: e.toStatus !== null && STATUSES.has(e.toStatus) ? (e.toStatus as ComponentStatus) : null,
+    fromPhase: e.fromPhase !== null && isEnumValue('ComponentPhase', e.fromPhase) ? e.fromPhase : null,
+    toPhase: e.toPhase !== null && isEnumValue('ComponentPhase', e.toPhase) ? e.toPhase : null,
+    fromStatus: e.fromStatus !== null && isEnumValue('ComponentStatus', e.fromStatus) ? e.fromStatus : null,
+    toStatus: e.toStatus !== null && isEnumValue('ComponentStatus', e.toStatus) ? e.toStatus : null,
     action: e.action,
     error: e.error,
     reason: e.reason,

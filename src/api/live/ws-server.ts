@@ -11,7 +11,7 @@
  */
 import type http from 'node:http';
 import type { WebSocketServer, WebSocket } from 'ws';
-import { CloseCode, handleProtocols, makeServer, type ServerOptions } from 'graphql-ws';
+import { CloseCode, handleProtocols, makeServer, type FormattedExecutionResult, type ServerOptions } from 'graphql-ws';
 import type { Multiplexer } from './multiplexer.ts';
 import { liveSubscribe, SharedResult } from './subscribe.ts';
 import { sendDeflated } from './deflate.ts';
@@ -26,13 +26,15 @@ export interface Extra {
 let spliced: SharedPayload | undefined;
 const CLOSE = Buffer.from('}');
 
-function payloadMarker(r: SharedResult): object {
-  return {
-    toJSON: () => {
-      spliced = r.shared;
-      return undefined;
-    },
-  };
+/** A `next` message's payload that serializes to nothing, leaving the shared bytes in `spliced`. */
+class SplicedPayload implements FormattedExecutionResult {
+  /** Never read: the payload's bytes are `shared.json`. */
+  data?: null;
+  constructor(private readonly shared: SharedPayload) {}
+  toJSON(): undefined {
+    spliced = this.shared;
+    return undefined;
+  }
 }
 
 /** The message's text up to its payload, and the shared payload (none: send the message as it is). */
@@ -51,10 +53,10 @@ export function useLiveServer(
 ): { dispose(): Promise<void> } {
   const server = makeServer<Record<string, unknown>, Extra>({
     ...options,
-    subscribe: liveSubscribe(mux) as ServerOptions['subscribe'],
+    subscribe: liveSubscribe(mux),
     // A shared result's bytes are spliced in as it is sent; any other result goes through the caller's onNext.
     onNext: (ctx, id, payload, args, result) =>
-      result instanceof SharedResult ? (payloadMarker(result) as never) : options.onNext?.(ctx, id, payload, args, result),
+      result instanceof SharedResult ? new SplicedPayload(result.shared) : options.onNext?.(ctx, id, payload, args, result),
   });
   ws.options.handleProtocols = handleProtocols;
   ws.on('connection', (socket, request) => {

@@ -15,6 +15,7 @@ import { explainComponent, explainSession } from '../explain.ts';
 import { componentJobs } from '../../engine/queue/open-jobs.ts';
 import { errorText } from '../../engine/outcome.ts';
 import { badInput } from '../errors.ts';
+import { enumValue } from '../enums.ts';
 import { messages } from '../views.ts';
 import { checkSessionInput } from '../session-checks.ts';
 import type { ApiContext } from '../context.ts';
@@ -101,8 +102,8 @@ export const explainResolvers: Resolvers = {
         nextAt: e.next.nextAt,
         advice: e.next.advice,
         suggestedAction: e.next.action,
-        phase: e.phase as never,
-        status: e.status as never,
+        phase: enumValue('ComponentPhase', e.phase, 'phase'),
+        status: enumValue('ComponentStatus', e.status, 'status'),
         enabled: e.enabled,
         session: e.session?.name ?? null,
         sessionPaused: !!e.session?.paused,
@@ -110,7 +111,7 @@ export const explainResolvers: Resolvers = {
         powerState: !e.power ? null : e.power.state === 'unknown' ? `unknown (${e.power.cause}): ${e.power.error}` : e.power.state,
         cfsDesiredConfig: e.cfs?.desiredConfig ?? null,
         cfsStatus: e.cfs?.configurationStatus ?? null,
-        decision: e.decision ? { ...e.decision, phase: e.decision.phase as never } : null,
+        decision: e.decision ? { ...e.decision, phase: enumValue('ComponentPhase', e.decision.phase, 'decision.phase') } : null,
         criteria: e.criteria,
         blockers: e.blockers,
         lastEvents: e.lastEvents.map(timelineView),
@@ -122,7 +123,7 @@ export const explainResolvers: Resolvers = {
       if (!e) return null;
       return {
         name: e.name,
-        state: e.status as never,
+        state: enumValue('SessionState', e.status, 'state'),
         paused: e.paused,
         pauseReason: e.pauseReason,
         remaining: e.remaining,

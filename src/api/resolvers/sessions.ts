@@ -83,8 +83,8 @@ export const sessionResolvers: Resolvers = {
   },
   Session: {
     extendedStatus: async (s, _a, ctx) => (await extendedStatus(ctx, s.tenantKey, s.name))!,
-    // Enum fields resolve to the stored strings (api/enums.ts), which the generated resolver types do not say.
-    result: async (s, _a, ctx) => (await resultOf(ctx, s, { ...s, status: s.status.status, error: s.status.error ?? null })) as never,
+    // Enum fields resolve to the stored strings (api/enums.ts).
+    result: (s, _a, ctx) => resultOf(ctx, s, { ...s, status: s.status.status, error: s.status.error ?? null }),
     resultText: async (s, _a, ctx) =>
       SESSION_RESULT_WORDS[await resultOf(ctx, s, { ...s, status: s.status.status, error: s.status.error ?? null })],
   },
@@ -94,12 +94,12 @@ export const sessionResolvers: Resolvers = {
     retrying: async (s, _a, ctx) => (await troublesOf(ctx, s)).retrying,
     result: async (s, _a, ctx) => {
       const row = await getSession(ctx.db, ctx.tenantKey, s.name);
-      return (await resultOf(
+      return resultOf(
         ctx,
         { tenantKey: ctx.tenantKey, name: s.name },
         row ?? { status: s.status, paused: s.paused, aborted: false, error: null },
         s,
-      )) as never;
+      );
     },
   },
   Mutation: {
