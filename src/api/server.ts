@@ -34,6 +34,7 @@ import { Multiplexer, type MultiplexerOptions } from './live/multiplexer.ts';
 import { useLiveServer } from './live/ws-server.ts';
 import { exposeLiveMetrics } from './live/live-metrics.ts';
 import { graphqlRuntime } from './live/graphql-runtime.ts';
+import { checkWsInternals } from './live/ws-internals.ts';
 import { authIdentify, type ApiAuth } from './auth.ts';
 import { isDatabaseUnavailable, unavailableFormatted, unavailableStatusPlugin } from './unavailable.ts';
 import { withVariableField } from './input-errors.ts';
@@ -269,6 +270,8 @@ function createHttpServer(opts: ApiServerOptions, api: ApiParts, app: express.Ex
 /** graphql-ws on the same port and path (/graphql): subscriptions through the multiplexer, every operation through the edge. */
 function mountGraphqlWs(httpServer: http.Server, opts: ApiServerOptions, api: ApiParts) {
   const { edge, schema, watch, live, maxBodyBytes, contextFor } = api;
+  // Shared payloads go out pre-compressed through ws internals (live/ws-internals.ts): refuse to start if they moved.
+  if (opts.wsDeflate) checkWsInternals();
   const wsServer = new WebSocketServer({
     server: httpServer,
     path: '/graphql',

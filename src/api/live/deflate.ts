@@ -8,11 +8,10 @@
  * (RSV1 clear, which the RFC allows per message), so ws never deflates and frames stay in order.
  */
 import zlib from 'node:zlib';
-import * as ws from 'ws';
 import type { WebSocket } from 'ws';
+import { deflateSocket, frame } from './ws-internals.ts';
 
 const deflated = new WeakMap<Buffer, Buffer>();
-const frame = (ws as unknown as { Sender: { frame(data: Buffer, o: object): Buffer[] } }).Sender.frame;
 
 /** Raw deflate of a payload, once whatever the number of sockets it goes to; ends with 00 00 ff ff. */
 function deflateOnce(json: Buffer): Buffer {
@@ -35,20 +34,16 @@ export function deflatedMessage(prefix: string, json: Buffer): Buffer {
   return Buffer.concat([stored(Buffer.from(prefix)), deflateOnce(json), CLOSE, TAIL]);
 }
 
-interface Internals {
-  _extensions?: Record<string, { params: Record<string, unknown> } | undefined>;
-  _sender?: { _state: number; sendFrame(list: Buffer[], cb: (err?: Error) => void): void };
-}
-
 /**
  * Send a shared payload compressed, when the socket negotiated permessage-deflate with a 32 KiB window
- * and its sender is idle; false when it did not (the caller sends it uncompressed).
+ * and its sender is idle; false when it did not (the caller sends it uncompressed). Past the public
+ * `extensions`, what it reads of the socket is ws-private (ws-internals.ts): if an upgrade moved it,
+ * this throws.
  */
 export function sendDeflated(socket: WebSocket, prefix: string, json: Buffer, cb: (err?: Error) => void): boolean {
-  const s = socket as unknown as Internals;
-  const pmd = s._extensions?.['permessage-deflate'];
-  const bits = pmd?.params.server_max_window_bits;
-  if (!pmd || (bits !== undefined && bits !== true && Number(bits) !== 15) || !s._sender || s._sender._state !== 0) return false;
-  s._sender.sendFrame(frame(deflatedMessage(prefix, json), { fin: true, rsv1: true, opcode: 1, mask: false, readOnly: false }), cb);
+  if (!socket.extensions.includes('permessage-deflate')) return false;
+  const { serverMaxWindowBits: bits, sender } = deflateSocket(socket);
+  if ((bits !== undefined && bits !== true && Number(bits) !== 15) || sender._state !== 0) return false;
+  sender.sendFrame(frame(deflatedMessage(prefix, json), { fin: true, rsv1: true, opcode: 1, mask: false, readOnly: false }), cb);
   return true;
 }
