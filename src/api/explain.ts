@@ -23,6 +23,8 @@ import { classifyWait, type WaitKind } from './waits.ts';
 import { nextStep, type NextStep } from './next-step.ts';
 import { blockingService } from '../domain/blocked.ts';
 import { outageSince } from '../db/components/blocked.ts';
+import { existingComponents } from '../db/components/read.ts';
+import { quarantineOf, quarantineWords, type Quarantine } from '../domain/quarantine.ts';
 
 export interface ExplainCriterion {
   operator: string;
@@ -52,6 +54,16 @@ export interface Explanation {
   criteria: ExplainCriterion[];
   blockers: Blocker[];
   lastEvents: EventRow[];
+  /** Set while new sessions leave it out unless their limit names it. */
+  quarantine: Quarantine | null;
+}
+
+/** The node's quarantine now under the options' threshold (domain/quarantine.ts), or null. */
+export async function quarantineNow(db: Db, id: string, options: Pick<Options, 'quarantine_after_failed_sessions'>) {
+  const k = options.quarantine_after_failed_sessions;
+  if (k <= 0) return null;
+  const run = (await existingComponents(db, [id])).get(id);
+  return run ? quarantineOf(run, k) : null;
 }
 
 /** Waits are measured on the engine's clock (the database's), as the operators measure them. */
@@ -81,6 +93,8 @@ export async function explainComponent(db: Db, adapters: Adapters, id: string): 
       kind: 'disabled',
       detail: c.status === 'failed' ? `failed: ${c.error || c.failureReason}` : 'not enabled: no operator acts on it',
     });
+  const quarantine = await quarantineNow(db, id, options);
+  if (quarantine) blockers.push({ kind: 'quarantined', detail: quarantineWords(id, quarantine) });
   if (c.session && !session) blockers.push({ kind: 'session_deleted', detail: `owning session ${c.session} no longer exists` });
   if (session?.paused) blockers.push({ kind: 'session_paused', detail: `session ${c.session} is paused: ${session.pauseReason ?? ''}` });
   if (session?.aborted) blockers.push({ kind: 'session_aborted', detail: `session ${c.session} was aborted` });
@@ -149,6 +163,7 @@ export async function explainComponent(db: Db, adapters: Adapters, id: string): 
     criteria,
     blockers,
     lastEvents: await recentEvents(db, id, 10),
+    quarantine,
   };
 }
 

@@ -79,6 +79,8 @@ export const POLICY: Readonly<Record<string, OperationPolicy>> = Object.freeze({
   abortSession: m('operator'),
   // A large session's second admin (schema/approval.graphql): the resolver refuses the session's creator.
   approveSession: m('admin'),
+  // Quarantine (schema/quarantine.graphql): an operator, as for clearing a node's failure (patchComponents).
+  releaseQuarantine: m('operator'),
 
   // The node reporter, `reportBootState(id, bssToken)`: the node itself for its own xname, or a human operator.
   reportBootState: m('operator', { node: { xnameArg: 'id', scopes: ['report'] } }),

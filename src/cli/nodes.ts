@@ -1,6 +1,7 @@
 /**
  * `bootorch node apply|register|list|delete`: the node inventory of a site run without CSM
- * (BOOTORCH_ADAPTERS=standalone). `apply -f FILE` takes YAML or JSON: a list of nodes, or
+ * (BOOTORCH_ADAPTERS=standalone); `bootorch node release XNAME...` releases quarantined nodes (any
+ * site, docs/quarantine.md). `apply -f FILE` takes YAML or JSON: a list of nodes, or
  * `{ nodes: [...] }`, snake_case or camelCase. BMC passwords never go on a command line: give
  * `password_env: VAR` or `password_file: PATH` (read here, sent once, stored sealed by the API).
  */
@@ -56,7 +57,9 @@ export function nodeInput(n: Obj, where: string): Obj {
 }
 
 export function registerNodeCommands(program: Command): void {
-  const n = program.command('node').description('the node inventory of a site without CSM (BOOTORCH_ADAPTERS=standalone)');
+  const n = program
+    .command('node')
+    .description('the node inventory of a site without CSM (BOOTORCH_ADAPTERS=standalone), and quarantine release');
 
   n.command('apply')
     .description('register or replace nodes from a YAML or JSON file')
@@ -137,6 +140,22 @@ export function registerNodeCommands(program: Command): void {
         const r = await api.request('mutation($x: ID!) { deleteNode(xname: $x) }', { x: xname });
         if (!r.deleteNode) throw new CliError(`no node "${xname}"`);
         out.write(`node ${xname} deleted\n`);
+      }),
+    );
+
+  n.command('release')
+    .description('release quarantined nodes: new sessions include them again (docs/quarantine.md)')
+    .argument('<xnames...>')
+    .action(
+      action(async ({ api, opts, out }, xnames: string[]) => {
+        const r = (
+          await api.request('mutation($ids: [ID!]!) { releaseQuarantine(ids: $ids) { released notQuarantined } }', {
+            ids: xnames.flatMap((x) => x.split(',')).filter(Boolean),
+          })
+        ).releaseQuarantine;
+        if (opts.json) return json(out, r);
+        if (r.released.length) out.write(`released from quarantine: ${r.released.join(',')}\n`);
+        if (r.notQuarantined.length) out.write(`not quarantined (left as they are): ${r.notQuarantined.join(',')}\n`);
       }),
     );
 }

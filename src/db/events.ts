@@ -16,7 +16,7 @@ export interface NewEvent {
   componentId: string;
   session?: string;
   sessionTenant?: string;
-  kind: 'transition' | 'action' | 'error' | 'report' | 'setup' | 'manual' | 'failed' | 'rollout' | 'stage' | 'drift';
+  kind: 'transition' | 'action' | 'error' | 'report' | 'setup' | 'manual' | 'failed' | 'rollout' | 'stage' | 'drift' | 'quarantine';
   actor: string;
   fromPhase?: string | null;
   toPhase?: string | null;

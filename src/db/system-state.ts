@@ -3,7 +3,8 @@
  * grouped by status and phase with the oldest unfinished one per status (through the partial index on
  * enabled components), the number of components (primary key, index only), failed components by
  * reason whether enabled or not (a partial index), sessions by status and ended sessions by result,
- * the engine processes' heartbeats, the quietest running session, and, from the caller, the job
+ * the engine processes' heartbeats, the quietest running session, the quarantined nodes (through the
+ * partial index on failed_sessions > 0), and, from the caller, the job
  * queues' depths (pg-boss's tables are read in src/engine/queue/ only: engine/queue/open-jobs.ts queueDepths).
  */
 import { sql } from 'drizzle-orm';
@@ -17,6 +18,8 @@ export interface SystemState {
   components: { status: string; phase: string; count: number }[];
   /** Components in status failed by reason, enabled or not (a failed node is disabled). */
   failed: { reason: string; count: number }[];
+  /** Components quarantined (quarantine_after_failed_sessions sessions failed in a row or more; 0 when the option is 0). */
+  quarantined: number;
   /** Ended sessions (status complete) by result. */
   ended: { result: EndedResult; count: number }[];
   /** Engine processes alive, and the age of the newest heartbeat (null: none ever beat). */
@@ -43,7 +46,7 @@ export async function readSystemState(
   db: Db,
   o: { aliveSeconds: number; queues?: () => Promise<QueueDepth[]> } = { aliveSeconds: 15 },
 ): Promise<SystemState> {
-  const [c, total, s, j, options, failed, ended, engine, idle] = await Promise.all([
+  const [c, total, s, j, options, failed, ended, engine, idle, runs] = await Promise.all([
     // Enabled rows only, found through the partial index components_enabled_status_idx: as cheap as the
     // work in flight (a few rows between sessions, every row during a full-machine reboot).
     db.execute<{
@@ -79,7 +82,12 @@ export async function readSystemState(
         (select e.at from component_events e where e.session = s.name and e.session_tenant = s.tenant_key order by e.id desc limit 1),
         s.start_time)))::float8 as idle
       from sessions s where s.status = 'running' and not s.paused`),
+    // Runs of failed sessions by length, through components_failed_sessions_idx (domain/quarantine.ts).
+    db.execute<{ n: number; count: number }>(
+      sql`select failed_sessions as n, count(*)::int as count from components where failed_sessions > 0 group by 1`,
+    ),
   ]);
+  const k = options.quarantine_after_failed_sessions;
   const components = new Map<string, SystemState['components'][number]>();
   const pending = new Map<string, number>();
   let enabled = 0;
@@ -94,6 +102,7 @@ export async function readSystemState(
   return {
     components: [...components.values(), { status: 'disabled', phase: '', count: Math.max(0, total.rows[0]!.n - enabled) }],
     failed: failed.rows.map((r) => ({ reason: r.reason, count: r.count })),
+    quarantined: k > 0 ? runs.rows.filter((r) => r.n >= k).reduce((a, r) => a + r.count, 0) : 0,
     ended: endedByResult(ended.rows),
     engine,
     sessionIdleSeconds: Math.max(0, idle.rows[0]?.idle ?? 0),

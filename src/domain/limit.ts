@@ -60,3 +60,21 @@ function resolve(body: string, bootSetNodes: ReadonlySet<string>, inv: LimitInve
   if (body === 'all' || body === '*') return bootSetNodes;
   return inv.members(body) ?? new Set([canonicalXname(body)]);
 }
+
+/**
+ * The nodes a limit names one by one: xnames in tokens that add or intersect (not `!` ones), never
+ * `all`/`*` or an inventory name (group, partition, role). A quarantined node joins a session only
+ * when named so (domain/quarantine.ts).
+ */
+export function namedNodes(limit: string | null | undefined, inv: LimitInventory): Set<string> {
+  const named = new Set<string>();
+  if (isNoLimit(limit)) return named;
+  for (const raw of limit!.split(',')) {
+    const t = raw.trim();
+    if (t.startsWith('!')) continue;
+    const body = t.replace(/^&/, '');
+    if (body === '' || body === 'all' || body === '*' || inv.members(body)) continue;
+    named.add(canonicalXname(body));
+  }
+  return named;
+}

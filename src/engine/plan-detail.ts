@@ -7,6 +7,7 @@ import { readComponents } from '../db/components/read.ts';
 import type { Adapters, ConfigComponent, PowerState } from '../adapters/ports.ts';
 import type { SessionPlan, DesiredState, SkipReason } from './plan.ts';
 import { errorText } from './outcome.ts';
+import { quarantineWords } from '../domain/quarantine.ts';
 
 export type PlannedAction = 'power_cycle' | 'power_on' | 'power_off' | 'configure_only' | 'nothing' | 'skip' | 'unknown';
 
@@ -74,7 +75,9 @@ export async function describePlan(
         };
   });
   for (const [id, reason] of [...plan.skipped.entries()].sort()) {
-    nodes.push({ id, bootSet: null, action: 'skip', skipReason: reason, desired: null, detail: reason.replace(/_/g, ' ') });
+    const q = plan.quarantined.get(id);
+    const detail = q ? quarantineWords(id, q) : reason.replace(/_/g, ' ');
+    nodes.push({ id, bootSet: null, action: 'skip', skipReason: reason, desired: null, detail });
   }
   return { nodes, warnings };
 }

@@ -6,7 +6,8 @@
 import type { DeployRecord } from '../domain/deploy.ts';
 import type { Adapters, InventoryNode } from '../adapters/ports.ts';
 import type { Options } from '../domain/options.ts';
-import { applyLimit, type LimitInventory } from '../domain/limit.ts';
+import { applyLimit, namedNodes, type LimitInventory } from '../domain/limit.ts';
+import { quarantineOf, type FailureRun, type Quarantine } from '../domain/quarantine.ts';
 import { canonicalXname } from '../domain/xname.ts';
 import type { DesiredState } from '../domain/sessions.ts';
 
@@ -17,7 +18,8 @@ export type SkipReason =
   | 'wrong_arch'
   | 'disabled_in_inventory'
   | 'not_in_inventory'
-  | 'not_a_component';
+  | 'not_a_component'
+  | 'quarantined';
 
 export type { DesiredState };
 
@@ -32,6 +34,8 @@ export interface SessionPlan {
   /** node -> desired state (a node in two boot sets takes the later one, as BOS). */
   managed: Map<string, { bootSet: string; desired: DesiredState; deploy?: DeployRecord }>;
   skipped: Map<string, SkipReason>;
+  /** The nodes left out as quarantined, with their quarantine (domain/quarantine.ts). */
+  quarantined: Map<string, Quarantine>;
   warnings: string[];
   /** Set when setup must fail the session (BOS's reasons). */
   error: string | null;
@@ -55,8 +59,8 @@ export interface PlanDeps {
   options: Options;
   /** xnames the tenant owns (null: no tenant). */
   tenantXnames: ReadonlySet<string> | null;
-  /** Which of these ids are bootorch components. */
-  existingComponents(ids: string[]): Promise<Set<string>>;
+  /** Which of these ids are bootorch components, each with its run of failed sessions (domain/quarantine.ts). */
+  existingComponents(ids: string[]): Promise<ReadonlyMap<string, FailureRun>>;
 }
 
 interface BootSetSpec {
@@ -133,7 +137,7 @@ export async function limitMembers(adapters: Adapters, limit: string): Promise<S
 const ARCH_OK: Record<string, string[]> = { X86: ['X86', 'UNKNOWN'], ARM: ['ARM'], OTHER: ['OTHER'], UNKNOWN: ['UNKNOWN'] };
 
 export async function planSession(s: PlanSession, t: PlanTemplate, d: PlanDeps): Promise<SessionPlan> {
-  const plan: SessionPlan = { bootSets: [], managed: new Map(), skipped: new Map(), warnings: [], error: null };
+  const plan: SessionPlan = { bootSets: [], managed: new Map(), skipped: new Map(), quarantined: new Map(), warnings: [], error: null };
   const skip = (id: string, r: SkipReason) => {
     if (!plan.managed.has(id) && !plan.skipped.has(id)) plan.skipped.set(id, r);
   };
@@ -213,9 +217,32 @@ export async function planSession(s: PlanSession, t: PlanTemplate, d: PlanDeps):
       plan.managed.delete(x);
       plan.skipped.set(x, 'not_a_component');
     }
+  const components = plan.managed.size;
+  leaveOutQuarantined(plan, s, inv, existing, d.options);
   for (const b of plan.bootSets) b.nodes = b.nodes.filter((x) => plan.managed.get(x)?.bootSet === b.name);
-  if (plan.managed.size === 0) plan.error = 'All nodes found to act upon do not exist as BOS components';
+  if (components === 0) plan.error = 'All nodes found to act upon do not exist as BOS components';
+  else if (plan.managed.size === 0) plan.error = 'All nodes found to act upon are quarantined: name them in the limit, or release them';
   return plan;
+}
+
+/** Quarantined nodes (domain/quarantine.ts) are left out unless the limit names them one by one. */
+function leaveOutQuarantined(
+  plan: SessionPlan,
+  s: PlanSession,
+  inv: LimitInventory,
+  runs: ReadonlyMap<string, FailureRun>,
+  o: Pick<Options, 'quarantine_after_failed_sessions'>,
+): void {
+  const k = o.quarantine_after_failed_sessions;
+  if (k <= 0) return;
+  const named = namedNodes(s.limit, inv);
+  for (const x of [...plan.managed.keys()]) {
+    const q = quarantineOf(runs.get(x)!, k);
+    if (!q || named.has(x)) continue;
+    plan.managed.delete(x);
+    plan.skipped.set(x, 'quarantined');
+    plan.quarantined.set(x, q);
+  }
 }
 
 async function desiredState(s: PlanSession, t: PlanTemplate, bs: BootSetSpec, d: PlanDeps): Promise<DesiredState> {

@@ -13,7 +13,7 @@ import type { Outcome } from './outcome.ts';
 export async function recordSessionOutcomes(tx: Db, ctx: EngineContext, outcomes: Array<[SessionKey, Outcome]>): Promise<void> {
   for (const [s, o] of outcomes) {
     if (o.kind === 'failed') {
-      const end = await completeSession(tx, s, o.problem.error);
+      const end = await completeSession(tx, s, o.problem.error, ctx.actor);
       if (end) logSessionEnd(ctx.log, s, end, o.problem.error);
     } else if (o.kind === 'continue' && o.problem) {
       ctx.log.warn({ session: s.name, err: o.problem.error }, 'session will be retried');

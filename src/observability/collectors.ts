@@ -1,6 +1,6 @@
 /**
  * The system's state as gauges, computed at scrape time from the database: components by status and
- * phase, failed components by reason, sessions by status, the age of the oldest pending work, and
+ * phase, failed components by reason, quarantined components, sessions by status, the age of the oldest pending work, and
  * pg-boss's queues (depth and the oldest due job's wait). One round of grouped queries per scrape, at
  * most once every `minIntervalMs` however many scrapers ask (a burst of scrapes shares one read).
  *
@@ -32,6 +32,12 @@ const failed = gauge(
   'bootorch_components_failed',
   'Components in status failed, enabled or not (a failed node is disabled until it is cleared or booted again), by failure reason',
   ['reason'],
+  onScrape,
+);
+const quarantined = gauge(
+  'bootorch_components_quarantined',
+  'Components quarantined: failed quarantine_after_failed_sessions sessions in a row or more, left out of new sessions unless named (0 while the option is 0)',
+  [],
   onScrape,
 );
 const ended = gauge(
@@ -125,6 +131,7 @@ export function collectSystemState(db: Db, o: { minIntervalMs?: number } = {}): 
     for (const r of s.components) components.set({ status: r.status, phase: r.phase }, r.count);
     failed.reset();
     for (const r of s.failed) failed.set({ reason: r.reason || 'unknown' }, r.count);
+    quarantined.set(s.quarantined);
     ended.reset();
     for (const r of ENDED_RESULTS) ended.set({ result: r }, s.ended.find((e) => e.result === r)?.count ?? 0);
     engineAlive.set(s.engine.alive);

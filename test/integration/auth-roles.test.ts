@@ -68,6 +68,7 @@ const MUTATIONS: Record<string, Op> = {
   resumeSession: q('write', 'mutation { resumeSession(name: "nope") { name } }'),
   abortSession: q('write', 'mutation { abortSession(name: "nope") { stopped } }'),
   approveSession: q('session-admin', 'mutation { approveSession(name: "nope") { name } }'),
+  releaseQuarantine: q('write', 'mutation { releaseQuarantine(ids: ["x9c0s0b0n9"]) { released } }'),
   putComponent: q('system-write', 'mutation { putComponent(id: "x9c0s0b0n8", input: {}) { id } }'),
   putComponents: q('system-write', 'mutation { putComponents(components: [{ id: "x9c0s0b0n8" }]) { id } }'),
   reportBootState: q('report', `mutation { reportBootState(id: "${NODE}", bssToken: "t") { __typename } }`),

@@ -46,7 +46,7 @@ test('a session that completes while its status is read shows as running or as t
     // The completion as the engine commits it: status and snapshot in one transaction.
     racy.after = () =>
       transaction(db.db, async (tx) => {
-        expect(await completeSession(tx, { tenantKey: '', name: 's1' }, null)).toMatchObject({ result: 'complete', nodes: 1 });
+        expect(await completeSession(tx, { tenantKey: '', name: 's1' }, null, 'test')).toMatchObject({ result: 'complete', nodes: 1 });
       });
     const during = await readSessionStatus(racyDb, { tenantKey: '', name: 's1' });
     expect(racy.after).toBeUndefined(); // the completion did commit in the middle of the read

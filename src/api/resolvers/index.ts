@@ -14,6 +14,7 @@ import { nodeResolvers } from './nodes.ts';
 import { deployResolvers } from './deploys.ts';
 import { consoleResolvers } from './consoles.ts';
 import { approvalResolvers } from './approval.ts';
+import { quarantineResolvers } from './quarantine.ts';
 
 export function allResolvers(): Resolvers {
   const parts: Record<string, unknown>[] = [
@@ -30,6 +31,7 @@ export function allResolvers(): Resolvers {
     deployResolvers,
     consoleResolvers,
     approvalResolvers,
+    quarantineResolvers,
   ];
   const out: Record<string, unknown> = {};
   for (const part of parts) {

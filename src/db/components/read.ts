@@ -8,6 +8,8 @@ import type { Db } from '../client.ts';
 import { components, type ComponentRow } from '../schema.ts';
 import { visibleTo } from '../tenants.ts';
 import { anyOf } from '../sql.ts';
+import { runOf } from './quarantine.ts';
+import type { FailureRun } from '../../domain/quarantine.ts';
 
 export interface ComponentQuery {
   ids?: readonly string[] | null;
@@ -133,9 +135,12 @@ export async function deleteComponent(db: Db, id: string, tenant: string | null)
   return rows[0] ?? null;
 }
 
-/** Which of these ids are components. */
-export async function existingComponents(db: Db, ids: readonly string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db.select({ id: components.id }).from(components).where(anyOf(components.id, ids));
-  return new Set(rows.map((r) => r.id));
+/** Which of these ids are components, each with its run of failed sessions (domain/quarantine.ts). */
+export async function existingComponents(db: Db, ids: readonly string[]): Promise<Map<string, FailureRun>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .select({ id: components.id, failedSessions: components.failedSessions, sessionFailures: components.sessionFailures })
+    .from(components)
+    .where(anyOf(components.id, ids));
+  return new Map(rows.map((r) => [r.id, runOf(r)]));
 }

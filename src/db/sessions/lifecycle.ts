@@ -10,6 +10,7 @@ import { notifySessionChanged } from '../events.ts';
 import { deleteSnapshots, type SessionKey } from './rows.ts';
 import { readStatusCounts, saveSessionStatusSnapshot } from './status.ts';
 import { sessionResult, type EndedResult } from '../../domain/session-result.ts';
+import { countSessionEnds } from '../components/quarantine.ts';
 
 /** Sessions waiting for setup, oldest first (every tenant); not those waiting for a second admin's approval. */
 export async function pendingSessions(db: Db): Promise<SessionRow[]> {
@@ -42,16 +43,18 @@ export interface SessionEnd {
 
 /**
  * Complete a session (with `error` when its setup failed) and save its extended status snapshot
- * (BOS POST /sessions/{id}/status), in the caller's transaction. Null when it was complete already.
+ * (BOS POST /sessions/{id}/status), in the caller's transaction; each node it owns is counted for
+ * quarantine (db/components/quarantine.ts). Null when it was complete already.
  */
-export async function completeSession(tx: Db, s: SessionKey, error: string | null): Promise<SessionEnd | null> {
+export async function completeSession(tx: Db, s: SessionKey, error: string | null, actor: string): Promise<SessionEnd | null> {
   const [done] = await tx
     .update(sessions)
     .set({ status: 'complete', endTime: sql`now()`, error: error === null ? sql`${sessions.error}` : error })
     .where(and(eq(sessions.tenantKey, s.tenantKey), eq(sessions.name, s.name), ne(sessions.status, 'complete')))
-    .returning({ aborted: sessions.aborted, error: sessions.error });
+    .returning({ aborted: sessions.aborted, error: sessions.error, endTime: sessions.endTime });
   if (!done) return null;
   await notifySessionChanged(tx, s.tenantKey, s.name);
+  await countSessionEnds(tx, s, done.endTime!, actor);
   const snapshot = (await saveSessionStatusSnapshot(tx, s))!;
   const counts = await readStatusCounts(tx, s);
   const result = sessionResult({
