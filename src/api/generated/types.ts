@@ -301,7 +301,8 @@ export type ComponentEvent = {
    * transition (phase or status changed), action (an action recorded before its side effect), error,
    * failed, report (the node reported its boot), setup / stage (a session took the node), manual (an API
    * write), rollout (admitted by the rollout gate), drift (a done node's power found not as bootorch left it,
-   * or back as it was: data says expected, actual, and ended).
+   * or back as it was: data says expected, actual, and ended), quarantine (the node failed its last
+   * quarantine_after_failed_sessions sessions, or was released: data says which).
    */
   kind: Scalars['String']['output'];
   /** Closed failure reason, when there is one. */
