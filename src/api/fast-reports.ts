@@ -17,14 +17,13 @@
  * fit (nothing executed yet: Apollo answers the 400).
  */
 import type http from 'node:http';
-import { Readable } from 'node:stream';
-import express from 'express';
+import bodyParser from 'body-parser';
 import type { Logger } from 'pino';
 import type { GraphQLError as GraphQLErrorType, GraphQLFormattedError, GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { checkDocument, type QueryLimits } from './limits.ts';
 import { gql } from './edge-support.ts';
-import { jsonTooDeep, tooDeep } from './input-bounds.ts';
+import { jsonTooDeep, parseRead, tooDeep } from './input-bounds.ts';
 import { countOperation } from './metrics.ts';
 import type { ApiContext, Identity } from './context.ts';
 import type { Edge } from './edge.ts';
@@ -145,7 +144,7 @@ async function serve(o: FastReportsOptions, cache: PreparedCache, req: http.Inco
     o.edge.bodyRead(req, { error: tooDeep() });
     return o.fallback(req, res);
   }
-  const body = jsonObject(raw) ?? (await bodyParser(req, raw));
+  const body = jsonObject(raw) ?? (await parseRead(jsonParser, req, raw));
   if ('error' in body) {
     o.edge.bodyRead(req, body);
     return o.fallback(req, res);
@@ -166,19 +165,7 @@ function jsonObject(raw: Buffer): { body: unknown } | undefined {
   }
 }
 
-const expressJson = express.json({ limit: MAX_FAST_BODY });
-
-/** What express's JSON body parser makes of these bytes (its body, or its 400), replayed from memory. */
-function bodyParser(req: http.IncomingMessage, raw: Buffer): Promise<{ body: unknown } | { error: Error }> {
-  const replay = Object.assign(Readable.from([raw]), {
-    headers: req.headers,
-    method: req.method,
-    url: req.url,
-  }) as unknown as express.Request;
-  return new Promise((resolve) =>
-    expressJson(replay, {} as express.Response, (e?: unknown) => resolve(e ? { error: e as Error } : { body: replay.body })),
-  );
-}
+const jsonParser = bodyParser.json({ limit: MAX_FAST_BODY });
 
 /** The body, exactly `length` bytes (the request's content-length). */
 function readBody(req: http.IncomingMessage, length: number): Promise<Buffer> {

@@ -16,9 +16,10 @@
  *
  * Refusals are errors with `status`, `limit` (`bodyBytes` or `jsonDepth`) and a message for the client.
  */
-import type http from 'node:http';
-import { Readable } from 'node:stream';
-import express from 'express';
+import http from 'node:http';
+import net from 'node:net';
+import bodyParser from 'body-parser';
+import type express from 'express';
 
 /** Deepest nesting of arrays and objects accepted in any JSON input (the deepest useful body is about 8). */
 export const MAX_JSON_DEPTH = 64;
@@ -115,15 +116,26 @@ function readAtMost(req: http.IncomingMessage, limit: number): Promise<Buffer | 
   });
 }
 
-/** What express's JSON parser makes of bytes already read (its body, or its 4xx). */
-function replay(parser: express.RequestHandler, req: http.IncomingMessage, raw: Buffer): Promise<{ body: unknown } | { error: Error }> {
-  const copy = Object.assign(Readable.from([raw]), {
-    headers: req.headers,
-    method: req.method,
-    url: req.url,
-  }) as unknown as express.Request;
+/** body-parser's JSON parser (express.json is the same function), typed for a plain Node request. */
+type JsonParser = ReturnType<typeof bodyParser.json>;
+
+/** A request of its own for bytes already read: body-parser reads it as it would the original, and leaves the body here. */
+class ReadBody extends http.IncomingMessage {
+  body?: unknown;
+}
+
+/**
+ * What a body-parser JSON parser makes of bytes already read from `req`: its body, or its error (status,
+ * `type` and wording as it gives them for a live request). The bytes are replayed on a request detached
+ * from any connection, carrying `req`'s headers (content type, charset, encoding, length).
+ */
+export function parseRead(parser: JsonParser, req: http.IncomingMessage, raw: Buffer): Promise<JsonRead> {
+  const copy = new ReadBody(new net.Socket());
+  copy.headers = req.headers;
+  copy.push(raw);
+  copy.push(null);
   return new Promise((resolve) =>
-    parser(copy, {} as express.Response, (e?: unknown) => resolve(e ? { error: e as Error } : { body: copy.body })),
+    parser(copy, new http.ServerResponse(copy), (e?: Error) => resolve(e ? { error: e } : { body: copy.body })),
   );
 }
 
@@ -136,11 +148,11 @@ export type JsonRead = { body: unknown } | { error: Error };
  * unread with body undefined.
  */
 export function jsonReader(o: { strict?: boolean; anyType?: boolean } = {}) {
-  const parsers = new Map<number, express.RequestHandler>();
+  const parsers = new Map<number, JsonParser>();
   const parserFor = (limit: number) => {
     let p = parsers.get(limit);
     if (!p) {
-      p = express.json({ limit, strict: o.strict ?? true, type: () => true, verify: refuseDeep });
+      p = bodyParser.json({ limit, strict: o.strict ?? true, type: () => true, verify: refuseDeep });
       parsers.set(limit, p);
     }
     return p;
@@ -153,7 +165,7 @@ export function jsonReader(o: { strict?: boolean; anyType?: boolean } = {}) {
     const raw = await readAtMost(req, limit);
     if (raw === 'too large') return { error: tooLarge(limit, anonymous) };
     if (raw instanceof Error) return { error: raw };
-    return replay(parserFor(limit), req, raw);
+    return parseRead(parserFor(limit), req, raw);
   };
 }
 
