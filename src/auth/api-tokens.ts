@@ -8,8 +8,8 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/client.ts';
-import { ROWS_PER_INSERT } from '../db/sql.ts';
-import { afterCommit, transaction } from '../db/tx.ts';
+import { databaseErrorText } from '../db/outage.ts';
+import { afterCommit } from '../db/tx.ts';
 import { chunks } from '../domain/lists.ts';
 import { parseComponentId } from '../domain/xname.ts';
 import { authFailure, type AuthFailure, type Principal, type Role } from './principal.ts';
@@ -17,10 +17,9 @@ import {
   findApiToken,
   insertApiToken,
   insertApiTokenIfAbsent,
-  insertApiTokens,
+  issueNodeTokenRows,
   listApiTokenRows,
   revokeApiTokenRow,
-  revokeNodeTokensOf,
   type ApiTokenRow,
 } from '../db/tokens.ts';
 import { forgetTokens, type TokenRows } from './token-rows.ts';
@@ -81,9 +80,20 @@ export function hashApiToken(plaintext: string): string {
   return createHash('sha256').update(plaintext, 'utf8').digest('hex');
 }
 
-function mint(): { id: string; token: string } {
-  const id = randomBytes(8).toString('hex');
-  return { id, token: `bto_${id}_${randomBytes(32).toString('base64url')}` };
+/** Random bytes of a token: 8 of id, 32 of secret. */
+const TOKEN_BYTES = 40;
+
+/**
+ * `n` new tokens. One randomBytes call for all of them: a call per token costs ten times more than
+ * the SHA-256 of it, and the bytes are the same CSPRNG's either way.
+ */
+function mint(n: number): Array<{ id: string; token: string }> {
+  const bytes = randomBytes(TOKEN_BYTES * n);
+  return Array.from({ length: n }, (_, i) => {
+    const at = i * TOKEN_BYTES;
+    const id = bytes.toString('hex', at, at + 8);
+    return { id, token: `bto_${id}_${bytes.toString('base64url', at + 8, at + TOKEN_BYTES)}` };
+  });
 }
 
 function expiry(now: Date, ttlSeconds: number | undefined): Date | null {
@@ -108,7 +118,7 @@ export async function createApiToken(db: Db, opts: CreateApiTokenOptions): Promi
   if ((opts.role as Role) === 'node') throw new TypeError('node tokens are issued by createNodeToken');
   if (!opts.subject.trim()) throw new TypeError('subject must not be empty');
   const now = (opts.now ?? systemNow)();
-  const { id, token } = mint();
+  const { id, token } = mint(1)[0]!;
   const row = await insertApiToken(db, {
     id,
     hash: hashApiToken(token),
@@ -126,17 +136,23 @@ export async function createNodeToken(db: Db, xname: string, opts: CreateNodeTok
   return (await createNodeTokens(db, [xname], opts))[0]!;
 }
 
-/** Nodes per transaction of createNodeTokens: one revoke and one insert statement each. */
-export const NODE_TOKENS_PER_TRANSACTION = ROWS_PER_INSERT;
+/** Nodes per statement of createNodeTokens (each its own transaction). */
+export const NODE_TOKENS_PER_TRANSACTION = 1000;
 
 /**
  * A credential for each of these nodes (as createNodeToken), in order. Each chunk of
- * NODE_TOKENS_PER_TRANSACTION nodes is one transaction of two statements (revoke the chunk's earlier
- * tokens, insert its new ones), so a chunk's nodes never have zero or two live credentials, and
- * 100,000 nodes cost 200 statements, not 200,000 in 100,000 transactions. A failure leaves the
- * chunks before it issued (the error says how many). An xname given twice is refused, naming it.
+ * NODE_TOKENS_PER_TRANSACTION nodes is one statement (revoke the chunk's earlier tokens, insert its
+ * new ones: issueNodeTokenRows), so a chunk's nodes never have zero or two live credentials, and
+ * 100,000 nodes cost 100 statements. `onIssued` gets each chunk's tokens once they are stored
+ * (committed, unless `db` is the caller's transaction), before the next chunk is written: a failure
+ * leaves the chunks before it issued and handed over (the error says how many). An xname given twice
+ * is refused, naming it.
  */
-export async function createNodeTokens(db: Db, xnames: readonly string[], opts: CreateNodeTokenOptions = {}): Promise<IssuedToken[]> {
+export async function createNodeTokens(
+  db: Db,
+  xnames: readonly string[],
+  opts: CreateNodeTokenOptions & { onIssued?: (tokens: IssuedToken[]) => void } = {},
+): Promise<IssuedToken[]> {
   const ids = xnames.map((x, i) => {
     const parsed = parseComponentId(x);
     if ('error' in parsed) throw new TypeError(`node token${xnames.length > 1 ? ` [${i}]` : ''}: ${parsed.error}`);
@@ -149,42 +165,38 @@ export async function createNodeTokens(db: Db, xnames: readonly string[], opts: 
   }
   const now = (opts.now ?? systemNow)();
   const expiresAt = expiry(now, opts.ttlSeconds);
+  const scope = opts.scope ?? null;
   const out: IssuedToken[] = [];
-  for (const part of chunks(ids, NODE_TOKENS_PER_TRANSACTION)) {
-    const rows = part.map((subject) => {
-      const { id, token } = mint();
-      const row: ApiTokenRow = {
-        id,
-        hash: hashApiToken(token),
-        role: 'node',
-        tenant: null,
-        subject,
-        expiresAt,
-        revokedAt: null,
-        createdAt: now,
-        scope: opts.scope ?? null,
-      };
-      return { token, row };
-    });
+  for (const subjects of chunks(ids, NODE_TOKENS_PER_TRANSACTION)) {
+    const minted = mint(subjects.length);
+    const rows = {
+      ids: minted.map((m) => m.id),
+      hashes: minted.map((m) => hashApiToken(m.token)),
+      subjects,
+      expiresAt,
+      createdAt: now,
+      scope,
+    };
     try {
-      await transaction(db, async (tx) => {
-        if (opts.revokeExisting ?? true) {
-          // Forgotten by this process's caches once the revocation is visible (the NOTIFY tells the others).
-          const revoked = await revokeNodeTokensOf(tx, part, now, opts.scope);
-          afterCommit(tx, () => forgetTokens(revoked));
-        }
-        await insertApiTokens(
-          tx,
-          rows.map((r) => r.row),
-        );
-      });
+      const revoked = await issueNodeTokenRows(db, rows, (opts.revokeExisting ?? true) ? now : undefined);
+      // Forgotten by this process's caches once the revocation is visible (the NOTIFY tells the others).
+      afterCommit(db, () => forgetTokens(revoked));
     } catch (e) {
       if (xnames.length <= NODE_TOKENS_PER_TRANSACTION) throw e;
-      throw new Error(`node tokens: ${out.length} of ${ids.length} issued, then: ${e instanceof Error ? e.message : String(e)}`, {
+      // What PostgreSQL said, not drizzle's "Failed query" with a thousand rows' parameters.
+      const why = databaseErrorText(e) ?? (e instanceof Error ? e.message : String(e));
+      throw new Error(`node tokens: ${out.length} of ${ids.length} issued, then: ${why}`, {
         cause: e,
       });
     }
-    for (const r of rows) out.push({ token: r.token, info: info(r.row) });
+    const issued = minted.map(
+      ({ id, token }, i): IssuedToken => ({
+        token,
+        info: { id, role: 'node', tenant: null, subject: subjects[i]!, expiresAt, revokedAt: null, createdAt: now },
+      }),
+    );
+    opts.onIssued?.(issued);
+    out.push(...issued);
   }
   return out;
 }

@@ -9,7 +9,7 @@
  *   bootorch token nodes --from-hsm http://cray-smd --out /srv/node-tokens [--ttl S] [--json-file FILE]
  *   bootorch token nodes --registered --out /srv/node-tokens
  */
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { closeSync, constants, fchmodSync, ftruncateSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { Config } from '../config.ts';
@@ -20,9 +20,6 @@ import { HttpInventory } from '../adapters/inventory/http.ts';
 import { createNodeTokens } from '../auth/index.ts';
 import { listNodes } from '../db/node-inventory.ts';
 import { canonicalXname } from '../domain/xname.ts';
-
-/** Files written at once: enough to keep the disk busy, few enough to stay far from the fd limit. */
-const WRITES_AT_ONCE = 32;
 
 /** Node xnames from HSM's State/Components (Type=Node), with the CSM credential and CA of the adapters. */
 export async function hsmNodeIds(url: string, c: Pick<Config, 'CSM_TOKEN' | 'CSM_TOKEN_FILE' | 'CSM_CA_FILE'>): Promise<string[]> {
@@ -35,23 +32,22 @@ export async function hsmNodeIds(url: string, c: Pick<Config, 'CSM_TOKEN' | 'CSM
   }
 }
 
-/** A secret file: 0600 even when the file existed with a wider mode (writeFile's mode applies only to a new file). */
-async function writeSecret(file: string, text: string): Promise<void> {
-  await writeFile(file, text, { mode: 0o600 });
-  await chmod(file, 0o600);
-}
-
-/** Each token to `<dir>/<xname>`, WRITES_AT_ONCE at a time. */
-async function writeTokenFiles(dir: string, tokens: ReadonlyMap<string, string>): Promise<void> {
-  const entries = [...tokens];
-  let next = 0;
-  const work = async () => {
-    for (let i = next++; i < entries.length; i = next++) {
-      const [id, token] = entries[i]!;
-      await writeSecret(path.join(dir, id), `${token}\n`);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(WRITES_AT_ONCE, entries.length) }, work));
+/**
+ * A secret file: 0600 even when the file existed with a wider mode (open's mode applies only to a new
+ * file). Written over in place and cut to length rather than truncated first: re-issuing rewrites
+ * 100,000 files of the same length, and truncating frees each one's block only to allocate another
+ * (three times the system time). Synchronous: writeFile's round trips through libuv's thread pool
+ * cost twice as long for 100,000 small files.
+ */
+function writeSecret(file: string, text: string): void {
+  const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT, 0o600);
+  try {
+    fchmodSync(fd, 0o600);
+    writeFileSync(fd, text); // from offset 0, all of it
+    ftruncateSync(fd, Buffer.byteLength(text));
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export function registerNodeTokensCommand(
@@ -79,19 +75,24 @@ export function registerNodeTokensCommand(
       if (!o.registered && !hsm) throw new Error('give --from-hsm <url> (or set HSM_URL), or --registered');
       if (!o.out && !o.jsonFile) throw new Error('give --out <dir> and/or --json-file <file>: tokens are only shown once');
       const from = hsm ? `HSM at ${hsm}` : 'the node registry';
+      const out = o.out;
+      if (out) mkdirSync(out, { recursive: true, mode: 0o700 });
       const tokens = await withDatabase(async ({ db }) => {
         const ids = hsm ? await hsmNodeIds(hsm, c) : (await listNodes(db)).map((n) => n.id);
         if (!ids.length) throw new Error(`${from} lists no nodes`);
-        const issued = await createNodeTokens(db, ids, { ttlSeconds: o.ttl });
+        // Each chunk's files as soon as it is stored: if a later chunk fails, the nodes whose earlier
+        // tokens are already revoked have their new ones on disk.
+        const issued = await createNodeTokens(db, ids, {
+          ttlSeconds: o.ttl,
+          onIssued: (chunk) => {
+            if (out) for (const t of chunk) writeSecret(path.join(out, t.info.subject), `${t.token}\n`);
+          },
+        });
         return new Map(ids.map((id, i) => [id, issued[i]!.token]));
       });
-      if (o.out) {
-        await mkdir(o.out, { recursive: true, mode: 0o700 });
-        await writeTokenFiles(o.out, tokens);
-      }
       if (o.jsonFile) {
         const sorted = Object.fromEntries([...tokens].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-        await writeSecret(o.jsonFile, `${JSON.stringify(sorted, null, 1)}\n`);
+        writeSecret(o.jsonFile, `${JSON.stringify(sorted, null, 1)}\n`);
       }
       process.stderr.write(
         `issued ${tokens.size} node tokens for ${from}${o.out ? ` in ${o.out}/<xname>` : ''}${o.jsonFile ? `${o.out ? ' and' : ''} in ${o.jsonFile}` : ''}\n`,

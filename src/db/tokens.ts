@@ -1,8 +1,8 @@
 /** `api_tokens`: locally issued API and node tokens, stored hashed (src/auth has no SQL). */
-import { and, asc, eq, isNull } from 'drizzle-orm';
+import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { Db } from './client.ts';
 import { apiTokens } from './schema.ts';
-import { anyOf, ROWS_PER_INSERT } from './sql.ts';
+import { anyOf, arrayParam } from './sql.ts';
 
 export type ApiTokenRow = typeof apiTokens.$inferSelect;
 export type NewApiTokenRow = typeof apiTokens.$inferInsert;
@@ -10,15 +10,6 @@ export type NewApiTokenRow = typeof apiTokens.$inferInsert;
 export async function insertApiToken(db: Db, row: NewApiTokenRow): Promise<ApiTokenRow> {
   const [stored] = await db.insert(apiTokens).values(row).returning();
   return stored!;
-}
-
-/**
- * Many rows in one statement (at most ROWS_PER_INSERT: the caller chunks, and holds the transaction).
- * Returns nothing: the caller already has every value it inserted.
- */
-export async function insertApiTokens(db: Db, rows: readonly NewApiTokenRow[]): Promise<void> {
-  if (rows.length > ROWS_PER_INSERT) throw new RangeError(`insertApiTokens: ${rows.length} rows, at most ${ROWS_PER_INSERT} per statement`);
-  if (rows.length) await db.insert(apiTokens).values([...rows]);
 }
 
 /** Insert unless the id exists; returns the row now stored under that id either way. */
@@ -62,25 +53,40 @@ export async function revokeApiTokensOf(db: Db, role: string, subject: string, a
   return rows.map((r) => r.id);
 }
 
+/** New node tokens, one per subject, all with the same expiry, creation time and scope. */
+export interface NewNodeTokens {
+  ids: readonly string[];
+  hashes: readonly string[];
+  subjects: readonly string[];
+  expiresAt: Date | null;
+  createdAt: Date;
+  scope: string | null;
+}
+
 /**
- * Revokes every live node token of these subjects (of one scope when given) in one statement; returns
- * their ids. The partial index api_tokens_live_node_idx finds them without reading revoked rows.
+ * Inserts these node tokens and, with `revokeAt`, revokes every earlier live node token of their
+ * subjects (only those of `scope` when it is set) in the same statement, so a subject never has zero
+ * or two live tokens; returns the revoked ids. One statement however many rows: each column is one
+ * array parameter (unnest). The revocation does not see the rows it inserts (one snapshot), and the
+ * partial index api_tokens_live_node_idx finds the earlier ones without reading revoked rows.
  */
-export async function revokeNodeTokensOf(db: Db, subjects: readonly string[], at: Date, scope?: string): Promise<string[]> {
-  if (subjects.length === 0) return [];
-  const rows = await db
-    .update(apiTokens)
-    .set({ revokedAt: at })
-    .where(
-      and(
-        eq(apiTokens.role, 'node'),
-        anyOf(apiTokens.subject, subjects),
-        isNull(apiTokens.revokedAt),
-        scope === undefined ? undefined : eq(apiTokens.scope, scope),
-      ),
-    )
-    .returning({ id: apiTokens.id });
-  return rows.map((r) => r.id);
+export async function issueNodeTokenRows(db: Db, t: NewNodeTokens, revokeAt?: Date): Promise<string[]> {
+  if (t.ids.length === 0) return [];
+  const insert = sql`insert into ${apiTokens} (id, hash, role, subject, expires_at, created_at, scope)
+    select id, hash, 'node', subject, ${t.expiresAt}::timestamptz, ${t.createdAt}::timestamptz, ${t.scope}::text
+      from unnest(${arrayParam(t.ids, 'text')}, ${arrayParam(t.hashes, 'text')}, ${arrayParam(t.subjects, 'text')}) as u(id, hash, subject)`;
+  if (!revokeAt) {
+    await db.execute(insert);
+    return [];
+  }
+  const r = await db.execute<{ id: string }>(sql`with revoked as (
+      update ${apiTokens} set revoked_at = ${revokeAt}::timestamptz
+       where role = 'node' and subject = any(${arrayParam(t.subjects, 'text')}) and revoked_at is null
+         ${t.scope === null ? sql`` : sql`and scope = ${t.scope}`}
+      returning id),
+    inserted as (${insert})
+    select id from revoked`);
+  return r.rows.map((x) => x.id);
 }
 
 export async function listApiTokenRows(db: Db, opts: { includeRevoked: boolean }): Promise<ApiTokenRow[]> {
