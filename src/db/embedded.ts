@@ -7,7 +7,6 @@
  * survives a crash or a power loss. Only servers that hold nothing worth keeping (the tests' own,
  * deleted afterwards) ask for `durability: 'throwaway'`, which turns them off for speed.
  */
-import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
@@ -84,9 +83,18 @@ export async function startEmbeddedPostgres(
   await epg.start();
   // The package's own exit hook is gone (loadEmbeddedPostgres); this one only signals the server,
   // synchronously, so a process that ends without calling stop() leaves no postgres behind and keeps
-  // its exit code. SIGINT is PostgreSQL's fast shutdown.
-  const child = (epg as unknown as { process?: ChildProcess }).process;
-  const killOnExit = () => child?.kill('SIGINT');
+  // its exit code. SIGINT is PostgreSQL's fast shutdown. The package keeps its child process to
+  // itself; the server's own pid file names it, and is gone once the server has stopped.
+  const server = postmasterPid(databaseDir);
+  if (server === undefined) throw new Error(`embedded PostgreSQL started but ${path.join(databaseDir, 'postmaster.pid')} names no server`);
+  const killOnExit = () => {
+    if (postmasterPid(databaseDir) !== server) return;
+    try {
+      process.kill(server, 'SIGINT');
+    } catch {
+      /* gone already */
+    }
+  };
   process.on('exit', killOnExit);
   const url = (database: string) => embeddedUrl(port, database);
   return {
@@ -96,6 +104,21 @@ export async function startEmbeddedPostgres(
       await epg.stop();
     },
   };
+}
+
+/**
+ * The running server's process id: the first line of the postmaster.pid file PostgreSQL keeps in its
+ * data folder while it runs (its documented storage layout); undefined when there is none.
+ */
+function postmasterPid(databaseDir: string): number | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(path.join(databaseDir, 'postmaster.pid'), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const pid = Number(text.split('\n', 1)[0]);
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
 }
 
 /** The events the package's exit hook (async-exit-hook) listens to as soon as the package is imported. */
