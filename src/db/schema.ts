@@ -25,6 +25,7 @@ import {
   doublePrecision,
 } from 'drizzle-orm/pg-core';
 import type { SessionFailure } from '../domain/quarantine.ts';
+import type { StoredSessionStatus } from '../domain/session-status.ts';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -225,7 +226,7 @@ export const sessionStatusSnapshots = pgTable(
   {
     tenantKey: text('tenant_key').notNull().default(''),
     name: text('name').notNull(),
-    data: jsonb('data').notNull().$type<Record<string, unknown>>(),
+    data: jsonb('data').notNull().$type<StoredSessionStatus>(),
     savedAt: ts('saved_at').notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.tenantKey, t.name] })],

@@ -64,6 +64,11 @@ export interface SessionExtendedStatus {
   savedAt: string | null;
 }
 
+/** A saved snapshot as stored (session_status_snapshots.data): those saved before disk deploys lack percentDeploying. */
+export type StoredSessionStatus = Omit<SessionExtendedStatus, 'phases'> & {
+  phases: Omit<SessionExtendedStatus['phases'], 'percentDeploying'> & { percentDeploying?: number };
+};
+
 export interface SessionFacts {
   name: string;
   status: SessionStateName;

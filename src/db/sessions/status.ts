@@ -123,10 +123,10 @@ export async function saveSessionStatusSnapshot(db: Db, key: SessionKey, at?: Da
   const saved = { ...status, savedAt: now.toISOString() };
   await db
     .insert(sessionStatusSnapshots)
-    .values({ tenantKey: key.tenantKey, name: key.name, data: saved as unknown as Record<string, unknown>, savedAt: now })
+    .values({ tenantKey: key.tenantKey, name: key.name, data: saved, savedAt: now })
     .onConflictDoUpdate({
       target: [sessionStatusSnapshots.tenantKey, sessionStatusSnapshots.name],
-      set: { data: saved as unknown as Record<string, unknown>, savedAt: now },
+      set: { data: saved, savedAt: now },
     });
   return saved;
 }
@@ -136,7 +136,7 @@ export async function getSessionStatusSnapshot(db: Db, key: SessionKey): Promise
     .select({ data: sessionStatusSnapshots.data })
     .from(sessionStatusSnapshots)
     .where(and(eq(sessionStatusSnapshots.tenantKey, key.tenantKey), eq(sessionStatusSnapshots.name, key.name)));
-  const snap = rows[0]?.data as unknown as SessionExtendedStatus | undefined;
+  const snap = rows[0]?.data;
   // Saved before disk deploys: no percentDeploying.
   return snap ? { ...snap, phases: { ...snap.phases, percentDeploying: snap.phases.percentDeploying ?? 0 } } : null;
 }
