@@ -184,6 +184,7 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
       state.stop();
       await api.close();
       await auth.limiter?.close?.();
+      await adapters?.close?.();
       await boss.stop();
       await conn.close();
       await embedded?.stop();
@@ -250,6 +251,7 @@ export async function runWorker(config: Config, healthPort?: number): Promise<St
       state.stop();
       await heartbeat.stop();
       await engine.stop();
+      await adapters.close?.();
       await boss.stop();
       adapters.world?.close();
       await conn.close();

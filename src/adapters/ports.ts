@@ -130,6 +130,8 @@ export interface Adapters {
   images: ImagesPort;
   /** Applied on every operator tick: read timeouts (seconds) and chunk size from the options. */
   configure(settings: AdapterSettings): void;
+  /** Ends what the adapters hold open (standalone: the IPMI shells and their BMC sessions); at the process's stop. */
+  close?(): Promise<void>;
 }
 
 export interface AdapterSettings {

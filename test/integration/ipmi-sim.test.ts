@@ -15,6 +15,8 @@ import { NodeRegistry } from '../../src/adapters/standalone/registry.ts';
 import { StandalonePower } from '../../src/adapters/standalone/power.ts';
 import { IpmiTool, classifyIpmitool } from '../../src/adapters/standalone/ipmi.ts';
 import { RedfishClient } from '../../src/adapters/standalone/redfish.ts';
+import { createStandaloneAdapters } from '../../src/adapters/standalone/factory.ts';
+import { ipmitoolChildren } from '../helpers/ipmi-sim.ts';
 
 const HAVE_ALL = haveTools('test/integration/ipmi-sim', ['ipmitool', 'ipmi_sim']);
 
@@ -145,4 +147,19 @@ describe.skipIf(!HAVE_ALL).each(['shell', 'process'] as const)('IPMI power with 
     expect(tasks[1]).toEqual({ xname: 'x9000c0s0b0n0', status: 'failed', error: 'not in the inventory' });
     expect(b.powerOns()).toHaveLength(0);
   }, 30_000);
+
+  it.runIf(mode === 'shell')(
+    "closing the adapters (the role's stop) ends their IPMI shells, not waiting for the idle close",
+    async () => {
+      const before = ipmitoolChildren();
+      const adapters = createStandaloneAdapters({ db: db.db, secretKey: key, bmcTimeoutMs: 4000 });
+      expect((await adapters.power.powerStatus([a.xname])).get(a.xname)!.state).toMatch(/^(on|off)$/);
+      await adapters.power.idle();
+      const opened = ipmitoolChildren().filter((pid) => !before.includes(pid));
+      expect(opened).toHaveLength(1);
+      await adapters.close!();
+      expect(ipmitoolChildren()).not.toContain(opened[0]);
+    },
+    30_000,
+  );
 });

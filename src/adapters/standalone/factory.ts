@@ -56,11 +56,12 @@ export type StandaloneAdapters = Adapters & { power: StandalonePower; config: St
 export function createStandaloneAdapters(c: StandaloneAdaptersConfig): StandaloneAdapters {
   const settings = new SettingsRef();
   const timeoutMs = c.bmcTimeoutMs ?? 15_000;
+  const ipmi = new IpmiTool({ binary: c.ipmitool, timeoutMs, mode: c.ipmiMode, shellIdleMs: c.ipmiShellIdleMs, maxShells: c.ipmiShells });
   return {
     inventory: new StandaloneInventory(c.db),
     power: new StandalonePower(c.db, {
       drivers: {
-        ipmi: new IpmiTool({ binary: c.ipmitool, timeoutMs, mode: c.ipmiMode, shellIdleMs: c.ipmiShellIdleMs, maxShells: c.ipmiShells }),
+        ipmi,
         redfish: new RedfishClient({ timeoutMs, caFile: c.bmcCaFile }),
       },
       secretKey: c.secretKey,
@@ -72,5 +73,6 @@ export function createStandaloneAdapters(c: StandaloneAdaptersConfig): Standalon
     config: new StandaloneConfig(c.db, { hooksDir: c.hooksDir, onHookDone: c.onHookDone, onError: c.onError, runHooks: c.runHooks }),
     images: new StandaloneImages(createImageClient({ origins: c.imageOrigins, timeoutMs: () => settings.timeoutMs('ims') }), c.filesDir),
     configure: (s) => settings.set(s),
+    close: () => ipmi.close(),
   };
 }
