@@ -16,10 +16,11 @@ import { cpuSeconds, machineCpuSeconds, startApiProcess } from './api-load.ts';
 
 export interface ReportLoadRow {
   /**
-   * `ordinary`: every request through Apollo, no credential cache (BOOTORCH_FAST_REPORTS=false);
-   * `fast`: the fast path; `baseline`: another checkout's API (REPORT_BASELINE_DIR, e.g. main's tree).
+   * `fast`: this tree's API; `baseline`: another checkout's API (REPORT_BASELINE_DIR, e.g. the code
+   * before a change). (An `ordinary` path, this build with the fast path switched off, was dropped with
+   * the production switch it needed.)
    */
-  path: 'baseline' | 'ordinary' | 'fast';
+  path: 'baseline' | 'fast';
   connections: number;
   /** Accepted reports (2xx answers whose body says BootStateReported) per second. */
   acceptedPerSecond: number;
@@ -120,18 +121,12 @@ export async function runReportLoad(
   const apis = new Map<ReportLoadRow['path'], { url: string; child: ChildProcess }>();
   try {
     const baseline = process.env.REPORT_BASELINE_DIR;
-    const all = [...(baseline ? ['baseline' as const] : []), 'ordinary' as const, 'fast' as const];
+    const all = [...(baseline ? ['baseline' as const] : []), 'fast' as const];
     // REPORT_PATHS=fast,baseline: only these, in this order (profiling one path).
     const only = process.env.REPORT_PATHS?.split(',');
     const paths = only ? (only.filter((p) => (all as string[]).includes(p)) as typeof all) : all;
     for (const path of paths) {
-      const api = await startApiProcess(
-        conn,
-        // The baseline runs its tree's default (fast) path: since main knows BOOTORCH_FAST_REPORTS,
-        // passing it 'false' made `baseline` main's ordinary path, not the one `fast` is compared with.
-        { BOOTORCH_FAST_REPORTS: String(path !== 'ordinary') },
-        path === 'baseline' ? baseline : undefined,
-      );
+      const api = await startApiProcess(conn, {}, path === 'baseline' ? baseline : undefined);
       apis.set(path, api);
       await fireReports(api.url, nodes, 16, 2); // warm-up: JIT, pool connections, cached tokens
     }

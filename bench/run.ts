@@ -310,7 +310,7 @@ function realPathSections(rows: Array<{ r: ScaleResult }>, real: RealPathResult[
     '',
     '## 4a. Reporter mutations at wire speed',
     '',
-    "The node reporter's own reportBootState document over HTTP from autocannon, each request with the node token of the node it reports for (4,096 nodes, round robin), against `bootorch api` processes started together and fired at in turn (two rounds, so each path meets the same load); every report is accepted and written. `ordinary` is the same build with BOOTORCH_FAST_REPORTS=false (every request through express and Apollo, no credential cache); `baseline`, when present, is another checkout's API (REPORT_BASELINE_DIR).",
+    "The node reporter's own reportBootState document over HTTP from autocannon, each request with the node token of the node it reports for (4,096 nodes, round robin), against `bootorch api` processes started together and fired at in turn (two rounds, so each path meets the same load); every report is accepted and written. `baseline`, when present, is another checkout's API (REPORT_BASELINE_DIR).",
     '',
     '| path | connections | accepted reports/s | p50 | p99 | not accepted | CPU per report: API / load generator / rest (PostgreSQL) | load (1 min) |',
     '|---|---:|---:|---:|---:|---:|---:|---:|',

@@ -141,8 +141,6 @@ const envSchema = z.object({
   BOOTORCH_BOOT_BURST_TOTAL: z.coerce.number().int().positive().default(20000),
   /** Offer permessage-deflate on the subscriptions' WebSocket (default false; docs/architecture.md, "Live updates"). */
   BOOTORCH_WS_DEFLATE: bool.default(false),
-  /** Node reports by the fast path (src/api/fast-reports.ts) with cached credentials; false: Apollo for every request (a baseline). */
-  BOOTORCH_FAST_REPORTS: bool.default(true),
   /**
    * Serve /metrics without a credential on this port too (on BOOTORCH_METRICS_HOST), e.g. for a
    * Prometheus on a management network. Unset: /metrics only on the API port, to a credential of role

@@ -174,7 +174,6 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
     tls: tlsFromConfig(config),
     ...edgeOptions(config),
     wsDeflate: config.BOOTORCH_WS_DEFLATE,
-    fastReports: config.BOOTORCH_FAST_REPORTS,
     secretKey: secretKeyFrom(config),
     ...standaloneApi(config, conn.db, log),
   });
