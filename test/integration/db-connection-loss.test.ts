@@ -24,7 +24,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** Runs `body` (module code with `connect`, `sessionClient`, `listenConnection`, `url` and `kill(pid)` in scope) in a node process of its own. */
+/** Runs `body` (module code with `connect`, `sessionClient`, `listenConnection`, `url` and `kill(client)` in scope) in a node process of its own. */
 function runAlone(body: string): { status: number | null; out: string } {
   // Inside the repository (node_modules' scratch folder), so 'pg' and the ES module settings resolve.
   const scratch = path.join(REPO, 'node_modules/.cache');
@@ -39,9 +39,14 @@ import { listenConnection } from ${JSON.stringify(LIVE_TS)};
 const url = ${JSON.stringify(db.url)};
 const admin = new pg.Client({ connectionString: url });
 await admin.connect();
-const kill = async (pid: number) => {
+/** Ends the client's server session and waits for the client to see it ('error' first, then 'end'). */
+const kill = async (client: pg.ClientBase) => {
+  const pid = (await client.query('select pg_backend_pid() as pid')).rows[0].pid;
+  const ended = new Promise((r) => client.once('end', r));
   await admin.query('select pg_terminate_backend($1)', [pid]);
-  await new Promise((r) => setTimeout(r, 300)); // the FATAL arrives; pg emits 'error', then 'end'
+  const late = setTimeout(() => { console.error('the client never saw its connection end'); process.exit(2); }, 10_000);
+  await ended;
+  clearTimeout(late);
 };
 ${body}
 await admin.end();
@@ -60,8 +65,7 @@ describe('a connection ended by the server while idle does not end the process',
 const conn = connect(url, { max: 2 });
 const client = await conn.pool.connect();
 await client.query('begin');
-const pid = (await client.query('select pg_backend_pid() as pid')).rows[0].pid;
-await kill(pid);
+await kill(client);
 // The transaction's next statement fails, naming the cause; the pool drops the client and serves the next caller.
 const next = await client.query('select 1').then(() => 'answered', (e) => 'failed: ' + e.message);
 if (!next.startsWith('failed')) throw new Error('a dead client answered: ' + next);
@@ -77,13 +81,10 @@ await conn.close();
   test('a connection of its own: a LISTEN connection and a lock connection', () => {
     const r = runAlone(`
 const listen = await listenConnection({ connectionString: url }, ['bootorch_test_channel']);
-let ended = false;
-listen.on('end', () => { ended = true; });
-await kill((await listen.query('select pg_backend_pid() as pid')).rows[0].pid);
-if (!ended) throw new Error('the LISTEN connection did not end');
+await kill(listen);
 const lock = sessionClient({ connectionString: url });
 await lock.connect();
-await kill((await lock.query('select pg_backend_pid() as pid')).rows[0].pid);
+await kill(lock);
 await lock.end().catch(() => {});
 `);
     expect(r.out).toContain('alive');
