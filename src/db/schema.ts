@@ -240,7 +240,9 @@ export const componentEvents = pgTable(
   'component_events',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
-    at: ts('at').notNull().defaultNow(),
+    // When the event's row was written (clock_timestamp, not the transaction's start: a session's
+    // setup writes thousands of rows in one transaction, and its events were stamped before its work).
+    at: ts('at').notNull().default(sql`clock_timestamp()`),
     componentId: text('component_id').notNull(),
     session: text('session').notNull().default(''),
     sessionTenant: text('session_tenant').notNull().default(''),

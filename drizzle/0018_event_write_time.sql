@@ -1,0 +1,1 @@
+ALTER TABLE "component_events" ALTER COLUMN "at" SET DEFAULT clock_timestamp();
