@@ -37,8 +37,8 @@ export interface SessionKey {
 
 type EventsListener = (events: LiveEvent[]) => void;
 /**
- * Where an event's time went in the feed, ms since the epoch: its write (`at`, its transaction's
- * start), the NOTIFY that woke the read that found it (about its commit), that read's answer, and
+ * Where an event's time went in the feed, ms since the epoch: its write (`at`, the row's write
+ * time), the NOTIFY that woke the read that found it (about its commit), that read's answer, and
  * its handing out (every smaller id settled). Called once per event handed out (live-metrics.ts).
  */
 export type TimingListener = (at: number, notifiedAt: number, readAt: number, handedOutAt: number) => void;

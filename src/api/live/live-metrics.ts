@@ -2,7 +2,7 @@
  * The multiplexer's state at /metrics (prom-client's default registry), read when scraped: groups,
  * subscribers (live or reading the log), executions, queued events, falls behind, the feed's mark;
  * summed over the multiplexers of this process (tests start several servers). And where a change's
- * time goes on its way out, as histograms from an event's write (its `at`, its transaction's start):
+ * time goes on its way out, as histograms from an event's write (its `at`, the row's write time):
  * to the NOTIFY that woke the feed's read of it (about its commit), to that read, to the feed handing
  * it out (after any gap in the ids settled), and to the socket write of the shared message that carries it.
  */
@@ -84,7 +84,7 @@ const feedLag =
   (register.getSingleMetric(FEED_LAG) as Histogram<'stage'> | undefined) ??
   new Histogram({
     name: FEED_LAG,
-    help: "from an event's write (its `at`, its transaction's start) to the live feed, by stage: notified (the NOTIFY that woke the read that found it: about its commit), read (that read's answer) and handed_out (to the subscriptions, every smaller id settled)",
+    help: "from an event's write (its `at`, the row's write time) to the live feed, by stage: notified (the NOTIFY that woke the read that found it: about its commit), read (that read's answer) and handed_out (to the subscriptions, every smaller id settled)",
     labelNames: ['stage'],
     buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60],
   });
