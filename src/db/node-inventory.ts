@@ -7,6 +7,7 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { pgTable, text, boolean, integer, timestamp, jsonb, uniqueIndex, check } from 'drizzle-orm/pg-core';
 import type { Db } from './client.ts';
+import type { NodeHardware } from '../domain/hardware.ts';
 import { components } from './schema.ts';
 import { anyOf, fromExcluded, insertInChunks } from './sql.ts';
 
@@ -49,6 +50,9 @@ export const nodeInventory = pgTable(
     configState: text('config_state').notNull().default(''),
     configStartedAt: ts('config_started_at'),
     configTags: jsonb('config_tags').notNull().$type<Record<string, string>>().default({}),
+    /** What the node's BMC last said about its hardware (discovery, re-inspection); null = never inspected. */
+    hardware: jsonb('hardware').$type<NodeHardware>(),
+    inspectedAt: ts('inspected_at'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
