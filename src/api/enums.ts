@@ -26,7 +26,7 @@ export const enumValues = {
     QUEUED: 'queued',
   },
   StatusOverride: { NONE: '', ON_HOLD: 'on_hold', FAILED: 'failed', QUEUED: 'queued' },
-  SessionOperation: { BOOT: 'boot', REBOOT: 'reboot', SHUTDOWN: 'shutdown' },
+  SessionOperation: { BOOT: 'boot', REBOOT: 'reboot', SHUTDOWN: 'shutdown', RESCUE: 'rescue', UNRESCUE: 'unrescue' },
   SessionState: { PENDING: 'pending', RUNNING: 'running', COMPLETE: 'complete' },
   Arch: { X86: 'X86', ARM: 'ARM', OTHER: 'Other', UNKNOWN: 'Unknown' },
   HealthState: { OK: 'ok', NOT_AVAILABLE: 'not_available', UNKNOWN: 'unknown' },
@@ -65,6 +65,8 @@ export const enumValues = {
     NOT_IN_INVENTORY: 'not_in_inventory',
     NOT_A_COMPONENT: 'not_a_component',
     QUARANTINED: 'quarantined',
+    RESCUED: 'rescued',
+    NOT_RESCUED: 'not_rescued',
   },
   WaitKind: {
     NOTHING: 'nothing',

@@ -93,7 +93,7 @@ export const sessions = pgTable(
   (t) => [
     primaryKey({ columns: [t.tenantKey, t.name] }),
     index('sessions_status_idx').on(t.status, t.startTime),
-    check('sessions_operation_ck', sql`${t.operation} in ('boot','reboot','shutdown')`),
+    check('sessions_operation_ck', sql`${t.operation} in ('boot','reboot','shutdown','rescue','unrescue')`),
     check('sessions_status_ck', sql`${t.status} in ('pending','running','complete')`),
   ],
 );
@@ -128,6 +128,13 @@ export const components = pgTable(
     desiredConfiguration: text('desired_configuration').notNull().default(''),
     desiredBssToken: text('desired_bss_token').notNull().default(''),
     desiredUpdatedAt: ts('desired_updated_at'),
+    /**
+     * The rescue image while the node is rescued (docs/rescue.md): the engine drives it to these
+     * instead of its desired boot artifacts, which stay as they were; '' when not rescued.
+     */
+    rescueKernel: text('rescue_kernel').notNull().default(''),
+    rescueKernelParameters: text('rescue_kernel_parameters').notNull().default(''),
+    rescueInitrd: text('rescue_initrd').notNull().default(''),
 
     actualKernel: text('actual_kernel').notNull().default(''),
     actualKernelParameters: text('actual_kernel_parameters').notNull().default(''),

@@ -50,6 +50,11 @@ export const optionsShape = {
   deploy_node_bandwidth: z.number().int().min(1).max(1_000_000).default(1000),
   /** Max attempts per power action (default 3; 0 fails before the first attempt). */
   default_retry_policy: seconds.default(3),
+  /**
+   * bootorch: the image manifest (as a boot set's `path`) a RESCUE session boots a boot set's nodes
+   * into when the boot set names no `rescue_image`; '' (the default) means none (docs/rescue.md).
+   */
+  default_rescue_image: z.string().max(4095).default(''),
   /** Period of the discovery operator, seconds (default 300). */
   discovery_frequency: z.number().int().min(0).max(33_554_432).default(300),
   /** Image not found is an error rather than a warning (default false). */

@@ -13,7 +13,7 @@ import { fail, nameSchema, ok, text, zodIssues, type Checked, type Issue } from 
 import type { SessionOperationName } from './templates.ts';
 
 export type SessionStateName = 'pending' | 'running' | 'complete';
-export type SessionOperation = 'boot' | 'reboot' | 'shutdown';
+export type SessionOperation = 'boot' | 'reboot' | 'shutdown' | 'rescue' | 'unrescue';
 
 /** What a session asks of one node: its boot artifacts and configuration. */
 export interface DesiredState {

@@ -281,7 +281,7 @@ function mergeDict<T extends object>(base: Maybe<T>, patch: Maybe<T>): T | null 
   return out as T;
 }
 
-export type SessionOperationName = 'boot' | 'reboot' | 'shutdown';
+export type SessionOperationName = 'boot' | 'reboot' | 'shutdown' | 'rescue' | 'unrescue';
 
 /**
  * The static part of BOS's validate_boot_sets (run by createSession and validateSessionTemplate):

@@ -7,6 +7,7 @@ import { readComponents } from '../db/components/read.ts';
 import type { Adapters, ConfigComponent, PowerState } from '../adapters/ports.ts';
 import type { SessionPlan, DesiredState, SkipReason } from './plan.ts';
 import { errorText } from './outcome.ts';
+import type { SessionOperation } from '../domain/sessions.ts';
 import { quarantineWords } from '../domain/quarantine.ts';
 
 export type PlannedAction = 'power_cycle' | 'power_on' | 'power_off' | 'configure_only' | 'nothing' | 'skip' | 'unknown';
@@ -25,7 +26,7 @@ export async function describePlan(
   db: Db,
   adapters: Adapters,
   plan: SessionPlan,
-  operation: 'boot' | 'reboot' | 'shutdown',
+  operation: SessionOperation,
 ): Promise<{ nodes: PlannedNode[]; warnings: string[] }> {
   const ids = [...plan.managed.keys()].sort();
   const warnings: string[] = [];

@@ -9,7 +9,7 @@ import type { Options } from '../domain/options.ts';
 import { applyLimit, namedNodes, type LimitInventory } from '../domain/limit.ts';
 import { quarantineOf, type FailureRun, type Quarantine } from '../domain/quarantine.ts';
 import { canonicalXname } from '../domain/xname.ts';
-import type { DesiredState } from '../domain/sessions.ts';
+import type { DesiredState, SessionOperation } from '../domain/sessions.ts';
 
 export type SkipReason =
   | 'excluded_by_limit'
@@ -42,7 +42,7 @@ export interface SessionPlan {
 }
 
 export interface PlanSession {
-  operation: 'boot' | 'reboot' | 'shutdown';
+  operation: SessionOperation;
   limit: string;
   includeDisabled: boolean;
   tenant: string | null;

@@ -179,6 +179,8 @@ export type BootSet = {
   nodeRolesGroups?: Maybe<Array<Scalars['String']['output']>>;
   /** Image manifest, e.g. `s3://boot-images/<id>/manifest.json`. */
   path: Scalars['String']['output'];
+  /** bootorch: the image manifest a RESCUE session boots these nodes into (else the option defaultRescueImage). */
+  rescueImage?: Maybe<Scalars['String']['output']>;
   /** Only `sbps` is supported. */
   rootfsProvider?: Maybe<Scalars['String']['output']>;
   rootfsProviderPassthrough?: Maybe<Scalars['String']['output']>;
@@ -198,6 +200,7 @@ export type BootSetInput = {
   nodeList?: InputMaybe<Array<Scalars['String']['input']>>;
   nodeRolesGroups?: InputMaybe<Array<Scalars['String']['input']>>;
   path: Scalars['String']['input'];
+  rescueImage?: InputMaybe<Scalars['String']['input']>;
   rootfsProvider?: InputMaybe<Scalars['String']['input']>;
   rootfsProviderPassthrough?: InputMaybe<Scalars['String']['input']>;
   type: Scalars['String']['input'];
@@ -215,6 +218,7 @@ export type BootSetPatchInput = {
   nodeList?: InputMaybe<Array<Scalars['String']['input']>>;
   nodeRolesGroups?: InputMaybe<Array<Scalars['String']['input']>>;
   path?: InputMaybe<Scalars['String']['input']>;
+  rescueImage?: InputMaybe<Scalars['String']['input']>;
   rootfsProvider?: InputMaybe<Scalars['String']['input']>;
   rootfsProviderPassthrough?: InputMaybe<Scalars['String']['input']>;
   type?: InputMaybe<Scalars['String']['input']>;
@@ -256,6 +260,11 @@ export type Component = {
    * on when it shut it down), as the drift sweep last read it; null when none. Nothing is powered about it.
    */
   powerDrift?: Maybe<PowerDrift>;
+  /**
+   * bootorch: the rescue image the node boots while it is rescued (a RESCUE session put it there, an
+   * UNRESCUE takes it back to its desiredState, which a rescue leaves as it was); null when not rescued.
+   */
+  rescue?: Maybe<BootArtifacts>;
   /** Max attempts per action; null falls back to the session's rollout or the option default_retry_policy. */
   retryPolicy?: Maybe<Scalars['Int']['output']>;
   /** Owning session's name, empty when none. */
@@ -1085,6 +1094,11 @@ export type Options = {
   consoleRetentionDays: Scalars['Int']['output'];
   /** bootorch: viewers may read node consoles, which can hold secrets (default false: operators and admins only). */
   consoleViewers: Scalars['Boolean']['output'];
+  /**
+   * bootorch: the image manifest a RESCUE session boots a boot set's nodes into when the boot set names
+   * no rescueImage; empty (the default) means none (docs/rescue.md).
+   */
+  defaultRescueImage: Scalars['String']['output'];
   /** Max attempts per power action (0-1048576, default 3; 0 fails before the first attempt). */
   defaultRetryPolicy: Scalars['Int']['output'];
   /** Disk deploys: the deploy agent silent this long fails the node with heartbeat_timeout, seconds (default 300). */
@@ -1180,6 +1194,7 @@ export type OptionsPatchInput = {
   consoleIdleReconnect?: InputMaybe<Scalars['Int']['input']>;
   consoleRetentionDays?: InputMaybe<Scalars['Int']['input']>;
   consoleViewers?: InputMaybe<Scalars['Boolean']['input']>;
+  defaultRescueImage?: InputMaybe<Scalars['String']['input']>;
   defaultRetryPolicy?: InputMaybe<Scalars['Int']['input']>;
   deployHeartbeatTimeout?: InputMaybe<Scalars['Int']['input']>;
   deployImageBandwidth?: InputMaybe<Scalars['Int']['input']>;
@@ -1668,8 +1683,15 @@ export type SessionOperation =
   | 'boot'
   /** Always reboot. */
   | 'reboot'
+  /**
+   * bootorch: boot into the rescue image (the boot set's rescueImage, else the option
+   * defaultRescueImage), keeping the nodes' desired state (docs/rescue.md).
+   */
+  | 'rescue'
   /** Power off. */
-  | 'shutdown';
+  | 'shutdown'
+  /** bootorch: bring rescued nodes back: reboot them into their desired state. */
+  | 'unrescue';
 
 export type SessionPhases = {
   __typename?: 'SessionPhases';
@@ -1786,8 +1808,12 @@ export type SkipReason =
   | 'locked'
   | 'not_a_component'
   | 'not_in_inventory'
+  /** An UNRESCUE leaves out nodes that are not rescued. */
+  | 'not_rescued'
   /** It failed its last quarantineAfterFailedSessions sessions and the limit does not name it (see explain's quarantine). */
   | 'quarantined'
+  /** Rescued: only a RESCUE or an UNRESCUE session takes it (docs/rescue.md). */
+  | 'rescued'
   | 'wrong_arch';
 
 export type StagedState = {
@@ -2398,6 +2424,7 @@ export type BootSetResolvers<ContextType = ApiContext, ParentType extends Resolv
   nodeList?: Resolver<Maybe<Array<ResolversTypes['String']>>, ParentType, ContextType>;
   nodeRolesGroups?: Resolver<Maybe<Array<ResolversTypes['String']>>, ParentType, ContextType>;
   path?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  rescueImage?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   rootfsProvider?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   rootfsProviderPassthrough?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -2427,6 +2454,7 @@ export type ComponentResolvers<ContextType = ApiContext, ParentType extends Reso
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   lastAction?: Resolver<ResolversTypes['LastAction'], ParentType, ContextType>;
   powerDrift?: Resolver<Maybe<ResolversTypes['PowerDrift']>, ParentType, ContextType>;
+  rescue?: Resolver<Maybe<ResolversTypes['BootArtifacts']>, ParentType, ContextType>;
   retryPolicy?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
   session?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   sessionTenant?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -2701,6 +2729,7 @@ export type OptionsResolvers<ContextType = ApiContext, ParentType extends Resolv
   consoleIdleReconnect?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   consoleRetentionDays?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   consoleViewers?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  defaultRescueImage?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   defaultRetryPolicy?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   deployHeartbeatTimeout?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   deployImageBandwidth?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
@@ -2914,7 +2943,7 @@ export type SessionFailureResolvers<ContextType = ApiContext, ParentType extends
   session?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
-export type SessionOperationResolvers = { BOOT: 'boot', REBOOT: 'reboot', SHUTDOWN: 'shutdown' };
+export type SessionOperationResolvers = { BOOT: 'boot', REBOOT: 'reboot', RESCUE: 'rescue', SHUTDOWN: 'shutdown', UNRESCUE: 'unrescue' };
 
 export type SessionPhasesResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['SessionPhases'] = ResolversParentTypes['SessionPhases']> = ResolversObject<{
   percentComplete?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
@@ -2970,7 +2999,7 @@ export type SessionTimingResolvers<ContextType = ApiContext, ParentType extends 
   startTime?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
 }>;
 
-export type SkipReasonResolvers = { ANOTHER_TENANT: 'another_tenant', DISABLED_IN_INVENTORY: 'disabled_in_inventory', EXCLUDED_BY_LIMIT: 'excluded_by_limit', LOCKED: 'locked', NOT_A_COMPONENT: 'not_a_component', NOT_IN_INVENTORY: 'not_in_inventory', QUARANTINED: 'quarantined', WRONG_ARCH: 'wrong_arch' };
+export type SkipReasonResolvers = { ANOTHER_TENANT: 'another_tenant', DISABLED_IN_INVENTORY: 'disabled_in_inventory', EXCLUDED_BY_LIMIT: 'excluded_by_limit', LOCKED: 'locked', NOT_A_COMPONENT: 'not_a_component', NOT_IN_INVENTORY: 'not_in_inventory', NOT_RESCUED: 'not_rescued', QUARANTINED: 'quarantined', RESCUED: 'rescued', WRONG_ARCH: 'wrong_arch' };
 
 export type StagedStateResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['StagedState'] = ResolversParentTypes['StagedState']> = ResolversObject<{
   bootArtifacts?: Resolver<ResolversTypes['BootArtifacts'], ParentType, ContextType>;

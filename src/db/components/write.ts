@@ -107,13 +107,38 @@ export async function writeComponents(db: Db, writes: readonly ComponentWrite[],
   return { rows, missing, kickStatus, knownTokens: new Set(known.keys()) };
 }
 
-/** The domain's component record is the table's row but for what the database keeps (checked by the compiler). */
-type StoredFields = Omit<ComponentRow, 'status' | 'queuedSeq' | 'updatedAt' | 'powerDrift' | 'failedSessions' | 'sessionFailures'>;
+/**
+ * The domain's component record is the table's row but for what the database keeps, and what only
+ * the engine writes (quarantine's counts, the rescue image), checked by the compiler.
+ */
+type StoredFields = Omit<
+  ComponentRow,
+  | 'status'
+  | 'queuedSeq'
+  | 'updatedAt'
+  | 'powerDrift'
+  | 'failedSessions'
+  | 'sessionFailures'
+  | 'rescueKernel'
+  | 'rescueKernelParameters'
+  | 'rescueInitrd'
+>;
 /** @public a compile-time check, read by no one. */
 export const FIELDS_MATCH: [StoredFields, ComponentFields] extends [ComponentFields, StoredFields] ? true : never = true;
 
 function fields(r: ComponentRow): ComponentFields {
-  const { status: _s, queuedSeq: _q, updatedAt: _u, powerDrift: _d, failedSessions: _f, sessionFailures: _sf, ...f } = r;
+  const {
+    status: _s,
+    queuedSeq: _q,
+    updatedAt: _u,
+    powerDrift: _d,
+    failedSessions: _f,
+    sessionFailures: _sf,
+    rescueKernel: _rk,
+    rescueKernelParameters: _rp,
+    rescueInitrd: _ri,
+    ...f
+  } = r;
   return f;
 }
 
