@@ -83,8 +83,6 @@ interface GraphQLErrorShape {
   extensions?: { code?: string; field?: string | null; issues?: { field: string; message: string }[]; retryAfter?: number };
 }
 
-const AUTH_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN']);
-
 export class ApiClient {
   private ws?: Client;
 
@@ -110,11 +108,12 @@ export class ApiClient {
     } catch (e) {
       throw this.unreachable(e);
     }
-    if (res.status === 401 || res.status === 403) throw this.refused(`${res.status} ${res.statusText}`);
+    if (res.status === 401) throw this.refused(`${res.status} ${res.statusText}`);
     let body: { data?: T; errors?: GraphQLErrorShape[] };
     try {
       body = (await res.json()) as typeof body;
     } catch {
+      if (res.status === 403) throw this.refused(`${res.status} ${res.statusText}`);
       if (TRANSIENT_STATUSES.has(res.status)) {
         const retryAfter = Number(res.headers.get('retry-after')) || undefined;
         throw new CliError(`${this.endpoint.url} answered ${res.status} ${res.statusText}`, EXIT_UNREACHABLE, {
@@ -124,6 +123,7 @@ export class ApiClient {
       throw new CliError(`${this.endpoint.url} answered ${res.status} without GraphQL: is this a bootorch API?`, EXIT_UNREACHABLE);
     }
     if (body.errors?.length) throw this.graphqlError(body.errors);
+    if (res.status === 403) throw this.refused(`${res.status} ${res.statusText}`);
     if (!body.data) throw new CliError(`${this.endpoint.url} answered ${res.status} without data`, EXIT_UNREACHABLE);
     return body.data;
   }
@@ -210,7 +210,9 @@ export class ApiClient {
   private graphqlError(errors: GraphQLErrorShape[]): CliError {
     const first = errors[0]!;
     const code = first.extensions?.code;
-    if (code && AUTH_CODES.has(code)) return this.refused(`${code}: ${first.message}`);
+    if (code === 'UNAUTHENTICATED') return this.refused(`${code}: ${first.message}`);
+    // The token was taken; what it asked is not its role's (the API's message says whose it is).
+    if (code === 'FORBIDDEN') return new CliError(`${first.message} [${code}]`);
     if (code === 'UNAVAILABLE')
       return new CliError(`${first.message} [${code}]`, EXIT_UNREACHABLE, { retryAfterSeconds: first.extensions?.retryAfter });
     const more = (first.extensions?.issues ?? [])

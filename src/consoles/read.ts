@@ -21,7 +21,7 @@ export function consoleAccess(p: Principal | AuthFailure | null | undefined, opt
     code: 'FORBIDDEN',
     reason:
       p.role === 'viewer'
-        ? 'node consoles can hold secrets: viewers read them only when the option console_viewers is on'
+        ? 'node consoles can hold secrets: operators and admins read them, viewers only while the option console_viewers is on (an admin sets it: patchOptions consoleViewers: true)'
         : `role ${p.role} does not read node consoles`,
   };
 }

@@ -178,9 +178,14 @@ describe.skipIf(!HAVE_ALL)('node consoles over IPMI SOL', { timeout: 240_000 }, 
     const once = await runCli(['console', NODE, '--search', 'panic'], env);
     expect(once.code).toBe(0);
     expect(once.stdout).toMatch(/^\[ {3}42\.1\d*\] Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block\(0,0\)\n$/);
+    // A viewer while console_viewers is off: one line saying who may read consoles and which option lets
+    // viewers, exit 1 (the token was taken; the role may not), no stack and no bare HTTP status.
     const viewer = await runCli(['console', NODE], { ...env, BOOTORCH_TOKEN: tokens.viewer });
-    expect(viewer.code).toBe(3);
-    expect(viewer.stderr).toMatch(/403/);
+    expect(viewer.code).toBe(1);
+    expect(viewer.stdout).toBe('');
+    expect(viewer.stderr).toBe(
+      'bootorch: forbidden: node consoles can hold secrets: operators and admins read them, viewers only while the option console_viewers is on (an admin sets it: patchOptions consoleViewers: true) [FORBIDDEN]\n',
+    );
 
     const follow = startRole('console', env, [NODE, '--follow', '--interval', '0.2']);
     try {
