@@ -18,6 +18,8 @@ export const IdentityContext = createContext<Identity | null>(null);
 export const useIdentity = (): Identity => useContext(IdentityContext)!;
 /** Operators and admins may start, pause, resume and abort sessions; viewers only look. */
 export const canOperate = (who: Identity): boolean => who.role === 'ADMIN' || who.role === 'OPERATOR';
+/** Admins may approve a session that waits for a second admin (the API refuses its creator). */
+export const canApprove = (who: Identity): boolean => who.role === 'ADMIN';
 
 export const storedToken = (): string | null => sessionStorage.getItem(KEY);
 export const storeToken = (t: string | null): void => {

@@ -92,7 +92,7 @@ export const TimelineQuery = graphql(`
 
 export const SessionsQuery = graphql(`
   query ConsoleSessions {
-    sessions { name tenant operation templateName limit paused aborted createdBy result resultText status { status startTime endTime error } }
+    sessions { name tenant operation templateName limit paused aborted createdBy result resultText status { status startTime endTime error } approval { waiting } }
   }
 `);
 
@@ -114,10 +114,20 @@ export const SessionProgressSubscription = graphql(`
   }
 `);
 
+/** A session's wait for a second admin (docs/approval.md): null when it needs none. */
+export const ApprovalFields = graphql(`
+  fragment ConsoleApproval on SessionApproval { reason waiting approvedBy approvedAt }
+`);
+
+/** Approve a waiting session: the API refuses its creator (FORBIDDEN) and a session that does not wait (CONFLICT). */
+export const ApproveMutation = graphql(`
+  mutation ConsoleApprove($name: String!) { approveSession(name: $name) { name approval { ...ConsoleApproval } } }
+`);
+
 export const SessionStatusQuery = graphql(`
   query ConsoleSessionStatus($name: String!) {
     sessionStatus(name: $name) { ...ConsoleProgress }
-    session(name: $name) { templateName operation resultText }
+    session(name: $name) { templateName operation resultText createdBy approval { ...ConsoleApproval } }
     explainSession(name: $name) { remaining groups { waitingFor description count examples } }
   }
 `);

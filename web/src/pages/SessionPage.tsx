@@ -2,7 +2,8 @@
  * One session: its result (the API's, with its words), live progress per phase, the nodes held up by
  * a failing outside service (blocked, with since when: not failures), the failed nodes grouped by
  * reason with "retry them" (a new session of just them, dry run first), nodes between attempts, what
- * its remaining nodes wait for (`explainSession`), and for operators pause / resume / abort.
+ * its remaining nodes wait for (`explainSession`), a wait for a second admin's approval (SessionApproval),
+ * and for operators pause / resume / abort.
  */
 import { useEffect, useState } from 'react';
 import { useClient, useQuery } from 'urql';
@@ -14,6 +15,7 @@ import { FailureGroups, ProgressBar, useSessionProgress } from './SessionProgres
 import { SessionActions } from './SessionActions.tsx';
 import { ResultBadge, words } from '../ui/badges.tsx';
 import { RunNodesDialog, type RunNodesRequest } from '../ui/RunNodesDialog.tsx';
+import { SessionApproval } from './SessionApproval.tsx';
 import type { ConsoleProgressFragment } from '../gql/graphql.ts';
 
 const NodeLinks = ({ ids, count }: { ids: string[]; count: number }) => (
@@ -92,6 +94,9 @@ export function SessionPage({ name }: { name: string }) {
         {canOperate(who) && p.status !== 'COMPLETE' && <SessionActions name={name} state={p.status} paused={p.paused} onDone={refetch} />}
       </h1>
       {r.data?.session && <p className="muted">{r.data.session.resultText}</p>}
+      {r.data?.session?.approval && (
+        <SessionApproval name={name} createdBy={r.data.session.createdBy} approval={r.data.session.approval} onDone={refetch} />
+      )}
       <ProgressBar p={p} />
       <Blocked p={p} />
       <h2>

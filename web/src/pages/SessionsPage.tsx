@@ -10,6 +10,7 @@ import { canOperate, useIdentity } from '../auth.tsx';
 import { FailureGroups, ProgressBar, useSessionProgress } from './SessionProgress.tsx';
 import { SessionActions } from './SessionActions.tsx';
 import { ResultBadge } from '../ui/badges.tsx';
+import { AwaitingApprovalBadge } from './SessionApproval.tsx';
 
 function LiveRow({ name }: { name: string }) {
   const p = useSessionProgress(name);
@@ -55,6 +56,7 @@ export function SessionsPage() {
                 {s.tenant && ` · tenant ${s.tenant}`}
               </span>
               <ResultBadge result={s.result} title={s.resultText} />
+              {s.approval?.waiting && <AwaitingApprovalBadge />}
               {canOperate(who) && s.status.status !== 'COMPLETE' && (
                 <SessionActions name={s.name} state={s.status.status} paused={s.paused} onDone={refetch} />
               )}
