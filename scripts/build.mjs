@@ -18,7 +18,8 @@ const src = path.join(root, 'src');
 const out = path.join(root, 'dist');
 
 // Left to node_modules: packages that load files or native code of their own at run time (embedded
-// PostgreSQL's binaries, pino's stream workers, pg's optional native driver, ws's optional addons), and
+// PostgreSQL's binaries, pino's stream workers, pg's optional native driver, ws's optional addons, js-fatfs's
+// WebAssembly), and
 // graphql, which must stay one module: part of the code loads its CommonJS build by require
 // (src/api/live/graphql-runtime.ts), and a second bundled copy would reject the first's schema.
 const external = [
@@ -29,6 +30,7 @@ const external = [
   'pino-pretty',
   'bufferutil',
   'utf-8-validate',
+  'js-fatfs',
   'graphql',
   'vite',
   '@vitejs/*',

@@ -15,7 +15,6 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freshDb, type TestDb } from '../helpers/db.ts';
 import { startRole, type RoleProcess } from '../helpers/processes.ts';
-import { haveTools } from '../helpers/tools.ts';
 import { StandaloneBootParams } from '../../src/adapters/standalone/boot-params.ts';
 import { setDeploys } from '../../src/db/deploys.ts';
 
@@ -202,28 +201,25 @@ describe('the boot network, as a hostile client sees it', () => {
     expect((await call(`/boot/v1/config-drive/${xname(5)}`, { headers: { authorization: `Bearer ${agent5}` } })).status).toBe(401);
   });
 
-  test.skipIf(!haveTools('the disk ticket attack of test/attacks/boot', ['mkfs.vfat', 'mcopy']))(
-    "the installed system's ticket (on the config drive) is not exchangeable before bootorch switched to disk",
-    async () => {
-      const agent = await deployAgent(7);
-      expect(outcome(await beat(agent, 7, 'STARTING'))).toBe('DeployHeartbeatAccepted');
-      const drive = await call(`/boot/v1/config-drive/${xname(7)}`, { headers: { authorization: `Bearer ${agent}` } });
-      expect(drive.status).toBe(200);
-      const disk = /btk_[A-Za-z0-9_-]{43}/.exec(drive.bytes.toString('latin1'))![0];
-      expect((await exchange(disk)).status).toBe(409);
-      expect(outcome(await beat(agent, 7, 'WRITTEN', SUM))).toBe('DeployHeartbeatAccepted');
-      expect((await exchange(disk)).status).toBe(409);
-      // The agent's credential is dead now; bootorch switches the node to its disk (deploy-to-disk).
-      expect(outcome(await beat(agent, 7, 'WRITTEN', SUM))).toBe('UNAUTHENTICATED');
-      await db.pool.query(`update component_deploys set state = 'booting_disk' where id = $1`, [xname(7)]);
-      const x = await exchange(disk);
-      expect(x.status).toBe(200);
-      const installed = x.text.trim();
-      // Its own credential says ACTIVE and nothing else.
-      expect(outcome(await beat(installed, 7, 'STARTING'))).toBe('FORBIDDEN');
-      expect((await call(`/boot/v1/config-drive/${xname(7)}`, { headers: { authorization: `Bearer ${installed}` } })).status).toBe(403);
-      expect(outcome(await beat(installed, 7, 'ACTIVE'))).toBe('DeployHeartbeatAccepted');
-      expect((await db.pool.query(`select state from component_deploys where id = $1`, [xname(7)])).rows[0].state).toBe('active');
-    },
-  );
+  test("the installed system's ticket (on the config drive) is not exchangeable before bootorch switched to disk", async () => {
+    const agent = await deployAgent(7);
+    expect(outcome(await beat(agent, 7, 'STARTING'))).toBe('DeployHeartbeatAccepted');
+    const drive = await call(`/boot/v1/config-drive/${xname(7)}`, { headers: { authorization: `Bearer ${agent}` } });
+    expect(drive.status).toBe(200);
+    const disk = /btk_[A-Za-z0-9_-]{43}/.exec(drive.bytes.toString('latin1'))![0];
+    expect((await exchange(disk)).status).toBe(409);
+    expect(outcome(await beat(agent, 7, 'WRITTEN', SUM))).toBe('DeployHeartbeatAccepted');
+    expect((await exchange(disk)).status).toBe(409);
+    // The agent's credential is dead now; bootorch switches the node to its disk (deploy-to-disk).
+    expect(outcome(await beat(agent, 7, 'WRITTEN', SUM))).toBe('UNAUTHENTICATED');
+    await db.pool.query(`update component_deploys set state = 'booting_disk' where id = $1`, [xname(7)]);
+    const x = await exchange(disk);
+    expect(x.status).toBe(200);
+    const installed = x.text.trim();
+    // Its own credential says ACTIVE and nothing else.
+    expect(outcome(await beat(installed, 7, 'STARTING'))).toBe('FORBIDDEN');
+    expect((await call(`/boot/v1/config-drive/${xname(7)}`, { headers: { authorization: `Bearer ${installed}` } })).status).toBe(403);
+    expect(outcome(await beat(installed, 7, 'ACTIVE'))).toBe('DeployHeartbeatAccepted');
+    expect((await db.pool.query(`select state from component_deploys where id = $1`, [xname(7)])).rows[0].state).toBe('active');
+  });
 });

@@ -16,7 +16,6 @@ import type { GraphQLNamedType, GraphQLSchema } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, errorOf, type GqlResult, type Harness } from '../integration/api-harness.ts';
 import { bosClient, type BosClient } from '../rest/bos-client.ts';
-import { haveTools } from '../helpers/tools.ts';
 import { buildSchema } from '../../src/api/schema.ts';
 import { gql } from '../../src/api/edge-support.ts';
 import { startApiServer } from '../../src/api/server.ts';
@@ -38,7 +37,6 @@ const MARKER = `bto-secret-${randomBytes(12).toString('hex')}`;
 const BMC_PASSWORD = `bmc-${randomBytes(12).toString('hex')}`;
 const USER_DATA = `#cloud-config\nwrite_files:\n  - path: /etc/bootorch/token\n    content: ${MARKER}\n`;
 const SUM = `sha256:${'a'.repeat(64)}`;
-const DRIVE_TOOLS = haveTools('test/attacks/secrets (the config drive it builds)', ['mkfs.vfat', 'mcopy']);
 
 let h: Harness;
 let world: SimWorld;
@@ -205,52 +203,49 @@ describe('config-drive user data is write-only', () => {
     expect(logLines.join('')).not.toContain(BMC_PASSWORD);
   });
 
-  it.skipIf(!DRIVE_TOOLS)(
-    'is kept by writes that leave it out (PATCH; GET, edit, PUT as the cray CLI and bootorch template do)',
-    async () => {
-      await h.ok(PUT, { n: 'keep', i: { bootSets: [bootSet({ userData: USER_DATA })] } });
-      const first = (await storedDrive('keep')).user_data_sealed;
-      // PATCH of another field; PATCH of the deploy whose config drive names only meta data.
-      await h.ok(PATCH, { n: 'keep', p: { description: 'edited' } });
-      await h.ok(PATCH, { n: 'keep', p: { bootSets: [bootSet({ metaData: 'instance-id: i-2\n' })] } });
-      expect(await driveOf('keep')).toMatchObject({ hasUserData: true, metaData: 'instance-id: i-2\n' });
-      // The REST door: what GET answered, edited, sent back with PUT and with PATCH.
-      const got = await admin.req('GET', '/v2/sessiontemplates/keep', { check: false });
-      expect(got.body.boot_sets.compute.deploy.config_drive).toEqual({
-        has_user_data: true,
-        user_data_bytes: Buffer.byteLength(USER_DATA),
-        meta_data: 'instance-id: i-2\n',
-      });
-      const edited = { ...got.body, description: 'edited again' };
-      expect((await admin.req('PUT', '/v2/sessiontemplates/keep', { body: edited, check: false })).status).toBe(200);
-      expect(
-        (await admin.req('PATCH', '/v2/sessiontemplates/keep', { body: { boot_sets: got.body.boot_sets }, check: false })).status,
-      ).toBe(200);
-      // bootorch template get, then apply of the same file.
-      const cli = (
-        await h.ok(
-          `{ sessionTemplate(name: "keep") { name description bootSets { name path type nodeList deploy { image { url format checksum } configDrive { hasUserData userDataBytes metaData } } } } }`,
-        )
-      ).sessionTemplate;
-      const again = templateInput(cli, undefined, (m) => {
-        throw new Error(m);
-      });
-      await h.ok(PUT, { n: again.name, i: again.input });
+  it('is kept by writes that leave it out (PATCH; GET, edit, PUT as the cray CLI and bootorch template do)', async () => {
+    await h.ok(PUT, { n: 'keep', i: { bootSets: [bootSet({ userData: USER_DATA })] } });
+    const first = (await storedDrive('keep')).user_data_sealed;
+    // PATCH of another field; PATCH of the deploy whose config drive names only meta data.
+    await h.ok(PATCH, { n: 'keep', p: { description: 'edited' } });
+    await h.ok(PATCH, { n: 'keep', p: { bootSets: [bootSet({ metaData: 'instance-id: i-2\n' })] } });
+    expect(await driveOf('keep')).toMatchObject({ hasUserData: true, metaData: 'instance-id: i-2\n' });
+    // The REST door: what GET answered, edited, sent back with PUT and with PATCH.
+    const got = await admin.req('GET', '/v2/sessiontemplates/keep', { check: false });
+    expect(got.body.boot_sets.compute.deploy.config_drive).toEqual({
+      has_user_data: true,
+      user_data_bytes: Buffer.byteLength(USER_DATA),
+      meta_data: 'instance-id: i-2\n',
+    });
+    const edited = { ...got.body, description: 'edited again' };
+    expect((await admin.req('PUT', '/v2/sessiontemplates/keep', { body: edited, check: false })).status).toBe(200);
+    expect((await admin.req('PATCH', '/v2/sessiontemplates/keep', { body: { boot_sets: got.body.boot_sets }, check: false })).status).toBe(
+      200,
+    );
+    // bootorch template get, then apply of the same file.
+    const cli = (
+      await h.ok(
+        `{ sessionTemplate(name: "keep") { name description bootSets { name path type nodeList deploy { image { url format checksum } configDrive { hasUserData userDataBytes metaData } } } } }`,
+      )
+    ).sessionTemplate;
+    const again = templateInput(cli, undefined, (m) => {
+      throw new Error(m);
+    });
+    await h.ok(PUT, { n: again.name, i: again.input });
 
-      const stored = await storedDrive('keep');
-      expect(stored.user_data).toBeUndefined();
-      expect(stored.user_data_sealed).toBe(first);
-      const drive = await buildConfigDrive(stored, node, KEY);
-      expect(drive.includes(Buffer.from(USER_DATA))).toBe(true);
+    const stored = await storedDrive('keep');
+    expect(stored.user_data).toBeUndefined();
+    expect(stored.user_data_sealed).toBe(first);
+    const drive = await buildConfigDrive(stored, node, KEY);
+    expect(drive.includes(Buffer.from(USER_DATA))).toBe(true);
 
-      // Given again it replaces; given as "" it is gone.
-      await h.ok(PATCH, { n: 'keep', p: { bootSets: [bootSet({ userData: '#cloud-config\n' })] } });
-      expect(await driveOf('keep')).toMatchObject({ hasUserData: true, userDataBytes: 14 });
-      await h.ok(PATCH, { n: 'keep', p: { bootSets: [bootSet({ userData: '' })] } });
-      expect(await driveOf('keep')).toMatchObject({ hasUserData: false, userDataBytes: 0 });
-      expect(await storedDrive('keep')).toEqual({ meta_data: '' });
-    },
-  );
+    // Given again it replaces; given as "" it is gone.
+    await h.ok(PATCH, { n: 'keep', p: { bootSets: [bootSet({ userData: '#cloud-config\n' })] } });
+    expect(await driveOf('keep')).toMatchObject({ hasUserData: true, userDataBytes: 14 });
+    await h.ok(PATCH, { n: 'keep', p: { bootSets: [bootSet({ userData: '' })] } });
+    expect(await driveOf('keep')).toMatchObject({ hasUserData: false, userDataBytes: 0 });
+    expect(await storedDrive('keep')).toEqual({ meta_data: '' });
+  });
 
   it('cannot be stored without a key (refused naming the field), and a drive whose key is missing or wrong says so', async () => {
     await h.ok(PUT, { n: 'nokey', i: { bootSets: [bootSet({ userData: USER_DATA })] } });

@@ -12,7 +12,6 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../helpers/cluster.ts';
 import type { DeployRecord } from '../../src/domain/deploy.ts';
-import { haveTools } from '../helpers/tools.ts';
 
 const IMAGE = randomBytes(256 * 1024);
 const SUM = `sha256:${createHash('sha256').update(IMAGE).digest('hex')}`;
@@ -64,7 +63,7 @@ async function deploysOf(ids: string[]) {
 }
 
 // Every deploy's config drive (the installed system's ticket) is built with dosfstools and mtools.
-describe.skipIf(!haveTools('test/e2e/disk-deploys', ['mkfs.vfat', 'mcopy']))('disk deploys on the simulator', () => {
+describe('disk deploys on the simulator', () => {
   it('deploys an image to two nodes, switches them to disk, and finishes on the installed system’s report', async () => {
     const ids = c.world.ids().slice(0, 2);
     // Hints by size and serial (the serial is the node's own), and by name.

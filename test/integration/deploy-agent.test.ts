@@ -46,7 +46,7 @@ const MBR_IMAGE = (() => {
 })();
 const MBR_SUM = `sha256:${createHash('sha256').update(MBR_IMAGE).digest('hex')}`;
 /** What the config drive tests drive for real: bootorch builds the drive, the test reads it back and makes a qcow2. */
-const DRIVE_TOOLS = haveTools("test/integration/deploy-agent's config drive tests", ['mkfs.vfat', 'mcopy', 'mtype', 'blkid', 'qemu-img']);
+const DRIVE_TOOLS = haveTools("test/integration/deploy-agent's config drive tests", ['mtype', 'blkid', 'qemu-img']);
 /** MBR_IMAGE as qcow2 (made with qemu-img in beforeAll). */
 let MBR_QCOW2 = Buffer.alloc(0);
 const MBR_QCOW2_SUM = () => `sha256:${createHash('sha256').update(MBR_QCOW2).digest('hex')}`;
@@ -333,16 +333,17 @@ describe.skipIf(!DRIVE_TOOLS)('the config drive (cloud-init NoCloud, built by bo
     expect(statSync(path.join(dir, 'dev/vda')).size).toBe(0);
   });
 
-  it('fails with write_error before the disk is written when bootorch cannot build it (mkfs.vfat missing), saying why', async () => {
-    const { id, dir } = await deployingNode(13, withDrive(), { name: 'vda', gib: 1, serial: 'A' });
-    const path0 = process.env.PATH;
-    process.env.PATH = '/nonexistent';
-    let r: Awaited<ReturnType<typeof runAgent>>;
-    try {
-      r = await runAgent(dir, path0);
-    } finally {
-      process.env.PATH = path0;
-    }
+  it('fails with write_error before the disk is written when bootorch cannot build it (user data sealed under another key), saying why', async () => {
+    const { id, dir } = await deployingNode(
+      13,
+      { ...withDrive(), config_drive: { user_data_sealed: sealUserData(randomBytes(32), USER_DATA), meta_data: '' } },
+      {
+        name: 'vda',
+        gib: 1,
+        serial: 'A',
+      },
+    );
+    const r = await runAgent(dir);
     expect(r.code, r.output).toBe(1);
     expect(statSync(path.join(dir, 'dev/vda')).size).toBe(0);
     const d = await deployRow(id);
@@ -351,7 +352,7 @@ describe.skipIf(!DRIVE_TOOLS)('the config drive (cloud-init NoCloud, built by bo
     const errors = (await h.db.pool.query(`select error, reason from component_events where component_id = $1 and kind = 'error'`, [id]))
       .rows;
     // bootorch's own word (the API could not build it), beside the agent's failure.
-    expect(errors).toContainEqual({ reason: 'write_error', error: expect.stringContaining('mkfs.vfat is not installed') });
+    expect(errors).toContainEqual({ reason: 'write_error', error: expect.stringContaining('does not open with BOOTORCH_SECRET_KEY') });
   });
 
   it("is served only to its own node's credential", async () => {

@@ -3,42 +3,21 @@
  * to a partition at the end of the node's disk after the image. bootorch builds it here from the boot
  * set's `config_drive` as a cloud-init NoCloud drive: a 2 MiB FAT filesystem labelled `cidata`
  * holding `user-data` and `meta-data` (when the boot set's meta-data is empty, `instance-id` and
- * `local-hostname` are the node's xname, as cloud-init needs an instance id). Built with dosfstools'
- * mkfs.vfat and mtools' mcopy (no root, no loop mount); a missing tool is a ConfigDriveToolMissing,
- * never a drive without its data.
+ * `local-hostname` are the node's xname, as cloud-init needs an instance id). Built in this process
+ * with FatFs (fat-image.ts), no outside tool: about 1.5 ms a drive.
  */
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import type { Db } from '../../db/client.ts';
 import { deployOf } from '../../db/deploys.ts';
 import { appendEvents } from '../../db/events.ts';
 import { issueTicket } from '../../db/boot-grants.ts';
 import { newAttemptId, newTicket } from '../../auth/boot-tickets.ts';
 import { AGENT_STATES, type ConfigDriveRecord } from '../../domain/deploy.ts';
+import { fatImage } from './fat-image.ts';
 import { openUserData, SecretKeyError } from './secrets.ts';
 
 /** The filesystem's size, KiB: room for user-data and meta-data (64 KiB each at most) and FAT's overhead. */
 export const CONFIG_DRIVE_KIB = 2048;
 export const CONFIG_DRIVE_LABEL = 'cidata';
-
-/** A tool bootorch needs to build a config drive is not installed where the API runs. */
-export class ConfigDriveToolMissing extends Error {
-  constructor(readonly tool: string) {
-    super(`cannot build the config drive: ${tool} is not installed where bootorch's API runs (Debian: dosfstools and mtools)`);
-  }
-}
-
-function run(cmd: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) =>
-    execFile(cmd, args, { timeout: 20_000, env: { ...process.env, MTOOLS_SKIP_CHECK: '1' } }, (err, _out, stderr) => {
-      if (!err) return resolve();
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return reject(new ConfigDriveToolMissing(cmd));
-      reject(new Error(`${cmd} failed: ${String(stderr).trim().slice(0, 300) || err.message}`));
-    }),
-  );
-}
 
 /**
  * The NoCloud config drive image for a node (a FAT filesystem, no partition table). The only place
@@ -57,22 +36,12 @@ export async function buildConfigDrive(
       throw new SecretKeyError("cannot open the config drive's user data: BOOTORCH_SECRET_KEY is not set where bootorch's API runs");
     userData = openUserData(secretKey, cd.user_data_sealed);
   }
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'bootorch-config-drive-'));
-  try {
-    const img = path.join(dir, 'cidata.img');
-    const files: Array<[string, string]> = [
-      ['user-data', userData],
-      ['meta-data', cd.meta_data || `instance-id: ${xname}\nlocal-hostname: ${xname}\n`],
-      ...more,
-    ];
-    for (const [name, text] of files) await writeFile(path.join(dir, name), text);
-    // mkfs.fat warns that a lowercase label "might not work on some systems"; cloud-init looks for cidata or CIDATA.
-    await run('mkfs.vfat', ['-n', CONFIG_DRIVE_LABEL, '-C', img, String(CONFIG_DRIVE_KIB)]);
-    for (const [name] of files) await run('mcopy', ['-i', img, path.join(dir, name), `::${name}`]);
-    return await readFile(img);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  // cloud-init looks for the label cidata or CIDATA.
+  return fatImage(CONFIG_DRIVE_LABEL, CONFIG_DRIVE_KIB, [
+    ['user-data', userData],
+    ['meta-data', cd.meta_data || `instance-id: ${xname}\nlocal-hostname: ${xname}\n`],
+    ...more,
+  ]);
 }
 
 export type ConfigDriveAnswer = { ok: true; image: Buffer } | { ok: false; status: 404 | 409 | 503; message: string };
