@@ -119,6 +119,42 @@ export async function upsertNodes(db: Db, nodes: NodeRegistration[]): Promise<No
   return written.flat();
 }
 
+/** What a discovery or re-inspection writes for one node (new ones get role, arch and groups too). */
+export interface NodeInspection {
+  id: string;
+  mac: string;
+  bmcDriver: BmcDriver;
+  bmcAddress: string;
+  /** Undefined (re-inspection): the stored login is kept. */
+  bmcUsername?: string;
+  bmcSecret?: string;
+  hardware: NodeHardware;
+  role: string;
+  arch: string;
+  groups: string[];
+}
+
+/**
+ * Insert discovered nodes, or give known ones (by id) their MAC, BMC and hardware, stamped
+ * inspected now; a known node keeps its role, arch, groups and flags, and its login when none is given.
+ */
+export async function storeInspections(db: Db, nodes: NodeInspection[]): Promise<void> {
+  await insertInChunks(db, nodes, (tx, part) =>
+    tx
+      .insert(nodeInventory)
+      .values(part.map((n) => ({ ...n, bmcUsername: n.bmcUsername ?? '', bmcSecret: n.bmcSecret ?? '', inspectedAt: sql`now()` })))
+      .onConflictDoUpdate({
+        target: nodeInventory.id,
+        set: {
+          ...fromExcluded(nodeInventory, ['mac', 'bmcDriver', 'bmcAddress', 'hardware', 'inspectedAt']),
+          bmcUsername: sql`case when excluded.bmc_secret = '' then ${nodeInventory.bmcUsername} else excluded.bmc_username end`,
+          bmcSecret: sql`case when excluded.bmc_secret = '' then ${nodeInventory.bmcSecret} else excluded.bmc_secret end`,
+          updatedAt: sql`now()`,
+        },
+      }),
+  );
+}
+
 export async function listNodes(db: Db, ids?: string[]): Promise<NodeInventoryRow[]> {
   if (ids && ids.length === 0) return [];
   return db

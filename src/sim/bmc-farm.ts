@@ -9,6 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { SimWorld } from './world.ts';
 import { handle, type Exchange } from './server.ts';
+import { ownBmcPath } from './http/redfish-inventory.ts';
 
 export interface BmcFarm {
   /** The node's ComputerSystem URL (its BMC address for bootorch's inventory). */
@@ -29,15 +30,14 @@ export async function startBmcFarm(world: SimWorld, o: { ids?: string[]; onExcha
   const bmcs = new Map<string, Bmc>();
   const serve = (id: string, port: number) =>
     new Promise<Bmc>((resolve, reject) => {
-      const own = `/redfish/v1/Systems/${id}`;
       const server = http.createServer((req, res) => {
         const path = new URL(req.url ?? '/', 'http://bmc').pathname;
         // This BMC manages one system: another node's path is not here.
-        if (path !== own && !path.startsWith(`${own}/`)) {
+        if (!ownBmcPath(id, path)) {
           res.writeHead(404, { 'content-type': 'text/plain' }).end(`not this BMC's system: ${path}`);
           return;
         }
-        handle(world, reports, req, res, o.onExchange).catch(() => res.destroy());
+        handle(world, reports, req, res, o.onExchange, id).catch(() => res.destroy());
       });
       server.once('error', reject);
       server.listen(port, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port }));

@@ -179,6 +179,8 @@ export async function handle(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   onExchange?: (x: Exchange) => void,
+  /** The node whose own BMC received the request (farm and host listeners): its faults apply to every route. */
+  bmc?: string,
 ) {
   const raw = await readBody(req);
   const u = new URL(req.url ?? '/', 'http://sim');
@@ -222,9 +224,10 @@ export async function handle(
   const { route, params } = found;
   const reply = (r: Reply) => send(r, route.service, route.endpoint, route.path);
   // A node's own BMC (its Redfish face) first: counted while in flight, and its faults.
-  if (params.id && route.path.startsWith(REDFISH_SYSTEM)) {
-    res.on('close', world.counters.enterBmc(params.id));
-    const b = world.faults.decideBmc(params.id);
+  const bmcId = bmc ?? (params.id && route.path.startsWith(REDFISH_SYSTEM) ? params.id : undefined);
+  if (bmcId) {
+    res.on('close', world.counters.enterBmc(bmcId));
+    const b = world.faults.decideBmc(bmcId);
     if (b.kind === 'hang') return;
     if (b.kind === 'refuse') return void req.socket.destroy();
     if (b.kind === 'busy') {
@@ -248,7 +251,7 @@ export async function handle(
       badJson = true;
     }
   }
-  const ctx: Ctx = { world, method, path, query: u.searchParams, params, body, badJson, headers: req.headers };
+  const ctx: Ctx = { world, method, path, query: u.searchParams, params, body, badJson, headers: req.headers, bmc };
   let out: Reply;
   try {
     out = route.handler(ctx);

@@ -30,6 +30,8 @@ import { Turns } from '../domain/lists.ts';
 import type { DeployRecord } from '../domain/deploy.ts';
 import type { DeployHandlers, Heartbeat } from './deploy-agent.ts';
 import { handle, type Exchange } from './server.ts';
+import { ownBmcPath } from './http/redfish-inventory.ts';
+import { simMac } from './macs.ts';
 import type { ReportCounts } from './http/control.ts';
 import type { BssEntry, SimNode } from './types.ts';
 import type { SimWorld } from './world.ts';
@@ -51,9 +53,7 @@ function loopback(i: number, net: number): string {
 export const bmcAddress = (i: number) => loopback(i, BMC_NET);
 /** Node i's own address on the boot network (the source of its PXE requests). */
 export const nodeAddress = (i: number) => loopback(i, NODE_NET);
-/** Node i's MAC: locally administered, 02:b0:07:xx:xx:xx. */
-export const simMac = (i: number) =>
-  `02:b0:07:${[(i >> 16) & 255, (i >> 8) & 255, i & 255].map((b) => b.toString(16).padStart(2, '0')).join(':')}`;
+export { simMac };
 
 export interface BmcHost {
   /** The node's ComputerSystem URL (its BMC address for bootorch's inventory). */
@@ -75,13 +75,12 @@ export async function startBmcHost(
     const id = byAddress.get((req.socket.localAddress ?? '').replace(/^::ffff:/, ''));
     // Not a BMC address of this simulator: nobody is there.
     if (!id) return void req.socket.destroy();
-    const own = `/redfish/v1/Systems/${id}`;
     const path = new URL(req.url ?? '/', 'http://bmc').pathname;
-    if (path !== '/redfish/v1' && path !== own && !path.startsWith(`${own}/`)) {
+    if (!ownBmcPath(id, path)) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end(`not this BMC's system: ${path}`);
       return;
     }
-    handle(world, reports, req, res, o.onExchange).catch(() => res.destroy());
+    handle(world, reports, req, res, o.onExchange, id).catch(() => res.destroy());
   });
   // Keep-alive as BMCs do (bootorch's client reuses a connection per BMC); 10,000 idle sockets are fine.
   server.keepAliveTimeout = 5000;

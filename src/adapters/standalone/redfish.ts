@@ -67,22 +67,31 @@ export class RedfishClient implements BmcDriver {
   }
 
   /**
-   * Where the system's Reset action is: the target its ComputerSystem names, which must be on the
-   * BMC's own origin (the BMC's password goes only to the BMC; a target elsewhere is refused, not called).
+   * GET a resource the BMC links to (`@odata.id`, relative or absolute) as parsed JSON. Only on the
+   * BMC's own origin: a link elsewhere is refused, not followed with the BMC's credentials.
    */
+  async getJson(t: BmcTarget, call: string, link: string): Promise<unknown> {
+    const text = await this.request(t, call, this.ownUrl(t, call, link), 'GET');
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw bmcError('redfish', call, t, 'unexpected_answer', `not JSON: ${text.slice(0, 120)}`);
+    }
+  }
+
+  /** `link` resolved against the BMC's address; refused when it leaves the BMC's origin. */
+  private ownUrl(t: BmcTarget, call: string, link: string): string {
+    const url = new URL(link, t.address);
+    if (url.origin !== new URL(t.address).origin)
+      throw bmcError('redfish', call, t, 'unexpected_answer', `${url.origin} is not the BMC's origin: not called with its credentials`);
+    return url.toString();
+  }
+
+  /** Where the system's Reset action is: the target its ComputerSystem names, on the BMC's own origin. */
   private resetUrl(t: BmcTarget, s: { Actions?: { '#ComputerSystem.Reset'?: { target: string } } }): string {
     const target = s.Actions?.['#ComputerSystem.Reset']?.target;
     if (!target) return `${t.address.replace(/\/+$/, '')}/Actions/ComputerSystem.Reset`;
-    const url = new URL(target, t.address);
-    if (url.origin !== new URL(t.address).origin)
-      throw bmcError(
-        'redfish',
-        'Reset',
-        t,
-        'unexpected_answer',
-        `the Reset action's target ${url.origin} is not the BMC's origin: not called with its credentials`,
-      );
-    return url.toString();
+    return this.ownUrl(t, 'Reset', target);
   }
 
   private missing(t: BmcTarget): never {
@@ -90,13 +99,7 @@ export class RedfishClient implements BmcDriver {
   }
 
   private async system(t: BmcTarget) {
-    const text = await this.request(t, 'GET ComputerSystem', t.address, 'GET');
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      throw bmcError('redfish', 'GET ComputerSystem', t, 'unexpected_answer', `not JSON: ${text.slice(0, 120)}`);
-    }
+    const body = await this.getJson(t, 'GET ComputerSystem', t.address);
     const r = system.safeParse(body);
     if (!r.success) {
       const i = r.error.issues[0];

@@ -12,6 +12,7 @@
 import type { SimWorld } from '../world.ts';
 import type { PcsOperation } from '../power.ts';
 import { json, type Ctx, type Reply, type Route } from './router.ts';
+import { garbageSystem, redfishInventoryRoutes, simLoginAccepted, systemInventory } from './redfish-inventory.ts';
 
 const RESETS: Record<string, PcsOperation> = {
   On: 'On',
@@ -48,13 +49,14 @@ export function redfishBusy(status: 429 | 503, retryAfter: number): Reply {
   return retryAfter > 0 ? { ...r, headers: { 'retry-after': String(retryAfter) } } : r;
 }
 
-/** Runs the handler when the request carries Basic credentials with a non-empty password. */
+/** Runs the handler when the request carries Basic credentials the BMCs accept (redfish-inventory.ts's simLoginAccepted). */
 function authed(handler: (ctx: Ctx) => Reply): (ctx: Ctx) => Reply {
   return (ctx) => {
     const h = String(ctx.headers.authorization ?? '');
     const m = /^Basic (.+)$/i.exec(h);
-    const [, password] = m ? Buffer.from(m[1]!, 'base64').toString('utf8').split(/:(.*)/s) : [];
-    if (!password) return error(401, 'NoValidSession', 'There is no valid session established with the implementation.');
+    const [username = '', password = ''] = m ? Buffer.from(m[1]!, 'base64').toString('utf8').split(/:(.*)/s) : [];
+    if (!simLoginAccepted(ctx.world, username, password))
+      return error(401, 'NoValidSession', 'There is no valid session established with the implementation.');
     return handler(ctx);
   };
 }
@@ -62,8 +64,11 @@ function authed(handler: (ctx: Ctx) => Reply): (ctx: Ctx) => Reply {
 function system(world: SimWorld, id: string): Reply {
   const n = world.node(id);
   if (!n) return error(404, 'ResourceMissingAtURI', `The resource at the URI ${SYSTEMS}/${id} was not found.`);
+  const garbage = garbageSystem(world, id);
+  if (garbage) return garbage;
   const seen = world.observedPower(n);
   return json(200, {
+    ...systemInventory(world, id),
     '@odata.id': `${SYSTEMS}/${id}`,
     '@odata.type': '#ComputerSystem.v1_20_0.ComputerSystem',
     Id: id,
@@ -97,8 +102,9 @@ export const redfishRoutes: Route[] = [
     method: 'GET',
     path: SYSTEMS,
     service: 'pcs',
-    handler: authed(({ world }) => {
-      const ids = world.ids();
+    // A node's own BMC lists its one system; `bootorch sim`'s single port lists them all.
+    handler: authed(({ world, bmc }) => {
+      const ids = bmc ? [bmc] : world.ids();
       return json(200, {
         '@odata.id': SYSTEMS,
         '@odata.type': '#ComputerSystemCollection.ComputerSystemCollection',
@@ -156,4 +162,5 @@ export const redfishRoutes: Route[] = [
       return { status: 204 };
     }),
   },
+  ...redfishInventoryRoutes(authed),
 ];

@@ -18,6 +18,8 @@ export interface Ctx {
   /** True when a non-empty body was not valid JSON. */
   badJson: boolean;
   headers: Record<string, string | string[] | undefined>;
+  /** The node whose own BMC this request came to (a BMC farm or host listener), if any. */
+  bmc?: string;
 }
 
 export interface Reply {
