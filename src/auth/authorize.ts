@@ -103,6 +103,8 @@ export const POLICY: Readonly<Record<string, OperationPolicy>> = Object.freeze({
   nodes: q('viewer', { systemOnly: true }),
   registerNodes: m('admin', { systemOnly: true }),
   deleteNode: m('admin', { systemOnly: true }),
+  discoverNodes: m('admin', { systemOnly: true }),
+  inspectNodes: m('admin', { systemOnly: true }),
 
   // Live feeds (schema/live.graphql): viewer and up, filtered to the caller's tenant by the feed.
   componentEvents: s('viewer'),

@@ -1,14 +1,18 @@
 /**
  * BOS limit expressions (reference §1.3): comma-separated tokens applied left to right to an
  * accumulator that starts empty. `&X` intersects, `!X` removes, `X` adds. X is `all`/`*` (the boot
- * set's nodes), an inventory name (group, partition, role or Role_SubRole), else a literal xname.
+ * set's nodes), an inventory name (group, partition, role or Role_SubRole), a hardware term
+ * (`memoryGiB>=512`, domain/hardware-limit.ts) where the inventory knows hardware, else a literal xname.
  * The result is the boot set's nodes intersected with the accumulator.
  */
+import { parseHardwareTerm, type HardwareTerm } from './hardware-limit.ts';
 import { canonicalXname } from './xname.ts';
 
 export interface LimitInventory {
   /** Members of a group / partition / role name, or undefined when the name is none of those. */
   members(name: string): ReadonlySet<string> | undefined;
+  /** Nodes whose hardware matches a term; absent where the inventory holds no hardware. */
+  hardware?(term: HardwareTerm): ReadonlySet<string>;
 }
 
 export class LimitSyntaxError extends Error {
@@ -58,6 +62,11 @@ export function applyLimit(bootSetNodes: ReadonlySet<string>, limit: string | nu
 
 function resolve(body: string, bootSetNodes: ReadonlySet<string>, inv: LimitInventory): ReadonlySet<string> {
   if (body === 'all' || body === '*') return bootSetNodes;
+  const term = parseHardwareTerm(body);
+  if (term) {
+    if (!inv.hardware) throw new LimitSyntaxError(`invalid limit: "${body}" is a hardware term: only the nodes query resolves them`, 0);
+    return inv.hardware(term);
+  }
   return inv.members(body) ?? new Set([canonicalXname(body)]);
 }
 
@@ -73,7 +82,7 @@ export function namedNodes(limit: string | null | undefined, inv: LimitInventory
     const t = raw.trim();
     if (t.startsWith('!')) continue;
     const body = t.replace(/^&/, '');
-    if (body === '' || body === 'all' || body === '*' || inv.members(body)) continue;
+    if (body === '' || body === 'all' || body === '*' || inv.members(body) || parseHardwareTerm(body)) continue;
     named.add(canonicalXname(body));
   }
   return named;

@@ -81,6 +81,8 @@ const MUTATIONS: Record<string, Op> = {
   deleteTenant: q('admin', 'mutation { deleteTenant(tenant: "nope") }'),
   registerNodes: q('admin', 'mutation { registerNodes(nodes: []) { xname } }'),
   deleteNode: q('admin', 'mutation { deleteNode(xname: "x9c0s0b0n9") }'),
+  discoverNodes: q('admin', 'mutation { discoverNodes(input: { targets: [], username: "u", password: "p" }) { asked } }'),
+  inspectNodes: q('admin', 'mutation { inspectNodes(xnames: ["x9c0s0b0n9"], dryRun: true) { asked } }'),
 };
 
 /** Subscriptions answer at once when allowed: a bad cursor or an unknown session. */

@@ -2,6 +2,8 @@
 import { canonicalXname } from '../../domain/xname.ts';
 import type { Db } from '../../db/client.ts';
 import { listNodes, type NodeInventoryRow } from '../../db/node-inventory.ts';
+import { matchesHardware, type HardwareTerm } from '../../domain/hardware-limit.ts';
+import type { LimitInventory } from '../../domain/limit.ts';
 import type { Arch, InventoryGroup, InventoryNode, InventoryPort } from '../ports.ts';
 
 function toNode(r: NodeInventoryRow): InventoryNode {
@@ -37,4 +39,19 @@ export class StandaloneInventory implements InventoryPort {
   async lockedNodes(): Promise<string[]> {
     return (await listNodes(this.db)).filter((r) => r.locked).map((r) => r.id);
   }
+}
+
+/** Registered nodes as a limit expression's inventory: groups, roles, Role_SubRole and hardware terms. */
+export function rowsLimitInventory(rows: NodeInventoryRow[]): LimitInventory {
+  const names = new Map<string, Set<string>>();
+  const add = (name: string, id: string) => names.set(name, (names.get(name) ?? new Set()).add(id));
+  for (const r of rows) {
+    for (const g of r.groups) add(g, r.id);
+    if (r.role) add(r.role, r.id);
+    if (r.role && r.subRole) add(`${r.role}_${r.subRole}`, r.id);
+  }
+  return {
+    members: (name) => names.get(name),
+    hardware: (term: HardwareTerm) => new Set(rows.filter((r) => matchesHardware(r.hardware, term)).map((r) => r.id)),
+  };
 }

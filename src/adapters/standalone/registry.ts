@@ -8,10 +8,15 @@ import type { Db } from '../../db/client.ts';
 import { nodesByMacs, upsertNodes, type NodeInventoryRow } from '../../db/node-inventory.ts';
 import { checkNodeDrafts } from '../../domain/node-registration.ts';
 import { fail, ok, type Checked } from '../../domain/validation.ts';
+import type { NodeDiscovery } from './discovery.ts';
 import { seal } from './secrets.ts';
 
 export class NodeRegistry {
-  constructor(private readonly secretKey: Buffer | undefined) {}
+  /** `discovery`: the API's discovery and re-inspection (absent: those mutations answer FAILED_PRECONDITION). */
+  constructor(
+    private readonly secretKey: Buffer | undefined,
+    readonly discovery?: NodeDiscovery,
+  ) {}
 
   async register(db: Db, drafts: unknown[]): Promise<Checked<NodeInventoryRow[]>> {
     const checked = checkNodeDrafts(drafts);

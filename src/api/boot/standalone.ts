@@ -1,7 +1,8 @@
-/** What the API serves in standalone mode: the boot-script endpoint and node registration. */
+/** What the API serves in standalone mode: the boot-script endpoint, node registration and discovery. */
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/client.ts';
+import { NodeDiscovery } from '../../adapters/standalone/discovery.ts';
 import { NodeRegistry } from '../../adapters/standalone/registry.ts';
 import { secretKeyFrom } from '../../adapters/standalone/secrets.ts';
 import { bootRoutes } from './routes.ts';
@@ -25,6 +26,14 @@ export function standaloneApi(
       warn: (message, data) => log?.warn(data, message),
       secretKey: secretKeyFrom(config),
     }),
-    nodeRegistry: new NodeRegistry(secretKeyFrom(config)),
+    nodeRegistry: new NodeRegistry(
+      secretKeyFrom(config),
+      new NodeDiscovery({
+        secretKey: secretKeyFrom(config),
+        timeoutMs: config.BOOTORCH_BMC_TIMEOUT * 1000,
+        caFile: config.BOOTORCH_BMC_CA_FILE,
+        guard: { concurrency: config.BOOTORCH_BMC_CONCURRENCY },
+      }),
+    ),
   };
 }

@@ -137,6 +137,16 @@ export type BmcDriver =
   | 'NONE'
   | 'REDFISH';
 
+export type BmcFailure = {
+  __typename?: 'BmcFailure';
+  address: Scalars['String']['output'];
+  /** The BMC's call, the address and what went wrong. */
+  message: Scalars['String']['output'];
+  problem: BmcProblem;
+  /** The node, for re-inspection. */
+  xname?: Maybe<Scalars['ID']['output']>;
+};
+
 export type BmcInput = {
   /** IPMI: host or host:port (UDP, default 623). Redfish: the ComputerSystem URL (https://bmc/redfish/v1/Systems/1). */
   address?: InputMaybe<Scalars['String']['input']>;
@@ -145,6 +155,17 @@ export type BmcInput = {
   password?: InputMaybe<Scalars['String']['input']>;
   username?: InputMaybe<Scalars['String']['input']>;
 };
+
+export type BmcProblem =
+  | 'BMC_ERROR'
+  | 'REFUSED_LOGIN'
+  | 'TIMEOUT'
+  | 'UNEXPECTED_ANSWER'
+  | 'UNREACHABLE';
+
+export type BmcScheme =
+  | 'HTTP'
+  | 'HTTPS';
 
 export type BootArtifacts = {
   __typename?: 'BootArtifacts';
@@ -592,6 +613,58 @@ export type DesiredStateInput = {
   configuration?: InputMaybe<Scalars['String']['input']>;
 };
 
+export type DiscoverNodesInput = {
+  arch?: InputMaybe<Arch>;
+  dryRun?: InputMaybe<Scalars['Boolean']['input']>;
+  groups?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** Write-only: sealed for each node stored. */
+  password: Scalars['String']['input'];
+  /** The BMCs' port when a target does not give one (default the scheme's). */
+  port?: InputMaybe<Scalars['Int']['input']>;
+  /** What new nodes are registered with; known nodes keep theirs. */
+  role?: InputMaybe<Scalars['String']['input']>;
+  scheme?: InputMaybe<BmcScheme>;
+  /** BMC addresses: `10.0.0.7`, `bmc7.example` (either with `:port`), `10.0.0.0/24`, `10.0.0.10-10.0.0.40` or `10.0.0.10-40`. */
+  targets: Array<Scalars['String']['input']>;
+  username: Scalars['String']['input'];
+  /** A new node's xname; `{n}` is the BMC's position (from 0) in the expanded targets: `x3000c0s{n}b0n0`. */
+  xnamePattern?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type DiscoveredNode = {
+  __typename?: 'DiscoveredNode';
+  action: DiscoveryAction;
+  /** The target address asked (re-inspection: the node's BMC address). */
+  address: Scalars['String']['output'];
+  /** The ComputerSystem URL bootorch drives it at. */
+  bmcAddress: Scalars['String']['output'];
+  /** Field by field, what storing it changes (empty when UNCHANGED or REFUSED). */
+  changes: Array<FieldChange>;
+  hardware: NodeHardware;
+  /** Why it was refused (REFUSED only). */
+  problem?: Maybe<Scalars['String']['output']>;
+  /** Null when a refused new node has no name. */
+  xname?: Maybe<Scalars['ID']['output']>;
+};
+
+export type DiscoveryAction =
+  | 'CREATE'
+  /** Not stored: two BMCs report its MAC, another node holds its boot MAC, it has no MAC or no name, or two systems would share its xname. */
+  | 'REFUSED'
+  | 'UNCHANGED'
+  | 'UPDATE';
+
+export type DiscoveryResult = {
+  __typename?: 'DiscoveryResult';
+  /** BMC addresses asked. */
+  asked: Scalars['Int']['output'];
+  dryRun: Scalars['Boolean']['output'];
+  /** BMCs that could not be read, each with why. */
+  failures: Array<BmcFailure>;
+  /** One per system a BMC answered for, in target order. */
+  nodes: Array<DiscoveredNode>;
+};
+
 /** A boot set's disk deploy. */
 export type DiskDeploy = {
   __typename?: 'DiskDeploy';
@@ -685,6 +758,14 @@ export type Explanation = {
   waitingFor: WaitKind;
 };
 
+export type FieldChange = {
+  __typename?: 'FieldChange';
+  /** `mac`, `bmc.address`, `hardware.memoryGiB`, ... */
+  field: Scalars['String']['output'];
+  from: Scalars['String']['output'];
+  to: Scalars['String']['output'];
+};
+
 export type Health = {
   __typename?: 'Health';
   api: HealthState;
@@ -710,7 +791,10 @@ export type InventoryNode = {
   bootParameters?: Maybe<NodeBootParameters>;
   enabled: Scalars['Boolean']['output'];
   groups: Array<Scalars['String']['output']>;
+  /** What its BMC last said about its hardware (discovery, inspectNodes); null before it was inspected. */
+  hardware?: Maybe<NodeHardware>;
   hostname: Scalars['String']['output'];
+  inspectedAt?: Maybe<Scalars['DateTime']['output']>;
   locked: Scalars['Boolean']['output'];
   mac: Scalars['String']['output'];
   role: Scalars['String']['output'];
@@ -815,6 +899,21 @@ export type Mutation = {
    * system's credential (the ticket in its config drive), never the agent's (FORBIDDEN).
    */
   deployHeartbeat: DeployHeartbeatResult;
+  /**
+   * Discovery (docs/discovery.md): ask the Redfish BMCs at `targets` what they manage and register or
+   * update a node per system (matched by BMC address, then by boot MAC; a new one named by
+   * `xnamePattern` or by its system Id when that is an xname), with its hardware and the given login
+   * (the password sealed per node). `dryRun` shows what would change and stores nothing. A BMC that does
+   * not answer, answers garbage or refuses the login is a failure of its own in the result; the others go
+   * on. BAD_USER_INPUT naming the field for a bad target, a range of more than 16,384 addresses, or no
+   * BOOTORCH_SECRET_KEY. Answers when every BMC has answered or timed out (BOOTORCH_BMC_TIMEOUT a call).
+   */
+  discoverNodes: DiscoveryResult;
+  /**
+   * Re-inspect registered Redfish nodes (all when `xnames` is not given) with their stored login: what
+   * changed (a NIC's MAC, memory, firmware) is planned as discovery plans it and stored unless `dryRun`.
+   */
+  inspectNodes: DiscoveryResult;
   /**
    * Deep merge into one component. CONFLICT when the patch writes actualState while the component is
    * enabled, not stable and its last action is not powering_on (bootorch is mid-transition).
@@ -946,6 +1045,17 @@ export type MutationDeployHeartbeatArgs = {
 };
 
 
+export type MutationDiscoverNodesArgs = {
+  input: DiscoverNodesInput;
+};
+
+
+export type MutationInspectNodesArgs = {
+  dryRun?: InputMaybe<Scalars['Boolean']['input']>;
+  xnames?: InputMaybe<Array<Scalars['ID']['input']>>;
+};
+
+
 export type MutationPatchComponentArgs = {
   id: Scalars['ID']['input'];
   patch: ComponentInput;
@@ -1046,6 +1156,35 @@ export type NodeConsole = {
   cursor: Scalars['String']['output'];
   /** The text, as the console printed it (bounded by consoleBytesPerBoot, oldest dropped first). */
   text: Scalars['String']['output'];
+};
+
+export type NodeDisk = {
+  __typename?: 'NodeDisk';
+  capacityBytes: Scalars['Float']['output'];
+  model: Scalars['String']['output'];
+  name: Scalars['String']['output'];
+};
+
+/**
+ * A node's hardware as its BMC described it (Redfish ComputerSystem, Processors/Memory summaries,
+ * EthernetInterfaces, Storage drives, Manager).
+ */
+export type NodeHardware = {
+  __typename?: 'NodeHardware';
+  biosVersion: Scalars['String']['output'];
+  bmcFirmwareVersion: Scalars['String']['output'];
+  cpuCount?: Maybe<Scalars['Int']['output']>;
+  cpuModel: Scalars['String']['output'];
+  disks: Array<NodeDisk>;
+  /** Enabled host NICs, the one it network-boots from first. */
+  macs: Array<Scalars['String']['output']>;
+  manufacturer: Scalars['String']['output'];
+  memoryGiB?: Maybe<Scalars['Float']['output']>;
+  model: Scalars['String']['output'];
+  serialNumber: Scalars['String']['output'];
+  /** `redfish` or `ipmi`. */
+  source: Scalars['String']['output'];
+  uuid: Scalars['String']['output'];
 };
 
 export type NodeInput = {
@@ -1346,7 +1485,13 @@ export type Query = {
    * is on (a console can hold secrets); never a tenant's credential.
    */
   nodeConsole?: Maybe<NodeConsole>;
-  /** Registered nodes by xname (all when `xnames` is not given), in xname order. */
+  /**
+   * Registered nodes by xname (all when `xnames` is not given), in xname order. `limit` is a limit
+   * expression over them (groups, roles, xnames) that may also name hardware: `memoryGiB>=512`,
+   * `cpus>=2`, `bios<1.4`, `bmcFirmware=2.10.1`, `model=...`, `manufacturer=...`, `cpuModel=...`, `mac=...`
+   * (`=`, `!=`, `<`, `<=`, `>`, `>=`; versions compare part by part): `compute,&memoryGiB>=1024,!bios<1.4.2`.
+   * A node never inspected matches no hardware term.
+   */
   nodes: Array<InventoryNode>;
   options: Options;
   /**
@@ -1439,6 +1584,7 @@ export type QueryNodeConsoleArgs = {
 
 
 export type QueryNodesArgs = {
+  limit?: InputMaybe<Scalars['String']['input']>;
   xnames?: InputMaybe<Array<Scalars['ID']['input']>>;
 };
 
@@ -2108,7 +2254,10 @@ export type ResolversTypes = ResolversObject<{
   Blocker: ResolverTypeWrapper<Blocker>;
   Bmc: ResolverTypeWrapper<Bmc>;
   BmcDriver: BmcDriver;
+  BmcFailure: ResolverTypeWrapper<BmcFailure>;
   BmcInput: BmcInput;
+  BmcProblem: BmcProblem;
+  BmcScheme: BmcScheme;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   BootArtifacts: ResolverTypeWrapper<BootArtifacts>;
   BootArtifactsInput: BootArtifactsInput;
@@ -2150,12 +2299,17 @@ export type ResolversTypes = ResolversObject<{
   DeployImageInput: DeployImageInput;
   DesiredState: ResolverTypeWrapper<DesiredState>;
   DesiredStateInput: DesiredStateInput;
+  DiscoverNodesInput: DiscoverNodesInput;
+  DiscoveredNode: ResolverTypeWrapper<DiscoveredNode>;
+  DiscoveryAction: DiscoveryAction;
+  DiscoveryResult: ResolverTypeWrapper<DiscoveryResult>;
   DiskDeploy: ResolverTypeWrapper<Omit<DiskDeploy, 'image'> & { image: ResolversTypes['DeployImage'] }>;
   DiskDeployInput: DiskDeployInput;
   EventStats: ResolverTypeWrapper<EventStats>;
   EventStatsInput: EventStatsInput;
   ExplainCriterion: ResolverTypeWrapper<ExplainCriterion>;
   Explanation: ResolverTypeWrapper<Omit<Explanation, 'decision' | 'phase' | 'status' | 'suggestedAction' | 'waitingFor'> & { decision?: Maybe<ResolversTypes['StatusDecision']>, phase: ResolversTypes['ComponentPhase'], status: ResolversTypes['ComponentStatus'], suggestedAction: ResolversTypes['SuggestedAction'], waitingFor: ResolversTypes['WaitKind'] }>;
+  FieldChange: ResolverTypeWrapper<FieldChange>;
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   Health: ResolverTypeWrapper<Omit<Health, 'api' | 'database' | 'queue'> & { api: ResolversTypes['HealthState'], database: ResolversTypes['HealthState'], queue: ResolversTypes['HealthState'] }>;
   HealthState: ResolverTypeWrapper<HealthState>;
@@ -2170,6 +2324,8 @@ export type ResolversTypes = ResolversObject<{
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   NodeBootParameters: ResolverTypeWrapper<NodeBootParameters>;
   NodeConsole: ResolverTypeWrapper<NodeConsole>;
+  NodeDisk: ResolverTypeWrapper<NodeDisk>;
+  NodeHardware: ResolverTypeWrapper<NodeHardware>;
   NodeInput: NodeInput;
   Options: ResolverTypeWrapper<Options>;
   OptionsPatchInput: OptionsPatchInput;
@@ -2239,6 +2395,7 @@ export type ResolversParentTypes = ResolversObject<{
   BlockedGroup: BlockedGroup;
   Blocker: Blocker;
   Bmc: Bmc;
+  BmcFailure: BmcFailure;
   BmcInput: BmcInput;
   Boolean: Scalars['Boolean']['output'];
   BootArtifacts: BootArtifacts;
@@ -2276,12 +2433,16 @@ export type ResolversParentTypes = ResolversObject<{
   DeployImageInput: DeployImageInput;
   DesiredState: DesiredState;
   DesiredStateInput: DesiredStateInput;
+  DiscoverNodesInput: DiscoverNodesInput;
+  DiscoveredNode: DiscoveredNode;
+  DiscoveryResult: DiscoveryResult;
   DiskDeploy: Omit<DiskDeploy, 'image'> & { image: ResolversParentTypes['DeployImage'] };
   DiskDeployInput: DiskDeployInput;
   EventStats: EventStats;
   EventStatsInput: EventStatsInput;
   ExplainCriterion: ExplainCriterion;
   Explanation: Omit<Explanation, 'decision'> & { decision?: Maybe<ResolversParentTypes['StatusDecision']> };
+  FieldChange: FieldChange;
   Float: Scalars['Float']['output'];
   Health: Health;
   ID: Scalars['ID']['output'];
@@ -2294,6 +2455,8 @@ export type ResolversParentTypes = ResolversObject<{
   Mutation: Record<PropertyKey, never>;
   NodeBootParameters: NodeBootParameters;
   NodeConsole: NodeConsole;
+  NodeDisk: NodeDisk;
+  NodeHardware: NodeHardware;
   NodeInput: NodeInput;
   Options: Options;
   OptionsPatchInput: OptionsPatchInput;
@@ -2405,6 +2568,13 @@ export type BmcResolvers<ContextType = ApiContext, ParentType extends ResolversP
   driver?: Resolver<ResolversTypes['BmcDriver'], ParentType, ContextType>;
   hasPassword?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   username?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
+export type BmcFailureResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['BmcFailure'] = ResolversParentTypes['BmcFailure']> = ResolversObject<{
+  address?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  message?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  problem?: Resolver<ResolversTypes['BmcProblem'], ParentType, ContextType>;
+  xname?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
 }>;
 
 export type BootArtifactsResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['BootArtifacts'] = ResolversParentTypes['BootArtifacts']> = ResolversObject<{
@@ -2577,6 +2747,23 @@ export type DesiredStateResolvers<ContextType = ApiContext, ParentType extends R
   lastUpdated?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
 }>;
 
+export type DiscoveredNodeResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['DiscoveredNode'] = ResolversParentTypes['DiscoveredNode']> = ResolversObject<{
+  action?: Resolver<ResolversTypes['DiscoveryAction'], ParentType, ContextType>;
+  address?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  bmcAddress?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  changes?: Resolver<Array<ResolversTypes['FieldChange']>, ParentType, ContextType>;
+  hardware?: Resolver<ResolversTypes['NodeHardware'], ParentType, ContextType>;
+  problem?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  xname?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
+}>;
+
+export type DiscoveryResultResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['DiscoveryResult'] = ResolversParentTypes['DiscoveryResult']> = ResolversObject<{
+  asked?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  dryRun?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  failures?: Resolver<Array<ResolversTypes['BmcFailure']>, ParentType, ContextType>;
+  nodes?: Resolver<Array<ResolversTypes['DiscoveredNode']>, ParentType, ContextType>;
+}>;
+
 export type DiskDeployResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['DiskDeploy'] = ResolversParentTypes['DiskDeploy']> = ResolversObject<{
   configDrive?: Resolver<Maybe<ResolversTypes['ConfigDrive']>, ParentType, ContextType>;
   image?: Resolver<ResolversTypes['DeployImage'], ParentType, ContextType>;
@@ -2623,6 +2810,12 @@ export type ExplanationResolvers<ContextType = ApiContext, ParentType extends Re
   waitingFor?: Resolver<ResolversTypes['WaitKind'], ParentType, ContextType>;
 }>;
 
+export type FieldChangeResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['FieldChange'] = ResolversParentTypes['FieldChange']> = ResolversObject<{
+  field?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  from?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  to?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
 export type HealthResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Health'] = ResolversParentTypes['Health']> = ResolversObject<{
   api?: Resolver<ResolversTypes['HealthState'], ParentType, ContextType>;
   database?: Resolver<ResolversTypes['HealthState'], ParentType, ContextType>;
@@ -2639,7 +2832,9 @@ export type InventoryNodeResolvers<ContextType = ApiContext, ParentType extends 
   bootParameters?: Resolver<Maybe<ResolversTypes['NodeBootParameters']>, ParentType, ContextType>;
   enabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   groups?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  hardware?: Resolver<Maybe<ResolversTypes['NodeHardware']>, ParentType, ContextType>;
   hostname?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  inspectedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   locked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   mac?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   role?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -2685,6 +2880,8 @@ export type MutationResolvers<ContextType = ApiContext, ParentType extends Resol
   deleteSessions?: Resolver<ResolversTypes['DeletedSessions'], ParentType, ContextType, Partial<MutationDeleteSessionsArgs>>;
   deleteTenant?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteTenantArgs, 'tenant'>>;
   deployHeartbeat?: Resolver<ResolversTypes['DeployHeartbeatResult'], ParentType, ContextType, RequireFields<MutationDeployHeartbeatArgs, 'id' | 'state'>>;
+  discoverNodes?: Resolver<ResolversTypes['DiscoveryResult'], ParentType, ContextType, RequireFields<MutationDiscoverNodesArgs, 'input'>>;
+  inspectNodes?: Resolver<ResolversTypes['DiscoveryResult'], ParentType, ContextType, RequireFields<MutationInspectNodesArgs, 'dryRun'>>;
   patchComponent?: Resolver<ResolversTypes['Component'], ParentType, ContextType, RequireFields<MutationPatchComponentArgs, 'id' | 'patch'>>;
   patchComponents?: Resolver<Array<ResolversTypes['Component']>, ParentType, ContextType, RequireFields<MutationPatchComponentsArgs, 'filter' | 'patch' | 'skipBadIds'>>;
   patchOptions?: Resolver<ResolversTypes['Options'], ParentType, ContextType, RequireFields<MutationPatchOptionsArgs, 'patch'>>;
@@ -2714,6 +2911,27 @@ export type NodeConsoleResolvers<ContextType = ApiContext, ParentType extends Re
   componentId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   text?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
+export type NodeDiskResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['NodeDisk'] = ResolversParentTypes['NodeDisk']> = ResolversObject<{
+  capacityBytes?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  model?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
+export type NodeHardwareResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['NodeHardware'] = ResolversParentTypes['NodeHardware']> = ResolversObject<{
+  biosVersion?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  bmcFirmwareVersion?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  cpuCount?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  cpuModel?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  disks?: Resolver<Array<ResolversTypes['NodeDisk']>, ParentType, ContextType>;
+  macs?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  manufacturer?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  memoryGiB?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  model?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  serialNumber?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  source?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  uuid?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
 export type OptionsResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Options'] = ResolversParentTypes['Options']> = ResolversObject<{
@@ -3100,6 +3318,7 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   BlockedGroup?: BlockedGroupResolvers<ContextType>;
   Blocker?: BlockerResolvers<ContextType>;
   Bmc?: BmcResolvers<ContextType>;
+  BmcFailure?: BmcFailureResolvers<ContextType>;
   BootArtifacts?: BootArtifactsResolvers<ContextType>;
   BootSet?: BootSetResolvers<ContextType>;
   BootStateReported?: BootStateReportedResolvers<ContextType>;
@@ -3126,10 +3345,13 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   DeployHeartbeatState?: DeployHeartbeatStateResolvers;
   DeployImage?: DeployImageResolvers<ContextType>;
   DesiredState?: DesiredStateResolvers<ContextType>;
+  DiscoveredNode?: DiscoveredNodeResolvers<ContextType>;
+  DiscoveryResult?: DiscoveryResultResolvers<ContextType>;
   DiskDeploy?: DiskDeployResolvers<ContextType>;
   EventStats?: EventStatsResolvers<ContextType>;
   ExplainCriterion?: ExplainCriterionResolvers<ContextType>;
   Explanation?: ExplanationResolvers<ContextType>;
+  FieldChange?: FieldChangeResolvers<ContextType>;
   Health?: HealthResolvers<ContextType>;
   HealthState?: HealthStateResolvers;
   ImageFormat?: ImageFormatResolvers;
@@ -3140,6 +3362,8 @@ export type Resolvers<ContextType = ApiContext> = ResolversObject<{
   Mutation?: MutationResolvers<ContextType>;
   NodeBootParameters?: NodeBootParametersResolvers<ContextType>;
   NodeConsole?: NodeConsoleResolvers<ContextType>;
+  NodeDisk?: NodeDiskResolvers<ContextType>;
+  NodeHardware?: NodeHardwareResolvers<ContextType>;
   Options?: OptionsResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;
   PlanCounts?: PlanCountsResolvers<ContextType>;
