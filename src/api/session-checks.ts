@@ -23,8 +23,8 @@ export async function checkSessionInput(ctx: ApiContext, input: CreateSessionDra
     const message = `Session Template Name invalid: no template "${s.templateName}"${ctx.tenant ? ` for tenant "${ctx.tenant}"` : ''}`;
     return { session: s, template: null, errors: [{ field: 'templateName', message }], warnings, templateErrors: false };
   }
-  const fixed = checkBootSets(template, s.operation, { rejectNids: opts.reject_nids });
-  const images = await checkArtifacts(ctx.images, template, s.operation);
+  const fixed = checkBootSets(template, s.operation, { rejectNids: opts.reject_nids, defaultRescueImage: opts.default_rescue_image });
+  const images = await checkArtifacts(ctx.images, template, s.operation, opts.default_rescue_image);
   warnings.push(...fixed.warnings, ...images.warnings);
   const errors = [...fixed.errors, ...images.errors].map((e) => ({ field: 'templateName', message: `${e.field}: ${e.message}` }));
   return { session: s, template, errors, warnings, templateErrors: errors.length > 0 };

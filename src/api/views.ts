@@ -53,6 +53,7 @@ export function componentView(r: ComponentRow): Component {
       session: r.stagedSession,
       lastUpdated: r.stagedUpdatedAt,
     },
+    rescue: r.rescueKernel ? { kernel: r.rescueKernel, kernelParameters: r.rescueKernelParameters, initrd: r.rescueInitrd } : null,
     lastAction: { action: r.lastAction, failed: r.lastActionFailed, lastUpdated: r.lastActionAt },
     eventStats: {
       powerOnAttempts: r.powerOnAttempts,

@@ -7,7 +7,7 @@ import { CliError } from './client.ts';
 import { json, table } from './output.ts';
 import { action } from './run.ts';
 
-const OPERATIONS = ['boot', 'reboot', 'shutdown'];
+const OPERATIONS = ['boot', 'reboot', 'shutdown', 'rescue', 'unrescue'];
 const lower = (s: string | null | undefined) => (s ?? '').toLowerCase().replace(/_/g, ' ');
 
 export function registerExplainCommands(program: Command): void {

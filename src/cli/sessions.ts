@@ -14,7 +14,7 @@ const STATUS_FIELDS = `name status managedComponentsCount percentSuccessful perc
   phases { percentComplete percentPoweringOn percentPoweringOff percentConfiguring percentDeploying }
   errorSummary { ${GROUP} } failureReasons { ${GROUP} } timing { startTime endTime duration } paused pauseReason savedAt`;
 
-const OPERATIONS = ['boot', 'reboot', 'shutdown'];
+const OPERATIONS = ['boot', 'reboot', 'shutdown', 'rescue', 'unrescue'];
 const STATES = ['pending', 'running', 'complete'];
 
 function upperChoice(value: string, choices: string[], what: string): string {
@@ -24,12 +24,12 @@ function upperChoice(value: string, choices: string[], what: string): string {
 }
 
 export function registerSessionCommands(program: Command): void {
-  const s = program.command('session').description('sessions: one boot, reboot or shutdown of a template over a limit');
+  const s = program.command('session').description('sessions: one boot, reboot, shutdown, rescue or unrescue of a template over a limit');
 
   s.command('create')
     .description('start a session (prints its name; --watch follows it to the end)')
     .requiredOption('--template <name>', 'session template')
-    .requiredOption('--operation <op>', 'boot, reboot or shutdown')
+    .requiredOption('--operation <op>', 'boot, reboot, shutdown, rescue or unrescue (docs/rescue.md)')
     .option('--limit <expr>', 'limit expression (`x1,x2`, `group1,&role`, `!x3`); empty = the whole template')
     .option('--name <name>', 'session name (default: a random UUID)')
     .option('--stage', 'write staged state instead of acting (apply later with apply-staged)')

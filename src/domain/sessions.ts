@@ -77,6 +77,9 @@ export function checkCreateSession(d: CreateSessionDraft, rules: SessionRules, n
       (rules.rejectNids ? errors : warnings).push(issue);
     });
   }
+  if (d.stage && (d.operation === 'rescue' || d.operation === 'unrescue')) {
+    errors.push({ field: 'stage', message: `a ${d.operation} acts on the nodes now; it cannot be staged` });
+  }
   const rollout = checkRolloutPolicy(d.rollout ?? null);
   if (!rollout.ok) errors.push(...rollout.errors);
   if (errors.length || !rollout.ok) return fail(errors, warnings);

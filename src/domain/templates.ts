@@ -31,6 +31,8 @@ export interface BootSetRecord {
   cfs?: CfsRecord;
   /** bootorch: write an image to the node's disk and boot from it (domain/deploy.ts). */
   deploy?: DeployRecord;
+  /** bootorch: the image manifest a RESCUE session boots these nodes into (docs/rescue.md). */
+  rescue_image?: string;
 }
 
 /** A stored boot set's fields, in BOS's spelling: the one list the REST door and the CLI's template files read. */
@@ -48,6 +50,7 @@ export const BOOT_SET_FIELDS = [
   'rootfs_provider_passthrough',
   'cfs',
   'deploy',
+  'rescue_image',
 ] as const;
 
 export interface TemplateRecord {
@@ -79,6 +82,7 @@ export interface BootSetDraft {
   rootfsProviderPassthrough?: Maybe<string>;
   cfs?: Maybe<CfsDraft>;
   deploy?: Maybe<DeployDraft>;
+  rescueImage?: Maybe<string>;
 }
 export interface TemplateDraft {
   description?: Maybe<string>;
@@ -112,6 +116,7 @@ const bootSetSchema = z.object({
   rootfsProviderPassthrough: text(0, 4096).nullish(),
   cfs: cfsSchema,
   deploy: deploySchema,
+  rescueImage: text(1, 4095).nullish(),
 });
 
 const templateSchema = z.object({
@@ -201,6 +206,7 @@ function toRecord(b: BootSetDraft, nodeList: string[]): BootSetRecord {
   if (b.rootfsProviderPassthrough != null) r.rootfs_provider_passthrough = b.rootfsProviderPassthrough;
   if (b.cfs?.configuration) r.cfs = { configuration: b.cfs.configuration };
   if (b.deploy) r.deploy = deployRecord(b.deploy);
+  if (b.rescueImage != null) r.rescue_image = b.rescueImage;
   return r;
 }
 
@@ -233,6 +239,7 @@ export function recordToDraft(r: TemplateRecord): TemplateDraft {
       rootfsProviderPassthrough: b.rootfs_provider_passthrough,
       cfs: b.cfs ? { ...b.cfs } : null,
       deploy: b.deploy ? deployDraft(b.deploy) : null,
+      rescueImage: b.rescue_image,
     })),
   };
 }
@@ -283,12 +290,24 @@ function mergeDict<T extends object>(base: Maybe<T>, patch: Maybe<T>): T | null 
 
 export type SessionOperationName = 'boot' | 'reboot' | 'shutdown' | 'rescue' | 'unrescue';
 
+/** The operations that boot the boot set's own image (a rescue boots its rescue image, an unrescue what the nodes already have). */
+export const bootsTemplateImage = (operation: SessionOperationName): boolean => operation === 'boot' || operation === 'reboot';
+
+/** The rescue image of a boot set: its own rescue_image, else the option default_rescue_image ('' when neither). */
+export const rescueImageOf = (b: Pick<BootSetRecord, 'rescue_image'>, defaultRescueImage: string): string =>
+  b.rescue_image || defaultRescueImage;
+
 /**
  * The static part of BOS's validate_boot_sets (run by createSession and validateSessionTemplate):
- * boot sets present, hardware named, NID check, supported rootfs provider and boot set type.
- * Reading the image manifests is the async part (api/template-checks.ts).
+ * boot sets present, hardware named, NID check, supported rootfs provider and boot set type; for a
+ * rescue, a rescue image for every boot set. Reading the image manifests is the async part
+ * (api/template-checks.ts).
  */
-export function checkBootSets(r: Pick<TemplateRecord, 'bootSets'>, operation: SessionOperationName, rules: TemplateRules) {
+export function checkBootSets(
+  r: Pick<TemplateRecord, 'bootSets'>,
+  operation: SessionOperationName,
+  rules: TemplateRules & { defaultRescueImage?: string },
+) {
   const errors: Issue[] = [];
   const warnings: Issue[] = [];
   const entries = Object.entries(r.bootSets);
@@ -309,8 +328,14 @@ export function checkBootSets(r: Pick<TemplateRecord, 'bootSets'>, operation: Se
         message: `rootfs provider "${b.rootfs_provider}" is not supported (only sbps); a session with it fails at setup`,
       });
     }
-    if (operation !== 'shutdown' && b.type !== 's3') {
+    if (bootsTemplateImage(operation) && b.type !== 's3') {
       errors.push({ field: joinField(at, 'type'), message: `boot set type "${b.type}" is not supported (only s3)` });
+    }
+    if (operation === 'rescue' && !rescueImageOf(b, rules.defaultRescueImage ?? '')) {
+      errors.push({
+        field: joinField(at, 'rescueImage'),
+        message: "no rescue image: set the boot set's rescueImage or the option default_rescue_image",
+      });
     }
   }
   return { errors, warnings };

@@ -55,7 +55,8 @@ export async function describePlan(
     if (operation === 'shutdown')
       return { ...base, action: on ? ('power_off' as const) : ('nothing' as const), detail: `power ${p.state}` };
     if (!on) return { ...base, action: 'power_on' as const, detail: 'off' };
-    if (operation === 'reboot') return { ...base, action: 'power_cycle' as const, detail: 'on; a reboot always power cycles' };
+    if (operation === 'reboot' || operation === 'rescue' || operation === 'unrescue')
+      return { ...base, action: 'power_cycle' as const, detail: `on; a ${operation} always power cycles` };
     const a = actual.get(id);
     const match = !!a && a.k === m.desired.kernel && a.p === m.desired.kernelParameters && a.i === m.desired.initrd;
     if (!match)

@@ -10,6 +10,7 @@ import { applyLimit, namedNodes, type LimitInventory } from '../domain/limit.ts'
 import { quarantineOf, type FailureRun, type Quarantine } from '../domain/quarantine.ts';
 import { canonicalXname } from '../domain/xname.ts';
 import type { DesiredState, SessionOperation } from '../domain/sessions.ts';
+import { bootsTemplateImage } from '../domain/templates.ts';
 
 export type SkipReason =
   | 'excluded_by_limit'
@@ -19,7 +20,9 @@ export type SkipReason =
   | 'disabled_in_inventory'
   | 'not_in_inventory'
   | 'not_a_component'
-  | 'quarantined';
+  | 'quarantined'
+  | 'rescued'
+  | 'not_rescued';
 
 export type { DesiredState };
 
@@ -59,8 +62,8 @@ export interface PlanDeps {
   options: Options;
   /** xnames the tenant owns (null: no tenant). */
   tenantXnames: ReadonlySet<string> | null;
-  /** Which of these ids are bootorch components, each with its run of failed sessions (domain/quarantine.ts). */
-  existingComponents(ids: string[]): Promise<ReadonlyMap<string, FailureRun>>;
+  /** Which of these ids are bootorch components, each with its run of failed sessions (domain/quarantine.ts) and whether it is rescued. */
+  existingComponents(ids: string[]): Promise<ReadonlyMap<string, FailureRun & { rescued: boolean }>>;
 }
 
 interface BootSetSpec {
@@ -76,6 +79,8 @@ interface BootSetSpec {
   cfsConfiguration: string;
   /** A disk deploy (domain/deploy.ts); validated when the template was stored. */
   deploy?: DeployRecord;
+  /** The image manifest a rescue boots these nodes into ('' when the boot set names none). */
+  rescueImage: string;
 }
 
 /** Boot sets as stored: BOS snake_case or GraphQL camelCase field names are both accepted. */
@@ -95,6 +100,7 @@ export function readBootSet(raw: unknown): BootSetSpec {
     rootfsProviderPassthrough: String(pick('rootfs_provider_passthrough', 'rootfsProviderPassthrough') ?? ''),
     cfsConfiguration: String((b.cfs as { configuration?: string } | undefined)?.configuration ?? ''),
     deploy: (b.deploy as DeployRecord | undefined) ?? undefined,
+    rescueImage: String(pick('rescue_image', 'rescueImage') ?? ''),
   };
 }
 
@@ -199,12 +205,17 @@ export async function planSession(s: PlanSession, t: PlanTemplate, d: PlanDeps):
       }
     }
     if (nodes.size === 0) continue;
+    // createSession refuses it; the template or the option may have changed since.
+    if (s.operation === 'rescue' && !(bs.rescueImage || d.options.default_rescue_image)) {
+      plan.error = `Boot set ${name} has no rescue image: set its rescue_image or the option default_rescue_image`;
+      return plan;
+    }
     const desired = await desiredState(s, t, bs, d);
     const sorted = [...nodes].sort();
     plan.bootSets.push({ name, nodes: sorted, desired });
     for (const x of sorted) {
       plan.skipped.delete(x);
-      plan.managed.set(x, { bootSet: name, desired, ...(bs.deploy && s.operation !== 'shutdown' ? { deploy: bs.deploy } : {}) });
+      plan.managed.set(x, { bootSet: name, desired, ...(bs.deploy && bootsTemplateImage(s.operation) ? { deploy: bs.deploy } : {}) });
     }
   }
   if (plan.managed.size === 0) {
@@ -218,11 +229,32 @@ export async function planSession(s: PlanSession, t: PlanTemplate, d: PlanDeps):
       plan.skipped.set(x, 'not_a_component');
     }
   const components = plan.managed.size;
+  const rescue = leaveOutByRescue(plan, s.operation, existing);
+  const afterRescue = plan.managed.size;
   leaveOutQuarantined(plan, s, inv, existing, d.options);
   for (const b of plan.bootSets) b.nodes = b.nodes.filter((x) => plan.managed.get(x)?.bootSet === b.name);
   if (components === 0) plan.error = 'All nodes found to act upon do not exist as BOS components';
+  else if (afterRescue === 0) plan.error = rescue;
   else if (plan.managed.size === 0) plan.error = 'All nodes found to act upon are quarantined: name them in the limit, or release them';
   return plan;
+}
+
+/**
+ * A rescued node is taken only by a rescue (again) or an unrescue, as Nova lets nothing else act on a
+ * rescued server; an unrescue leaves out the nodes that are not rescued. Returns the setup error for
+ * when every node is left out.
+ */
+function leaveOutByRescue(plan: SessionPlan, operation: SessionOperation, existing: ReadonlyMap<string, { rescued: boolean }>): string {
+  if (operation === 'rescue') return '';
+  const unrescue = operation === 'unrescue';
+  for (const x of [...plan.managed.keys()]) {
+    if (existing.get(x)!.rescued === unrescue) continue;
+    plan.managed.delete(x);
+    plan.skipped.set(x, unrescue ? 'not_rescued' : 'rescued');
+  }
+  return unrescue
+    ? 'None of the nodes found to act upon is rescued'
+    : `All nodes found to act upon are rescued: unrescue them first (a ${operation} does not take a rescued node)`;
 }
 
 /** Quarantined nodes (domain/quarantine.ts) are left out unless the limit names them one by one. */
@@ -246,7 +278,9 @@ function leaveOutQuarantined(
 }
 
 async function desiredState(s: PlanSession, t: PlanTemplate, bs: BootSetSpec, d: PlanDeps): Promise<DesiredState> {
-  if (s.operation === 'shutdown') return { kernel: '', kernelParameters: '', initrd: '', configuration: '' };
+  if (s.operation === 'rescue') return rescueState(bs, d);
+  // An unrescue writes no boot artifacts: the nodes go back to the desired state they kept.
+  if (!bootsTemplateImage(s.operation)) return { kernel: '', kernelParameters: '', initrd: '', configuration: '' };
   const configuration = t.enableCfs ? bs.cfsConfiguration || t.cfs?.configuration || '' : '';
   const img = await d.adapters.images.resolve(bs.path, bs.etag);
   const params: string[] = [];
@@ -266,4 +300,15 @@ async function desiredState(s: PlanSession, t: PlanTemplate, bs: BootSetSpec, d:
   // The ramdisk runs the deploy agent instead of the reporter (src/api/boot/deploy-agent.sh).
   if (bs.deploy) params.push('bootorch_deploy=1');
   return { kernel: img.kernel, kernelParameters: params.join(' '), initrd: img.initrd, configuration };
+}
+
+/**
+ * What a rescue boots: the rescue image (the boot set's, else the option default_rescue_image) with
+ * its own boot parameters, no configuration, and `bootorch_rescue=1` so the image knows it is one;
+ * its reporter reports it as any image's does.
+ */
+async function rescueState(bs: BootSetSpec, d: PlanDeps): Promise<DesiredState> {
+  const img = await d.adapters.images.resolve(bs.rescueImage || d.options.default_rescue_image);
+  const params = [img.bootParameters.trim(), `bos_update_frequency=${d.options.component_actual_state_ttl}`, 'bootorch_rescue=1'];
+  return { kernel: img.kernel, kernelParameters: params.filter(Boolean).join(' '), initrd: img.initrd, configuration: '' };
 }

@@ -105,7 +105,8 @@ async function setUp(ctx: EngineContext, s: SessionRow): Promise<Step<SessionRow
         },
         ctx.actor,
       );
-      if (!s.stage)
+      // A rescue and an unrescue leave the nodes' disk deploys as they are.
+      if (!s.stage && s.operation !== 'rescue' && s.operation !== 'unrescue')
         await setDeploys(
           tx,
           s,

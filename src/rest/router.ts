@@ -20,10 +20,11 @@ import { sessionRoutes } from './sessions.ts';
 import { systemRoutes } from './system.ts';
 import { templateRoutes } from './templates.ts';
 import { consoleRoutes } from './consoles.ts';
+import { rescueRoutes } from './rescue.ts';
 
 export const ROUTES: readonly Route[] = [...systemRoutes, ...templateRoutes, ...sessionRoutes, ...componentRoutes];
 /** bootorch's own routes beside BOS's contract (`/bootorch/v1/...`), served by the same door. */
-export const EXTENSION_ROUTES: readonly Route[] = [...consoleRoutes];
+export const EXTENSION_ROUTES: readonly Route[] = [...consoleRoutes, ...rescueRoutes];
 
 export interface BosRestOptions {
   schema: GraphQLSchema;

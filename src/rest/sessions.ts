@@ -7,7 +7,8 @@ import { booleans, bosTime, object, oneOf, onlyKeys, strings, type Json } from '
 import { ALREADY_EXISTS, notFound, Problem } from './problem.ts';
 import { getOne, noContent, ok, type RestRequest, type Route } from './route.ts';
 
-const OPERATIONS = Object.values(enumValues.SessionOperation);
+/** BOS's operations; bootorch's rescue and unrescue have their own routes (rescue.ts), outside BOS's contract. */
+const OPERATIONS = Object.values(enumValues.SessionOperation).filter((o) => o !== 'rescue' && o !== 'unrescue');
 const STATES = Object.values(enumValues.SessionState);
 
 /** A session as BOS answers it (V2Session); `tenant` only on a tenant's session, as BOS stores it. */

@@ -11,6 +11,11 @@ import { anyOf } from '../sql.ts';
 import { runOf } from './quarantine.ts';
 import type { FailureRun } from '../../domain/quarantine.ts';
 
+/** A component that exists: its run of failed sessions, and whether it is rescued (docs/rescue.md). */
+export interface ExistingComponent extends FailureRun {
+  rescued: boolean;
+}
+
 export interface ComponentQuery {
   ids?: readonly string[] | null;
   session?: string | null;
@@ -135,12 +140,17 @@ export async function deleteComponent(db: Db, id: string, tenant: string | null)
   return rows[0] ?? null;
 }
 
-/** Which of these ids are components, each with its run of failed sessions (domain/quarantine.ts). */
-export async function existingComponents(db: Db, ids: readonly string[]): Promise<Map<string, FailureRun>> {
+/** Which of these ids are components, each with its run of failed sessions (domain/quarantine.ts) and whether it is rescued. */
+export async function existingComponents(db: Db, ids: readonly string[]): Promise<Map<string, ExistingComponent>> {
   if (ids.length === 0) return new Map();
   const rows = await db
-    .select({ id: components.id, failedSessions: components.failedSessions, sessionFailures: components.sessionFailures })
+    .select({
+      id: components.id,
+      failedSessions: components.failedSessions,
+      sessionFailures: components.sessionFailures,
+      rescueKernel: components.rescueKernel,
+    })
     .from(components)
     .where(anyOf(components.id, ids));
-  return new Map(rows.map((r) => [r.id, runOf(r)]));
+  return new Map(rows.map((r) => [r.id, { ...runOf(r), rescued: r.rescueKernel !== '' }]));
 }

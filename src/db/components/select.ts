@@ -3,7 +3,7 @@
  * version read, and the owning session's rollout policy. Selections are data (engine/selection.ts
  * evaluates the same objects for explain) and are read a page at a time, keyset on id.
  */
-import { and, asc, eq, gt, isNull, lt, ne, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, isNull, lt, ne, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.ts';
 import { actedBatches, components, sessions } from '../schema.ts';
 import type { DecisionInput } from '../../domain/status-decision.ts';
@@ -33,6 +33,11 @@ export interface EngineComponent
   policy: Record<string, unknown> | null;
   /** The owning session's trace (W3C traceparent), null when none: its actions join it. */
   trace: string | null;
+  /**
+   * Rescued (docs/rescue.md): its desired* fields here are then the rescue image, with no
+   * configuration; the stored desired state stays as it was for the unrescue.
+   */
+  rescued: boolean;
 }
 
 /** The attempt counters, by their column names (what an action operator counts). */
@@ -79,6 +84,10 @@ export interface ComponentSelection {
   limit?: number;
 }
 
+const rescued = sql<boolean>`(${components.rescueKernel} <> '')`;
+/** What the engine boots the node into: its rescue image while rescued, else its desired state. */
+const target = (rescue: AnyColumn, desired: AnyColumn) => sql<string>`case when ${rescued} then ${rescue} else ${desired} end`;
+
 const FIELDS = {
   id: components.id,
   version: rowVersion(components),
@@ -89,10 +98,11 @@ const FIELDS = {
   lastAction: components.lastAction,
   lastActionFailed: components.lastActionFailed,
   lastActionAt: components.lastActionAt,
-  desiredKernel: components.desiredKernel,
-  desiredKernelParameters: components.desiredKernelParameters,
-  desiredInitrd: components.desiredInitrd,
-  desiredConfiguration: components.desiredConfiguration,
+  desiredKernel: target(components.rescueKernel, components.desiredKernel),
+  desiredKernelParameters: target(components.rescueKernelParameters, components.desiredKernelParameters),
+  desiredInitrd: target(components.rescueInitrd, components.desiredInitrd),
+  desiredConfiguration: sql<string>`case when ${rescued} then '' else ${components.desiredConfiguration} end`,
+  rescued,
   actualKernel: components.actualKernel,
   actualKernelParameters: components.actualKernelParameters,
   actualInitrd: components.actualInitrd,

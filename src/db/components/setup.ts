@@ -20,7 +20,9 @@ export interface SetupRow {
  * Non-staged: the node joins the session, is enabled and put on hold (or queued behind a rollout
  * gate), its counters reset and its last action `session_setup` (unless a shutdown meets a power-on still in
  * flight, which stays the last action); a reboot forgets the node's actual
- * state. Staged: only the staged state is written.
+ * state. A rescue writes the rescue image and an unrescue clears it, both leaving the desired state
+ * as it is and forgetting the actual state, as a reboot does (docs/rescue.md). Staged: only the
+ * staged state is written.
  */
 export async function applySetup(
   db: Db,
@@ -74,19 +76,29 @@ export async function applySetup(
       .from(u)
       .where(sql`${c.id} = u.id`);
   } else {
-    const reboot = s.operation === 'reboot';
-    const inFlightPowerOn = sql`(u.k = '' and ${c.lastAction} = 'powering_on' and not ${c.lastActionFailed}
+    const rescue = s.operation === 'rescue' || s.operation === 'unrescue';
+    const reboot = s.operation === 'reboot' || rescue;
+    // Only a shutdown has an empty kernel to boot (an unrescue writes none, but boots the desired state).
+    const inFlightPowerOn = rescue
+      ? sql`false`
+      : sql`(u.k = '' and ${c.lastAction} = 'powering_on' and not ${c.lastActionFailed}
       and ${c.lastActionAt} > now() - make_interval(secs => ${opts.maxPowerOnWaitTime}))`;
     const forget = (column: AnyColumn) => (reboot ? '' : sql`${column}`);
+    // What the session boots: the rescue image's columns for a rescue and an unrescue, else the desired state's.
+    const target = rescue
+      ? { rescueKernel: sql`u.k`, rescueKernelParameters: sql`u.p`, rescueInitrd: sql`u.i` }
+      : {
+          desiredKernel: sql`u.k`,
+          desiredKernelParameters: sql`u.p`,
+          desiredInitrd: sql`u.i`,
+          desiredConfiguration: sql`u.cfg`,
+          desiredUpdatedAt: sql`now()`,
+        };
     await db
       .update(c)
       .set({
-        desiredKernel: sql`u.k`,
-        desiredKernelParameters: sql`u.p`,
-        desiredInitrd: sql`u.i`,
-        desiredConfiguration: sql`u.cfg`,
+        ...target,
         desiredBssToken: '',
-        desiredUpdatedAt: sql`now()`,
         session: s.name,
         sessionTenant: s.tenantKey,
         enabled: true,
