@@ -58,7 +58,7 @@ export const SessionOriginQuery = graphql(`
 export const NodeQuery = graphql(`
   query ConsoleNode($id: ID!) {
     component(id: $id) {
-      id enabled error failureReason session sessionTenant retryPolicy updatedAt
+      id enabled error failureReason session sessionTenant retryPolicy updatedAt rescue { kernel }
       status { phase status statusOverride }
       actualState { bootArtifacts { kernel kernelParameters initrd } lastUpdated }
       desiredState { bootArtifacts { kernel kernelParameters initrd } configuration lastUpdated }

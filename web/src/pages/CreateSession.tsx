@@ -78,6 +78,8 @@ export function CreateSession() {
             <option value="REBOOT">reboot</option>
             <option value="BOOT">boot</option>
             <option value="SHUTDOWN">shutdown</option>
+            <option value="RESCUE">rescue</option>
+            <option value="UNRESCUE">unrescue</option>
           </select>
         </label>
         <label>

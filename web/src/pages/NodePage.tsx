@@ -49,6 +49,23 @@ function NextAction({ id, action, session, onDone }: { id: string; action: Sugge
   );
 }
 
+/** Rescue the node into its rescue image, or bring a rescued one back (docs/rescue.md; operators only). */
+function RescueAction({ id, rescued }: { id: string; rescued: boolean }) {
+  const who = useIdentity();
+  const [run, setRun] = useState<RunNodesRequest | null>(null);
+  if (!canOperate(who)) return null;
+  const operation = rescued ? 'UNRESCUE' : 'RESCUE';
+  const title = rescued ? `Unrescue ${id}` : `Rescue ${id}`;
+  return (
+    <p className="nextaction">
+      <button type="button" data-testid="rescue-action" onClick={() => setRun({ title, ids: [id], operation })}>
+        {rescued ? 'Unrescue: boot its desired state…' : 'Rescue: boot its rescue image…'}
+      </button>
+      {run && <RunNodesDialog request={run} onClose={() => setRun(null)} />}
+    </p>
+  );
+}
+
 /** A quarantined node: why, and the release button (operators only). */
 function QuarantineNote({ id, summary, onDone }: { id: string; summary: string; onDone(): void }) {
   const who = useIdentity();
@@ -158,7 +175,16 @@ export function NodePage({ id, store }: { id: string; store: NodeStore }) {
             </dd>
             <dt>booted</dt>
             <dd className="mono">{c.actualState.bootArtifacts.kernel || '—'}</dd>
+            {c.rescue && (
+              <>
+                <dt>rescued</dt>
+                <dd className="mono" data-testid="rescued">
+                  {c.rescue.kernel} (its desired state is kept for the unrescue)
+                </dd>
+              </>
+            )}
           </dl>
+          <RescueAction id={c.id} rescued={!!c.rescue} />
         </section>
         {x && (
           <section data-testid="explain">

@@ -107,6 +107,8 @@ export function RunNodesDialog({ request, onClose }: { request: RunNodesRequest;
             <option value="REBOOT">reboot</option>
             <option value="BOOT">boot</option>
             <option value="SHUTDOWN">shutdown</option>
+            <option value="RESCUE">rescue</option>
+            <option value="UNRESCUE">unrescue</option>
           </select>
         </label>
         <button type="submit" disabled={busy || !chosenTemplate}>
