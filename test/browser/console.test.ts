@@ -317,3 +317,123 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     expect(axeFound, 'serious or critical axe-core violations').toEqual([]);
   });
 });
+
+/**
+ * Safer large operations in the console, in a world of their own (16 nodes, fast hardware): a large
+ * session waits for a second admin (docs/approval.md) and its creator's approval is refused in the
+ * API's words; another admin's starts it. The node that fails in it is quarantined (threshold 1,
+ * docs/quarantine.md): its page says why, and its release button releases it in the API.
+ *
+ *   BOOTORCH_BROWSER_TESTS=1 npx vitest run test/browser/console.test.ts -t 'approval and quarantine'
+ */
+describe.skipIf(!BROWSER_TESTS)('approval and quarantine in chromium', () => {
+  const SMALL = 16; // compute-a is the first 8
+  const FAILING = 'x1000c0s0b0n1'; // in compute-a; never powers on
+  let v: World;
+  const admins = { alice: '', bob: '' };
+  const found: string[] = [];
+  const signIn = async (token: string, role: string) => {
+    const { page } = v;
+    if (await page.getByRole('button', { name: 'Sign out' }).count()) await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API token or OIDC access token').fill(token);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await expect.poll(() => page.getByTestId('whoami').textContent(), { timeout: 15_000 }).toContain(role);
+  };
+  const explainQuarantine = async () =>
+    (await v.gql('query($id: ID!) { explain(componentId: $id) { quarantine { failedSessions summary } } }', { id: FAILING })).explain
+      .quarantine;
+
+  beforeAll(async () => {
+    v = await startWorld({
+      nodes: SMALL,
+      timing: 'fast',
+      faults: [`neverPowersOn=${FAILING}`],
+      options: {
+        polling_frequency: 2,
+        transit_polling_frequency: 0.5,
+        max_power_off_wait_time: 5,
+        max_power_on_wait_time: 5,
+        max_boot_wait_time: 20,
+        default_retry_policy: 1,
+        discovery_frequency: 0,
+        cleanup_completed_session_ttl: '0',
+        approval_node_threshold: 4,
+        quarantine_after_failed_sessions: 1,
+      },
+    });
+    await readyCluster(v, SMALL);
+    admins.alice = (await createApiToken(v.db.db, { role: 'admin', subject: 'alice' })).token;
+    admins.bob = (await createApiToken(v.db.db, { role: 'admin', subject: 'bob' })).token;
+  }, 400_000);
+  afterAll(async () => {
+    await v?.stop();
+  });
+
+  test('a large session waits for a second admin: shown with its reason, the creator is refused, another admin starts it', async () => {
+    const { page } = v;
+    await page.goto(`${v.baseUrl}/`);
+    await signIn(admins.alice, 'alice');
+    await v.gql(
+      'mutation { createSession(input: { operation: REBOOT, templateName: "compute", name: "big", limit: "compute-a" }) { session { name } } }',
+      {},
+      admins.alice,
+    );
+    // Opened at once: the page asks again until setup has decided that the session waits.
+    await page.goto(`${v.baseUrl}/#/sessions/big`);
+    const approval = page.getByTestId('approval');
+    await page.waitForSelector('[data-testid=approval][data-waiting=true]', { timeout: 60_000 });
+    expect(await page.getByTestId('approval-badge').textContent()).toContain("waiting for a second admin's approval");
+    expect(await approval.textContent()).toMatch(/Why: 8 nodes, more than approval_node_threshold \(4\)/);
+    expect(await approval.textContent()).toContain('its creator (alice) may not approve it');
+    expect(await page.getByTestId('result').getAttribute('data-result')).toBe('PENDING');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'session-awaiting-approval.png'), fullPage: true });
+    found.push(...(await axeViolations(page, 'session (waiting for approval)')));
+
+    // Its creator: the button is there (alice is an admin), the API refuses, the console says why.
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await expect
+      .poll(() => page.getByTestId('approval-error').textContent(), { timeout: 15_000 })
+      .toMatch(/alice created session big; another admin must approve it/);
+    const still = await v.gql('{ session(name: "big") { status { status } approval { waiting } } }');
+    expect(still.session).toEqual({ status: { status: 'PENDING' }, approval: { waiting: true } });
+    await page.goto(`${v.baseUrl}/#/sessions`);
+    await expect.poll(() => page.getByTestId('session-big').getByTestId('approval-badge').count(), { timeout: 15_000 }).toBe(1);
+
+    // Another admin approves it: who and when show, and the session starts.
+    await signIn(admins.bob, 'bob');
+    await page.goto(`${v.baseUrl}/#/sessions/big`);
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.waitForSelector('[data-testid=approval][data-waiting=false]', { timeout: 15_000 });
+    expect(await approval.textContent()).toMatch(/^Approved by bob at .+ \(8 nodes, more than approval_node_threshold \(4\)/);
+    const started = await v.gql('{ session(name: "big") { status { status } approval { waiting approvedBy approvedAt } } }');
+    expect(started.session.approval).toMatchObject({ waiting: false, approvedBy: 'bob' });
+    await page.waitForSelector('[data-testid=session-page]:not([data-status=PENDING])', { timeout: 60_000 });
+    await waitFor(
+      async () => Number((await v.db.pool.query(`select count(*) from components where session = 'big'`)).rows[0].count) === 8,
+      'setup of the approved session takes its 8 nodes',
+      60_000,
+    );
+    found.push(...(await axeViolations(page, 'session (approved)')));
+  }, 300_000);
+
+  test('the node that failed it is quarantined: its page says why, and the release button releases it', async () => {
+    const { page } = v;
+    await page.waitForSelector('[data-testid=session-page][data-result=COMPLETE_WITH_FAILURES]', { timeout: 180_000 });
+    await waitFor(async () => (await explainQuarantine()) !== null, `${FAILING} quarantined`, 30_000);
+    await page.goto(`${v.baseUrl}/#/node/${FAILING}`);
+    const note = page.getByTestId('quarantine');
+    await note.waitFor({ timeout: 15_000 });
+    const text = (await note.textContent()) ?? '';
+    expect(text).toContain('Quarantined:');
+    expect(text).toContain((await explainQuarantine()).summary);
+    expect(text).toMatch(/big \(power_on_timeout|big \(boot_never_reported/);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'node-quarantined.png'), fullPage: true });
+    found.push(...(await axeViolations(page, 'node (quarantined)')));
+    await page.getByRole('button', { name: 'Release from quarantine' }).click();
+    await expect.poll(() => explainQuarantine(), { timeout: 15_000 }).toBeNull();
+    await expect.poll(() => note.count(), { timeout: 15_000 }).toBe(0);
+    const again = await v.gql('mutation($ids: [ID!]!) { releaseQuarantine(ids: $ids) { released notQuarantined } }', { ids: [FAILING] });
+    expect(again.releaseQuarantine).toEqual({ released: [], notQuarantined: [FAILING] });
+    expect(found, 'serious or critical axe-core violations').toEqual([]);
+  }, 300_000);
+});

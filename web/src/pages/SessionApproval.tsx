@@ -15,7 +15,7 @@ const apiMessage = (e: CombinedError): string => e.graphQLErrors[0]?.message ?? 
 /** The badge of a waiting session, for the session page and the sessions list. */
 export const AwaitingApprovalBadge = () => (
   <span className="state awaiting" data-testid="approval-badge">
-    <span aria-hidden="true">⧗ </span>waiting for a second admin's approval
+    <span aria-hidden="true">⚑ </span>waiting for a second admin's approval
   </span>
 );
 
@@ -45,8 +45,7 @@ export function SessionApproval({
         <AwaitingApprovalBadge />
       </h2>
       <p>
-        <b>Why:</b> {approval.reason}. Nothing acts on its nodes until an admin other than its creator ({createdBy || 'unknown'}) approves
-        it.
+        <b>Why:</b> {approval.reason}. Nothing acts on its nodes until then; its creator ({createdBy || 'unknown'}) may not approve it.
       </p>
       {canApprove(who) && (
         <p>

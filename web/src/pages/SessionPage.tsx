@@ -70,6 +70,14 @@ export function SessionPage({ name }: { name: string }) {
   useEffect(() => {
     if (live) refetch();
   }, [live, refetch]);
+  // Setup decides whether a pending session waits for a second admin, and no event says it did: until
+  // the session runs or its wait shows, ask again.
+  const undecided = p?.status === 'PENDING' && !r.data?.session?.approval;
+  useEffect(() => {
+    if (!undecided) return;
+    const t = setInterval(() => refetch(), 2000);
+    return () => clearInterval(t);
+  }, [undecided, refetch]);
   if (r.error) return <p className="error">{r.error.message}</p>;
   if (!p) return <p>{r.fetching ? `loading ${name}…` : `No session ${name}.`}</p>;
   const x = r.data?.explainSession;
@@ -93,7 +101,8 @@ export function SessionPage({ name }: { name: string }) {
         <Link href="/sessions">sessions</Link> / {name} <ResultBadge result={p.result} title={r.data?.session?.resultText} />
         {canOperate(who) && p.status !== 'COMPLETE' && <SessionActions name={name} state={p.status} paused={p.paused} onDone={refetch} />}
       </h1>
-      {r.data?.session && <p className="muted">{r.data.session.resultText}</p>}
+      {/* A session that waits for approval is also pending ("waiting for its setup to run"): its approval says more. */}
+      {r.data?.session && !r.data.session.approval?.waiting && <p className="muted">{r.data.session.resultText}</p>}
       {r.data?.session?.approval && (
         <SessionApproval name={name} createdBy={r.data.session.createdBy} approval={r.data.session.approval} onDone={refetch} />
       )}
