@@ -1,5 +1,5 @@
 /**
- * `bootorch node apply|register|list|delete`: the node inventory of a site run without CSM
+ * `bootorch node apply|register|list|delete` (and `discover|inspect`, cli/discover.ts): the node inventory of a site run without CSM
  * (BOOTORCH_ADAPTERS=standalone); `bootorch node release XNAME...` releases quarantined nodes (any
  * site, docs/quarantine.md). `apply -f FILE` takes YAML or JSON: a list of nodes, or
  * `{ nodes: [...] }`, snake_case or camelCase. BMC passwords never go on a command line: give
@@ -11,11 +11,12 @@ import { CliError } from './client.ts';
 import { json, table } from './output.ts';
 import { action } from './run.ts';
 import { readTemplateFile } from './templates.ts';
+import { registerDiscoverCommands } from './discover.ts';
 
 type Obj = Record<string, any>;
 
 const NODE_FIELDS =
-  'xname hostname mac arch role subRole groups enabled locked bmc { driver address username hasPassword } bootParameters { kernel initrd params setAt }';
+  'xname hostname mac arch role subRole groups enabled locked bmc { driver address username hasPassword } bootParameters { kernel initrd params setAt } hardware { memoryGiB cpuCount cpuModel biosVersion bmcFirmwareVersion macs } inspectedAt';
 const REGISTER = `mutation($n: [NodeInput!]!) { registerNodes(nodes: $n) { xname } }`;
 const camel = (k: string) => k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
@@ -114,11 +115,14 @@ export function registerNodeCommands(program: Command): void {
       }),
     );
 
+  registerDiscoverCommands(n);
+
   n.command('list')
     .description('registered nodes (BMC passwords are never shown)')
+    .option('--limit <expr>', 'a limit expression, hardware terms too: compute,&memoryGiB>=1024,!bios<1.4.2')
     .action(
       action(async ({ api, opts, out }) => {
-        const r = await api.request(`{ nodes { ${NODE_FIELDS} } }`);
+        const r = await api.request(`query($l: String) { nodes(limit: $l) { ${NODE_FIELDS} } }`, { l: opts.limit ?? null });
         if (opts.json) return json(out, r.nodes);
         table(out, r.nodes as Obj[], [
           ['XNAME', (x) => x.xname],
@@ -127,6 +131,8 @@ export function registerNodeCommands(program: Command): void {
           ['GROUPS', (x) => x.groups],
           ['ENABLED', (x) => x.enabled],
           ['BMC', (x) => `${x.bmc.driver.toLowerCase()} ${x.bmc.address}`.trim()],
+          ['MEM GiB', (x) => x.hardware?.memoryGiB],
+          ['BIOS', (x) => x.hardware?.biosVersion],
           ['KERNEL', (x) => x.bootParameters?.kernel],
         ]);
       }),
