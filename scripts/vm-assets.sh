@@ -89,6 +89,8 @@ udhcpc -i eth0 -s /usr/share/udhcpc/default.script -q -f -n -t 20 -T 1
 case " $(cat /proc/cmdline) " in
   *" bootorch_deploy=1 "*) /bin/bootorch-deploy; echo "node: deploy agent exited $? at $(cut -d' ' -f1 /proc/uptime)s" ;;
   *" bootorch_installed=1 "*) /bin/bootorch-deploy active; echo "node: installed system reported ($?) at $(cut -d' ' -f1 /proc/uptime)s" ;;
+  # A rescue image (docs/rescue.md) says so with its command line (the VM test reads its spent ticket there), then reports.
+  *" bootorch_rescue=1 "*) echo "node: rescue image: $(cat /proc/cmdline)"; BOOTORCH_REPORT_ATTEMPTS=30 /bin/bootorch-report; echo "node: reporter exited $? at $(cut -d' ' -f1 /proc/uptime)s" ;;
   *) BOOTORCH_REPORT_ATTEMPTS=30 /bin/bootorch-report; echo "node: reporter exited $? at $(cut -d' ' -f1 /proc/uptime)s" ;;
 esac
 while :; do sleep 3600; done

@@ -88,6 +88,11 @@ export function nextStep(f: NextStepFacts): NextStep {
       };
     }
     case 'nothing':
+      // Its "desired state" here is its rescue image (db/components/select.ts); the stored one waits for the unrescue.
+      if (c.rescued)
+        return none(
+          'Nothing: it runs its rescue image and stays there; an UNRESCUE session boots it back into its desired state (docs/rescue.md).',
+        );
       return none(
         c.session && session?.status === 'running'
           ? `Nothing: it reached its desired state; session ${c.session} goes on with its other nodes.`

@@ -129,6 +129,7 @@ export function templateView(t: TemplateRecord & Partial<Pick<StoredTemplate, 'c
         rootfsProviderPassthrough: b.rootfs_provider_passthrough ?? null,
         cfs: b.cfs ?? null,
         deploy: b.deploy ? deployView(b.deploy) : null,
+        rescueImage: b.rescue_image ?? null,
       })),
   };
 }

@@ -13,7 +13,7 @@ import { BOOT_SET_FIELDS } from '../domain/templates.ts';
 import { deployInput } from '../domain/deploy.ts';
 
 const TEMPLATE_FIELDS = `name tenant description enableCfs cfs { configuration } createdAt updatedAt
-  bootSets { name path type etag kernelParameters nodeList nodeRolesGroups nodeGroups arch rootfsProvider rootfsProviderPassthrough cfs { configuration }
+  bootSets { name path type etag kernelParameters nodeList nodeRolesGroups nodeGroups arch rootfsProvider rootfsProviderPassthrough rescueImage cfs { configuration }
     deploy { image { url format checksum } rootDeviceHints { size name serial } configDrive { hasUserData userDataBytes metaData } } }
   rollout { maxInFlight powerOnWaveSize powerOnWaveIntervalSeconds canary failureBudget maxPowerOffWaitTime maxPowerOnWaitTime maxBootWaitTime retryPolicy jobRetryDelay jobRetryBackoff jobRetryMaxDelay }`;
 

@@ -75,6 +75,7 @@ function bootSetToBos(b: BootSet): Json {
     rootfs_provider_passthrough: b.rootfsProviderPassthrough,
     cfs: b.cfs ?? undefined,
     deploy: b.deploy ? deployToBos(b.deploy) : undefined,
+    rescue_image: b.rescueImage ?? undefined,
   });
 }
 

@@ -48,6 +48,7 @@ function node(o: Partial<EngineComponent>): EngineComponent {
     retryPolicy: null,
     version: '1',
     policy: null,
+    rescued: false,
     ...o,
   } as EngineComponent;
 }
@@ -130,5 +131,14 @@ describe('what happens next', () => {
       next: expect.stringContaining('desired state'),
     });
     expect(step(node({ enabled: false, phase: 'powering_on', status: 'power_on_pending' }), null)).toMatchObject({ action: 'enable' });
+  });
+
+  test('done in its rescue image: it stays there until an unrescue', () => {
+    expect(step(node({ enabled: false, rescued: true }), session({ status: 'complete' }))).toEqual({
+      action: 'none',
+      next: 'Nothing: it runs its rescue image and stays there; an UNRESCUE session boots it back into its desired state (docs/rescue.md).',
+      nextAt: null,
+      advice: null,
+    });
   });
 });

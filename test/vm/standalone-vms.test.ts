@@ -151,6 +151,20 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     writeFileSync(path.join(files, 'manifest.json'), manifest('vmlinuz'));
     writeFileSync(path.join(files, 'broken', 'manifest.json'), manifest('no-such-vmlinuz'));
     for (const f of ['vmlinuz', 'initrd.gz']) writeFileSync(path.join(files, f), readFileSync(path.join(assets, f)));
+    // The rescue image: the same kernel and initrd under other names, with boot parameters of its own.
+    mkdirSync(path.join(files, 'rescue'), { recursive: true });
+    for (const f of ['vmlinuz', 'initrd.gz']) writeFileSync(path.join(files, 'rescue', f), readFileSync(path.join(assets, f)));
+    writeFileSync(path.join(files, 'rescue', 'params'), 'console=ttyS0 quiet');
+    writeFileSync(
+      path.join(files, 'rescue', 'manifest.json'),
+      JSON.stringify({
+        artifacts: [
+          { type: 'application/vnd.cray.image.kernel', link: { path: 'rescue/vmlinuz' } },
+          { type: 'application/vnd.cray.image.initrd', link: { path: 'rescue/initrd.gz' } },
+          { type: 'application/vnd.cray.image.parameters.boot', link: { path: 'rescue/params' } },
+        ],
+      }),
+    );
 
     const secretKey = randomBytes(32);
     const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
@@ -211,8 +225,22 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
       i: {
         enableCfs: false,
         bootSets: [
-          { name: 'good', type: 's3', path: 'manifest.json', kernelParameters: 'console=ttyS0 quiet', nodeList: GOOD },
-          { name: 'broken', type: 's3', path: 'broken/manifest.json', kernelParameters: 'console=ttyS0 quiet', nodeList: [BROKEN] },
+          {
+            name: 'good',
+            type: 's3',
+            path: 'manifest.json',
+            kernelParameters: 'console=ttyS0 quiet',
+            nodeList: GOOD,
+            rescueImage: 'rescue/manifest.json',
+          },
+          {
+            name: 'broken',
+            type: 's3',
+            path: 'broken/manifest.json',
+            kernelParameters: 'console=ttyS0 quiet',
+            nodeList: [BROKEN],
+            rescueImage: 'rescue/manifest.json',
+          },
         ],
       },
     });
@@ -307,6 +335,53 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
       expect(c.status_override, `${m.xname}: ${c.error}`).toBe('');
     }
   }, 150_000);
+
+  it('rescues one VM into its rescue image with a one-time ticket, then unrescues it into its desired state', async () => {
+    const id = GOOD[0]!;
+    const m = machines.nodes.find((n) => n.xname === id)!;
+    const before = await component(id);
+    const desired = [before.desired_kernel, before.desired_kernel_parameters, before.desired_initrd];
+    const from = readFileSync(m.console, 'utf8').length;
+    let t0 = Date.now();
+    await runSession('rescue1', 'RESCUE', id, 180_000);
+    timings.push(`RESCUE session (1 node, from off): ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    const r = await component(id);
+    expect(r.status_override, `${id}: ${r.error}`).toBe('');
+    expect([r.rescue_kernel, r.rescue_initrd]).toEqual(['rescue/vmlinuz', 'rescue/initrd.gz']);
+    expect([r.actual_kernel, r.actual_initrd]).toEqual(['rescue/vmlinuz', 'rescue/initrd.gz']);
+    expect(r.actual_kernel_parameters).toMatch(/^console=ttyS0 quiet bos_update_frequency=\S+ bootorch_rescue=1$/);
+    expect([r.desired_kernel, r.desired_kernel_parameters, r.desired_initrd]).toEqual(desired);
+    // Its serial: the rescue image's init, its command line (with the boot script's ticket), its report.
+    const serial = readFileSync(m.console, 'utf8').slice(from);
+    const cmdline = /node: rescue image: (.*)/.exec(serial)?.[1];
+    expect(cmdline, serial.slice(-2000)).toBeDefined();
+    expect(serial).toMatch(new RegExp(`bootorch-report: ${id} reported`));
+    expect(requests.some((l) => / GET \/boot\/v1\/files\/rescue\/vmlinuz 200$/.test(l))).toBe(true);
+    // The ticket was traded once by the node's reporter; presented again it is refused and recorded.
+    const ticket = /bootorch_ticket=(\S+)/.exec(cmdline!)![1]!;
+    const again = await fetch(`${new URL(api.url).origin}/boot/v1/exchange`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ticket}` },
+    });
+    expect(again.status).toBe(401);
+    const reuse = (await db.pool.query('select error from component_events where component_id = $1 and kind = $2', [id, 'error'])).rows;
+    expect(reuse.some((e) => /ticket of boot attempt \S+ was presented again/.test(e.error))).toBe(true);
+
+    const back = readFileSync(m.console, 'utf8').length;
+    t0 = Date.now();
+    await runSession('unrescue1', 'UNRESCUE', id, 180_000);
+    timings.push(`UNRESCUE session (1 node): ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    const u = await component(id);
+    expect(u.status_override, `${id}: ${u.error}`).toBe('');
+    expect([u.rescue_kernel, u.rescue_kernel_parameters, u.rescue_initrd]).toEqual(['', '', '']);
+    expect([u.actual_kernel, u.actual_kernel_parameters, u.actual_initrd]).toEqual(desired);
+    expect(u.actual_bss_token).toBe(u.desired_bss_token);
+    const actions = (await events(id, 'unrescue1')).filter((e) => e.kind === 'action').map((e) => e.action);
+    expect(actions).toEqual(expect.arrayContaining(['powering_off_gracefully', 'powering_on']));
+    const serial2 = readFileSync(m.console, 'utf8').slice(back);
+    expect(serial2).toMatch(new RegExp(`bootorch-report: ${id} reported`));
+    expect(serial2).not.toMatch(/node: rescue image/);
+  }, 400_000);
 
   it('deploys a disk image to one VM, which boots from its disk and reports; a wrong checksum fails the other, left off', async () => {
     // The image: the same kernel and initrd, whose init (bootorch_installed=1) reports ACTIVE with a
