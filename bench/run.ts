@@ -10,6 +10,8 @@
  * 1/2/4 worker processes; --reps=3 --workers=1,2,4 --workers-at=10000) and rewrites only its section.
  * --parts=ipmi runs the IPMI comparison alone (bench/ipmi.ts: ipmitool per call against a shell per BMC on
  * ipmi_sim; --ipmi-bmcs=100 --ipmi-calls=10 --ipmi-concurrency=64) and rewrites only its section.
+ * --parts=consoles runs the console capture's cost per node alone (bench/consoles.ts: real ipmi_sim BMCs,
+ * --console-nodes=20 --console-boot-bytes=65536; the 10,000-node figures multiplied) and rewrites only its section.
  * --parts=tokens runs `bootorch token nodes` alone (bench/tokens.ts: --token-sizes=10000,100000, with --before=DIR
  * the code in DIR in the same run) and rewrites only its section.
  * --parts=bmc runs the BMC protection figures alone (bench/bmc.ts: a reboot over Redfish undisturbed and
@@ -41,6 +43,7 @@ import {
 } from './standalone.ts';
 import { runTokensBench } from './tokens.ts';
 import { runIpmiBench } from './ipmi.ts';
+import { runConsolesBench } from './consoles.ts';
 
 const args = new Set(process.argv.slice(2));
 const sizesArg = process.argv.find((a) => a.startsWith('--sizes='));
@@ -90,6 +93,13 @@ async function main() {
     await runIpmiBench({ bmcs: num('ipmi-bmcs', 100), calls: num('ipmi-calls', 10), concurrency: num('ipmi-concurrency', 64), log });
     await embedded?.stop();
     log('\nrewrote the IPMI section of BENCHMARKS.md');
+    process.exit(0);
+  }
+  if (parts.size === 1 && parts.has('consoles')) {
+    const num = (flag: string, d: number) => Number(process.argv.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3) ?? d);
+    await runConsolesBench(adminUrl, { nodes: num('console-nodes', 20), bootBytes: num('console-boot-bytes', 65_536), log });
+    await embedded?.stop();
+    log('\nrewrote the console capture section of BENCHMARKS.md');
     process.exit(0);
   }
   if (parts.size === 1 && parts.has('tokens')) {

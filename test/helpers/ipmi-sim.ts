@@ -19,7 +19,10 @@ export const SIM_BMC_PASSWORD = 'password';
  * PIDs of the ipmitool processes `parent` (this process) started and that are still alive: its main
  * thread's children (processes are started from it) named ipmitool. Cheap enough to sample often.
  */
-export function ipmitoolChildren(parent = process.pid): number[] {
+export const ipmitoolChildren = (parent = process.pid): number[] => childrenNamed('ipmitool', parent);
+
+/** PIDs of the live children of `parent`'s main thread whose command is `name` (ipmitool, ipmi_sim). */
+export function childrenNamed(name: string, parent = process.pid): number[] {
   let children: string;
   try {
     children = readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8');
@@ -32,7 +35,7 @@ export function ipmitoolChildren(parent = process.pid): number[] {
     .map(Number)
     .filter((pid) => {
       try {
-        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'ipmitool';
+        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name;
       } catch {
         return false; // gone since the listing
       }
