@@ -6,6 +6,9 @@
  * set points at a kernel that does not exist: it fails with a classified reason, and on the way the
  * soft-off bootorch sends it while it sits in firmware is ignored and escalated to a forced off.
  * Guests use slirp; every server listens on 127.0.0.1.
+ * Rescue (docs/rescue.md): one booted VM is rescued into a rescue image (its serial shows the rescue
+ * init and its command line), its spent boot ticket is refused when presented again, and an unrescue
+ * boots it back into its desired image.
  * Disk deploys (issue 21): two more VMs with an empty virtio disk; one is deployed with a bootable
  * disk image built by the test (syslinux + the same kernel and initrd, whose init reports as the
  * installed system), given as qcow2 (the ramdisk's qemu-img writes it), boots from its disk and
@@ -325,22 +328,13 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     }
   }, 200_000);
 
-  it('shuts the booted nodes down', async () => {
-    const t0 = Date.now();
-    await runSession('shutdown1', 'SHUTDOWN', GOOD.join(','), 120_000);
-    timings.push(`SHUTDOWN session (2 nodes): ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-    for (const m of machines.nodes.filter((n) => GOOD.includes(n.xname))) {
-      expect(machines.ipmitool(m, 'chassis', 'power', 'status')).toMatch(/is off/);
-      const c = await component(m.xname);
-      expect(c.status_override, `${m.xname}: ${c.error}`).toBe('');
-    }
-  }, 150_000);
-
-  it('rescues one VM into its rescue image with a one-time ticket, then unrescues it into its desired state', async () => {
+  it('rescues a booted VM into its rescue image with a one-time ticket, then unrescues it into its desired image', async () => {
     const id = GOOD[0]!;
     const m = machines.nodes.find((n) => n.xname === id)!;
     const before = await component(id);
     const desired = [before.desired_kernel, before.desired_kernel_parameters, before.desired_initrd];
+    // Booted by the reboot before: its desired state is the boot set's image, which the unrescue brings back.
+    expect(desired[0]).toBe('vmlinuz');
     const from = readFileSync(m.console, 'utf8').length;
     let t0 = Date.now();
     await runSession('rescue1', 'RESCUE', id, 180_000);
@@ -382,6 +376,17 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     expect(serial2).toMatch(new RegExp(`bootorch-report: ${id} reported`));
     expect(serial2).not.toMatch(/node: rescue image/);
   }, 400_000);
+
+  it('shuts the booted nodes down', async () => {
+    const t0 = Date.now();
+    await runSession('shutdown1', 'SHUTDOWN', GOOD.join(','), 120_000);
+    timings.push(`SHUTDOWN session (2 nodes): ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    for (const m of machines.nodes.filter((n) => GOOD.includes(n.xname))) {
+      expect(machines.ipmitool(m, 'chassis', 'power', 'status')).toMatch(/is off/);
+      const c = await component(m.xname);
+      expect(c.status_override, `${m.xname}: ${c.error}`).toBe('');
+    }
+  }, 150_000);
 
   it('deploys a disk image to one VM, which boots from its disk and reports; a wrong checksum fails the other, left off', async () => {
     // The image: the same kernel and initrd, whose init (bootorch_installed=1) reports ACTIVE with a
