@@ -166,3 +166,14 @@ export const ResumeMutation = graphql(`
 export const AbortMutation = graphql(`
   mutation ConsoleAbort($name: String!) { abortSession(name: $name) { session { name aborted } stopped } }
 `);
+
+/** The node's hardware as its BMC described it (standalone sites; ui/HardwareCard.tsx). */
+export const NodeHardwareQuery = graphql(`
+  query ConsoleNodeHardware($id: ID!) {
+    nodes(xnames: [$id]) {
+      xname inspectedAt
+      bmc { driver address }
+      hardware { manufacturer model serialNumber cpuCount cpuModel memoryGiB macs biosVersion bmcFirmwareVersion disks { name model capacityBytes } }
+    }
+  }
+`);

@@ -37,6 +37,7 @@ type Documents = {
     "\n  mutation ConsolePause($name: String!) { pauseSession(name: $name, reason: \"paused from the console\") { name paused } }\n": typeof types.ConsolePauseDocument,
     "\n  mutation ConsoleResume($name: String!) { resumeSession(name: $name) { name paused } }\n": typeof types.ConsoleResumeDocument,
     "\n  mutation ConsoleAbort($name: String!) { abortSession(name: $name) { session { name aborted } stopped } }\n": typeof types.ConsoleAbortDocument,
+    "\n  query ConsoleNodeHardware($id: ID!) {\n    nodes(xnames: [$id]) {\n      xname inspectedAt\n      bmc { driver address }\n      hardware { manufacturer model serialNumber cpuCount cpuModel memoryGiB macs biosVersion bmcFirmwareVersion disks { name model capacityBytes } }\n    }\n  }\n": typeof types.ConsoleNodeHardwareDocument,
 };
 const documents: Documents = {
     "\n  query ConsoleNodeConsole($id: ID!, $attempt: DateTime, $after: String, $search: String) {\n    nodeConsole(componentId: $id, attempt: $attempt, after: $after, search: $search) {\n      attempt text cursor attempts { attempt bytes first last }\n    }\n  }\n": types.ConsoleNodeConsoleDocument,
@@ -62,6 +63,7 @@ const documents: Documents = {
     "\n  mutation ConsolePause($name: String!) { pauseSession(name: $name, reason: \"paused from the console\") { name paused } }\n": types.ConsolePauseDocument,
     "\n  mutation ConsoleResume($name: String!) { resumeSession(name: $name) { name paused } }\n": types.ConsoleResumeDocument,
     "\n  mutation ConsoleAbort($name: String!) { abortSession(name: $name) { session { name aborted } stopped } }\n": types.ConsoleAbortDocument,
+    "\n  query ConsoleNodeHardware($id: ID!) {\n    nodes(xnames: [$id]) {\n      xname inspectedAt\n      bmc { driver address }\n      hardware { manufacturer model serialNumber cpuCount cpuModel memoryGiB macs biosVersion bmcFirmwareVersion disks { name model capacityBytes } }\n    }\n  }\n": types.ConsoleNodeHardwareDocument,
 };
 
 /**
@@ -170,6 +172,10 @@ export function graphql(source: "\n  mutation ConsoleResume($name: String!) { re
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation ConsoleAbort($name: String!) { abortSession(name: $name) { session { name aborted } stopped } }\n"): (typeof documents)["\n  mutation ConsoleAbort($name: String!) { abortSession(name: $name) { session { name aborted } stopped } }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleNodeHardware($id: ID!) {\n    nodes(xnames: [$id]) {\n      xname inspectedAt\n      bmc { driver address }\n      hardware { manufacturer model serialNumber cpuCount cpuModel memoryGiB macs biosVersion bmcFirmwareVersion disks { name model capacityBytes } }\n    }\n  }\n"): (typeof documents)["\n  query ConsoleNodeHardware($id: ID!) {\n    nodes(xnames: [$id]) {\n      xname inspectedAt\n      bmc { driver address }\n      hardware { manufacturer model serialNumber cpuCount cpuModel memoryGiB macs biosVersion bmcFirmwareVersion disks { name model capacityBytes } }\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

@@ -12,6 +12,7 @@ import { mapStatus, STATUS_COLOR, STATUS_LABEL, type Status } from '../map/color
 import { words } from '../ui/badges.tsx';
 import { canOperate, useIdentity } from '../auth.tsx';
 import { RunNodesDialog, type RunNodesRequest } from '../ui/RunNodesDialog.tsx';
+import { HardwareCard } from '../ui/HardwareCard.tsx';
 import type { SuggestedAction } from '../gql/graphql.ts';
 
 /** The button that does what explain's advice says (operators only). */
@@ -276,6 +277,7 @@ export function NodePage({ id, store }: { id: string; store: NodeStore }) {
             </details>
           </section>
         )}
+        <HardwareCard id={c.id} />
       </div>
       <section>
         <h2>Timeline</h2>
