@@ -144,10 +144,20 @@ function fields(r: ComponentRow): ComponentFields {
 
 /**
  * Every column a write sets: all but the generated status, the rollout queue position (the engine's)
- * the power drift mark (the drift sweep's) and the run of failed sessions (session completion's and
- * releaseQuarantine's, db/components/quarantine.ts).
+ * the power drift mark (the drift sweep's), the run of failed sessions (session completion's and
+ * releaseQuarantine's, db/components/quarantine.ts) and the rescue image (rescue and unrescue
+ * sessions' setup, db/components/setup.ts: a BOS PUT or PATCH of a rescued node leaves it rescued).
  */
-const ENGINE_KEPT = new Set(['status', 'queuedSeq', 'powerDrift', 'failedSessions', 'sessionFailures']);
+const ENGINE_KEPT = new Set([
+  'status',
+  'queuedSeq',
+  'powerDrift',
+  'failedSessions',
+  'sessionFailures',
+  'rescueKernel',
+  'rescueKernelParameters',
+  'rescueInitrd',
+]);
 const WRITTEN = Object.entries(getTableColumns(components)).filter(([k]) => !ENGINE_KEPT.has(k));
 const COLUMNS = WRITTEN.map(([, c]) => `"${c.name}"`).join(', ');
 const RECORD_TYPE = WRITTEN.map(([, c]) => `"${c.name}" ${c.getSQLType()}`).join(', ');
