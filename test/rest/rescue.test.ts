@@ -2,7 +2,7 @@
  * The REST extension for rescue (docs/rescue.md): `POST /bootorch/v1/rescue` and `/unrescue` (also
  * under /apis/bos) create the same sessions createSession does, answered as BOS answers a session;
  * a template's boot set takes `rescue_image` over BOS's template routes and gives it back; BOS's own
- * `/v2/sessions` keeps BOS's operations. Real HTTP against the API over the simulated cluster.
+ * `/v2/sessions` keeps BOS's operations; BOS's component writes leave a rescued node rescued. Real HTTP against the API over the simulated cluster.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startCluster, type Cluster } from '../helpers/cluster.ts';
@@ -60,6 +60,11 @@ describe('REST: rescue and unrescue', { timeout: 120_000 }, () => {
     expect(await rescueKernel(id)).toMatch(/\/kernel$/);
     const status = await req('GET', '/apis/bos/v2/sessions/rest-rescue/status');
     expect(status.body).toMatchObject({ status: 'complete', percent_successful: 100 });
+
+    // BOS's component writes leave the rescue image to the rescue sessions.
+    expect((await req('PATCH', `/apis/bos/v2/components/${id}`, { enabled: false })).status).toBe(200);
+    expect((await req('PUT', `/apis/bos/v2/components/${id}`, { id, enabled: false })).status).toBe(200);
+    expect(await rescueKernel(id)).toMatch(/\/kernel$/);
 
     const again = await req('POST', '/bootorch/v1/rescue', { template_name: 'compute', limit: id, name: 'rest-rescue' });
     expect(again.status).toBe(409);

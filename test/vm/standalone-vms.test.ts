@@ -338,7 +338,7 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     const from = readFileSync(m.console, 'utf8').length;
     let t0 = Date.now();
     await runSession('rescue1', 'RESCUE', id, 180_000);
-    timings.push(`RESCUE session (1 node, from off): ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    timings.push(`RESCUE session (1 booted node): ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     const r = await component(id);
     expect(r.status_override, `${id}: ${r.error}`).toBe('');
     expect([r.rescue_kernel, r.rescue_initrd]).toEqual(['rescue/vmlinuz', 'rescue/initrd.gz']);
