@@ -171,6 +171,28 @@ describe('rescue and unrescue', { timeout: 300_000 }, () => {
     c.world.setLocked([A[3]!], false);
   });
 
+  test('a rescue under a rollout policy is admitted by it; explain says where a rescued node stands', async () => {
+    const ids = [A[1]!, A[2]!];
+    await gql(CREATE, {
+      i: { name: 'rescue-rollout', operation: 'RESCUE', templateName: 'compute', limit: ids.join(','), rollout: { maxInFlight: '1' } },
+    });
+    const s = await c.waitForSession('rescue-rollout', 90_000);
+    expect(s.error).toBeNull();
+    expect((await gql('query { session(name: "rescue-rollout") { rollout { maxInFlight } } }')).session.rollout).toEqual({
+      maxInFlight: '1',
+    });
+    const events = await c.events({ session: 'rescue-rollout' });
+    // Both queued behind the in-flight limit at setup, then admitted one at a time.
+    expect(events.filter((e) => e.kind === 'setup').map((e) => e.to_status)).toEqual(['queued', 'queued']);
+    for (const id of ids) expect((await component(id)).rescue?.kernel).toBe(rescueImage.kernel);
+    const x = (await gql('query($id: ID!) { explain(componentId: $id) { next suggestedAction } }', { id: ids[0] })).explain;
+    expect(x).toEqual({
+      next: 'Nothing: it runs its rescue image and stays there; an UNRESCUE session boots it back into its desired state (docs/rescue.md).',
+      suggestedAction: 'NONE',
+    });
+    expect((await run('unrescue-rollout', 'UNRESCUE', ids.join(','))).components).toBe(ids.join(','));
+  });
+
   test('a rescue takes a node another session holds, as every session does; the CLI starts one', async () => {
     const id = A[5]!;
     await gql(CREATE, { i: { name: 'held', operation: 'REBOOT', templateName: 'compute', limit: id } });
