@@ -1,6 +1,6 @@
 /**
  * Hardware discovery and re-inspection (docs/discovery.md): ask BMCs what they manage
- * (redfish-inventory.ts), plan what that changes in the node inventory (domain/discovery.ts), and
+ * (redfish-inventory.ts, ipmi-inventory.ts), plan what that changes in the node inventory (domain/discovery.ts), and
  * unless it is a dry run, store it: new nodes registered, known ones given their new MAC, BMC address
  * and hardware, the discovery's BMC password sealed for each node as registration seals it. A BMC
  * that does not answer, answers garbage or refuses the login is a named failure of its own; the others
@@ -14,6 +14,8 @@ import { check, fail, ok, text, type Checked } from '../../domain/validation.ts'
 import { parseComponentId } from '../../domain/xname.ts';
 import { BmcError, type BmcProblem } from './bmc.ts';
 import { BmcGuard, type BmcGuardOptions } from './bmc-guard.ts';
+import { IpmiInventory } from './ipmi-inventory.ts';
+import { IpmiTool } from './ipmi.ts';
 import { RedfishClient } from './redfish.ts';
 import { RedfishInventory } from './redfish-inventory.ts';
 import { open, seal } from './secrets.ts';
@@ -21,7 +23,9 @@ import { open, seal } from './secrets.ts';
 export const discoverRequest = z
   .object({
     targets: z.array(text(1, 255)).min(1, 'names no BMC').max(256, 'at most 256 targets (use CIDR blocks or ranges)'),
-    /** Redfish over https (default) or http; the BMCs' port (default the scheme's). */
+    /** Redfish (default) or IPMI (ipmitool: `fru print 0`, `mc info`). */
+    driver: z.enum(['redfish', 'ipmi']).default('redfish'),
+    /** Redfish over https (default) or http; the BMCs' port (default the scheme's; IPMI 623). */
     scheme: z.enum(['https', 'http']).default('https'),
     port: z.number().int().min(1).max(65_535).optional(),
     username: text(1, 255),
@@ -66,6 +70,8 @@ export interface NodeDiscoveryOptions {
   timeoutMs?: number;
   caFile?: string;
   guard?: BmcGuardOptions;
+  /** The ipmitool binary (default `ipmitool`). */
+  ipmitool?: string;
 }
 
 const failure = (address: string, xname: string | null, e: unknown): BmcFailure => ({
@@ -85,9 +91,12 @@ const known = (r: NodeInventoryRow): KnownNode => ({
 
 export class NodeDiscovery {
   private readonly inventory: RedfishInventory;
+  private readonly ipmi: IpmiInventory;
 
   constructor(private readonly o: NodeDiscoveryOptions) {
-    this.inventory = new RedfishInventory(new RedfishClient({ timeoutMs: o.timeoutMs, caFile: o.caFile }), new BmcGuard(o.guard));
+    const guard = new BmcGuard(o.guard);
+    this.inventory = new RedfishInventory(new RedfishClient({ timeoutMs: o.timeoutMs, caFile: o.caFile }), guard);
+    this.ipmi = new IpmiInventory(new IpmiTool({ binary: o.ipmitool, timeoutMs: o.timeoutMs, mode: 'process' }), guard);
   }
 
   /** Ask the BMCs the request names; store what they say unless it is a dry run. */
@@ -104,9 +113,14 @@ export class NodeDiscovery {
     await Promise.all(
       expanded.addresses.map(async (address, position) => {
         // A target's own port wins over the request's.
-        const root = `${req.scheme}://${address}${req.port && !address.includes(':') ? `:${req.port}` : ''}`;
+        const withPort = `${address}${req.port && !address.includes(':') ? `:${req.port}` : ''}`;
         try {
-          for (const s of await this.inventory.systems(root, req.username, req.password))
+          if (req.driver === 'ipmi') {
+            const hardware = await this.ipmi.read({ id: address, address: withPort, username: req.username, password: req.password });
+            found.push({ address, bmcAddress: withPort, driver: 'ipmi', systemId: '', position, hardware });
+            return;
+          }
+          for (const s of await this.inventory.systems(`${req.scheme}://${withPort}`, req.username, req.password))
             found.push({ address, bmcAddress: s.url, driver: 'redfish', systemId: s.systemId, position, hardware: s.hardware });
         } catch (e) {
           failures.push(failure(address, null, e));
@@ -136,10 +150,21 @@ export class NodeDiscovery {
     await Promise.all(
       rows.map(async (r, position) => {
         try {
-          if (r.bmcDriver !== 'redfish') throw new Error(`${r.id} has BMC driver ${r.bmcDriver}: re-inspection reads Redfish BMCs`);
+          if (r.bmcDriver === 'none') throw new Error(`${r.id} has no BMC bootorch can read`);
           if (!r.bmcSecret) throw new Error(`${r.id} has no stored BMC password`);
-          const login = { username: r.bmcUsername, password: open(key, r.id, r.bmcSecret) };
-          const s = await this.inventory.system({ id: r.id, address: r.bmcAddress, ...login });
+          const t = { id: r.id, address: r.bmcAddress, username: r.bmcUsername, password: open(key, r.id, r.bmcSecret) };
+          if (r.bmcDriver === 'ipmi') {
+            found.push({
+              address: r.bmcAddress,
+              bmcAddress: r.bmcAddress,
+              driver: 'ipmi',
+              systemId: '',
+              position,
+              hardware: await this.ipmi.read(t),
+            });
+            return;
+          }
+          const s = await this.inventory.system(t);
           found.push({ address: r.bmcAddress, bmcAddress: s.url, driver: 'redfish', systemId: s.systemId, position, hardware: s.hardware });
         } catch (e) {
           failures.push(failure(r.bmcAddress, r.id, e));

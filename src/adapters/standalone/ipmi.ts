@@ -86,6 +86,14 @@ export class IpmiTool implements BmcDriver {
     if (!ANSWER.control.test(out)) throw bmcError('ipmitool', cycle.join(' '), t, 'unexpected_answer', out.trim().slice(0, 200));
   }
 
+  /**
+   * A read-only command (`fru print 0`, `mc info`) in a process of its own: its output is whatever
+   * ipmitool prints, so no shell could tell an answer from a failure. Failures classified as power's.
+   */
+  query(t: BmcTarget, command: string[]): Promise<string> {
+    return this.runProcess(t, command, this.o.timeoutMs ?? 15_000);
+  }
+
   /** host[:port] -> -H host -p port (IPv6 as [addr]:port). */
   static hostArgs(address: string): string[] {
     const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(address) ?? /^([^:]+)(?::(\d+))?$/.exec(address);

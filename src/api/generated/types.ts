@@ -615,14 +615,17 @@ export type DesiredStateInput = {
 
 export type DiscoverNodesInput = {
   arch?: InputMaybe<Arch>;
+  /** REDFISH, or IPMI (ipmitool `fru print 0` and `mc info`: the MAC comes from a FRU Extra field). NONE is refused. */
+  driver?: InputMaybe<BmcDriver>;
   dryRun?: InputMaybe<Scalars['Boolean']['input']>;
   groups?: InputMaybe<Array<Scalars['String']['input']>>;
   /** Write-only: sealed for each node stored. */
   password: Scalars['String']['input'];
-  /** The BMCs' port when a target does not give one (default the scheme's). */
+  /** The BMCs' port when a target does not give one (default the scheme's; IPMI 623). */
   port?: InputMaybe<Scalars['Int']['input']>;
   /** What new nodes are registered with; known nodes keep theirs. */
   role?: InputMaybe<Scalars['String']['input']>;
+  /** Redfish only. */
   scheme?: InputMaybe<BmcScheme>;
   /** BMC addresses: `10.0.0.7`, `bmc7.example` (either with `:port`), `10.0.0.0/24`, `10.0.0.10-10.0.0.40` or `10.0.0.10-40`. */
   targets: Array<Scalars['String']['input']>;
@@ -900,7 +903,7 @@ export type Mutation = {
    */
   deployHeartbeat: DeployHeartbeatResult;
   /**
-   * Discovery (docs/discovery.md): ask the Redfish BMCs at `targets` what they manage and register or
+   * Discovery (docs/discovery.md): ask the BMCs at `targets` (Redfish or IPMI) what they manage and register or
    * update a node per system (matched by BMC address, then by boot MAC; a new one named by
    * `xnamePattern` or by its system Id when that is an xname), with its hardware and the given login
    * (the password sealed per node). `dryRun` shows what would change and stores nothing. A BMC that does
@@ -910,7 +913,7 @@ export type Mutation = {
    */
   discoverNodes: DiscoveryResult;
   /**
-   * Re-inspect registered Redfish nodes (all when `xnames` is not given) with their stored login: what
+   * Re-inspect registered nodes (all when `xnames` is not given) with their stored BMC address and login: what
    * changed (a NIC's MAC, memory, firmware) is planned as discovery plans it and stored unless `dryRun`.
    */
   inspectNodes: DiscoveryResult;
