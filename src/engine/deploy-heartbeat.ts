@@ -91,7 +91,9 @@ export async function deployHeartbeat(
           data: { deploy: state, from: d.state, ...(message ? { message } : {}) },
         },
       ]);
-      if (d.state !== state) await scheduler.kick(tx, ['status']);
+      // A deploy that ends (written or failed) frees its slot in the deploy budget: power-on looks at
+      // once for a node waiting for one, rather than at its next recheck.
+      if (d.state !== state) await scheduler.kick(tx, state === 'written' || state === 'failed' ? ['status', 'power-on'] : ['status']);
     }
     // The agent's credential ends with its step (Ironic wipes its token); the installed system's with its report.
     const ended = state === 'written' || state === 'failed' ? 'deploy' : state === 'active' ? 'disk' : undefined;

@@ -25,6 +25,8 @@
  * connection failures are retried a few times with backoff; counted in `/sim/counters` (`pxe`).
  */
 import http from 'node:http';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
 import { Agent } from 'undici';
 import { Turns } from '../domain/lists.ts';
 import type { DeployRecord } from '../domain/deploy.ts';
@@ -147,6 +149,8 @@ export interface PxeOptions {
   /** Told of every try: its step (bootscript, exchange, config-drive), how long it took, its status (0: no answer). */
   onAnswer?(step: string, ms: number, status: number): void;
 }
+
+const gunzip = promisify(zlib.gunzip);
 
 interface Answer {
   status: number;
@@ -327,11 +331,16 @@ export class SimPxe {
 
   /** GET /boot/v1/config-drive/<xname> with the node's deploy credential. */
   async configDrive(id: string, credential: string): Promise<Buffer> {
-    const r = await this.request(id, 'config-drive', 'GET', `/boot/v1/config-drive/${id}`, { authorization: `Bearer ${credential}` });
+    // As the deploy agent's curl --compressed asks for it.
+    const r = await this.request(id, 'config-drive', 'GET', `/boot/v1/config-drive/${id}`, {
+      authorization: `Bearer ${credential}`,
+      'accept-encoding': 'gzip',
+    });
     if (r.status !== 200) {
       this.world.counters.pxe.failed++;
       throw new PxeError(id, 'config-drive', r.status, r.body.toString().trim());
     }
+    if (r.headers['content-encoding'] === 'gzip') r.body = await gunzip(r.body);
     this.world.counters.pxe.drives++;
     // The installed system will trade the drive's ticket from this node's address.
     const t = r.body.toString('latin1').match(TICKET_ON_DRIVE)?.[0];

@@ -86,7 +86,10 @@ export async function fatImage(label: string, kib: number, files: Array<[string,
   fatfs ??= FatFs.create({ diskio });
   const ff = await fatfs;
   // From here to the return nothing awaits: no other image can take `disk` meanwhile.
-  const img = Buffer.from(template(ff, label, kib));
+  const empty = template(ff, label, kib);
+  // Not Buffer.from: that zero-fills the new buffer before copying over it.
+  const img = Buffer.allocUnsafe(empty.length);
+  empty.copy(img);
   disk = img;
   const volume = ff.malloc(FatFs.sizeof_FATFS);
   const file = ff.malloc(FatFs.sizeof_FIL);
