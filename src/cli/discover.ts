@@ -80,12 +80,13 @@ function print({ opts, out }: RunContext, r: Result): number {
 
 export function registerDiscoverCommands(n: Command): void {
   n.command('discover')
-    .description('read Redfish BMCs and register or update their nodes (docs/discovery.md)')
+    .description('read BMCs (Redfish or IPMI) and register or update their nodes (docs/discovery.md)')
     .argument('<targets...>', 'BMC addresses: 10.0.0.7, bmc7:8443, 10.0.0.0/24, 10.0.0.10-40')
     .requiredOption('--user <user>', 'BMC user name')
     .option('--password-env <var>', 'environment variable holding the BMC password')
     .option('--password-file <file>', 'file holding the BMC password')
-    .option('--scheme <scheme>', 'https or http', 'https')
+    .option('--driver <driver>', 'redfish or ipmi', 'redfish')
+    .option('--scheme <scheme>', 'redfish: https or http', 'https')
     .option('--port <port>', "the BMCs' port when a target gives none")
     .option('--xname-pattern <pattern>', 'new nodes: x3000c0s{n}b0n0, {n} = the BMC position in the targets')
     .option('--role <role>', 'new nodes: role (default Compute)')
@@ -98,6 +99,7 @@ export function registerDiscoverCommands(n: Command): void {
         const { opts } = ctx;
         const input: Record<string, unknown> = {
           targets,
+          driver: String(opts.driver).toUpperCase(),
           scheme: String(opts.scheme).toUpperCase(),
           port: opts.port === undefined ? undefined : Number(opts.port),
           username: opts.user,

@@ -91,6 +91,25 @@ sel_enable 0x20 1000 0x0a
 mc_enable 0x20
 `;
 
+/**
+ * A FRU image (IPMI Platform Management FRU Information Storage Definition v1.0) with a Product Info
+ * Area only: manufacturer, name, part number, version, serial, asset tag, FRU file id, then `extra`
+ * custom fields (ipmitool prints them as `Product Extra`). For ipmi_sim's `mc_add_fru_data ... file`.
+ */
+export function fruImage(p: { manufacturer: string; name: string; serial: string; extra?: string[] }): Buffer {
+  const field = (s: string) => Buffer.concat([Buffer.from([0xc0 | Buffer.byteLength(s)]), Buffer.from(s, 'latin1')]);
+  const fields = [p.manufacturer, p.name, '', '', p.serial, '', '', ...(p.extra ?? [])].map(field);
+  let area = Buffer.concat([Buffer.from([1, 0, 0]), ...fields, Buffer.from([0xc1])]);
+  const padded = Math.ceil((area.length + 1) / 8) * 8;
+  area = Buffer.concat([area, Buffer.alloc(padded - 1 - area.length)]);
+  area[1] = padded / 8;
+  const sum = (b: Buffer) => b.reduce((a, x) => a + x, 0);
+  area = Buffer.concat([area, Buffer.from([-sum(area) & 0xff])]);
+  const header = Buffer.from([1, 0, 0, 0, 1, 0, 0, 0]);
+  header[7] = -sum(header) & 0xff;
+  return Buffer.concat([header, area]);
+}
+
 export class SolBmc {
   readonly dir = mkdtempSync(path.join(os.tmpdir(), 'bootorch-solbmc-'));
   /** 127.0.0.1:<udp port>: the BMC address a node is registered with. */
@@ -99,13 +118,14 @@ export class SolBmc {
   private line?: Server;
   private peers = new Set<Socket>();
 
-  static async start(name = 'solnode', index = 1): Promise<SolBmc> {
+  /** `fru`: the BMC's FRU device 0 (fruImage), for discovery's `fru print 0`. */
+  static async start(name = 'solnode', index = 1, fru?: Buffer): Promise<SolBmc> {
     const b = new SolBmc();
-    await b.open(name, index);
+    await b.open(name, index, fru);
     return b;
   }
 
-  private async open(name: string, index: number): Promise<void> {
+  private async open(name: string, index: number, fru?: Buffer): Promise<void> {
     const lanPort = await freePort(true);
     this.line = createServer((s) => {
       this.peers.add(s);
@@ -118,7 +138,9 @@ export class SolBmc {
     );
     mkdirSync(path.join(this.dir, 'state'));
     writeFileSync(path.join(this.dir, 'lan.conf'), lanConf(name, lanPort, index, [`sol "tcp:127.0.0.1:${linePort}" 115200`]));
-    writeFileSync(path.join(this.dir, 'bmc.emu'), BMC_EMU);
+    if (fru) writeFileSync(path.join(this.dir, 'fru.bin'), fru);
+    const fruLine = fru ? `mc_add_fru_data 0x20 0 ${fru.length} file 0 "fru.bin"\n` : '';
+    writeFileSync(path.join(this.dir, 'bmc.emu'), BMC_EMU.replace('mc_enable 0x20\n', `${fruLine}mc_enable 0x20\n`));
     this.launch();
     this.address = `127.0.0.1:${lanPort}`;
   }

@@ -119,7 +119,9 @@ export const nodeResolvers: Resolvers = {
     },
     discoverNodes: async (_p, { input }, ctx) => {
       const discovery = discoveryOf(ctx);
-      const draft = Object.fromEntries(Object.entries({ ...input, scheme: input.scheme?.toLowerCase() }).filter(([, v]) => v != null));
+      const draft = Object.fromEntries(
+        Object.entries({ ...input, scheme: input.scheme?.toLowerCase(), driver: input.driver?.toLowerCase() }).filter(([, v]) => v != null),
+      );
       const r = valueOrThrow(await discovery.discover(ctx.db, draft));
       if (!r.dryRun) await ctx.scheduler.kick(ctx.db, ['discovery']);
       return resultView(r);
