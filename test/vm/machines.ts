@@ -18,6 +18,7 @@ import { mkdirSync, openSync, readFileSync, existsSync, writeFileSync, chmodSync
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { fruImage } from '../helpers/ipmi-sim.ts';
 
 export interface VmNode {
   name: string;
@@ -186,11 +187,15 @@ set_working_mc 0x20
   user 2 true  "${BMC_USER}" "${BMC_PASSWORD}" admin 10 none md2 md5 straight
 `,
     );
+    // The BMC's FRU names the machine and, in a Product Extra field, its NIC's MAC (what discovery reads).
+    const fru = fruImage({ manufacturer: 'QEMU', name: 'Standard PC (i440FX + PIIX)', serial: `VM${index}`, extra: [`mac=${mac}`] });
+    writeFileSync(path.join(dir, 'fru.bin'), fru);
     writeFileSync(
       path.join(dir, 'bmc.emu'),
       `mc_setbmc 0x20
 mc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 persist_sdr
 sel_enable 0x20 1000 0x0a
+mc_add_fru_data 0x20 0 ${fru.length} file 0 "fru.bin"
 mc_enable 0x20
 `,
     );

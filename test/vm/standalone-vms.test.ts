@@ -40,6 +40,7 @@ import { createStandaloneAdapters, type StandaloneAdapters } from '../../src/ada
 import { EVENTS_CHANNEL } from '../../src/db/events.ts';
 import { Machines, BMC_USER, BMC_PASSWORD } from './machines.ts';
 import { NodeRegistry } from '../../src/adapters/standalone/registry.ts';
+import { NodeDiscovery } from '../../src/adapters/standalone/discovery.ts';
 import { buildDiskImage } from './disk-image.ts';
 import { waitFor as waitOn } from '../helpers/wait.ts';
 
@@ -183,7 +184,7 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
       adapters,
       images: adapters.images,
       reports: createReportBatcher(db.db, engine.scheduler),
-      nodeRegistry: new NodeRegistry(secretKey),
+      nodeRegistry: new NodeRegistry(secretKey, new NodeDiscovery({ secretKey, timeoutMs: 15_000 })),
       secretKey,
       bootRoutes: bootRoutes({ db: db.db, filesDir: files, secretKey, onRequest: (l) => requests.push(`${Date.now()} ${l}`) }),
     });
@@ -209,7 +210,27 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     }
     await machines.ready();
 
-    // Registered through the API, as an operator would (BMC passwords sealed, never returned).
+    // Discovered first (a dry run over IPMI: ipmitool reads each BMC's FRU), then registered through
+    // the API as an operator would (BMC passwords sealed, never returned).
+    const found = (
+      await gql(
+        `mutation($i: DiscoverNodesInput!) { discoverNodes(input: $i) { asked nodes { address xname action hardware { macs model source } } failures { address message } } }`,
+        {
+          i: {
+            driver: 'IPMI',
+            targets: machines.nodes.map((m) => m.bmcAddress),
+            username: BMC_USER,
+            password: BMC_PASSWORD,
+            xnamePattern: 'x3000c0s{n}b0n0',
+            dryRun: true,
+          },
+        },
+      )
+    ).discoverNodes;
+    expect(found.failures).toEqual([]);
+    expect(found.nodes.map((n: any) => [n.address, n.action, n.hardware.macs[0], n.hardware.source])).toEqual(
+      machines.nodes.map((m) => [m.bmcAddress, 'CREATE', m.mac, 'ipmi']),
+    );
     const registered = (
       await gql(`mutation($n: [NodeInput!]!) { registerNodes(nodes: $n) { xname mac bmc { driver address hasPassword } } }`, {
         n: machines.nodes.map((m) => ({
@@ -224,6 +245,16 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     expect(registered.map((n: any) => n.bmc)).toEqual(
       machines.nodes.map((m) => ({ driver: 'IPMI', address: m.bmcAddress, hasPassword: true })),
     );
+    // Re-inspected with their stored logins: the registered VMs gain their hardware, MACs unchanged.
+    const inspected = (
+      await gql(`mutation { inspectNodes { nodes { xname action changes { field } hardware { serialNumber } } failures { message } } }`)
+    ).inspectNodes;
+    expect(inspected.failures).toEqual([]);
+    for (const n of inspected.nodes) {
+      expect(n.action).toBe('UPDATE');
+      expect(n.changes.map((c: any) => c.field)).not.toContain('mac');
+    }
+    expect(inspected.nodes.map((n: any) => n.hardware.serialNumber)).toEqual(machines.nodes.map((_, i) => `VM${i + 1}`));
     await gql(`mutation($i: SessionTemplateInput!) { putSessionTemplate(name: "vms", input: $i) { template { name } } }`, {
       i: {
         enableCfs: false,
