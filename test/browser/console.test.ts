@@ -434,6 +434,58 @@ describe.skipIf(!BROWSER_TESTS)('approval and quarantine in chromium', () => {
     await expect.poll(() => note.count(), { timeout: 15_000 }).toBe(0);
     const again = await v.gql('mutation($ids: [ID!]!) { releaseQuarantine(ids: $ids) { released notQuarantined } }', { ids: [FAILING] });
     expect(again.releaseQuarantine).toEqual({ released: [], notQuarantined: [FAILING] });
-    expect(found, 'serious or critical axe-core violations').toEqual([]);
   }, 300_000);
+
+  test('rescue a node from its page (dry run first), see it rescued, and unrescue it (docs/rescue.md)', async () => {
+    const { page } = v;
+    const NODE = 'x1000c0s1b0n0';
+    // The rescue image: the world's own image, as the option every boot set falls back to.
+    const image = (await v.gql('{ sessionTemplate(name: "compute") { bootSets { path } } }')).sessionTemplate.bootSets[0].path;
+    await v.gql('mutation($m: String!) { patchOptions(patch: { defaultRescueImage: $m }) { defaultRescueImage } }', { m: image });
+    const node = async () => (await v.gql(`{ component(id: "${NODE}") { session rescue { kernel } } }`)).component;
+    const run = async (button: string, operation: 'rescue' | 'unrescue') => {
+      await page.goto(`${v.baseUrl}/#/node/${NODE}`);
+      // A hash change: the page of the node shown before may still be on screen for a moment.
+      await expect.poll(() => page.locator('[data-testid=node-page] h1').textContent(), { timeout: 15_000 }).toContain(NODE);
+      await page.getByRole('button', { name: button }).click();
+      await page.getByTestId('run-nodes').waitFor();
+      expect(await page.getByTestId('run-nodes').textContent()).toContain(`these 1 nodes: ${NODE}`);
+      await page.getByRole('button', { name: 'Dry run' }).click();
+      await expect.poll(() => page.getByTestId('plan-counts').textContent(), { timeout: 30_000 }).toContain('1 nodes:');
+      await page.getByRole('button', { name: new RegExp(`^Start ${operation} of 1 nodes`) }).click();
+      await page.waitForSelector('[data-testid=session-page]', { timeout: 15_000 });
+      let last = '';
+      const name = await waitFor(
+        async () => {
+          const c = await node();
+          const s = c.session && (await v.gql('query($n: String!) { session(name: $n) { operation result } }', { n: c.session })).session;
+          last = JSON.stringify({ c, s });
+          return s?.operation === operation.toUpperCase() && s.result === 'COMPLETE' ? (c.session as string) : undefined;
+        },
+        `the ${operation} session completes`,
+        180_000,
+      ).catch(async (e) => {
+        const x = await v.gql(
+          `{ sessions { name operation limit result status { error } } explain(componentId: "${NODE}") { summary next } component(id: "${NODE}") { error failureReason status { status phase } actualState { bootArtifacts { kernel } } desiredState { bootArtifacts { kernel } } } }`,
+        );
+        throw new Error(`${(e as Error).message}: last ${last}; ${JSON.stringify(x)}`);
+      });
+      return name;
+    };
+
+    await run('Rescue: boot its rescue image…', 'rescue');
+    expect((await node()).rescue).toMatchObject({ kernel: expect.stringMatching(/kernel$/) });
+    await page.goto(`${v.baseUrl}/#/node/${NODE}`);
+    await expect
+      .poll(() => page.getByTestId('rescued').textContent(), { timeout: 15_000 })
+      .toContain('(its desired state is kept for the unrescue)');
+    found.push(...(await axeViolations(page, 'node (rescued)')));
+
+    await run('Unrescue: boot its desired state…', 'unrescue');
+    expect((await node()).rescue).toBeNull();
+    await page.goto(`${v.baseUrl}/#/node/${NODE}`);
+    await page.getByTestId('rescue-action').waitFor({ timeout: 15_000 });
+    expect(await page.getByTestId('rescued').count()).toBe(0);
+    expect(found, 'serious or critical axe-core violations').toEqual([]);
+  }, 400_000);
 });
