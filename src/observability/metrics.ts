@@ -175,6 +175,25 @@ export const bmcCallsInFlight = gauge(
   'BMC calls this process has in flight now (bounded by BOOTORCH_BMC_CONCURRENCY)',
 );
 
+export const bmcCallsWaiting = gauge(
+  'bootorch_bmc_calls_waiting',
+  'BMC calls this process has waiting for a turn under BOOTORCH_BMC_CONCURRENCY now (behind the calls in flight)',
+);
+
+export const bmcTurnWaitSeconds = histogram(
+  'bootorch_bmc_turn_wait_seconds',
+  'Time a BMC call waited for a turn under BOOTORCH_BMC_CONCURRENCY before it was sent, in seconds',
+  [],
+  [0.001, 0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+);
+
+export const bmcCallSeconds = histogram(
+  'bootorch_bmc_call_duration_seconds',
+  "Duration of BMC calls in seconds (sent to answered, the turn's wait not included), by outcome (ok / error)",
+  ['outcome'],
+  CALL_BUCKETS,
+);
+
 export const bmcCircuitsOpen = gauge(
   'bootorch_bmc_circuits_open',
   'BMCs whose circuit is open in this process: calls to them fail at once until a probe answers',

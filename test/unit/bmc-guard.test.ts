@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/adapters/errors.ts';
 import { BmcGuard, bmcKey, markBusy, type GuardClock } from '../../src/adapters/standalone/bmc-guard.ts';
 import type { BmcTarget } from '../../src/adapters/standalone/bmc.ts';
+import { metricsRegistry } from '../../src/observability/metrics.ts';
 
 /** Time moves only when the test says so; sleepers wake when their time has come. */
 class ManualClock implements GuardClock {
@@ -234,6 +235,35 @@ describe('limits', () => {
     }
     await Promise.all(calls);
     expect(h.max).toBe(4);
+  });
+
+  it('counts the calls waiting for a turn, their wait and their duration by outcome', async () => {
+    const sum = async (name: string, labels: Record<string, string> = {}) => {
+      const m = (await metricsRegistry.getSingleMetric(name)!.get()).values;
+      const pick = (suffix: string) =>
+        m.find((v) => v.metricName === `${name}${suffix}` && Object.entries(labels).every(([k, x]) => v.labels[k] === x))?.value ?? 0;
+      return name.endsWith('_waiting') ? (m[0]?.value ?? 0) : pick('_count');
+    };
+    const before = {
+      ok: await sum('bootorch_bmc_call_duration_seconds', { outcome: 'ok' }),
+      error: await sum('bootorch_bmc_call_duration_seconds', { outcome: 'error' }),
+      waited: await sum('bootorch_bmc_turn_wait_seconds'),
+    };
+    const { guard } = make({ concurrency: 2 });
+    const { h, fn } = held();
+    const calls = Array.from({ length: 5 }, (_, i) => guard.run(target(`n${i}`, `10.0.1.${i}:623`), fn));
+    await settle();
+    expect(await sum('bootorch_bmc_calls_waiting')).toBe(3);
+    while (h.release.length) {
+      h.release.shift()!();
+      await settle();
+    }
+    await Promise.all(calls);
+    await expect(guard.run(target('e', '10.0.2.1:623'), async () => Promise.reject(new KindError('refused_login', false)))).rejects.toThrow();
+    expect(await sum('bootorch_bmc_calls_waiting')).toBe(0);
+    expect(await sum('bootorch_bmc_call_duration_seconds', { outcome: 'ok' })).toBe(before.ok + 5);
+    expect(await sum('bootorch_bmc_call_duration_seconds', { outcome: 'error' })).toBe(before.error + 1);
+    expect(await sum('bootorch_bmc_turn_wait_seconds')).toBe(before.waited + 6);
   });
 
   it('keys BMCs by host and port', () => {

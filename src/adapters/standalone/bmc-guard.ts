@@ -16,7 +16,16 @@
  */
 import { ServiceError } from '../errors.ts';
 import { Turns } from '../../domain/lists.ts';
-import { bmcBusyAnswers, bmcCallsInFlight, bmcCallsRefused, bmcCircuitOpens, bmcCircuitsOpen } from '../../observability/metrics.ts';
+import {
+  bmcBusyAnswers,
+  bmcCallSeconds,
+  bmcCallsInFlight,
+  bmcCallsRefused,
+  bmcCallsWaiting,
+  bmcCircuitOpens,
+  bmcCircuitsOpen,
+  bmcTurnWaitSeconds,
+} from '../../observability/metrics.ts';
 import { KeyedLock, type BmcDriver, type BmcTarget } from './bmc.ts';
 import type { PowerOperation } from '../ports.ts';
 
@@ -161,12 +170,21 @@ export class BmcGuard {
       const wait = c.busyUntil - this.clock.now();
       if (wait > 0) await this.clock.sleep(wait);
       try {
+        const asked = performance.now();
+        bmcCallsWaiting.inc();
         const value = await this.turns.run(async () => {
+          bmcCallsWaiting.dec();
+          const sent = performance.now();
+          bmcTurnWaitSeconds.observe((sent - asked) / 1000);
           bmcCallsInFlight.inc();
+          let outcome = 'error';
           try {
-            return await call();
+            const v = await call();
+            outcome = 'ok';
+            return v;
           } finally {
             bmcCallsInFlight.dec();
+            bmcCallSeconds.observe({ outcome }, (performance.now() - sent) / 1000);
           }
         });
         this.answered(c);
