@@ -17,8 +17,10 @@
  * --parts=bmc runs the BMC protection figures alone (bench/bmc.ts: a reboot over Redfish undisturbed and
  * with 1 % of the BMCs dead, refusing or slow; --reps=2 --bmc-nodes=1000) and rewrites only its section.
  * --parts=standalone runs a site without CSM alone (bench/standalone.ts: the CSM real path, then the standalone
- * reboot over Redfish with PXE, at 10,000 nodes, 100,000 with --full, --standalone-sizes=N,...; and a PXE storm
- * of 10,000 nodes, --storm-sizes=N,...) and rewrites only its section.
+ * reboot over Redfish with PXE, at 10,000 nodes, 100,000 with --full, --standalone-sizes=N,...; bench/pxe-storm.ts:
+ * a PXE storm of 10,000 nodes, --storm-sizes=N,...; bench/deploys.ts: 1,000 disk deploys at once against the
+ * network's bound, --deploy-sizes=N,... --deploy-image-mib=8; an empty list (--standalone-sizes=) skips that part) and
+ * rewrites the sections of the parts that ran.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -33,14 +35,9 @@ import { runRealPath, type RealPathResult } from './real-path.ts';
 import { runReportLoad, type ReportLoadRow } from './report-load.ts';
 import { runJobsBench } from './jobs-report.ts';
 import { runBmcBench } from './bmc.ts';
-import {
-  runPxeStorm,
-  runStandaloneReboot,
-  standaloneSection,
-  rewriteStandaloneSection,
-  type StandaloneResult,
-  type StormResult,
-} from './standalone.ts';
+import { runStandaloneReboot, standaloneSection, rewriteStandaloneSection, type StandaloneResult } from './standalone.ts';
+import { rewriteStormSection, runPxeStorm, stormSection, type StormResult } from './pxe-storm.ts';
+import { deploysSection, rewriteDeploysSection, runDeploys, type DeploysResult } from './deploys.ts';
 import { runTokensBench } from './tokens.ts';
 import { runIpmiBench } from './ipmi.ts';
 import { runConsolesBench } from './consoles.ts';
@@ -75,7 +72,10 @@ async function main() {
   })();
   if (parts.size === 1 && parts.has('jobs')) {
     const num = (flag: string, d: string) =>
-      (process.argv.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3) ?? d).split(',').map(Number);
+      (process.argv.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3) ?? d)
+        .split(',')
+        .map(Number)
+        .filter((n) => n > 0);
     await runJobsBench(adminUrl, {
       sizes: sizes.filter((s) => s >= 1000),
       before,
@@ -104,7 +104,10 @@ async function main() {
   }
   if (parts.size === 1 && parts.has('tokens')) {
     const list = (flag: string, d: string) =>
-      (process.argv.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3) ?? d).split(',').map(Number);
+      (process.argv.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3) ?? d)
+        .split(',')
+        .map(Number)
+        .filter((n) => n > 0);
     await runTokensBench(adminUrl, {
       sizes: list('token-sizes', '10000,100000'),
       before,
@@ -117,7 +120,10 @@ async function main() {
   }
   if (parts.size === 1 && parts.has('standalone')) {
     const list = (flag: string, d: string) =>
-      (process.argv.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3) ?? d).split(',').map(Number);
+      (process.argv.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3) ?? d)
+        .split(',')
+        .map(Number)
+        .filter((n) => n > 0);
     const reboots: StandaloneResult[] = [];
     const csm: RealPathResult[] = [];
     const storms: StormResult[] = [];
@@ -141,11 +147,23 @@ async function main() {
         `  span ${fmt(s.spanMs)} ms, refused ${s.refused}, failed nodes ${s.failedNodes}, p99 script/exchange/drive ${fmt(s.steps.bootscript.p99)}/${fmt(s.steps.exchange.p99)}/${fmt(s.steps['config-drive'].p99)} ms`,
       );
     }
+    const deploys: DeploysResult[] = [];
+    for (const n of list('deploy-sizes', '1000')) {
+      const imageBytes = (list('deploy-image-mib', '8')[0] ?? 8) * 2 ** 20;
+      log(`standalone: ${fmt(n)} disk deploys at once of a ${fmt(imageBytes / 2 ** 20)} MiB image, uplink 800 Mbit/s, links 100 Mbit/s...`);
+      const d = await runDeploys(adminUrl, n, { imageBytes, totalMbps: 800, nodeMbps: 100, log });
+      deploys.push(d);
+      log(
+        `  ${fmt(d.wallMs)} ms, bound ${fmt(d.boundMs)} ms (x${fmt(d.wallMs / d.boundMs, 2)}), ${d.active} active, ${d.failed} failed, ${d.peakDownloads} downloads at once at most (load ${d.load.toFixed(1)})`,
+      );
+    }
     await embedded?.stop();
-    rewriteStandaloneSection(
-      standaloneSection({ reboots, csm, storms, loadAtStart, command: `npm run bench -- ${process.argv.slice(2).join(' ')}` }),
-    );
-    log('\nrewrote the standalone section of BENCHMARKS.md');
+    const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`;
+    // Each part rewrites its own section, and only when it ran.
+    if (reboots.length) rewriteStandaloneSection(standaloneSection({ reboots, csm, loadAtStart, command }));
+    if (storms.length) rewriteStormSection(stormSection(storms, { command, loadAtStart }));
+    if (deploys.length) rewriteDeploysSection(deploysSection(deploys, { command }));
+    log('\nrewrote the standalone sections of BENCHMARKS.md that ran');
     process.exit(0);
   }
   if (parts.size === 1 && parts.has('bmc')) {

@@ -9,11 +9,7 @@
  * by MAC from /boot/v1, trading its ticket for its credential and reporting with it. Instant hardware,
  * as the real path's. Measured: createSession to session complete; each process's CPU seconds from
  * createSession to complete and its peak RSS (VmHWM), per node.
- *
- * The PXE storm: the API alone (standalone, the /boot/v1 limits at their defaults) with N nodes
- * registered, each in its boot window with a disk deploy being written; every node asks for its boot
- * script from its own source address, evenly over 10 s, then trades its ticket and fetches its config
- * drive. Measured: failures (anything but 200, retries, 429s), p50/p99 of each step, the storm's span.
+ * The PXE storm beside it: bench/pxe-storm.ts.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs';
@@ -24,17 +20,13 @@ import { startRole, type RoleProcess } from '../test/helpers/processes.ts';
 import { freePort } from '../test/helpers/global-setup.ts';
 import { createApiToken } from '../src/auth/api-tokens.ts';
 import { nodeInput } from '../src/cli/nodes.ts';
-import { NodeRegistry } from '../src/adapters/standalone/registry.ts';
-import { StandaloneBootParams } from '../src/adapters/standalone/boot-params.ts';
-import { setDeploys } from '../src/db/deploys.ts';
-import { SimWorld } from '../src/sim/world.ts';
-import { BMC_PASSWORD_ENV, SimPxe, simMac } from '../src/sim/standalone.ts';
+import { BMC_PASSWORD_ENV } from '../src/sim/standalone.ts';
 import { freshDatabase } from './scale.ts';
 import { cpuSeconds } from './api-load.ts';
 import { rewriteSection } from './fanout-report.ts';
 import type { RealPathResult } from './real-path.ts';
 
-export const STANDALONE_TITLE = '## 8. Standalone at site scale: a reboot over Redfish, a PXE storm';
+export const STANDALONE_TITLE = '## 8. Standalone at site scale: a reboot over Redfish';
 
 type Roles = { sim: number; api: number; worker: number };
 
@@ -54,7 +46,7 @@ export interface StandaloneResult {
   load: number;
 }
 
-function peakRssMb(pid: number | undefined): number {
+export function peakRssMb(pid: number | undefined): number {
   const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : Number.NaN;
 }
@@ -69,7 +61,7 @@ async function until<T>(f: () => Promise<T | undefined | false>, what: string, t
   }
 }
 
-function bootFiles(): string {
+export function bootFiles(): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bootorch-bench-standalone-'));
   writeFileSync(
     path.join(dir, 'manifest.json'),
@@ -194,145 +186,11 @@ export async function runStandaloneReboot(adminUrl: string, nodes: number, log: 
   }
 }
 
-export interface StormStep {
-  count: number;
-  p50: number;
-  p99: number;
-  max: number;
-}
-
-export interface StormResult {
-  nodes: number;
-  /** The storm's first script request to its last config drive, ms. */
-  spanMs: number;
-  /** Requests answered other than 200 (429s included), retries, and nodes that gave up. */
-  refused: number;
-  throttled: number;
-  retried: number;
-  failedNodes: number;
-  steps: Record<'bootscript' | 'exchange' | 'config-drive', StormStep>;
-  apiCpu: number;
-  apiRssMb: number;
-  load: number;
-}
-
-const pct = (xs: number[], p: number) => {
-  if (!xs.length) return 0;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
-};
-
-export async function runPxeStorm(
-  adminUrl: string,
-  nodes: number,
-  o: { stormMs?: number; log: (m: string) => void },
-): Promise<StormResult> {
-  const stormMs = o.stormMs ?? 10_000;
-  const conn = await freshDatabase(adminUrl, `bootorch_bench_storm_${nodes}`);
-  const world = new SimWorld({ nodes, seed: 3 });
-  const ids = world.ids();
-  const dir = bootFiles();
-  let api: RoleProcess | undefined;
-  let pxe: SimPxe | undefined;
-  try {
-    // Every node registered, being deployed (its deploy agent running, so its config drive is served), in its boot window.
-    const key = randomBytes(32);
-    const reg = await new NodeRegistry(key).register(
-      conn.db,
-      ids.map((xname, i) => ({ xname, mac: simMac(i) })),
-    );
-    if (!reg.ok) throw new Error(`registering: ${JSON.stringify(reg.errors.slice(0, 3))}`);
-    await conn.pool.query(`insert into components (id, last_action) select unnest($1::text[]), 'newly_discovered' on conflict do nothing`, [
-      ids,
-    ]);
-    await setDeploys(
-      conn.db,
-      { name: 'storm', tenantKey: '' },
-      ids.map((id) => ({
-        id,
-        deploy: {
-          image: { url: 'http://127.0.0.1:1/image.raw', format: 'raw', checksum: `sha256:${'0'.repeat(64)}` },
-          config_drive: { meta_data: '' },
-        },
-      })),
-    );
-    await conn.pool.query(`update component_deploys set state = 'starting'`);
-    await new StandaloneBootParams(conn.db).setBootParameters({
-      hosts: ids,
-      kernel: 'vmlinuz',
-      initrd: 'initrd.gz',
-      params: 'console=ttyS0',
-    });
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    api = startRole('api', {
-      BOOTORCH_ADAPTERS: 'standalone',
-      DATABASE_URL: conn.url,
-      BOOTORCH_SECRET_KEY: key.toString('base64'),
-      BOOTORCH_BOOT_FILES: dir,
-      BOOTORCH_BOOT_URL: base,
-      BOOTORCH_AUTH_MODE: 'tokens',
-      PORT: String(port),
-    });
-    await api.waitFor(/bootorch api: /, 300_000);
-    const times: Record<string, number[]> = { bootscript: [], exchange: [], 'config-drive': [] };
-    let refused = 0;
-    pxe = new SimPxe(world, {
-      bootUrl: base,
-      connections: 100_000,
-      timeoutMs: 60_000,
-      onAnswer(step, ms, status) {
-        if (status === 200) times[step]?.push(ms);
-        else refused++;
-      },
-    });
-    const load = os.loadavg()[0]!;
-    const cpu0 = cpuSeconds(api.proc.pid);
-    let failedNodes = 0;
-    const t0 = performance.now();
-    await Promise.all(
-      ids.map(async (id, k) => {
-        const at = (k * stormMs) / nodes;
-        await new Promise((r) => setTimeout(r, Math.max(0, at - (performance.now() - t0))));
-        try {
-          const entry = await pxe!.netboot(world.node(id)!);
-          const cred = pxe!.credentials.get(id);
-          if (entry === 'disk' || !cred) throw new Error(`${id}: no ticket in its boot script`);
-          await pxe!.configDrive(id, cred);
-        } catch (e) {
-          if (failedNodes++ < 3) o.log(`  storm: ${(e as Error).message}`);
-        }
-      }),
-    );
-    const spanMs = performance.now() - t0;
-    const step = (xs: number[]): StormStep => ({ count: xs.length, p50: pct(xs, 50), p99: pct(xs, 99), max: Math.max(0, ...xs) });
-    return {
-      nodes,
-      spanMs,
-      refused,
-      throttled: world.counters.pxe.throttled,
-      retried: world.counters.pxe.retried,
-      failedNodes,
-      steps: { bootscript: step(times.bootscript!), exchange: step(times.exchange!), 'config-drive': step(times['config-drive']!) },
-      apiCpu: cpuSeconds(api.proc.pid) - cpu0,
-      apiRssMb: peakRssMb(api.proc.pid),
-      load,
-    };
-  } finally {
-    pxe?.close();
-    world.close();
-    await api?.stop();
-    rmSync(dir, { recursive: true, force: true });
-    await conn.close();
-  }
-}
-
-const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+export const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 
 export function standaloneSection(x: {
   reboots: StandaloneResult[];
   csm: RealPathResult[];
-  storms: StormResult[];
   loadAtStart: number[];
   command: string;
 }): string {
@@ -356,14 +214,6 @@ export function standaloneSection(x: {
       x.reboots.map((r) => `${fmt(r.nodes)} nodes ${fmt(r.registerMs / 1000, 1)} s + ${fmt(r.discoveryMs / 1000, 1)} s`).join('; ') +
       '.',
     '',
-    'The PXE storm: the API alone (standalone, /boot/v1 limits at their defaults: 20/s burst 40 per source, 5,000/s burst 20,000 overall), every node registered, in its boot window with a disk deploy being written; each node asks for its boot script from its own source address, evenly over 10 s, then trades its ticket and fetches its config drive (built per request: mkfs.vfat and mcopy). Latency is per request, as the node sees it.',
-    '',
-    '| nodes | storm span | refused (429 or other) / retried / nodes failed | boot script p50 / p99 / max | exchange p50 / p99 / max | config drive p50 / p99 / max | API CPU s (per node) | API peak RSS | load (1 min) |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...x.storms.map((s) => {
-      const st = (k: keyof StormResult['steps']) => `${fmt(s.steps[k].p50)} / ${fmt(s.steps[k].p99)} / ${fmt(s.steps[k].max)} ms`;
-      return `| ${fmt(s.nodes)} | ${fmt(s.spanMs)} ms | ${s.refused} / ${s.retried} / ${s.failedNodes} | ${st('bootscript')} | ${st('exchange')} | ${st('config-drive')} | ${fmt(s.apiCpu, 1)} (${fmt((s.apiCpu * 1000) / s.nodes, 2)} ms) | ${fmt(s.apiRssMb)} MB | ${s.load.toFixed(1)} |`;
-    }),
     '',
   ].join('\n');
 }

@@ -75,9 +75,11 @@ export async function startCluster(
     kicks?: boolean;
     /** Measure the ports (metrics, spans) as the roles do. */
     instrument?: boolean;
+    /** A database to use instead of a fresh one from the test run's template (the benches', outside vitest). */
+    db?: TestDb;
   } = {},
 ): Promise<Cluster> {
-  const db = await freshDb();
+  const db = o.db ?? (await freshDb());
   await db.pool.query('insert into options (id, data) values (1, $1)', [JSON.stringify({ ...FAST_OPTIONS, ...o.options })]);
   const world = new SimWorld({ nodes: 8, ...o.world });
   const adapters = o.instrument ? instrumentAdapters(createSimAdapters(world)) : createSimAdapters(world);

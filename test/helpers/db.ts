@@ -3,7 +3,6 @@
  * unless KEEP_TEST_DB is set, so a failing file's data can be inspected.
  */
 import pg from 'pg';
-import { inject } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { connect, type Connection } from '../../src/db/client.ts';
 import { withDatabase } from './global-setup.ts';
@@ -14,6 +13,8 @@ export interface TestDb extends Connection {
 }
 
 export async function freshDb(): Promise<TestDb> {
+  // Loaded here, not at the top: the benches import helpers that import this file, outside vitest.
+  const { inject } = await import('vitest');
   const adminUrl = inject('adminUrl');
   const template = inject('template');
   const name = `bootorch_t_${randomBytes(6).toString('hex')}`;
