@@ -241,7 +241,10 @@ describe('limits', () => {
     const sum = async (name: string, labels: Record<string, string> = {}) => {
       const m = (await metricsRegistry.getSingleMetric(name)!.get()).values;
       const pick = (suffix: string) =>
-        m.find((v) => v.metricName === `${name}${suffix}` && Object.entries(labels).every(([k, x]) => v.labels[k] === x))?.value ?? 0;
+        m.find(
+          (v) =>
+            (v as { metricName?: string }).metricName === `${name}${suffix}` && Object.entries(labels).every(([k, x]) => v.labels[k] === x),
+        )?.value ?? 0;
       return name.endsWith('_waiting') ? (m[0]?.value ?? 0) : pick('_count');
     };
     const before = {
@@ -259,7 +262,9 @@ describe('limits', () => {
       await settle();
     }
     await Promise.all(calls);
-    await expect(guard.run(target('e', '10.0.2.1:623'), async () => Promise.reject(new KindError('refused_login', false)))).rejects.toThrow();
+    await expect(
+      guard.run(target('e', '10.0.2.1:623'), async () => Promise.reject(new KindError('refused_login', false))),
+    ).rejects.toThrow();
     expect(await sum('bootorch_bmc_calls_waiting')).toBe(0);
     expect(await sum('bootorch_bmc_call_duration_seconds', { outcome: 'ok' })).toBe(before.ok + 5);
     expect(await sum('bootorch_bmc_call_duration_seconds', { outcome: 'error' })).toBe(before.error + 1);
