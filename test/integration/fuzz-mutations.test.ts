@@ -25,6 +25,7 @@ import { createClient, type Client } from 'graphql-ws';
 import { startHarness, type GqlResult, type Harness } from './api-harness.ts';
 import { randomBytes } from 'node:crypto';
 import { NodeRegistry } from '../../src/adapters/standalone/registry.ts';
+import { NodeDiscovery } from '../../src/adapters/standalone/discovery.ts';
 import { buildSchema } from '../../src/api/schema.ts';
 
 // The CommonJS graphql, the copy graphql-tools built the schema with (see src/api/server.ts).
@@ -342,8 +343,10 @@ async function checksum(): Promise<string> {
 let ws: Client;
 
 beforeAll(async () => {
-  // With a node registry, so the standalone inventory's mutations are fuzzed too (schema/nodes.graphql).
-  h = await startHarness({ nodeRegistry: new NodeRegistry(randomBytes(32)) });
+  // With a node registry and discovery, so the standalone inventory's mutations are fuzzed too
+  // (schema/nodes.graphql); a BMC a fuzzed target happens to name is given half a second.
+  const key = randomBytes(32);
+  h = await startHarness({ nodeRegistry: new NodeRegistry(key, new NodeDiscovery({ secretKey: key, timeoutMs: 500 })) });
   ws = createClient({
     url: h.server.wsUrl,
     webSocketImpl: WebSocket,
