@@ -55,7 +55,7 @@ describe('bootorch node', { timeout: 120_000 }, () => {
     expect(open(key, 'x3000c0s3b0n0', sealed)).toBe('from-a-file');
 
     const list = await runCli(['node', 'list'], env);
-    expect(list.stdout).toMatch(/^XNAME\s+MAC\s+ARCH\s+GROUPS\s+ENABLED\s+BMC\s+KERNEL\n/);
+    expect(list.stdout).toMatch(/^XNAME\s+MAC\s+ARCH\s+GROUPS\s+ENABLED\s+BMC\s+MEM GiB\s+BIOS\s+KERNEL\n/);
     expect(list.stdout).toMatch(/x3000c0s3b0n0\s+52:54:00:00:00:03\s+X86\s+compute,gpu\s+true\s+ipmi 10\.1\.0\.13/);
     expect(list.stdout).not.toMatch(/from-/);
 
