@@ -445,10 +445,17 @@ function mountFallbacks(app: express.Express, api: ApiParts, open: express.Reque
   });
 }
 
+/**
+ * Connections the kernel may hold for the API before it accepts them (node's default is 511; Linux
+ * caps it at net.core.somaxconn): a PXE storm opens a thousand new connections a second, and past the
+ * queue the kernel drops them (TcpExtListenOverflows), which the node sees as a reset or a timeout.
+ */
+const LISTEN_BACKLOG = 4096;
+
 function listen(server: http.Server, port: number, host: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
+    server.listen({ port, host, backlog: LISTEN_BACKLOG }, () => {
       server.off('error', reject);
       resolve();
     });
