@@ -226,7 +226,13 @@ describe('BMCs are protected', () => {
       // Busy once: the BMC recovers after its first busy answer; the second ask, a Retry-After later, gets the answer.
       exchanges.length = 0;
       const asking = power.powerStatus([id]);
-      await waitFor(async () => exchanges.some((x) => x.path === `/redfish/v1/Systems/${id}` && x.status === status), 'the first busy answer', 5_000, undefined, 20);
+      await waitFor(
+        async () => exchanges.some((x) => x.path === `/redfish/v1/Systems/${id}` && x.status === status),
+        'the first busy answer',
+        5_000,
+        undefined,
+        20,
+      );
       world.faults.setNodes('bmcBusy', []);
       const st2 = await asking;
       const asked = exchanges.filter((x) => x.path === `/redfish/v1/Systems/${id}`);
