@@ -45,8 +45,6 @@ export const discoverRequest = z
   })
   .strict();
 
-export type DiscoverRequest = z.input<typeof discoverRequest>;
-
 export interface BmcFailure {
   /** The BMC address asked (a target address, or a known node's BMC address). */
   address: string;
