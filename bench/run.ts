@@ -55,6 +55,16 @@ const casesArg = process.argv
   .split(',')
   .map(Number);
 
+/** The value of `--flag=V`, or `d` when it is not given. */
+const flag = (name: string, d: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? d;
+/** `--flag=N` as a number. */
+const flagNumber = (name: string, d: number) => Number(flag(name, String(d)));
+/** `--flag=1,2,3` as the positive numbers listed (an empty value lists none: that part is skipped). */
+const flagList = (name: string, d: string) =>
+  flag(name, d)
+    .split(',')
+    .map(Number)
+    .filter((n) => n > 0);
 const log = (m: string) => process.stdout.write(`${m}\n`);
 const loadAtStart = os.loadavg();
 const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
@@ -71,17 +81,12 @@ async function main() {
     return v;
   })();
   if (parts.size === 1 && parts.has('jobs')) {
-    const num = (flag: string, d: string) =>
-      (process.argv.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3) ?? d)
-        .split(',')
-        .map(Number)
-        .filter((n) => n > 0);
     await runJobsBench(adminUrl, {
       sizes: sizes.filter((s) => s >= 1000),
       before,
-      reps: num('reps', '3')[0]!,
-      workersAt: num('workers-at', '10000')[0]!,
-      workers: num('workers', '1,2,4'),
+      reps: flagList('reps', '3')[0]!,
+      workersAt: flagList('workers-at', '10000')[0]!,
+      workers: flagList('workers', '1,2,4'),
       log,
     });
     await embedded?.stop();
@@ -89,29 +94,27 @@ async function main() {
     process.exit(0);
   }
   if (parts.size === 1 && parts.has('ipmi')) {
-    const num = (flag: string, d: number) => Number(process.argv.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3) ?? d);
-    await runIpmiBench({ bmcs: num('ipmi-bmcs', 100), calls: num('ipmi-calls', 10), concurrency: num('ipmi-concurrency', 64), log });
+    await runIpmiBench({
+      bmcs: flagNumber('ipmi-bmcs', 100),
+      calls: flagNumber('ipmi-calls', 10),
+      concurrency: flagNumber('ipmi-concurrency', 64),
+      log,
+    });
     await embedded?.stop();
     log('\nrewrote the IPMI section of BENCHMARKS.md');
     process.exit(0);
   }
   if (parts.size === 1 && parts.has('consoles')) {
-    const num = (flag: string, d: number) => Number(process.argv.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3) ?? d);
-    await runConsolesBench(adminUrl, { nodes: num('console-nodes', 20), bootBytes: num('console-boot-bytes', 65_536), log });
+    await runConsolesBench(adminUrl, { nodes: flagNumber('console-nodes', 20), bootBytes: flagNumber('console-boot-bytes', 65_536), log });
     await embedded?.stop();
     log('\nrewrote the console capture section of BENCHMARKS.md');
     process.exit(0);
   }
   if (parts.size === 1 && parts.has('tokens')) {
-    const list = (flag: string, d: string) =>
-      (process.argv.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3) ?? d)
-        .split(',')
-        .map(Number)
-        .filter((n) => n > 0);
     await runTokensBench(adminUrl, {
-      sizes: list('token-sizes', '10000,100000'),
+      sizes: flagList('token-sizes', '10000,100000'),
       before,
-      beforeReissueMax: list('before-reissue-max', '10000')[0]!,
+      beforeReissueMax: flagList('before-reissue-max', '10000')[0]!,
       log,
     });
     await embedded?.stop();
@@ -119,15 +122,10 @@ async function main() {
     process.exit(0);
   }
   if (parts.size === 1 && parts.has('standalone')) {
-    const list = (flag: string, d: string) =>
-      (process.argv.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3) ?? d)
-        .split(',')
-        .map(Number)
-        .filter((n) => n > 0);
     const reboots: StandaloneResult[] = [];
     const csm: RealPathResult[] = [];
     const storms: StormResult[] = [];
-    for (const n of list('standalone-sizes', args.has('--full') ? '10000,100000' : '10000')) {
+    for (const n of flagList('standalone-sizes', args.has('--full') ? '10000,100000' : '10000')) {
       log(`standalone: the CSM real path, reboot of ${fmt(n)} nodes...`);
       const c = await runRealPath(adminUrl, n);
       csm.push(c);
@@ -139,7 +137,7 @@ async function main() {
         `  ${fmt(r.wallMs)} ms (x${fmt(r.wallMs / c.wallMs, 2)} CSM), ${fmt(r.stable)} stable, pxe ${JSON.stringify(r.pxe)}, CPU s sim/api/worker ${fmt(r.cpu.sim, 1)}/${fmt(r.cpu.api, 1)}/${fmt(r.cpu.worker, 1)}, RSS MB ${fmt(r.rssMb.sim)}/${fmt(r.rssMb.api)}/${fmt(r.rssMb.worker)} (load ${r.load.toFixed(1)})`,
       );
     }
-    for (const n of list('storm-sizes', '10000')) {
+    for (const n of flagList('storm-sizes', '10000')) {
       log(`standalone: PXE storm of ${fmt(n)} nodes in 10 s (script, exchange, config drive)...`);
       const s = await runPxeStorm(adminUrl, n, { log });
       storms.push(s);
@@ -148,8 +146,8 @@ async function main() {
       );
     }
     const deploys: DeploysResult[] = [];
-    for (const n of list('deploy-sizes', '1000')) {
-      const imageBytes = (list('deploy-image-mib', '8')[0] ?? 8) * 2 ** 20;
+    for (const n of flagList('deploy-sizes', '1000')) {
+      const imageBytes = (flagList('deploy-image-mib', '8')[0] ?? 8) * 2 ** 20;
       log(`standalone: ${fmt(n)} disk deploys at once of a ${fmt(imageBytes / 2 ** 20)} MiB image, uplink 800 Mbit/s, links 100 Mbit/s...`);
       const d = await runDeploys(adminUrl, n, { imageBytes, totalMbps: 800, nodeMbps: 100, log });
       deploys.push(d);
@@ -167,8 +165,7 @@ async function main() {
     process.exit(0);
   }
   if (parts.size === 1 && parts.has('bmc')) {
-    const num = (flag: string, d: number) => Number(process.argv.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3) ?? d);
-    await runBmcBench(adminUrl, { nodes: num('bmc-nodes', 1000), reps: num('reps', 2), log });
+    await runBmcBench(adminUrl, { nodes: flagNumber('bmc-nodes', 1000), reps: flagNumber('reps', 2), log });
     await embedded?.stop();
     log('\nrewrote the BMC protection section of BENCHMARKS.md');
     process.exit(0);
