@@ -25,7 +25,9 @@ describe('engine at 1,000 nodes with faults', () => {
   it('fails exactly the nodes that never power on; the stubborn ones are forced off and finish', async () => {
     c = await startCluster({
       world: { nodes: 1000, seed: 11, initial: { booted: true, desiredConfig: 'compute-cfg' }, ...INSTANT },
-      options: { max_power_off_wait_time: 1, max_power_on_wait_time: 1, default_retry_policy: 2 },
+      // Waits of a few seconds, not one: under load a status pass can take longer than a second to see
+      // an instant node's new power state, and a 1 s wait then escalated and failed stubborn nodes.
+      options: { max_power_off_wait_time: 4, max_power_on_wait_time: 4, default_retry_policy: 2 },
     });
     const ids = c.world.ids().sort();
     // Disjoint, deterministic fault sets: 5% ignore soft-off, 2% never power on.

@@ -41,13 +41,12 @@ describe('map layout', () => {
     expect(a.labels.map((t) => t.text)).toEqual(['x1000', 'x1001', 'x3000', 'other nodes']);
   });
 
-  test('100,000 nodes lay out at once, one cell each, about as wide as tall', () => {
+  // How long the layout takes is a figure of the map bench (BENCHMARKS.md, the console map), not a pass mark here.
+  test('100,000 nodes lay out one cell each, about as wide as tall', () => {
     const ids: string[] = [];
     for (let cab = 1000; ids.length < 100_000; cab++) ids.push(...cabinet(cab));
     ids.length = 100_000;
-    const t0 = performance.now();
     const l = layoutNodes(ids);
-    expect(performance.now() - t0).toBeLessThan(2000);
     const cells = new Set<number>();
     for (let i = 0; i < ids.length; i++) cells.add(l.y[i]! * l.width + l.x[i]!);
     expect(cells.size).toBe(100_000);
