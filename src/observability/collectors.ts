@@ -11,9 +11,13 @@
 import { gauge } from './metrics.ts';
 import { readSystemState, type SystemState } from '../db/system-state.ts';
 import { ENDED_RESULTS } from '../domain/session-result.ts';
+import { FAILURE_REASONS } from '../domain/failures.ts';
 import { HEARTBEAT_ALIVE_SECONDS } from '../engine/heartbeat.ts';
 import { queueDepths } from '../engine/queue/open-jobs.ts';
 import type { Db } from '../db/client.ts';
+
+/** bootorch_components_failed's reasons: the closed set, and `unknown` for a failure stored without one. */
+const FAILURE_REASON_LABELS = [...Object.keys(FAILURE_REASONS), 'unknown'];
 
 /**
  * What a scrape reads, set by collectSystemState. prom-client calls each gauge's `collect` (its
@@ -129,8 +133,12 @@ export function collectSystemState(db: Db, o: { minIntervalMs?: number } = {}): 
     if (!s) return;
     components.reset();
     for (const r of s.components) components.set({ status: r.status, phase: r.phase }, r.count);
+    // Every reason has a series, 0 while no node failed for it: a reason's first failures are then a
+    // rise of a series Prometheus already has, which delta() and the failure-spike alert see (a
+    // series that appears from nothing has no earlier sample to compare with).
     failed.reset();
-    for (const r of s.failed) failed.set({ reason: r.reason || 'unknown' }, r.count);
+    for (const reason of FAILURE_REASON_LABELS) failed.set({ reason }, 0);
+    for (const r of s.failed) failed.inc({ reason: r.reason || 'unknown' }, r.count);
     quarantined.set(s.quarantined);
     ended.reset();
     for (const r of ENDED_RESULTS) ended.set({ result: r }, s.ended.find((e) => e.result === r)?.count ?? 0);

@@ -9,7 +9,9 @@
  * With BOOTORCH_PROMETHEUS_TESTS=1, a real Prometheus (Debian's `prometheus`, on a free port, with
  * its own data folder, started and stopped by PID) scrapes the three processes every second with the
  * repository's alert rules (their `for:` shortened to 5 s, nothing else changed): BootorchServiceFailing
- * for pcs and BootorchWorkStuck must fire during the outage; `promtool check rules` must pass.
+ * for pcs and BootorchWorkStuck must fire during the outage; with the worker stopped afterwards, the
+ * API replica (scraped with a viewer credential) still serves the engine gauge and BootorchEngineDown
+ * must fire; `promtool check rules` must pass.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -56,7 +58,7 @@ const pendingAge = (text: string) =>
       .map((s) => s.value),
   );
 
-async function startPrometheus(targets: { job: string; target: string }[]): Promise<typeof prometheus> {
+async function startPrometheus(targets: { job: string; target: string; token?: string }[]): Promise<typeof prometheus> {
   const dir = mkdtempSync(path.join(tmpdir(), 'bootorch-prometheus-'));
   const rules = parse(readFileSync(RULES, 'utf8'));
   for (const g of rules.groups) for (const r of g.rules) r.for = '5s';
@@ -66,7 +68,12 @@ async function startPrometheus(targets: { job: string; target: string }[]): Prom
     stringify({
       global: { scrape_interval: '1s', evaluation_interval: '1s' },
       rule_files: ['alerts.yml'],
-      scrape_configs: targets.map((t) => ({ job_name: t.job, static_configs: [{ targets: [t.target] }] })),
+      // The API's /metrics wants a credential (viewer or above), as prometheus.example.yml gives it.
+      scrape_configs: targets.map((t) => ({
+        job_name: t.job,
+        static_configs: [{ targets: [t.target] }],
+        ...(t.token ? { authorization: { type: 'Bearer', credentials: t.token } } : {}),
+      })),
     }),
   );
   const port = await freePort();
@@ -125,7 +132,11 @@ describe('metrics of every role during a reboot with PCS down', () => {
     if (PROMETHEUS) {
       const host = (u: string) => new URL(u).host;
       prometheus = await startPrometheus([
-        { job: 'bootorch-api', target: host(stack.apiUrls[0]!) },
+        {
+          job: 'bootorch-api',
+          target: host(stack.apiUrls[0]!),
+          token: (await createApiToken(db.db, { role: 'viewer', subject: 'prometheus' })).token,
+        },
         { job: 'bootorch-worker', target: host(workerMetrics) },
         { job: 'bootorch-sim', target: host(stack.simUrl) },
       ]);
@@ -318,6 +329,39 @@ describe('metrics of every role during a reboot with PCS down', () => {
       expect(value(text, 'nodejs_eventloop_lag_p99_seconds'), role).toBeGreaterThan(0);
     }
   }, 400_000);
+
+  test.runIf(PROMETHEUS)(
+    'with the worker stopped, the API replica serves the engine gauge and BootorchEngineDown fires',
+    async () => {
+      const url = prometheus!.url;
+      const up = async () =>
+        (
+          (await (await fetch(`${url}/api/v1/query?query=up`)).json()) as {
+            data: { result: { metric: { job: string }; value: [number, string] }[] };
+          }
+        ).data.result;
+      // Every role scraped, the API with its credential (a 401 would be up 0 and no database-wide gauge from it).
+      expect(Object.fromEntries((await up()).map((r) => [r.metric.job, r.value[1]]))).toEqual({
+        'bootorch-api': '1',
+        'bootorch-worker': '1',
+        'bootorch-sim': '1',
+      });
+      expect(await firingAlerts(url)).not.toContain('BootorchEngineDown');
+      await stack.worker.stop();
+      let seen: string[] = [];
+      // The heartbeat ages out within 15 s of the last beat; the rule's for: is 5 s here.
+      await waitFor(
+        async () => {
+          seen = await firingAlerts(url);
+          return seen.includes('BootorchEngineDown');
+        },
+        'BootorchEngineDown firing in Prometheus with no worker',
+        60_000,
+        () => `firing: ${seen.join(', ')}`,
+      );
+    },
+    90_000,
+  );
 
   test.runIf(PROMETHEUS)('Prometheus fired the expected alerts during the outage; promtool accepts the rules', () => {
     expect(firedDuringOutage).toEqual(expect.arrayContaining(['BootorchServiceFailing{pcs}', 'BootorchWorkStuck']));

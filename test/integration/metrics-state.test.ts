@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { freshDb, type TestDb } from '../helpers/db.ts';
-import { local, value } from '../helpers/metrics.ts';
+import { local, samples, value } from '../helpers/metrics.ts';
+import { FAILURE_REASONS } from '../../src/domain/failures.ts';
 import { percentile } from '../helpers/processes.ts';
 import { collectSystemState, type StateCollector } from '../../src/observability/collectors.ts';
 import { EngineHeartbeat } from '../../src/engine/heartbeat.ts';
@@ -84,6 +85,11 @@ describe('state gauges', () => {
     let text = await local();
     expect(value(text, 'bootorch_components_failed', { reason: 'bmc_unreachable' })).toBe(2);
     expect(value(text, 'bootorch_components_failed', { reason: 'boot_never_reported' })).toBe(1);
+    // Every other reason is there at 0 (a reason's first failures are then a rise Prometheus can see).
+    const reasons = samples(text, 'bootorch_components_failed');
+    expect(reasons.map((r) => r.labels.reason).sort()).toEqual([...Object.keys(FAILURE_REASONS), 'unknown'].sort());
+    expect(reasons.filter((r) => r.value > 0).length).toBe(3);
+    expect(value(text, 'bootorch_components_failed')).toBe(4);
     expect(value(text, 'bootorch_sessions_ended', { result: 'complete_with_failures' })).toBe(1);
     expect(value(text, 'bootorch_sessions_ended', { result: 'aborted' })).toBe(1);
     expect(value(text, 'bootorch_sessions_ended', { result: 'failed' })).toBe(1);
