@@ -68,9 +68,9 @@ export function fanoutSection(rs: FanoutResult[], loadAtStart: number[]): string
   return [
     FANOUT_TITLE,
     '',
-    `Run on ${new Date().toISOString().slice(0, 10)} with \`npm run bench -- ${process.argv.slice(2).join(' ')}\`. Subscribers (graphql-ws clients in the bench process) on a separate \`bootorch api\` process during a reboot, selecting \`cursor at\` of each event. Lag: arrival at the client − the event's \`at\` (its writing transaction's start). Drain: from the session's completion to the last event at the last subscriber (– : not within 10 s; the missing deliveries are counted). Bytes: TCP bytes the client read, per subscriber. API write lag: the same lag measured in the API, from the oldest event of a shared message to its write to each subscriber's socket (upper bound of the histogram bucket, \`bootorch_live_write_lag_seconds\`; – for the code before, which has no such metric): what the API adds, without the clients' own time. Goal: every event within 2 s of completion, lag p99 under 1 s, API RSS under 400 MB. Load average when the fan-out run started: ${loadAtStart.map((l) => l.toFixed(2)).join(', ')}.`,
+    `Run on ${new Date().toISOString().slice(0, 10)} with \`npm run bench -- ${process.argv.slice(2).join(' ')}\`. Subscribers (graphql-ws clients in the bench process) on a separate \`bootorch api\` process during a reboot, selecting \`cursor at\` of each event. Lag: arrival at the client − the event's \`at\` (the time its row was written, \`clock_timestamp()\`). Drain: from the session's completion to the last event at the last subscriber (– : not within 10 s; the missing deliveries are counted). Bytes: TCP bytes the client read, per subscriber. API write lag: the same lag measured in the API, from the oldest event of a shared message to its write to each subscriber's socket (upper bound of the histogram bucket, \`bootorch_live_write_lag_seconds\`; – for the code before, which has no such metric): what the API adds, without the clients' own time. Goal: every event within 2 s of completion, lag p99 under 1 s, API RSS under 400 MB. Load average when the fan-out run started: ${loadAtStart.map((l) => l.toFixed(2)).join(', ')}.`,
     '',
-    'Before multiplexing (main at `da5031f`: the subscription executed once per event per subscriber), the figures on record were, for 200 subscribers on one session\'s componentEvents during a 1,000-node reboot (7,000 events each): lag p50 8,076 ms, p99 13,584 ms, 1,285,867 of 1,400,000 deliveries still queued 10 s after completion (2026-11-29, load up to 8); p50 5.7 s, p99 10.7 s, 1,097,912 still queued (2026-11-30, quiet machine). Rows marked "(before)" below ran that code again in this same run (`--before=DIR`).',
+    'Rows marked "(before)", when present, ran another checkout\'s API in this same run (`--before=DIR`); the figures from before multiplexing are in [the log](docs/benchmarks/log/bench-run-2026-12-01.md).',
     '',
     '| case | nodes | deliveries | lag p50 | lag p99 | drain | missing | messages / subscriber | bytes / subscriber | API peak RSS | API write lag p50 / p99 | goal |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
@@ -85,6 +85,15 @@ export function fanoutSection(rs: FanoutResult[], loadAtStart: number[]): string
 /** Replace the fan-out section of an existing BENCHMARKS.md (up to the next `## `), keeping the rest. */
 export function rewriteFanoutSection(file: string, section: string): void {
   rewriteSection(file, FANOUT_TITLE, section);
+}
+
+/** The section titled `title` as the file has it now (up to the next `## `), or undefined. */
+export function currentSection(file: string, title: string): string | undefined {
+  const md = fs.readFileSync(file, 'utf8');
+  const start = md.indexOf(title);
+  if (start < 0) return undefined;
+  const next = md.indexOf('\n## ', start + title.length);
+  return `${md.slice(start, next < 0 ? undefined : next).trimEnd()}\n`;
 }
 
 /** Replace the section titled `title` (up to the next `## `) with `section`; append it when there is none. */

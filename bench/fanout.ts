@@ -95,6 +95,7 @@ export async function runFanout(adminUrl: string, c: FanoutCase): Promise<Fanout
   let apiPeakRssMb = NaN;
   let bytes = 0;
   let metrics = '';
+  let metricsHeaders: Record<string, string> = {};
   const tag = `_fan_${c.label.replace(/\W+/g, '_').toLowerCase()}`.slice(0, 30);
   await runScale(adminUrl, c.nodes, {
     tag,
@@ -102,6 +103,8 @@ export async function runFanout(adminUrl: string, c: FanoutCase): Promise<Fanout
       async ready(x) {
         conn = x;
         const token = (await createApiToken(x.db, { role: 'viewer', subject: 'bench-fanout' })).token;
+        // The API's /metrics wants a credential too (viewer or above).
+        metricsHeaders = { authorization: `Bearer ${token}` };
         api = await startApiProcess(x, c.deflate ? { BOOTORCH_WS_DEFLATE: 'true' } : {}, c.apiDir);
         nodeOf =
           c.filter === 'one-node-each'
@@ -152,7 +155,8 @@ export async function runFanout(adminUrl: string, c: FanoutCase): Promise<Fanout
         // The API attaches subscriptions asynchronously (token check, tenant): start once all are live,
         // so the run measures the live path (an API without these metrics, the "before", is not waited for).
         const metricsUrl = api.url.replace(/graphql$/, 'metrics');
-        const live = async () => Number(/^bootorch_live_live (\S+)$/m.exec(await (await fetch(metricsUrl)).text())?.[1] ?? NaN);
+        const live = async () =>
+          Number(/^bootorch_live_live (\S+)$/m.exec(await (await fetch(metricsUrl, { headers: metricsHeaders })).text())?.[1] ?? NaN);
         for (const until = Date.now() + 120_000; Date.now() < until; ) {
           const n = await live();
           if (Number.isNaN(n) || n >= c.subscribers) break;
@@ -177,7 +181,7 @@ export async function runFanout(adminUrl: string, c: FanoutCase): Promise<Fanout
         while (Date.now() < deadline && behind()) await new Promise((r) => setTimeout(r, 20));
         if (!behind()) drainMs = Date.now() - done;
         apiPeakRssMb = peakRssMb(api!.child.pid!);
-        metrics = await (await fetch(api!.url.replace(/graphql$/, 'metrics'))).text();
+        metrics = await (await fetch(api!.url.replace(/graphql$/, 'metrics'), { headers: metricsHeaders })).text();
         if (process.env.BENCH_API_LOG) {
           const maxId = (await conn.pool.query('select max(id) from component_events')).rows[0].max;
           process.stderr.write(

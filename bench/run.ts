@@ -30,7 +30,7 @@ import { freshDatabase, runScale, type ScaleResult } from './scale.ts';
 import { runFloor } from './floor.ts';
 import { runApiLoad, type ApiLoadResult } from './api-load.ts';
 import type { FanoutResult } from './fanout.ts';
-import { fanoutCases, fanoutSection, rewriteFanoutSection, runFanoutCases } from './fanout-report.ts';
+import { currentSection, FANOUT_TITLE, fanoutCases, fanoutSection, rewriteFanoutSection, runFanoutCases } from './fanout-report.ts';
 import { runRealPath, type RealPathResult } from './real-path.ts';
 import { runReportLoad, type ReportLoadRow } from './report-load.ts';
 import { runJobsBench } from './jobs-report.ts';
@@ -241,9 +241,13 @@ async function main() {
     process.exit(0);
   }
   if (!api) throw new Error('a run that writes the whole of BENCHMARKS.md needs the api part');
-  const md = report({ rows, polling, pollingOf, api, fan: fanoutSection(fan, fanLoad), pgVersion, real, reportLoad });
+  // A run without the fan-out part keeps the fan-out section of the last run that had it.
+  const fanSection = parts.has('fanout')
+    ? fanoutSection(fan, fanLoad)
+    : (currentSection('BENCHMARKS.md', FANOUT_TITLE) ?? fanoutSection(fan, fanLoad));
+  const md = report({ rows, polling, pollingOf, api, fan: fanSection, pgVersion, real, reportLoad });
   writeWholeRun('BENCHMARKS.md', md);
-  log('\nrewrote sections 1–5 and the goals of BENCHMARKS.md');
+  log(`\nrewrote sections 1–${parts.has('fanout') ? 5 : 4} and the goals of BENCHMARKS.md`);
   process.exit(0);
 }
 
