@@ -21,6 +21,7 @@ import { SimPxe, simMac } from '../src/sim/standalone.ts';
 import { DEFAULT_BOOT_PER_SOURCE, DEFAULT_BOOT_TOTAL } from '../src/api/boot/limits.ts';
 import { freshDatabase } from './scale.ts';
 import { cpuSeconds } from './api-load.ts';
+import { profileArgs } from './real-path.ts';
 import { rewriteSection } from './fanout-report.ts';
 import { bootFiles, fmt, peakRssMb } from './standalone.ts';
 
@@ -140,15 +141,20 @@ export async function runPxeStorm(
     });
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    api = startRole('api', {
-      BOOTORCH_ADAPTERS: 'standalone',
-      DATABASE_URL: conn.url,
-      BOOTORCH_SECRET_KEY: key.toString('base64'),
-      BOOTORCH_BOOT_FILES: dir,
-      BOOTORCH_BOOT_URL: base,
-      BOOTORCH_AUTH_MODE: 'tokens',
-      PORT: String(port),
-    });
+    api = startRole(
+      'api',
+      {
+        BOOTORCH_ADAPTERS: 'standalone',
+        DATABASE_URL: conn.url,
+        BOOTORCH_SECRET_KEY: key.toString('base64'),
+        BOOTORCH_BOOT_FILES: dir,
+        BOOTORCH_BOOT_URL: base,
+        BOOTORCH_AUTH_MODE: 'tokens',
+        PORT: String(port),
+      },
+      [],
+      profileArgs('api'),
+    );
     await api.waitFor(/bootorch api: /, 300_000);
     const times: Record<string, number[]> = { bootscript: [], exchange: [], 'config-drive': [] };
     let refused = 0;

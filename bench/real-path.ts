@@ -15,6 +15,15 @@ import { freshDatabase } from './scale.ts';
 import { cpuSeconds, machineCpuSeconds } from './api-load.ts';
 import type { Connection } from '../src/db/client.ts';
 
+/**
+ * Node's arguments for a bench's role process: PROF=sim,api,worker asks for a CPU profile of those
+ * roles in /tmp/prof-<role> (written when they stop); SIM_PROF=1 is PROF=sim.
+ */
+export function profileArgs(role: string): string[] {
+  const profiled = new Set([...(process.env.PROF ?? '').split(','), ...(process.env.SIM_PROF ? ['sim'] : [])]);
+  return profiled.has(role) ? ['--cpu-prof', `--cpu-prof-dir=/tmp/prof-${role}`] : [];
+}
+
 export interface RealPathResult {
   nodes: number;
   replicas: number;
@@ -115,10 +124,6 @@ export async function runRealPath(
   const roles: RoleProcess[] = [];
   try {
     const [workerPort, ...ports] = await freePorts(replicas + 1);
-    // PROF=sim,api,worker: a CPU profile of those roles' processes in /tmp/prof-<role> (written when
-    // they stop); SIM_PROF=1 is PROF=sim.
-    const profiled = new Set([...(process.env.PROF ?? '').split(','), ...(process.env.SIM_PROF ? ['sim'] : [])]);
-    const prof = (role: string) => (profiled.has(role) ? ['--cpu-prof', `--cpu-prof-dir=/tmp/prof-${role}`] : []);
     const sim = startRole(
       'sim',
       { SIM_NODES: String(nodes) },
@@ -137,7 +142,7 @@ export async function runRealPath(
         tokenFile,
         ...(o.faults ?? []).flatMap((f) => ['--fault', f]),
       ],
-      prof('sim'),
+      profileArgs('sim'),
     );
     roles.push(sim);
     const simUrl = (await sim.waitFor(/simulator: GET (\S+)\/sim\/info/, 120_000))[1]!;
@@ -151,14 +156,19 @@ export async function runRealPath(
     };
     const apiUrls: string[] = [];
     for (const port of ports) {
-      const api = startRole('api', { ...env, PORT: String(port) }, [], prof('api'));
+      const api = startRole('api', { ...env, PORT: String(port) }, [], profileArgs('api'));
       roles.push(api);
       apiUrls.push((await api.waitFor(/bootorch api: (\S+)/, 120_000))[1]!);
     }
     // The first worker serves its metrics on workerPort (the status passes are read from it).
     for (let i = 0; i < (o.workers ?? 1); i++)
       roles.push(
-        startRole('worker', { ...env, ...o.workerEnv, ...(i === 0 ? { WORKER_HEALTH_PORT: String(workerPort) } : {}) }, [], prof('worker')),
+        startRole(
+          'worker',
+          { ...env, ...o.workerEnv, ...(i === 0 ? { WORKER_HEALTH_PORT: String(workerPort) } : {}) },
+          [],
+          profileArgs('worker'),
+        ),
       );
     const ids = await until(
       async () => {

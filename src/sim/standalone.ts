@@ -185,7 +185,20 @@ interface HeartbeatAnswer {
   hasConfigDrive: boolean;
 }
 
-const TICKET_ON_DRIVE = /btk_[A-Za-z0-9_-]{43}/;
+const TICKET_ON_DRIVE = /^btk_[A-Za-z0-9_-]{43}/;
+
+/**
+ * The boot ticket a config drive carries, found in its bytes: a match on the drive decoded as one string
+ * would be a slice of that string and keep the whole drive alive for as long as the ticket is held (at
+ * 10,000 nodes, every drive of the storm).
+ */
+function ticketOnDrive(drive: Buffer): string | undefined {
+  for (let at = drive.indexOf('btk_'); at >= 0; at = drive.indexOf('btk_', at + 4)) {
+    const t = TICKET_ON_DRIVE.exec(drive.subarray(at, at + 47).toString('latin1'))?.[0];
+    if (t) return t;
+  }
+  return undefined;
+}
 
 /** The nodes' side of bootorch's /boot/v1: boot scripts, tickets, credentials, config drives. */
 export class SimPxe {
@@ -343,7 +356,7 @@ export class SimPxe {
     if (r.headers['content-encoding'] === 'gzip') r.body = await gunzip(r.body);
     this.world.counters.pxe.drives++;
     // The installed system will trade the drive's ticket from this node's address.
-    const t = r.body.toString('latin1').match(TICKET_ON_DRIVE)?.[0];
+    const t = ticketOnDrive(r.body);
     if (t) this.ticketOwner.set(t, id);
     return r.body;
   }

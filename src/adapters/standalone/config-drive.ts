@@ -1,10 +1,11 @@
 /**
  * Disk deploys' config drive, as Ironic makes one: a small filesystem image the deploy agent writes
  * to a partition at the end of the node's disk after the image. bootorch builds it here from the boot
- * set's `config_drive` as a cloud-init NoCloud drive: a 2 MiB FAT filesystem labelled `cidata`
- * holding `user-data` and `meta-data` (when the boot set's meta-data is empty, `instance-id` and
- * `local-hostname` are the node's xname, as cloud-init needs an instance id). Built in this process
- * with FatFs (fat-image.ts), no outside tool: about 1.5 ms a drive.
+ * set's `config_drive` as a cloud-init NoCloud drive: a FAT filesystem labelled `cidata` holding
+ * `user-data` and `meta-data` (when the boot set's meta-data is empty, `instance-id` and
+ * `local-hostname` are the node's xname, as cloud-init needs an instance id), 256 KiB unless its
+ * files need more. Built in this process with FatFs (fat-image.ts), no outside tool: about 0.5 ms a
+ * drive.
  */
 import type { Db } from '../../db/client.ts';
 import { deployOf } from '../../db/deploys.ts';
@@ -15,8 +16,12 @@ import { AGENT_STATES, type ConfigDriveRecord } from '../../domain/deploy.ts';
 import { fatImage } from './fat-image.ts';
 import { openUserData, SecretKeyError } from './secrets.ts';
 
-/** The filesystem's size, KiB: room for user-data and meta-data (64 KiB each at most) and FAT's overhead. */
-export const CONFIG_DRIVE_KIB = 2048;
+/**
+ * The filesystem's sizes, KiB, smallest first: the first the files fit in is the drive's. 256 KiB holds
+ * user-data and meta-data of 64 KiB each with FAT's overhead; 65,536 characters of either (the fields'
+ * limit) can be up to three times that in UTF-8, which 1 MiB holds.
+ */
+export const CONFIG_DRIVE_KIBS = [256, 512, 1024, 2048] as const;
 export const CONFIG_DRIVE_LABEL = 'cidata';
 
 /**
@@ -37,7 +42,7 @@ export async function buildConfigDrive(
     userData = openUserData(secretKey, cd.user_data_sealed);
   }
   // cloud-init looks for the label cidata or CIDATA.
-  return fatImage(CONFIG_DRIVE_LABEL, CONFIG_DRIVE_KIB, [
+  return fatImage(CONFIG_DRIVE_LABEL, CONFIG_DRIVE_KIBS, [
     ['user-data', userData],
     ['meta-data', cd.meta_data || `instance-id: ${xname}\nlocal-hostname: ${xname}\n`],
     ...more,

@@ -2,7 +2,7 @@
  * Small FAT filesystem images built in this process with ChaN's FatFs (the js-fatfs package,
  * WebAssembly): f_mkfs formats an empty image of a given size once per size and label (the template,
  * kept in memory), and each image is a copy of it with its files written by FatFs, long names
- * included. An image costs a copy and a few FatFs calls (about 1.5 ms for 2 MiB), where dosfstools'
+ * included. An image costs a copy and a few FatFs calls (about 0.5 ms for 256 KiB, 2 ms for 2 MiB), where dosfstools'
  * mkfs.vfat and an mcopy per file cost a process each (about 57 ms, BENCHMARKS.md section 8) and
  * needed both tools where the API runs.
  */
@@ -78,14 +78,33 @@ function template(ff: FatFs.FatFs, label: string, kib: number): Buffer {
   return t;
 }
 
+/** Why a file does not go on an image of a given size: the next size up is tried. */
+class DoesNotFit extends Error {}
+
 /**
- * A FAT image of `kib` KiB labelled `label` holding `files` (name, contents) in its root folder.
- * Throws an Error naming the file and FatFs's code when a file cannot be written (it does not fit).
+ * A FAT image labelled `label` holding `files` (name, contents) in its root folder, of the smallest size
+ * in `kibs` (ascending, KiB) they fit in: a drive of a few KiB of text is not copied, written and
+ * compressed as megabytes of zeros. Throws an Error naming the file when it fits in none, or naming the
+ * step and FatFs's code when FatFs fails otherwise.
  */
-export async function fatImage(label: string, kib: number, files: Array<[string, string]>): Promise<Buffer> {
+export async function fatImage(label: string, kibs: readonly number[], files: Array<[string, string]>): Promise<Buffer> {
   fatfs ??= FatFs.create({ diskio });
   const ff = await fatfs;
-  // From here to the return nothing awaits: no other image can take `disk` meanwhile.
+  const contents = files.map(([name, text]) => [name, Buffer.from(text)] as const);
+  let last: DoesNotFit | undefined;
+  for (const kib of kibs) {
+    try {
+      return fill(ff, label, kib, contents);
+    } catch (e) {
+      if (!(e instanceof DoesNotFit)) throw e;
+      last = e;
+    }
+  }
+  throw new Error(`cannot build the FAT image: ${last?.message ?? 'the files'} does not fit in ${kibs.at(-1) ?? 0} KiB`);
+}
+
+function fill(ff: FatFs.FatFs, label: string, kib: number, files: ReadonlyArray<readonly [string, Buffer]>): Buffer {
+  // Synchronous from here to the return: no other image can take `disk` meanwhile.
   const empty = template(ff, label, kib);
   // Not Buffer.from: that zero-fills the new buffer before copying over it.
   const img = Buffer.allocUnsafe(empty.length);
@@ -96,15 +115,18 @@ export async function fatImage(label: string, kib: number, files: Array<[string,
   const written = ff.malloc(4);
   try {
     check(ff.f_mount(volume, '', 1), 'mounting the empty image');
-    for (const [name, text] of files) {
-      const bytes = Buffer.from(text);
-      check(ff.f_open(file, name, FatFs.FA_WRITE | FatFs.FA_CREATE_NEW), `creating ${name}`);
+    for (const [name, bytes] of files) {
+      const opened = ff.f_open(file, name, FatFs.FA_WRITE | FatFs.FA_CREATE_NEW);
+      // FR_DENIED: no room for the file's directory entry.
+      if (opened === FatFs.FR_DENIED) throw new DoesNotFit(name);
+      check(opened, `creating ${name}`);
       const data = ff.malloc(bytes.length + 1);
       ff.HEAPU8.set(bytes, data);
       const code = ff.f_write(file, data, bytes.length, written);
       ff.free(data);
       check(code, `writing ${name}`);
-      if (ff.getValue(written, 'i32') !== bytes.length) throw new Error(`cannot build the FAT image: ${name} does not fit`);
+      // A full volume is a short write, not an error code.
+      if (ff.getValue(written, 'i32') !== bytes.length) throw new DoesNotFit(name);
       check(ff.f_close(file), `closing ${name}`);
     }
     return img;

@@ -35,6 +35,8 @@ export function bootLimits(o: BootLimitOptions, counted: (req: express.Request) 
   const trust: (addr: string, i: number) => boolean =
     typeof t === 'boolean' ? () => t : typeof t === 'number' ? (_a, i) => i < t : proxyaddr.compile(t);
   const source = (req: express.Request) => {
+    // Trusting no proxy, the source is the connection's: no X-Forwarded-For to parse on every request.
+    if (t === false) return addressKey(req.socket?.remoteAddress);
     try {
       return addressKey(proxyaddr(req, trust));
     } catch {
