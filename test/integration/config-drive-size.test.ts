@@ -57,9 +57,16 @@ describe('config drive size', () => {
   });
 
   it('fails naming the file when the files fit in no size', async () => {
-    await expect(fatImage('cidata', [256], [['small', 'a'], ['big', 'b'.repeat(300 * 1024)]])).rejects.toThrow(
-      'cannot build the FAT image: big does not fit in 256 KiB',
-    );
+    await expect(
+      fatImage(
+        'cidata',
+        [256],
+        [
+          ['small', 'a'],
+          ['big', 'b'.repeat(300 * 1024)],
+        ],
+      ),
+    ).rejects.toThrow('cannot build the FAT image: big does not fit in 256 KiB');
     // Just over what the smallest size holds: the next one.
     const image = await fatImage('cidata', CONFIG_DRIVE_KIBS, [['big', 'b'.repeat(250 * 1024)]]);
     expect(image.length).toBe(512 * 1024);
