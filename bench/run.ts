@@ -134,7 +134,7 @@ async function main() {
       const r = await runStandaloneReboot(adminUrl, n, log);
       reboots.push(r);
       log(
-        `  ${fmt(r.wallMs)} ms (x${fmt(r.wallMs / c.wallMs, 2)} CSM), ${fmt(r.stable)} stable, pxe ${JSON.stringify(r.pxe)}, CPU s sim/api/worker ${fmt(r.cpu.sim, 1)}/${fmt(r.cpu.api, 1)}/${fmt(r.cpu.worker, 1)}, RSS MB ${fmt(r.rssMb.sim)}/${fmt(r.rssMb.api)}/${fmt(r.rssMb.worker)} (load ${r.load.toFixed(1)})`,
+        `  ${fmt(r.wallMs)} ms (x${fmt(r.wallMs / c.wallMs, 2)} CSM), ${fmt(r.stable)} stable, pxe ${JSON.stringify(r.pxe)}, CPU s sim/api/worker ${fmt(r.cpu.sim, 1)}/${fmt(r.cpu.api, 1)}/${fmt(r.cpu.worker, 1)}, RSS MB ${fmt(r.rssMb.sim)}/${fmt(r.rssMb.api)}/${fmt(r.rssMb.worker)}, BMC calls ${fmt(r.calls.count)} (mean ${fmt(r.calls.meanMs, 1)} ms, turn wait mean ${fmt(r.calls.turnWaitMeanMs, 1)} ms) (load ${r.load.toFixed(1)})`,
       );
     }
     for (const n of flagList('storm-sizes', '10000')) {

@@ -24,7 +24,7 @@ import { BMC_PASSWORD_ENV } from '../src/sim/standalone.ts';
 import { freshDatabase } from './scale.ts';
 import { cpuSeconds } from './api-load.ts';
 import { rewriteSection } from './fanout-report.ts';
-import type { RealPathResult } from './real-path.ts';
+import { profileArgs, type RealPathResult } from './real-path.ts';
 
 export const STANDALONE_TITLE = '## 8. Standalone at site scale: a reboot over Redfish';
 
@@ -42,8 +42,32 @@ export interface StandaloneResult {
   rssMb: Roles;
   pxe: Record<string, number>;
   bmc: { maxInFlight: number; maxInFlightPerNode: number };
+  /** The worker's BMC calls over the whole run (its metrics): how many, their mean time, their mean wait for a turn. */
+  calls: BmcCalls;
   reports: { delivered: number; refused: number };
   load: number;
+}
+
+interface BmcCalls {
+  count: number;
+  meanMs: number;
+  turnWaitMeanMs: number;
+}
+
+/** The worker's BMC call totals from its Prometheus text (bootorch_bmc_call_duration_seconds, bootorch_bmc_turn_wait_seconds). */
+function bmcCalls(metrics: string): BmcCalls {
+  const total = (name: string) =>
+    metrics
+      .split('\n')
+      .filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`))
+      .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  const count = total('bootorch_bmc_call_duration_seconds_count');
+  const waits = total('bootorch_bmc_turn_wait_seconds_count');
+  return {
+    count,
+    meanMs: count ? (total('bootorch_bmc_call_duration_seconds_sum') / count) * 1000 : Number.NaN,
+    turnWaitMeanMs: waits ? (total('bootorch_bmc_turn_wait_seconds_sum') / waits) * 1000 : Number.NaN,
+  };
 }
 
 export function peakRssMb(pid: number | undefined): number {
@@ -89,21 +113,26 @@ export async function runStandaloneReboot(adminUrl: string, nodes: number, log: 
   try {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    roles.sim = startRole('sim', {}, [
-      '--standalone',
-      '--boot-url',
-      base,
-      '--nodes',
-      String(nodes),
-      '--port',
-      '0',
-      '--timing',
-      'instant',
-      '--initial',
-      'booted',
-      '--nodes-file',
-      nodesFile,
-    ]);
+    roles.sim = startRole(
+      'sim',
+      {},
+      [
+        '--standalone',
+        '--boot-url',
+        base,
+        '--nodes',
+        String(nodes),
+        '--port',
+        '0',
+        '--timing',
+        'instant',
+        '--initial',
+        'booted',
+        '--nodes-file',
+        nodesFile,
+      ],
+      profileArgs('sim'),
+    );
     const simUrl = (await roles.sim.waitFor(/simulator: GET (\S+)\/sim\/info/, 300_000))[1]!;
     const env = {
       BOOTORCH_ADAPTERS: 'standalone',
@@ -116,9 +145,10 @@ export async function runStandaloneReboot(adminUrl: string, nodes: number, log: 
       BOOTORCH_RATE_LIMIT_BURST: '0',
       PORT: String(port),
     };
-    roles.api = startRole('api', env);
+    roles.api = startRole('api', env, [], profileArgs('api'));
     await roles.api.waitFor(/bootorch api: /, 300_000);
-    roles.worker = startRole('worker', env);
+    const workerMetrics = await freePort();
+    roles.worker = startRole('worker', { ...env, WORKER_HEALTH_PORT: String(workerMetrics) }, [], profileArgs('worker'));
     const admin = (await createApiToken(conn.db, { role: 'admin', subject: 'bench' })).token;
     const gql = async (query: string, variables: Record<string, unknown> = {}) => {
       const r = await fetch(`${base}/graphql`, {
@@ -178,7 +208,8 @@ export async function runStandaloneReboot(adminUrl: string, nodes: number, log: 
       bmc: { maxInFlight: number; maxInFlightPerNode: number };
       reports: { delivered: number; refused: number };
     };
-    return { nodes, wallMs, registerMs, discoveryMs, stable, cpu, rssMb, pxe: c.pxe, bmc: c.bmc, reports: c.reports, load };
+    const calls = bmcCalls(await (await fetch(`http://127.0.0.1:${workerMetrics}/metrics`)).text());
+    return { nodes, wallMs, registerMs, discoveryMs, stable, cpu, rssMb, pxe: c.pxe, bmc: c.bmc, calls, reports: c.reports, load };
   } finally {
     await Promise.all(Object.values(roles).map((p) => p.stop()));
     rmSync(dir, { recursive: true, force: true });
