@@ -96,8 +96,6 @@ export class Machines {
     writeFileSync(
       path.join(dir, 'start.sh'),
       `#!/bin/sh
-echo "$(date +%s%3N)" >> ${dir}/power-ons
-echo "$1" >> ${dir}/boots
 echo $$ >> ${dir}/qemu.pids
 ${this.o.machine === 'sleep' ? 'exec sleep 3600\n' : ''}case "$1" in
   pxe) boot="-boot order=n"; rom="" ;;
@@ -152,6 +150,10 @@ while [ $# -gt 0 ]; do
         dev=$(bootdev)
         echo none > $D/bootdev
         case $dev in pxe) ;; default) dev=disk ;; *) dev=none ;; esac
+        # Recorded before the answer, not by start.sh in the background: a status read that
+        # follows the power-on finds the record (once it was missing at load in CI).
+        now=\${EPOCHREALTIME/./}; echo $((now / 1000)) >> $D/power-ons
+        echo "$dev" >> $D/boots
         setsid $D/start.sh $dev </dev/null >>$D/machine.log 2>&1 &
         echo $! > $D/qemu.pid
       elif pid; then
