@@ -9,13 +9,17 @@
  * device set the machine stays in firmware and boots nothing. Like a real BMC, the setting holds for
  * one boot. ipmi_sim keeps no boot options of its own (without a chassis program it refuses them, and
  * ipmitool still exits 0), so a boot device bootorch did not set, or set wrongly, fails the test.
+ * Each node's serial port is a UART this harness holds (a TCP relay): QEMU connects its serial port
+ * to it and ipmi_sim its SOL line (lan.conf `sol "tcp:..."`, when a SOL session is activated), so
+ * what the guest prints reaches an IPMI Serial-over-LAN client as on real hardware, and is also
+ * appended to the node's console.log, whatever SOL does.
  * Every process started here is tracked by PID (ipmi_sim as spawned, each QEMU by the PID file its
  * start script writes before exec) and killed by PID in stop(), also after a failure.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { mkdirSync, openSync, readFileSync, existsSync, writeFileSync, chmodSync, mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { appendFileSync, mkdirSync, openSync, readFileSync, existsSync, writeFileSync, chmodSync, mkdtempSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fruImage } from '../helpers/ipmi-sim.ts';
@@ -27,7 +31,10 @@ export interface VmNode {
   dir: string;
   /** 127.0.0.1:<udp port>, the BMC address bootorch registers. */
   bmcAddress: string;
+  /** Everything the guest's serial port sent (the UART relay appends it). */
   console: string;
+  /** True while ipmi_sim has the serial line connected (an active SOL session). */
+  solConnected(): boolean;
   /** Epoch ms of each power-on (start.sh writes one line per start). */
   powerOns(): number[];
   /** The boot device of each power-on, in order: `pxe`, `disk`, or `none` when none was set. */
@@ -67,6 +74,8 @@ export class Machines {
   readonly root = mkdtempSync(path.join(os.tmpdir(), 'bootorch-vm-'));
   readonly nodes: VmNode[] = [];
   private readonly sims: ChildProcess[] = [];
+  private readonly uarts: Server[] = [];
+  private readonly uartSockets = new Set<Socket>();
 
   /**
    * `machine: 'qemu'` boots a VM; `'sleep'` makes the "machine" a `sleep` process (power = alive), for
@@ -88,6 +97,7 @@ export class Machines {
     const vmPort = await freePort(false);
     const mac = `52:54:00:00:00:${index.toString(16).padStart(2, '0')}`;
     const consoleLog = path.join(dir, 'console.log');
+    const uart = await this.uart(consoleLog);
     // QEMU's monitor on a pair of FIFOs in the node's folder (monitor.in, monitor.out): chassis.sh
     // writes a line to it with bash alone, and no port is held between the harness and QEMU.
     const monitor = path.join(dir, 'monitor');
@@ -105,7 +115,7 @@ esac
 rm -f ${monitor}.in ${monitor}.out && mkfifo ${monitor}.in ${monitor}.out
 exec qemu-system-x86_64 -machine pc -accel ${this.o.accel ?? 'tcg'} -m ${this.o.memoryMb ?? 256} -smp 1 -display none \\
   -chardev pipe,id=mon0,path=${monitor} -mon chardev=mon0,mode=readline \\
-  -chardev file,id=con0,path=${consoleLog},append=on -serial chardev:con0 $boot ${o.disk ? `-drive file=${o.disk},if=virtio,format=raw` : ''} \\
+  -chardev socket,id=con0,host=127.0.0.1,port=${uart.qemuPort} -serial chardev:con0 $boot ${o.disk ? `-drive file=${o.disk},if=virtio,format=raw` : ''} \\
   -netdev user,id=n0,bootfile=${this.o.bootfile} \\
   -device virtio-net-pci,netdev=n0,mac=${mac}$rom \\
   -chardev socket,id=ipmi0,host=127.0.0.1,port=${vmPort},reconnect=10 \\
@@ -184,6 +194,7 @@ set_working_mc 0x20
     guid ${guid}
   endlan
   serial 15 127.0.0.1 ${vmPort} codec VM
+  sol "tcp:127.0.0.1:${uart.solPort}" 115200
   chassis_control "${dir}/chassis.sh"
   user 1 true  ""      "test"     user  10 none md2 md5 straight
   user 2 true  "${BMC_USER}" "${BMC_PASSWORD}" admin 10 none md2 md5 straight
@@ -216,11 +227,49 @@ mc_enable 0x20
       dir,
       bmcAddress: `127.0.0.1:${lanPort}`,
       console: consoleLog,
+      solConnected: uart.solConnected,
       powerOns: () => lines(path.join(dir, 'power-ons')).map(Number),
       boots: () => lines(path.join(dir, 'boots')),
     };
     this.nodes.push(node);
     return node;
+  }
+
+  /**
+   * A node's UART: QEMU's serial port connects to `qemuPort` at the machine's start (so the line is
+   * there before the guest prints), ipmi_sim's SOL line to `solPort` while a session is active. Bytes
+   * from the guest go to console.log and every SOL line; bytes typed over SOL go to the guest.
+   */
+  private async uart(consoleLog: string): Promise<{ qemuPort: number; solPort: number; solConnected: () => boolean }> {
+    writeFileSync(consoleLog, '');
+    const guests = new Set<Socket>();
+    const sols = new Set<Socket>();
+    const listen = async (onSocket: (s: Socket) => void): Promise<number> => {
+      const server = createServer((s) => {
+        this.uartSockets.add(s);
+        s.on('close', () => this.uartSockets.delete(s));
+        s.on('error', () => s.destroy());
+        onSocket(s);
+      });
+      this.uarts.push(server);
+      return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+    };
+    const qemuPort = await listen((s) => {
+      guests.add(s);
+      s.on('close', () => guests.delete(s));
+      s.on('data', (b) => {
+        appendFileSync(consoleLog, b);
+        for (const l of sols) l.write(b);
+      });
+    });
+    const solPort = await listen((s) => {
+      sols.add(s);
+      s.on('close', () => sols.delete(s));
+      s.on('data', (b) => {
+        for (const g of guests) g.write(b);
+      });
+    });
+    return { qemuPort, solPort, solConnected: () => sols.size > 0 };
   }
 
   /** ipmitool against a node's BMC, as an operator would type it. */
@@ -271,7 +320,7 @@ mc_enable 0x20
       });
   }
 
-  /** Power off over IPMI, then kill any QEMU and every ipmi_sim by PID. Never throws. */
+  /** Power off over IPMI, then kill any QEMU and every ipmi_sim by PID, and close the UARTs. Never throws. */
   async stop(): Promise<void> {
     for (const n of this.nodes) {
       try {
@@ -301,5 +350,7 @@ mc_enable 0x20
           }),
       ),
     );
+    for (const u of this.uarts) u.close();
+    for (const s of this.uartSockets) s.destroy();
   }
 }

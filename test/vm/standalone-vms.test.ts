@@ -42,6 +42,7 @@ import { Machines, BMC_USER, BMC_PASSWORD } from './machines.ts';
 import { NodeRegistry } from '../../src/adapters/standalone/registry.ts';
 import { NodeDiscovery } from '../../src/adapters/standalone/discovery.ts';
 import { buildDiskImage } from './disk-image.ts';
+import { ConsoleCapture } from '../../src/consoles/capture.ts';
 import { waitFor as waitOn } from '../helpers/wait.ts';
 
 const ENABLED = process.env.BOOTORCH_VM_TESTS === '1';
@@ -70,6 +71,7 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
   let adapters: StandaloneAdapters;
   let machines: Machines;
   let listener: pg.Client;
+  let consoles: ConsoleCapture;
   const waiters = new Set<() => void>();
   const timings: string[] = [];
   const requests: string[] = [];
@@ -284,9 +286,16 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
       'components discovered',
       15_000,
     );
+    // The worker's console capture, as a standalone worker runs it: one `ipmitool sol activate` per
+    // node; ipmi_sim then connects each node's serial line (the harness's UART, which QEMU's serial
+    // port is on), so the guests' boot messages arrive over real IPMI Serial-over-LAN.
+    consoles = new ConsoleCapture(db.db, { secretKey, log, roundMs: 250 });
+    consoles.start();
+    await waitFor(async () => machines.nodes.every((m) => m.solConnected()), 'SOL active on every BMC', 60_000);
   }, 180_000);
 
   afterAll(async () => {
+    await consoles?.stop();
     await machines?.stop();
     if (timings.length) console.info(`VM timings:\n  ${timings.join('\n  ')}`);
     if (process.env.BOOTORCH_VM_DEBUG) console.info(`boot endpoint requests:\n  ${requests.join('\n  ')}\nVM folders: ${machines?.root}`);
@@ -316,6 +325,23 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     for (const m of machines.nodes.filter((n) => GOOD.includes(n.xname))) {
       expect(machines.ipmitool(m, 'chassis', 'power', 'status')).toMatch(/is on/);
       expect(readFileSync(m.console, 'utf8')).toMatch(new RegExp(`bootorch-report: ${m.xname} reported`));
+    }
+    // The same lines came through IPMI SOL into the node's kept console, under this boot's attempt
+    // (its power-on), and are what explain shows last.
+    for (const id of GOOD) {
+      const reported = new RegExp(`bootorch-report: ${id} reported`);
+      let kept = { text: '', attempt: '' };
+      await waitFor(
+        async () =>
+          reported.test(
+            (kept = (await gql(`query($c: ID!) { nodeConsole(componentId: $c) { text attempt } }`, { c: id })).nodeConsole ?? kept).text,
+          ),
+        `${id}: its boot messages kept through SOL`,
+        20_000,
+      );
+      expect(new Date(kept.attempt).getTime()).toBeGreaterThan(0);
+      const tail = (await gql(`query($c: ID!) { explain(componentId: $c) { consoleTail } }`, { c: id })).explain.consoleTail;
+      expect(tail.join('\n')).toMatch(reported);
     }
     // Every power-on booted the device bootorch set through IPMI (machines.ts): the network.
     for (const m of machines.nodes.filter((n) => NODES.some((x) => x.xname === n.xname))) {
