@@ -7,8 +7,13 @@ import { DIST_MAIN, distState } from './dist-state.mjs';
 
 const state = distState();
 if (state === 'missing') {
-  const { register } = await import('tsx/esm/api');
-  register();
+  // tsx is a development dependency: an install without them (an image) must have dist/.
+  const tsx = await import('tsx/esm/api').catch(() => undefined);
+  if (!tsx) {
+    process.stderr.write('bootorch: dist/ is missing and tsx (a development dependency) is not installed: run npm run build:dist\n');
+    process.exit(1);
+  }
+  tsx.register();
   await import(new URL('../src/main.ts', import.meta.url).href);
 } else {
   if (state === 'stale')

@@ -82,14 +82,22 @@ afterAll(async () => {
 
 describe.skipIf(!on)('the image', { timeout: 180_000 }, () => {
   it('holds the compiled roles and production dependencies only, as an unprivileged user', async () => {
-    const r = await podmanRun({}, ['-c', 'id -u; ls /app; test -e /app/node_modules/vitest && echo has-dev; ls /app/dist/main.js'], {
-      entrypoint: 'sh',
-    });
+    const r = await podmanRun(
+      {},
+      [
+        '-c',
+        'id -u; ls /app; for d in vitest tsx vite typescript; do test -e /app/node_modules/$d && echo has-dev-$d; done; ls /app/dist/main.js',
+      ],
+      {
+        entrypoint: 'sh',
+      },
+    );
     expect(r.code, r.stderr).toBe(0);
     const [uid, ...rest] = r.stdout.trim().split('\n');
     expect(uid).toBe('10001');
     expect(rest).not.toContain('src');
-    expect(rest).not.toContain('has-dev');
+    // Development-only packages (the test runner, the TypeScript loader, the web build) stay out.
+    expect(rest.filter((l) => l.startsWith('has-dev'))).toEqual([]);
     expect(rest).toContain('/app/dist/main.js');
     const inspect = async (field: string) =>
       JSON.parse((await podman(['image', 'inspect', '--format', `{{json .${field}}}`, IMAGE])).stdout);
