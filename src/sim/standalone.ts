@@ -61,14 +61,23 @@ export interface BmcHost {
   /** The node's ComputerSystem URL (its BMC address for bootorch's inventory). */
   url(id: string): string;
   port: number;
+  /** TCP connections accepted so far, over every BMC (tests count how often bootorch reconnects). */
+  connections(): number;
   close(): Promise<void>;
 }
+
+/**
+ * How long the BMCs keep an idle connection, ms: a little longer than bootorch's Redfish client keeps
+ * it (REDFISH_KEEP_ALIVE_MS), so the client closes first and never writes into a connection the BMC is
+ * closing. Announced as `Keep-Alive: timeout=65`, which the client takes as 63 s, capped at its 60.
+ */
+export const BMC_KEEP_ALIVE_MS = 65_000;
 
 /** One listener for every node's BMC, each at its own loopback address (see the file's comment). */
 export async function startBmcHost(
   world: SimWorld,
   reports: ReportCounts,
-  o: { port?: number; onExchange?: (x: Exchange) => void } = {},
+  o: { port?: number; onExchange?: (x: Exchange) => void; keepAliveMs?: number } = {},
 ): Promise<BmcHost> {
   const ids = world.ids();
   const byAddress = new Map(ids.map((id, i) => [bmcAddress(i), id]));
@@ -85,8 +94,10 @@ export async function startBmcHost(
     handle(world, reports, req, res, o.onExchange, id).catch(() => res.destroy());
   });
   // Keep-alive as BMCs do (bootorch's client reuses a connection per BMC); 10,000 idle sockets are fine.
-  server.keepAliveTimeout = 5000;
+  server.keepAliveTimeout = o.keepAliveMs ?? BMC_KEEP_ALIVE_MS;
   server.maxConnections = 60_000;
+  let connections = 0;
+  server.on('connection', () => connections++);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(o.port ?? 0, '0.0.0.0', () => resolve());
@@ -95,6 +106,7 @@ export async function startBmcHost(
   return {
     port,
     url: (id) => `http://${bmcAddress(index.get(id)!)}:${port}/redfish/v1/Systems/${id}`,
+    connections: () => connections,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -18,7 +18,27 @@ export interface RedfishOptions {
   timeoutMs?: number;
   /** PEM CA bundle BMC certificates are checked against (BMCs mostly present self-signed ones). */
   caFile?: string;
+  /**
+   * How long a BMC's idle connection is kept, ms (default REDFISH_KEEP_ALIVE_MS, 60 s). A reboot
+   * calls each BMC once a phase, and its phases come more than undici's default 4 s apart: without
+   * this nearly every call opens a new connection (and, over HTTPS, a new TLS session). A BMC that
+   * announces a shorter keep-alive (`Keep-Alive: timeout=N`) is held to N less 2 s.
+   */
+  keepAliveMs?: number;
 }
+
+/** The default of RedfishOptions.keepAliveMs. */
+export const REDFISH_KEEP_ALIVE_MS = 60_000;
+
+/** Errors of a connection that closed under a request before its answer was whole. */
+const CLOSED_UNDER = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+/**
+ * Calls sent again, once, when the BMC closed a kept connection under them: reading the system and
+ * setting the boot override to the same value change nothing if done twice. A POST Reset is never
+ * sent twice by the client (the BMC may have acted on it); its failure is `unreachable`, and the next
+ * reconcile reads the node's power before asking again.
+ */
+const RESENDABLE = new Set(['GET', 'PATCH']);
 
 const RESET: Record<PowerOperation, string> = { On: 'On', 'Soft-Off': 'GracefulShutdown', 'Force-Off': 'ForceOff' };
 
@@ -35,11 +55,34 @@ const system = z
   .passthrough();
 
 export class RedfishClient implements BmcDriver {
-  private readonly dispatcher: Dispatcher;
+  private readonly dispatcher: Agent;
+  /** Open connections by BMC origin: whether a call goes out on a kept connection. */
+  private readonly open = new Map<string, number>();
 
   constructor(private readonly o: RedfishOptions = {}) {
-    // Read once at start: a missing CA file is a deployment error to report at once, not per call.
-    this.dispatcher = new Agent(o.caFile ? { connect: { ca: readFileSync(o.caFile, 'utf8') } } : {});
+    const keepAlive = o.keepAliveMs ?? REDFISH_KEEP_ALIVE_MS;
+    this.dispatcher = new Agent({
+      keepAliveTimeout: keepAlive,
+      keepAliveMaxTimeout: keepAlive,
+      // One connection per BMC, as the guard makes one call at a time per BMC. Without the bound, a call
+      // that follows the last one at once gets a second connection: undici holds an idle connection
+      // back for one turn of the event loop (to see a close the BMC may have sent) and counts it busy.
+      connections: 1,
+      // Read once at start: a missing CA file is a deployment error to report at once, not per call.
+      ...(o.caFile ? { connect: { ca: readFileSync(o.caFile, 'utf8') } } : {}),
+    });
+    this.dispatcher.on('connect', (origin) => this.open.set(originOf(origin), (this.open.get(originOf(origin)) ?? 0) + 1));
+    this.dispatcher.on('disconnect', (origin) => {
+      const key = originOf(origin);
+      const n = (this.open.get(key) ?? 1) - 1;
+      if (n > 0) this.open.set(key, n);
+      else this.open.delete(key);
+    });
+  }
+
+  /** Close the BMCs' connections (idle ones do not keep the process alive; this is for a clean stop). */
+  close(): Promise<void> {
+    return this.dispatcher.close();
   }
 
   async powerState(t: BmcTarget): Promise<'on' | 'off'> {
@@ -113,36 +156,25 @@ export class RedfishClient implements BmcDriver {
     const url = new URL(address);
     const timeoutMs = this.o.timeoutMs ?? 15_000;
     const signal = AbortSignal.timeout(timeoutMs);
-    const headers: Record<string, string> = {
-      accept: 'application/json',
-      authorization: `Basic ${Buffer.from(`${t.username}:${t.password}`).toString('base64')}`,
-    };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    // undici's dispatcher API, not its fetch: a BMC call is one request and its body, and fetch's
-    // WHATWG machinery (streams, Request and Response objects) cost the worker most of a standalone
-    // reboot's CPU. No redirect is followed: the BMC's credentials go to its own address only.
-    let status: number;
-    let location: string | undefined;
-    let retryAfter: string | null = null;
-    let text: string;
+    let answer: Answer;
     try {
-      const res = await this.dispatcher.request({
-        origin: url.origin,
-        path: url.pathname + url.search,
-        method: method as Dispatcher.HttpMethod,
-        headers,
-        signal,
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      status = res.statusCode;
-      location = header(res.headers.location);
-      retryAfter = header(res.headers['retry-after']) ?? null;
-      text = await res.body.text();
+      // A BMC may close an idle connection sooner than we keep it. When its close has reached us,
+      // undici sees it before writing and opens a new connection; when it crosses our request on the
+      // wire, the request fails with the connection closed and no answer, and only a call that can be
+      // sent twice is (RESENDABLE).
+      const kept = this.open.has(url.origin);
+      try {
+        answer = await this.send(t, url, method, signal, body);
+      } catch (e) {
+        if (!kept || signal.aborted || !RESENDABLE.has(method) || !CLOSED_UNDER.has(errorCode(e))) throw e;
+        answer = await this.send(t, url, method, signal, body);
+      }
     } catch (e) {
       if (signal.aborted) throw bmcError('redfish', call, t, 'timeout', `no answer within ${timeoutMs / 1000} s`);
       const err = e as { code?: string; message?: string; cause?: { code?: string; message?: string } };
       throw bmcError('redfish', call, t, 'unreachable', err.cause?.code ?? err.code ?? err.cause?.message ?? err.message ?? String(e));
     }
+    const { status, location, retryAfter, text } = answer;
     if (status >= 200 && status < 300) return text;
     if (status >= 300 && status < 400)
       throw bmcError(
@@ -158,6 +190,32 @@ export class RedfishClient implements BmcDriver {
     // Busy: the guard (bmc-guard.ts) leaves this BMC alone for its Retry-After, then asks again.
     if (status === 429 || status === 503) throw markBusy(bmcError('redfish', call, t, 'bmc_error', detail, status), retryAfter);
     throw bmcError('redfish', call, t, status >= 500 ? 'bmc_error' : 'unexpected_answer', detail, status);
+  }
+
+  /** One request and its whole answer; throws what undici throws. */
+  private async send(t: BmcTarget, url: URL, method: string, signal: AbortSignal, body: unknown): Promise<Answer> {
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      authorization: `Basic ${Buffer.from(`${t.username}:${t.password}`).toString('base64')}`,
+    };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    // undici's dispatcher API, not its fetch: a BMC call is one request and its body, and fetch's
+    // WHATWG machinery (streams, Request and Response objects) cost the worker most of a standalone
+    // reboot's CPU. No redirect is followed: the BMC's credentials go to its own address only.
+    const res = await this.dispatcher.request({
+      origin: url.origin,
+      path: url.pathname + url.search,
+      method: method as Dispatcher.HttpMethod,
+      headers,
+      signal,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return {
+      status: res.statusCode,
+      location: header(res.headers.location),
+      retryAfter: header(res.headers['retry-after']) ?? null,
+      text: await res.body.text(),
+    };
   }
 }
 
@@ -178,6 +236,24 @@ export function redfishMessage(text: string): string {
   } catch {
     return text.trim().slice(0, 200);
   }
+}
+
+interface Answer {
+  status: number;
+  location: string | undefined;
+  retryAfter: string | null;
+  text: string;
+}
+
+/** The code of a failed request (undici's own, or the socket's under `cause`). */
+function errorCode(e: unknown): string {
+  const err = e as { code?: string; cause?: { code?: string } };
+  return err.code ?? err.cause?.code ?? '';
+}
+
+/** An origin as undici's connect and disconnect events give it (a URL or a string). */
+function originOf(origin: URL | string): string {
+  return typeof origin === 'string' ? new URL(origin).origin : origin.origin;
 }
 
 /** One value of an answer's header (undici gives a list for a repeated one). */
