@@ -22,8 +22,6 @@ const LAYERS = [
  * Each allows exactly one edge (this file to that file); any other upward import fails.
  */
 const EXCEPTIONS = [
-  // The open jobs' read moved to engine/queue; db/action-jobs.ts still reads it (helper H1's restructuring).
-  { from: 'src/db/action-jobs.ts', to: 'src/engine/queue/open-jobs.ts' },
   // The boot grants store the node scopes auth defines.
   { from: 'src/db/boot-grants.ts', to: 'src/auth/node-scopes.ts' },
   // The simulator throws the adapters' ServiceError, so its in-process ports fail as the HTTP clients do.
