@@ -7,7 +7,7 @@
 import type { AuthzResult } from '../auth/authorize.ts';
 import { isAuthFailure, roleAtLeast, type AuthFailure, type Principal } from '../auth/principal.ts';
 import type { Db } from '../db/client.ts';
-import { consoleAttempts, consoleText, type ConsoleAttempt } from '../db/consoles.ts';
+import { consoleAttempts, consoleEnds, consoleText, type ConsoleAttempt } from '../db/consoles.ts';
 import type { Options } from '../domain/options.ts';
 
 /** May this caller read node consoles? */
@@ -60,6 +60,24 @@ export async function readConsole(db: Db, node: string, q: ConsoleQuery = {}): P
     text = lines.map((l) => `${l}\n`).join('');
   }
   return { componentId: node, attempt: t.attempt, text, cursor: t.cursor, attempts: await consoleAttempts(db, node) };
+}
+
+/**
+ * The last `n` lines of each node's newest attempt, read in one statement (a failed node's console in
+ * a component list); a node with none kept gets []. Reads at most the end of each attempt (16 KiB).
+ */
+export async function consoleTails(db: Db, nodes: readonly string[], n: number): Promise<Map<string, string[]>> {
+  const ends = await consoleEnds(db, nodes, 16_384);
+  return new Map(
+    nodes.map((node) => {
+      const end = ends.get(node);
+      if (end === undefined) return [node, []];
+      const lines = splitLines(end.text);
+      // A cut end starts inside a line: that part is not shown.
+      if (end.cut && !end.text.startsWith('\n')) lines.shift();
+      return [node, lines.slice(-n)];
+    }),
+  );
 }
 
 /** The last `n` lines of the node's newest attempt (explain's console tail); [] when none kept. */

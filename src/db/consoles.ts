@@ -118,3 +118,29 @@ export async function consoleText(db: Db, node: string, o: { attempt?: Date; aft
   const cursor = r.rows.length ? Number(r.rows[r.rows.length - 1]!.seq) : (o.after ?? 0);
   return { attempt: new Date(attempt), text: r.rows.map((x) => x.text).join(''), cursor };
 }
+
+/**
+ * The end of each node's newest attempt, for many nodes in one statement: at most its last 16 chunks,
+ * then the last `maxBytes` characters of those (`cut` when that dropped some). Nodes with nothing kept
+ * are absent.
+ */
+export async function consoleEnds(
+  db: Db,
+  nodes: readonly string[],
+  maxBytes: number,
+): Promise<Map<string, { text: string; cut: boolean }>> {
+  if (!nodes.length) return new Map();
+  const r = await db.execute<{ node: string; text: string }>(sql`
+    select n.node, string_agg(c.text, '' order by c.seq) as text
+    from unnest(${sql.param(nodes)}::text[]) as n(node)
+    cross join lateral (
+      select attempt from console_chunks where node = n.node order by attempt desc, seq desc limit 1
+    ) a
+    cross join lateral (
+      select seq, text from console_chunks where node = n.node and attempt = a.attempt order by seq desc limit 16
+    ) c
+    group by n.node`);
+  return new Map(
+    r.rows.map((x) => [x.node, x.text.length > maxBytes ? { text: x.text.slice(-maxBytes), cut: true } : { text: x.text, cut: false }]),
+  );
+}

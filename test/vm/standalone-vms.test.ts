@@ -233,19 +233,31 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     expect(found.nodes.map((n: any) => [n.address, n.action, n.hardware.macs[0], n.hardware.source])).toEqual(
       machines.nodes.map((m) => [m.bmcAddress, 'CREATE', m.mac, 'ipmi']),
     );
-    const registered = (
-      await gql(`mutation($n: [NodeInput!]!) { registerNodes(nodes: $n) { xname mac bmc { driver address hasPassword } } }`, {
-        n: machines.nodes.map((m) => ({
-          xname: m.xname,
-          hostname: m.name,
-          mac: m.mac,
-          groups: DEPLOY_NODES.some((d) => d.xname === m.xname) ? ['deploy'] : ['vms'],
-          bmc: { driver: 'IPMI', address: m.bmcAddress, username: BMC_USER, password: BMC_PASSWORD },
-        })),
-      })
-    ).registerNodes;
-    expect(registered.map((n: any) => n.bmc)).toEqual(
-      machines.nodes.map((m) => ({ driver: 'IPMI', address: m.bmcAddress, hasPassword: true })),
+    // Then registered by discovery itself, one BMC at a time so each VM gets its own xname and group
+    // (a new node's name comes from xnamePattern; one xname names one BMC): its MAC from the FRU, its
+    // BMC login sealed, never returned.
+    for (const m of machines.nodes) {
+      const d = (
+        await gql(
+          `mutation($i: DiscoverNodesInput!) { discoverNodes(input: $i) { nodes { xname action } failures { address message } } }`,
+          {
+            i: {
+              driver: 'IPMI',
+              targets: [m.bmcAddress],
+              username: BMC_USER,
+              password: BMC_PASSWORD,
+              xnamePattern: m.xname,
+              groups: DEPLOY_NODES.some((d) => d.xname === m.xname) ? ['deploy'] : ['vms'],
+            },
+          },
+        )
+      ).discoverNodes;
+      expect(d.failures).toEqual([]);
+      expect(d.nodes).toEqual([{ xname: m.xname, action: 'CREATE' }]);
+    }
+    const registered = (await gql(`{ nodes { xname mac groups bmc { driver address hasPassword } } }`)).nodes;
+    expect(registered.map((n: any) => [n.xname, n.mac, n.bmc])).toEqual(
+      machines.nodes.map((m) => [m.xname, m.mac, { driver: 'IPMI', address: m.bmcAddress, hasPassword: true }]),
     );
     // Re-inspected with their stored logins: the registered VMs gain their hardware, MACs unchanged.
     const inspected = (

@@ -266,6 +266,14 @@ export type CfsParameters = {
 export type Component = {
   __typename?: 'Component';
   actualState: ActualState;
+  /**
+   * The last `lines` lines (1-100, default 5) of the node's newest kept console attempt: beside a failed
+   * node's failureReason and error, its kernel panic or dracut timeout, for every failed node in one
+   * query (components(status: ...) { id failureReason consoleTail }). Read in one statement for all the
+   * components of an answer. Null when the caller may not read consoles (see nodeConsole), empty when
+   * none is kept.
+   */
+  consoleTail?: Maybe<Array<Scalars['String']['output']>>;
   desiredState: DesiredState;
   /** Operators act only on enabled components; disabled means done (succeeded or failed). */
   enabled: Scalars['Boolean']['output'];
@@ -295,6 +303,11 @@ export type Component = {
   stagedState: StagedState;
   status: ComponentStatusInfo;
   updatedAt: Scalars['DateTime']['output'];
+};
+
+
+export type ComponentConsoleTailArgs = {
+  lines?: InputMaybe<Scalars['Int']['input']>;
 };
 
 export type ComponentConnection = {
@@ -370,6 +383,11 @@ export type ComponentEventFilter = {
 
 /** All given fields must match. */
 export type ComponentFilter = {
+  /**
+   * bootorch: only components that changed (updatedAt) in the last this many seconds, on the
+   * database's clock (1 to 315360000, ten years).
+   */
+  changedWithinSeconds?: InputMaybe<Scalars['Int']['input']>;
   enabled?: InputMaybe<Scalars['Boolean']['input']>;
   /** bootorch: any of these failure reasons (domain/failures.ts names). */
   failureReason?: InputMaybe<Array<Scalars['String']['input']>>;
@@ -386,6 +404,12 @@ export type ComponentFilter = {
   stagedSession?: InputMaybe<Scalars['String']['input']>;
   /** Any of these statuses. */
   status?: InputMaybe<Array<ComponentStatus>>;
+  /**
+   * bootorch: only components that have not changed (updatedAt) for at least this many seconds, on the
+   * database's clock (1 to 315360000); with changedWithinSeconds, less than it. updatedAt has no index
+   * (every write changes it), so this bound narrows what the other filters select.
+   */
+  unchangedForSeconds?: InputMaybe<Scalars['Int']['input']>;
 };
 
 export type ComponentGroup = {
@@ -2619,6 +2643,7 @@ export interface CodesScalarConfig extends GraphQLScalarTypeConfig<ResolversType
 
 export type ComponentResolvers<ContextType = ApiContext, ParentType extends ResolversParentTypes['Component'] = ResolversParentTypes['Component']> = ResolversObject<{
   actualState?: Resolver<ResolversTypes['ActualState'], ParentType, ContextType>;
+  consoleTail?: Resolver<Maybe<Array<ResolversTypes['String']>>, ParentType, ContextType, RequireFields<ComponentConsoleTailArgs, 'lines'>>;
   desiredState?: Resolver<ResolversTypes['DesiredState'], ParentType, ContextType>;
   enabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   error?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
