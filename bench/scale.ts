@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import pino from 'pino';
-import { connect, runMigrations, type Connection } from '../src/db/client.ts';
+import { connect, runMigrations, type Connection, type Db } from '../src/db/client.ts';
 import { SimWorld } from '../src/sim/world.ts';
 import { createSimAdapters } from '../src/adapters/factory.ts';
 import { startEngine } from '../src/engine/runtime.ts';
@@ -14,7 +14,8 @@ import { createReportBatcher } from '../src/engine/reports.ts';
 import type { Options } from '../src/domain/options.ts';
 import { INSTANT_TIMING } from '../src/sim/role.ts';
 import { jobsCompleted } from '../src/observability/metrics.ts';
-import { ACTION_QUEUE_PREFIX } from '../src/engine/queue/names.ts';
+import { ACTION_QUEUE_PREFIX, ENGINE_QUEUES } from '../src/engine/queue/names.ts';
+import { bossDbOf, heldJobCount } from '../src/engine/queue/jobs.ts';
 
 export interface ScaleResult {
   nodes: number;
@@ -75,14 +76,13 @@ function meter(pool: pg.Pool): { dbMs(): number; rows(): number } {
 }
 
 /**
- * Jobs so far: the rows of pg-boss's tables, and the action jobs this process completed (the engine
- * deletes an action job when it completes it; engine/action-jobs.ts), counted by its metrics.
+ * Jobs so far: those pg-boss holds (engine/queue/jobs.ts), and the action jobs this process completed
+ * (the engine deletes an action job when it completes it; engine/action-jobs.ts), counted by its metrics.
  */
-async function jobs(pool: pg.Pool): Promise<number> {
-  const r = await pool.query(`select (select count(*) from pgboss.job where name like 'bootorch-%')
-    + (select count(*) from pgboss.archive where name like 'bootorch-%') as n`);
+async function jobs(db: Db): Promise<number> {
+  const held = await heldJobCount(bossDbOf(db), ENGINE_QUEUES);
   const completed = (await jobsCompleted.get()).values.filter((v) => String(v.labels.queue).startsWith(ACTION_QUEUE_PREFIX));
-  return Number(r.rows[0].n) + completed.reduce((a, v) => a + v.value, 0);
+  return held + completed.reduce((a, v) => a + v.value, 0);
 }
 
 export interface ScaleHooks {
@@ -123,7 +123,7 @@ export async function runScale(
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
   }, 100);
   const w0 = m.rows();
-  const j0 = await jobs(conn.pool);
+  const j0 = await jobs(conn.db);
   const db0 = m.dbMs();
   const t0 = performance.now();
   const c = await conn.pool.connect();
@@ -151,7 +151,7 @@ export async function runScale(
     wallMs,
     nodesPerSecond: nodes / (wallMs / 1000),
     rowsWritten,
-    jobsRun: (await jobs(conn.pool)) - j0,
+    jobsRun: (await jobs(conn.db)) - j0,
     peakRssMb: peakRss / 1024 / 1024,
     dbTimeShare: Math.min(1, dbMs / wallMs),
     failed,

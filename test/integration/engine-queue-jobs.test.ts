@@ -12,6 +12,7 @@ import {
   deleteActiveJobs,
   failJobs,
   fetchDueJobs,
+  heldJobCount,
   jobTableExists,
   otherActiveJobExists,
   waitingJobsByQueue,
@@ -86,4 +87,17 @@ it('fails many jobs with one output, and caps their backoff at the data retryMax
   await db.pool.query(`update pgboss.job set start_after = now() - interval '1 second' where id = $1`, [withCap]);
   const again = await fetchDueJobs(boss.boss.getDb(), q, 10);
   expect(again.map((j) => [j.id, j.retry_count])).toEqual([[withCap, 9]]);
+});
+
+it('counts the jobs pg-boss holds of the queues `prefix%`, in its job table and its archive', async () => {
+  const held = await heldJobCount(boss.boss.getDb(), 'bootorch-test-');
+  await boss.boss.send(q, { n: 'waiting' });
+  const done = await boss.boss.send(q, { n: 'archived' });
+  // What pg-boss's maintenance does with a completed job: moved to the archive.
+  await db.pool.query(
+    `with moved as (delete from pgboss.job where id = $1 returning *) insert into pgboss.archive select *, now() from moved`,
+    [done],
+  );
+  expect(await heldJobCount(boss.boss.getDb(), 'bootorch-test-')).toBe(held + 2);
+  expect(await heldJobCount(boss.boss.getDb(), 'bootorch-none-')).toBe(0);
 });

@@ -1,14 +1,16 @@
 /**
  * The job machinery has one home: every statement against pg-boss's tables is in src/engine/queue/
- * (issue 35). This reads every source file under src/ and fails naming the files, outside that folder
- * and the migrations, that mention pg-boss's schema.
+ * (issue 35). This reads every source file under src/ and bench/ and fails naming the files, outside
+ * that folder and the migrations, that mention pg-boss's schema.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect, test } from 'vitest';
 
-const SRC = path.resolve(import.meta.dirname, '../../src');
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const SRC = path.join(ROOT, 'src');
+const BENCH = path.join(ROOT, 'bench');
 const HOME = path.join(SRC, 'engine', 'queue') + path.sep;
 
 function sources(dir: string): string[] {
@@ -19,16 +21,17 @@ function sources(dir: string): string[] {
   });
 }
 
-/** Files under src/ outside the queue's home that name a pg-boss table (`pgboss.` or `${BOSS_SCHEMA}.`). */
-function strays(root = SRC): string[] {
-  return sources(root)
+/** Files under `roots` outside the queue's home that name a pg-boss table (`pgboss.` or `${BOSS_SCHEMA}.`). */
+function strays(...roots: string[]): string[] {
+  return roots
+    .flatMap((r) => sources(r))
     .filter((f) => !f.startsWith(HOME) && !f.includes(`${path.sep}migrations${path.sep}`))
     .filter((f) => /\bpgboss\.|\$\{\s*(sql\.raw\()?\s*BOSS_SCHEMA/.test(fs.readFileSync(f, 'utf8')))
-    .map((f) => path.relative(path.resolve(SRC, '..'), f));
+    .map((f) => path.relative(ROOT, f));
 }
 
-test('no file under src/ outside src/engine/queue/ touches pg-boss tables', () => {
-  expect(strays()).toEqual([]);
+test('no file under src/ or bench/ outside src/engine/queue/ touches pg-boss tables', () => {
+  expect(strays(SRC, BENCH)).toEqual([]);
 });
 
 test('the check finds a stray statement (it can fail)', () => {

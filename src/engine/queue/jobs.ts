@@ -13,6 +13,7 @@ import type { Db } from '../../db/client.ts';
 import { BOSS_SCHEMA } from './schema.ts';
 
 const JOB = `${BOSS_SCHEMA}.job`;
+const ARCHIVE = `${BOSS_SCHEMA}.archive`;
 
 /** pg-boss's `db` handle over one of bootorch's: its statements run there (inside its transaction, if it is one). */
 export function bossDbOf(db: Db): PgBoss.Db {
@@ -117,6 +118,19 @@ export function unleasedActiveJobs(
 export async function jobTableExists(db: PgBoss.Db): Promise<boolean> {
   const [r] = await rowsOf<{ t: string | null }>(db, `select to_regclass('${JOB}')::text as t`, []);
   return Boolean(r?.t);
+}
+
+/**
+ * Jobs of the queues `prefix%` that pg-boss holds, in any state, in its job table and its archive
+ * (the bench counts the jobs a reboot ran with it; a completed action job is deleted, not counted here).
+ */
+export async function heldJobCount(db: PgBoss.Db, prefix: string): Promise<number> {
+  const [r] = await rowsOf<{ n: number }>(
+    db,
+    `select (select count(*) from ${JOB} where name like $1) + (select count(*) from ${ARCHIVE} where name like $1) as n`,
+    [`${prefix}%`],
+  );
+  return Number(r?.n ?? 0);
 }
 
 /** The jobs still open (waiting, retrying, running or failed): what a node's work is now. */
