@@ -1,16 +1,16 @@
 /**
  * Power over Redfish (DMTF DSP0266): GET the ComputerSystem for `PowerState`, PATCH
- * `Boot.BootSourceOverrideTarget: Pxe` (once) before powering on, POST
- * `Actions/ComputerSystem.Reset` with `On`, `GracefulShutdown` or `ForceOff`. HTTP basic auth; the
- * node's BMC address is its ComputerSystem URL; certificates checked against BOOTORCH_BMC_CA_FILE when
- * given. Answers are checked with zod; failures classified.
+ * `Boot.BootSourceOverrideTarget: Pxe` (once) before powering on, POST the system's
+ * `#ComputerSystem.Reset` target (remembered from its last read) with `On`, `GracefulShutdown` or
+ * `ForceOff`. HTTP basic auth; the node's BMC address is its ComputerSystem URL; certificates checked
+ * against BOOTORCH_BMC_CA_FILE when given. Answers are checked with zod; failures classified.
  */
 import { readFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import { Agent, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import type { PowerOperation } from '../ports.ts';
-import { bmcError, type BmcDriver, type BmcTarget } from './bmc.ts';
+import { BmcError, bmcError, type BmcDriver, type BmcTarget } from './bmc.ts';
 import { markBusy } from './bmc-guard.ts';
 
 export interface RedfishOptions {
@@ -56,6 +56,12 @@ const system = z
 
 export class RedfishClient implements BmcDriver {
   private readonly dispatcher: Agent;
+  /**
+   * Where each system's Reset action is (by the system's address), from the last read of the system.
+   * Kept for the process's life, as a BMC moves it only with its firmware: a power call is then one
+   * POST, not a GET and a POST. A 404 or 405 from a remembered target forgets it (power()).
+   */
+  private readonly resetTargets = new Map<string, string>();
   /** Open connections by BMC origin: whether a call goes out on a kept connection. */
   private readonly open = new Map<string, number>();
 
@@ -97,17 +103,27 @@ export class RedfishClient implements BmcDriver {
         Boot: { BootSourceOverrideTarget: 'Pxe', BootSourceOverrideEnabled: 'Once' },
       });
     }
-    const s = await this.system(t);
-    await this.request(t, `Reset ${RESET[op]}`, this.resetUrl(t, s), 'POST', { ResetType: RESET[op] });
+    const known = this.resetTargets.get(t.address);
+    if (known) {
+      try {
+        return await this.reset(t, known, RESET[op]);
+      } catch (e) {
+        // Refused as not there (404) or not allowed there (405): the action moved, and nothing was
+        // done. Read the system again for where it is now.
+        if (!(e instanceof BmcError && (e.status === 404 || e.status === 405))) throw e;
+        this.resetTargets.delete(t.address);
+      }
+    }
+    await this.reset(t, this.resetUrl(t, await this.system(t)), RESET[op]);
   }
 
   async bootFromDisk(t: BmcTarget): Promise<void> {
     await this.request(t, 'PATCH Boot', t.address, 'PATCH', {
       Boot: { BootSourceOverrideTarget: 'Hdd', BootSourceOverrideEnabled: 'Once' },
     });
+    // The system is read anyway, for its power state: its Reset target comes with it.
     const s = await this.system(t);
-    const reset = s.PowerState === 'Off' ? 'On' : 'ForceRestart';
-    await this.request(t, `Reset ${reset}`, this.resetUrl(t, s), 'POST', { ResetType: reset });
+    await this.reset(t, this.resetUrl(t, s), s.PowerState === 'Off' ? 'On' : 'ForceRestart');
   }
 
   /**
@@ -138,6 +154,10 @@ export class RedfishClient implements BmcDriver {
     return this.ownUrl(t, 'Reset', target);
   }
 
+  private async reset(t: BmcTarget, url: string, type: string): Promise<void> {
+    await this.request(t, `Reset ${type}`, url, 'POST', { ResetType: type });
+  }
+
   private missing(t: BmcTarget): never {
     throw bmcError('redfish', 'GET ComputerSystem', t, 'unexpected_answer', 'no PowerState in the ComputerSystem');
   }
@@ -148,6 +168,11 @@ export class RedfishClient implements BmcDriver {
     if (!r.success) {
       const i = r.error.issues[0];
       throw bmcError('redfish', 'GET ComputerSystem', t, 'unexpected_answer', `${i?.path.join('.') || '(body)'}: ${i?.message}`);
+    }
+    try {
+      this.resetTargets.set(t.address, this.resetUrl(t, r.data));
+    } catch {
+      // A target off the BMC's origin is not remembered: a power call reads it again and refuses it.
     }
     return r.data;
   }
