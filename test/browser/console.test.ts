@@ -21,6 +21,8 @@ import { BROWSER_TESTS, SCREENSHOTS, axeViolations, mapCounts, readyCluster, sta
 const NODES = 768; // three cabinets; compute-a is the first 384
 const BROKEN = 'x1000c0s1b0n1'; // never powers on
 const OUTAGE_NODES = ['x1002c7s7b1n0', 'x1002c7s7b1n1'];
+/** The broken node's console: more lines than the console page's box holds, a panic last. */
+const PANIC = `${Array.from({ length: 59 }, (_, k) => `[ ${String(k + 1).padStart(2, '0')}.0] boot line ${String(k + 1).padStart(2, '0')} of the failed boot\r\n`).join('')}Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(0,0)\r\n`;
 let w: World;
 const snapshots: string[] = [];
 const axeFound: string[] = [];
@@ -166,8 +168,14 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     await axe('session (complete with failures)');
   }, 420_000);
 
-  test('the failed node: explain says nothing more will happen and what to do; retry it from the table, dry run first', async () => {
+  test('the failed node: explain says nothing more will happen, what to do and its last console lines; retry it from the table, dry run first', async () => {
     const { page } = w;
+    // This world's nodes are CSM's (the simulator's), whose consoles bootorch does not capture (it keeps
+    // them for standalone IPMI nodes, test/e2e/consoles.test.ts): the rows the capture would write.
+    await w.db.pool.query(
+      `insert into console_chunks (node, attempt, text, bytes) values ($1, date_trunc('milliseconds', now()), $2, length($2))`,
+      [BROKEN, PANIC],
+    );
     await page.getByRole('link', { name: 'Machine' }).click();
     await page.getByLabel('status', { exact: true }).selectOption('FAILED');
     await expect.poll(() => page.getByTestId('node-count').textContent(), { timeout: 15_000 }).toBe('1 match');
@@ -188,6 +196,11 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     const explain = (await page.getByTestId('explain').textContent()) ?? '';
     expect(explain).not.toContain('status decision');
     expect(explain).not.toContain('session is active');
+    // Its last console lines (the newest ten of explain's twenty), and the way to the whole console.
+    const tail = (await page.getByTestId('console-tail').textContent()) ?? '';
+    expect(tail).toContain('Kernel panic - not syncing: VFS: Unable to mount root fs');
+    expect(tail).toContain('boot line 51 ');
+    expect(tail).not.toContain('boot line 50 ');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'failed-node.png'), fullPage: true });
     await axe('node (failed)');
     // The explain button opens the retry; Escape closes it (keyboard).
@@ -196,6 +209,11 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     await axe('retry dialog');
     await page.keyboard.press('Escape');
     await expect.poll(() => page.getByTestId('run-nodes').count()).toBe(0);
+    // The whole console, from the tail's link: every kept line, scrolled to the end.
+    await page.getByRole('link', { name: 'the whole console' }).click();
+    await expect.poll(() => page.getByTestId('console-text').textContent(), { timeout: 15_000 }).toContain('boot line 01 ');
+    expect(await page.getByTestId('console-text').textContent()).toContain('Kernel panic');
+    await page.goBack();
 
     // From the table: the failed filter, select, retry: the dry run first, then a session of just it.
     await page.goBack();
@@ -304,6 +322,10 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     await page.goto(`${w.baseUrl}/#/`);
     await page.getByTestId('node-table').waitFor();
     expect(await page.getByRole('button', { name: /Retry|Reboot|enable/ }).count()).toBe(0);
+    // Consoles can hold secrets: explain's tail is null for a viewer.
+    await page.goto(`${w.baseUrl}/#/node/${BROKEN}`);
+    await page.getByTestId('explain').waitFor({ timeout: 15_000 });
+    expect(await page.getByTestId('console-tail').count()).toBe(0);
 
     const mine = ['x1001c0s0b0n0', 'x1001c0s0b0n1', 'x1001c0s0b1n0'];
     await w.gql('mutation($x: [ID!]!) { setTenantXnames(tenant: "acme", xnames: $x) { name } }', { x: mine });

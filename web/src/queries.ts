@@ -72,6 +72,7 @@ export const NodeQuery = graphql(`
       criteria { operator criterion met detail }
       blockers { kind detail }
       quarantine { since failedSessions threshold summary }
+      consoleTail
     }
   }
 `);

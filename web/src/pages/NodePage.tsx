@@ -1,7 +1,7 @@
 /**
  * One node: where it stands (phase, status, session, artifacts), why it failed, `explain` in words
- * (what it waits for, what the status operator would decide, what acts next, what blocks it) and its
- * timeline. Re-read when a live event for this node arrives.
+ * (what it waits for, what the status operator would decide, what acts next, what blocks it, the last
+ * lines of its console) and its timeline. Re-read when a live event for this node arrives.
  */
 import { useEffect, useState } from 'react';
 import { useMutation, useQuery } from 'urql';
@@ -13,6 +13,7 @@ import { words } from '../ui/badges.tsx';
 import { canOperate, useIdentity } from '../auth.tsx';
 import { RunNodesDialog, type RunNodesRequest } from '../ui/RunNodesDialog.tsx';
 import { HardwareCard } from '../ui/HardwareCard.tsx';
+import { ConsoleTail } from '../ui/ConsoleTail.tsx';
 import type { SuggestedAction } from '../gql/graphql.ts';
 
 /** The button that does what explain's advice says (operators only). */
@@ -250,6 +251,7 @@ export function NodePage({ id, store }: { id: string; store: NodeStore }) {
                 </>
               )}
             </dl>
+            <ConsoleTail id={c.id} lines={x.consoleTail} />
             {x.blockers.length > 0 && (
               <ul className="blockers">
                 {x.blockers.map((b) => (
