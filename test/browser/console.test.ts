@@ -94,6 +94,12 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     await page.getByRole('button', { name: 'Changed' }).focus();
     await page.keyboard.press('Enter');
     await expect.poll(() => page.getByRole('columnheader', { name: /Changed/ }).getAttribute('aria-sort')).toBe('descending');
+    // The last-change filter, counted back by the API: discovery wrote every node within the hour.
+    await page.getByLabel('Last change').selectOption('old1h');
+    await expect.poll(() => page.getByTestId('node-count').textContent(), { timeout: 15_000 }).toBe('0 match');
+    await page.getByLabel('Last change').selectOption('1h');
+    await expect.poll(() => page.getByTestId('node-count').textContent(), { timeout: 15_000 }).toBe(`${NODES} match`);
+    await page.getByLabel('Last change').selectOption('');
   });
 
   test('PCS down: its nodes are blocked by PCS since when, not failures; explain says it waits for PCS', async () => {

@@ -2,6 +2,7 @@
  * Components: keyset-paged reads, and writes that all go through db/components/write.ts
  * (auto fields, events) inside one transaction, kicking `status` in it when the write gives status work.
  */
+import { z } from 'zod';
 import { transaction } from '../../db/tx.ts';
 import { databaseNow, type Db } from '../../db/client.ts';
 import type { ComponentRow } from '../../db/schema.ts';
@@ -36,6 +37,26 @@ const ID_PREFIX = text(1, 64).regex(/^[A-Za-z0-9]+$/, 'letters and digits only (
 const BSS_TOKEN = text(1, 65535);
 
 const MAX_PAGE = 10_000;
+
+/** The last-change bounds of a component filter: whole seconds, up to ten years. */
+const AGE_SECONDS = z
+  .number()
+  .int('must be a whole number of seconds')
+  .min(1, 'must be at least 1')
+  .max(315_360_000, 'must be at most 315360000 (ten years)');
+
+/** The filter's last-change bounds, checked; a window that holds no time is refused, naming unchangedForSeconds. */
+function changeBounds(f: { changedWithinSeconds?: number | null; unchangedForSeconds?: number | null } | null | undefined) {
+  const within =
+    f?.changedWithinSeconds == null ? null : valueOrThrow(check(AGE_SECONDS, f.changedWithinSeconds, 'filter.changedWithinSeconds'));
+  const unchanged =
+    f?.unchangedForSeconds == null ? null : valueOrThrow(check(AGE_SECONDS, f.unchangedForSeconds, 'filter.unchangedForSeconds'));
+  if (within !== null && unchanged !== null && unchanged >= within)
+    throw badInput([
+      { field: 'filter.unchangedForSeconds', message: `must be less than changedWithinSeconds (${within}): no time is in both` },
+    ]);
+  return { changedWithinSeconds: within, unchangedForSeconds: unchanged };
+}
 
 /**
  * The transaction's time on the database's clock (what now() stamps in it): the engine measures the
@@ -77,6 +98,7 @@ export const componentResolvers: Resolvers = {
         ids = ids ? ids.filter((id) => named.has(id)) : [...named];
       }
       if (filter?.idPrefix != null) valueOrThrow(check(ID_PREFIX, filter.idPrefix, 'filter.idPrefix'));
+      const changed = changeBounds(filter);
       const query = {
         ids,
         session: filter?.session,
@@ -86,6 +108,7 @@ export const componentResolvers: Resolvers = {
         status: filter?.status,
         failureReason: filter?.failureReason,
         idPrefix: filter?.idPrefix?.toLowerCase(),
+        ...changed,
         tenant: ctx.tenant,
       };
       const page = await listComponents(ctx.db, query, { first: size, order: by, descending: desc, after: start });

@@ -28,6 +28,10 @@ export interface ComponentQuery {
   failureReason?: readonly string[] | null;
   /** Ids starting with this (an xname prefix: a cabinet, chassis, slot or node). */
   idPrefix?: string | null;
+  /** Changed (updated_at) in the last this many seconds, by the database's clock. */
+  changedWithinSeconds?: number | null;
+  /** Not changed for at least this many seconds, by the database's clock. */
+  unchangedForSeconds?: number | null;
   /** null: no tenant restriction. */
   tenant: string | null;
 }
@@ -68,6 +72,9 @@ export function componentWhere(q: ComponentQuery): SQL | undefined {
     q.failureReason ? anyOf(components.failureReason, q.failureReason) : undefined,
     // A range on the primary key: every id with the prefix sorts between it and it + '~' (xnames are [a-z0-9]).
     q.idPrefix ? and(gte(components.id, q.idPrefix), lt(components.id, `${q.idPrefix}~`)) : undefined,
+    // No index on updated_at (db/schema.ts): these narrow the rows the other conditions select.
+    q.changedWithinSeconds != null ? sql`${components.updatedAt} >= now() - make_interval(secs => ${q.changedWithinSeconds})` : undefined,
+    q.unchangedForSeconds != null ? sql`${components.updatedAt} < now() - make_interval(secs => ${q.unchangedForSeconds})` : undefined,
     q.tenant !== null ? visibleTo(q.tenant, components.id) : undefined,
   );
 }

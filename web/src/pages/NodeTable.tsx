@@ -4,6 +4,9 @@
  * while the machine changes. It is also the map's keyboard path and text alternative: every node the
  * map shows can be reached, read and opened from here.
  *
+ * It can also narrow by last change (changed in the last 5 min, not changed for an hour, ...), which
+ * the API counts back from its database's clock; the map has no time per node and is not dimmed by it.
+ *
  * Operators select rows (or every node the filters match) and act on them: retry the failed ones (a
  * new session of just them, dry run first), clear a failure and enable, or reboot them.
  */
@@ -17,7 +20,7 @@ import { useStoreIds, useStoreVersion } from '../live/use-store.ts';
 import { canOperate, useIdentity } from '../auth.tsx';
 import { NodeStatus, ago, words } from '../ui/badges.tsx';
 import { RunNodesDialog, type RunNodesRequest } from '../ui/RunNodesDialog.tsx';
-import { allIds, tableFilter, type Filters } from './filters.ts';
+import { CHANGED, allIds, tableFilter, type Filters } from './filters.ts';
 
 const PAGE = 50;
 /** "Select all matching" goes up to this many nodes (a session's limit holds about 35,000 xnames). */
@@ -46,7 +49,8 @@ export function NodeTable({ store, filters }: { store: NodeStore; filters: Filte
   const [run, setRun] = useState<RunNodesRequest | null>(null);
   const [note, setNote] = useState('');
   const [enabled, enable] = useMutation(EnableNodesMutation);
-  const filter = tableFilter(filters);
+  const [changed, setChanged] = useState('');
+  const filter = { ...tableFilter(filters), ...CHANGED.find((c) => c.value === changed)?.bound };
   const key = JSON.stringify([filter, order]);
   // A new search, filter or order starts at page 1 with nothing selected.
   // biome-ignore lint/correctness/useExhaustiveDependencies: key stands for filter and order
@@ -121,6 +125,16 @@ export function NodeTable({ store, filters }: { store: NodeStore; filters: Filte
           {page ? `${page.totalCount.toLocaleString()} match` : ''}
         </span>
       </h2>
+      <label className="changed">
+        Last change{' '}
+        <select value={changed} onChange={(e) => setChanged(e.target.value)}>
+          {CHANGED.map((c) => (
+            <option key={c.value} value={c.value}>
+              {c.label}
+            </option>
+          ))}
+        </select>
+      </label>
       {operator && (
         <fieldset className="bulk">
           <legend className="visually-hidden">Actions on the selected nodes</legend>

@@ -58,6 +58,19 @@ export function tableFilter(f: Filters): ComponentFilter {
   };
 }
 
+/**
+ * The node table's last-change filter (the table's alone: the map keeps no time per node), as the
+ * API's bounds in seconds, counted back from the database's clock at each read.
+ */
+export const CHANGED: { value: string; label: string; bound: Pick<ComponentFilter, 'changedWithinSeconds' | 'unchangedForSeconds'> }[] = [
+  { value: '', label: 'changed any time', bound: {} },
+  { value: '5m', label: 'changed in the last 5 min', bound: { changedWithinSeconds: 300 } },
+  { value: '1h', label: 'changed in the last hour', bound: { changedWithinSeconds: 3_600 } },
+  { value: '24h', label: 'changed in the last 24 h', bound: { changedWithinSeconds: 86_400 } },
+  { value: 'old1h', label: 'not changed for 1 h', bound: { unchangedForSeconds: 3_600 } },
+  { value: 'old24h', label: 'not changed for 24 h', bound: { unchangedForSeconds: 86_400 } },
+];
+
 /** Whether the map keeps node i (read at paint time, so live changes are filtered too); null keeps all. */
 export function mapKeep(f: Filters, store: NodeStore): ((i: number) => boolean) | null {
   if (!f.search && !f.status && !f.phase && !f.reason && !f.session) return null;
