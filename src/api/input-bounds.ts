@@ -4,8 +4,8 @@
  *   - the HTTP server's listener (`bodyGate`, before the fast path and express) refuses a declared
  *     Content-Length over the caller's limit with 413 without reading a byte: the anonymous limit when
  *     the request carries no credential at all, the authenticated one otherwise. A body the route does
- *     not read (or reads only in part) is never drained: the answer closes the connection instead,
- *     as Node would otherwise read whatever the client keeps sending;
+ *     not read (or reads only in part) is never drained: the answer closes the connection instead
+ *     (`BoundedResponse`), as Node would otherwise read whatever the client keeps sending;
  *   - the JSON doors (the GraphQL edge, the REST door) read bodies with `jsonReader`, after the caller
  *     was authenticated: at most the limit for that caller (a bad credential gets the anonymous one),
  *     counted as the bytes arrive, so a chunked body is refused the moment it passes the limit, and
@@ -106,7 +106,7 @@ function readAtMost(req: http.IncomingMessage, limit: number): Promise<Buffer | 
     const onData = (c: Buffer) => {
       got += c.length;
       if (got <= limit) return void chunks.push(c);
-      req.pause(); // the rest stays unread; bodyGate's answer closes the connection
+      req.pause(); // the rest stays unread; the answer closes the connection (BoundedResponse)
       finish('too large');
     };
     const onEnd = () => finish(Buffer.concat(chunks, got));
@@ -172,22 +172,45 @@ export function jsonReader(o: { strict?: boolean; anyType?: boolean } = {}) {
 /** Paths of the BOS REST door, whose errors are problem documents. */
 const REST_PATH = /^\/(v2|apis\/bos)(\/|$|\?)/;
 
+/** Whether `req` says it has a body: a length over 0, or a chunked one. */
+function declaresBody(req: http.IncomingMessage): boolean {
+  return Number(req.headers['content-length']) > 0 || req.headers['transfer-encoding'] !== undefined;
+}
+
+type HeadArgument = http.OutgoingHttpHeaders | http.OutgoingHttpHeader[];
+
 /**
- * The HTTP listener's first step: true when it answered (413) and the request goes no further. Also
- * makes any answer to a request whose body was not read to the end close the connection.
+ * The API's responses, given to its HTTP servers as their `ServerResponse` class (Node's documented
+ * way to extend it): an answer whose head is written before the request's body was read to the end
+ * says `Connection: close`, and Node closes the connection after it instead of reading (and
+ * discarding) whatever the client keeps sending to keep it alive. Express moves each response it
+ * handles onto its app's own prototype: `closeUnreadBodies(app)` gives that prototype the same head.
  */
+export class BoundedResponse extends http.ServerResponse {
+  override writeHead(statusCode: number, message?: string | HeadArgument, headers?: HeadArgument): this {
+    if (!this.headersSent && !this.req.complete && declaresBody(this.req)) this.setHeader('connection', 'close');
+    // Node's own reading of the arguments: a string is the status message; headers, when given, win.
+    return typeof message === 'string' ? super.writeHead(statusCode, message, headers) : super.writeHead(statusCode, headers ?? message);
+  }
+}
+
+/**
+ * An express app's responses close as BoundedResponse's do: express re-parents every response onto
+ * `app.response` (its per-app prototype; "Overriding the Express API" in express's guide), above
+ * Node's ServerResponse, so the app's prototype takes BoundedResponse's writeHead.
+ */
+export function closeUnreadBodies(app: express.Express): void {
+  // Typed as BoundedResponse's; it returns its own `this`, here express's response.
+  app.response.writeHead = BoundedResponse.prototype.writeHead as express.Response['writeHead'];
+}
+
+/** The HTTP listener's first step: true when it answered (413) and the request goes no further. */
 export function bodyGate(o: { max: number; anonymousMax: number }): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
   return (req, res) => {
-    const declared = req.headers['content-length'];
-    if (!(Number(declared) > 0) && req.headers['transfer-encoding'] === undefined) return false;
-    const writeHead = res.writeHead;
-    res.writeHead = function (this: http.ServerResponse, ...args: unknown[]) {
-      if (!req.complete && !this.headersSent) this.setHeader('connection', 'close');
-      return (writeHead as (...a: unknown[]) => http.ServerResponse).apply(this, args);
-    } as typeof res.writeHead;
+    if (!declaresBody(req)) return false;
     const anonymous = !req.headers.authorization;
     const limit = anonymous ? Math.min(o.max, o.anonymousMax) : o.max;
-    if (!(Number(declared) > limit)) return false;
+    if (!(Number(req.headers['content-length']) > limit)) return false;
     const e = tooLarge(limit, anonymous);
     const rest = REST_PATH.test(req.url ?? '');
     res.statusCode = 413;

@@ -53,7 +53,7 @@ import { CredentialWatch } from './credential-watch.ts';
 import { roleAtLeast } from '../auth/index.ts';
 import type { NodeRegistry } from '../adapters/standalone/registry.ts';
 import { consoleRouter } from './console.ts';
-import { bodyGate } from './input-bounds.ts';
+import { bodyGate, BoundedResponse, closeUnreadBodies } from './input-bounds.ts';
 
 export interface ApiServerOptions extends ApiDeps {
   /** 0 picks a free port (see the returned url). */
@@ -117,6 +117,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const api = await apiParts(opts);
   const app = express();
   app.disable('x-powered-by');
+  closeUnreadBodies(app);
   app.use(requestIds());
   app.use(requestSpans());
   // Compressed answers (br at quality 4, or gzip) above 1 KiB for clients that ask: /graphql (the console's
@@ -258,8 +259,11 @@ function createHttpServer(opts: ApiServerOptions, api: ApiParts, app: express.Ex
         });
   const serve: http.RequestListener = (req, res) => void (fast?.(req, res) || app(req, res));
   const listener: http.RequestListener = (req, res) => void (gate(req, res) || serve(req, res));
+  // Answers to bodies left unread close their connection (input-bounds.ts).
   const httpServer = (
-    opts.tls ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key }, listener) : http.createServer(listener)
+    opts.tls
+      ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key, ServerResponse: BoundedResponse }, listener)
+      : http.createServer({ ServerResponse: BoundedResponse }, listener)
   ) as http.Server;
   httpServer.on('checkContinue', (req, res) => void (gate(req, res) || (res.writeContinue(), serve(req, res))));
   return httpServer;
@@ -469,8 +473,9 @@ async function startMetricsListener(
   const { gate } = api;
   const m = express();
   m.disable('x-powered-by');
+  closeUnreadBodies(m);
   m.get('/metrics', open, async (_req, res) => sendMetrics(res));
-  const server = http.createServer((req, res) => void (gate(req, res) || m(req, res)));
+  const server = http.createServer({ ServerResponse: BoundedResponse }, (req, res) => void (gate(req, res) || m(req, res)));
   await listen(server, at.port, at.host);
   return { server, url: `http://${hostOf(at.host)}:${(server.address() as AddressInfo).port}/metrics` };
 }
