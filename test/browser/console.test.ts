@@ -4,11 +4,14 @@
  * token; search the node table and find a node on the map, by mouse and by keyboard; a PCS outage
  * shows its nodes blocked by PCS (since when), not failed; a reboot with a node that never powers on
  * ends "complete with failures"; the failed node's explain says there is nothing more bootorch will do
- * and offers the retry, which runs as a new session of just it, dry run first; pause and abort show
- * as such; the API stopped under the console shows a banner with the data's age, and on its return
- * the map catches up from its cursor (no second snapshot) and the banner goes; a viewer sees no
- * buttons it cannot use, a tenant only its nodes. axe-core runs on every page: no serious or critical
- * violation. Screenshots go to docs/screenshots/. Every wait has a deadline; nothing sleeps.
+ * and offers the retry, which runs as a new session of just it, dry run first, and shows the last
+ * lines of its console with the way to the whole console; from the table, a reboot of selected nodes
+ * (dry run first) and "clear failure and enable" of the failed one; the table's last-change filter;
+ * pause and abort show as such; the API stopped under the console shows a banner with the data's age,
+ * and on its return the map catches up from its cursor (no second snapshot) and the banner goes; a
+ * viewer sees no buttons it cannot use and no console lines, a tenant only its nodes. axe-core runs on
+ * every page, the serial console and the stale banner included: no serious or critical violation.
+ * Screenshots go to docs/screenshots/. Every wait has a deadline; nothing sleeps.
  *
  *   BOOTORCH_BROWSER_TESTS=1 npx vitest run test/browser/console.test.ts
  */
@@ -219,6 +222,7 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     await page.getByRole('link', { name: 'the whole console' }).click();
     await expect.poll(() => page.getByTestId('console-text').textContent(), { timeout: 15_000 }).toContain('boot line 01 ');
     expect(await page.getByTestId('console-text').textContent()).toContain('Kernel panic');
+    await axe('node console');
     await page.goBack();
 
     // From the table: the failed filter, select, retry: the dry run first, then a session of just it.
@@ -253,7 +257,9 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     await page.getByLabel('select this page').check();
     await page.getByRole('button', { name: 'Reboot…' }).click();
     await page.getByTestId('run-nodes').waitFor();
-    expect(await page.getByTestId('run-nodes').textContent()).toMatch(new RegExp(`these 2 nodes( \\(from session [^)]+\\))?: ${PAIR.join(', ')}`));
+    expect(await page.getByTestId('run-nodes').textContent()).toMatch(
+      new RegExp(`these 2 nodes( \\(from session [^)]+\\))?: ${PAIR.join(', ')}`),
+    );
     await page.getByRole('button', { name: 'Dry run' }).click();
     await expect.poll(() => page.getByTestId('plan-counts').textContent(), { timeout: 30_000 }).toContain('2 nodes: 2 power cycle');
     await page.getByRole('button', { name: /^Start reboot of 2 nodes/ }).click();
@@ -340,6 +346,7 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
       .toBeGreaterThanOrEqual(2);
     expect(await page.getByTestId('stale-banner').textContent()).toMatch(/Not live: .* s old/);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'console-stale.png') });
+    await axe('machine (stale banner)');
     // The worker goes on meanwhile: the nodes leave stable before the API is back.
     await waitFor(
       async () =>
@@ -384,10 +391,13 @@ describe.skipIf(!BROWSER_TESTS)('web console in chromium', () => {
     await page.goto(`${w.baseUrl}/#/`);
     await page.getByTestId('node-table').waitFor();
     expect(await page.getByRole('button', { name: /Retry|Reboot|enable/ }).count()).toBe(0);
-    // Consoles can hold secrets: explain's tail is null for a viewer.
+    // Consoles can hold secrets: explain's tail is null for a viewer, and the console page says why.
     await page.goto(`${w.baseUrl}/#/node/${BROKEN}`);
     await page.getByTestId('explain').waitFor({ timeout: 15_000 });
     expect(await page.getByTestId('console-tail').count()).toBe(0);
+    await page.goto(`${w.baseUrl}/#/node/${BROKEN}/console`);
+    await expect.poll(() => page.getByTestId('console-error').textContent(), { timeout: 15_000 }).toContain('can hold secrets');
+    await axe('node console (viewer refused)');
 
     const mine = ['x1001c0s0b0n0', 'x1001c0s0b0n1', 'x1001c0s0b1n0'];
     await w.gql('mutation($x: [ID!]!) { setTenantXnames(tenant: "acme", xnames: $x) { name } }', { x: mine });

@@ -114,7 +114,16 @@ export function ConsolePage({ id }: { id: string }) {
           {!attempt && ' · live'}
         </p>
       )}
-      <pre ref={pre} className="console-text" data-testid="console-text" role="log" aria-label={`serial console of ${id}`}>
+      {/* A scroll box: focusable, so the keyboard can scroll it (axe scrollable-region-focusable). */}
+      <pre
+        ref={pre}
+        className="console-text"
+        data-testid="console-text"
+        role="log"
+        aria-label={`serial console of ${id}`}
+        // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region is reached by keyboard to scroll it
+        tabIndex={0}
+      >
         {text}
       </pre>
     </article>
