@@ -2,8 +2,9 @@
  * Reports at wire speed: a separate `bootorch api` process takes the node reporter's own
  * reportBootState mutation (src/reporter/agent.ts's document) from autocannon, each request with the
  * node credential of the node it reports for, at 64 and 512 concurrent connections. The nodes are
- * stable, so every report is accepted and written. Run alone: `npx tsx bench/report-load.ts`
- * (API_PROF=1 writes a CPU profile of the API process to /tmp/apiprof).
+ * stable, so every report is accepted and written. Run alone: `npx tsx bench/report-load.ts`, with
+ * `--before=DIR` for another checkout's API beside this one (API_PROF=1 writes a CPU profile of the
+ * API process to /tmp/apiprof).
  */
 import type { ChildProcess } from 'node:child_process';
 import os from 'node:os';
@@ -15,11 +16,7 @@ import { freshDatabase } from './scale.ts';
 import { cpuSeconds, machineCpuSeconds, startApiProcess } from './api-load.ts';
 
 export interface ReportLoadRow {
-  /**
-   * `fast`: this tree's API; `baseline`: another checkout's API (REPORT_BASELINE_DIR, e.g. the code
-   * before a change). (An `ordinary` path, this build with the fast path switched off, was dropped with
-   * the production switch it needed.)
-   */
+  /** `fast`: this tree's API; `baseline`: another checkout's API (`before`, e.g. the code before a change). */
   path: 'baseline' | 'fast';
   connections: number;
   /** Accepted reports (2xx answers whose body says BootStateReported) per second. */
@@ -113,14 +110,14 @@ export async function fireReports(
  */
 export async function runReportLoad(
   adminUrl: string,
-  o: { nodes?: number; seconds?: number; connections?: number[]; rounds?: number } = {},
+  o: { nodes?: number; seconds?: number; connections?: number[]; rounds?: number; before?: string } = {},
 ): Promise<ReportLoadRow[]> {
   const conn = await freshDatabase(adminUrl, DB);
   const nodes = await seedReportingNodes(conn, o.nodes ?? 4096);
   const rows: ReportLoadRow[] = [];
   const apis = new Map<ReportLoadRow['path'], { url: string; child: ChildProcess }>();
   try {
-    const baseline = process.env.REPORT_BASELINE_DIR;
+    const baseline = o.before;
     const all = [...(baseline ? ['baseline' as const] : []), 'fast' as const];
     // REPORT_PATHS=fast,baseline: only these, in this order (profiling one path).
     const only = process.env.REPORT_PATHS?.split(',');
@@ -157,6 +154,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     rounds: Number(process.env.ROUNDS ?? 1),
     connections: process.env.CONNECTIONS?.split(',').map(Number),
     nodes: process.env.NODES ? Number(process.env.NODES) : undefined,
+    before: process.argv.find((a) => a.startsWith('--before='))?.slice(9),
   });
   for (const r of rows)
     process.stdout.write(

@@ -4,8 +4,10 @@
  * BENCHMARKS.md's sections 1–5 and the goals (the page's introduction and later sections stay).
  * Flags: --full adds the 100,000-node reboot; --skip-polling skips the (slow) polling baseline;
  * --sizes=1,1000 picks the sizes; --parts=reboot,polling,real,reports,api,fanout picks the parts
- * (a run of fanout alone rewrites only its section of BENCHMARKS.md); --before=DIR adds the fan-out
- * of the API as checked out in DIR (the code before multiplexing), measured in the same run.
+ * (a run of fanout alone rewrites only its section of BENCHMARKS.md); --before=DIR measures the code
+ * checked out in DIR in the same run: its engine with its kicks off as the polling baseline (a
+ * checkout whose bench/scale.ts still takes `kicks`, up to 3857e1c; without DIR there is no polling
+ * baseline), its API as the reporter load's baseline, and its API's fan-out (the code before multiplexing).
  * --parts=jobs runs the action jobs' figures alone (bench/jobs-report.ts: the reboot against DIR's engine, and
  * 1/2/4 worker processes; --reps=3 --workers=1,2,4 --workers-at=10000) and rewrites only its section.
  * --parts=ipmi runs the IPMI comparison alone (bench/ipmi.ts: ipmitool per call against a shell per BMC on
@@ -24,6 +26,7 @@
  */
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
 import { freshDatabase, runScale, type ScaleResult } from './scale.ts';
@@ -38,7 +41,7 @@ import { runBmcBench } from './bmc.ts';
 import { runStandaloneReboot, standaloneSection, rewriteStandaloneSection, type StandaloneResult } from './standalone.ts';
 import { rewriteStormSection, runPxeStorm, stormSection, type StormResult } from './pxe-storm.ts';
 import { deploysSection, rewriteDeploysSection, runDeploys, type DeploysResult } from './deploys.ts';
-import { runTokensBench } from './tokens.ts';
+import { commitOf, runTokensBench } from './tokens.ts';
 import { runIpmiBench } from './ipmi.ts';
 import { runConsolesBench } from './consoles.ts';
 
@@ -184,10 +187,15 @@ async function main() {
   let pollingOf: ScaleResult | undefined;
   if (parts.has('polling') && parts.has('reboot') && !args.has('--skip-polling')) {
     const n = sizes.includes(1000) ? 1000 : sizes[0]!;
-    log(`polling baseline: reboot of ${fmt(n)} nodes, kicks off, polling_frequency 15 s...`);
-    polling = await runScale(adminUrl, n, { kicks: false, options: { polling_frequency: 15 } });
-    pollingOf = rows.find((x) => x.r.nodes === n)!.r;
-    log(`  ${fmt(polling.wallMs)} ms (x${fmt(polling.wallMs / pollingOf.wallMs, 1)} bootorch)`);
+    if (!before) log('polling baseline: not run (it is the engine of a checkout given with --before=DIR)');
+    else {
+      log(
+        `polling baseline: reboot of ${fmt(n)} nodes by the engine in ${before} (${commitOf(before)}), kicks off, polling_frequency 15 s...`,
+      );
+      polling = await pollingBaseline(before, adminUrl, n);
+      pollingOf = rows.find((x) => x.r.nodes === n)!.r;
+      log(`  ${fmt(polling.wallMs)} ms (x${fmt(polling.wallMs / pollingOf.wallMs, 1)} bootorch)`);
+    }
   }
   const real: RealPathResult[] = [];
   for (const n of parts.has('real') ? sizes.filter((x) => x >= 1000) : []) {
@@ -209,7 +217,7 @@ async function main() {
   let reportLoad: ReportLoadRow[] = [];
   if (parts.has('reports')) {
     log('reporter mutations at wire speed (autocannon, node tokens)...');
-    reportLoad = await runReportLoad(adminUrl, { rounds: 2 });
+    reportLoad = await runReportLoad(adminUrl, { rounds: 2, before });
     for (const r of reportLoad)
       log(`  ${r.path} ${r.connections} connections: ${fmt(r.acceptedPerSecond)} accepted/s, p99 ${fmt(r.p99)} ms`);
   }
@@ -288,9 +296,9 @@ function report(x: {
     '',
     "## 3. Against polling (BOS's model)",
     '',
-    x.polling && x.pollingOf
-      ? `Same engine, edge-triggered kicks off, \`polling_frequency\` 15 s (BOS's default), ${fmt(x.polling.nodes)} nodes: **${fmt(x.polling.wallMs)} ms** against bootorch's ${fmt(x.pollingOf.wallMs)} ms: polling / bootorch = **${fmt(x.polling.wallMs / x.pollingOf.wallMs, 1)}**.`
-      : 'Skipped in this run (--skip-polling).',
+    x.polling && x.pollingOf && before
+      ? `The engine of another checkout (\`--before=DIR\`, ${commitOf(before)}) with its edge-triggered kicks off, \`polling_frequency\` 15 s (BOS's default), ${fmt(x.polling.nodes)} nodes: **${fmt(x.polling.wallMs)} ms** against this code's ${fmt(x.pollingOf.wallMs)} ms: polling / bootorch = **${fmt(x.polling.wallMs / x.pollingOf.wallMs, 1)}**.`
+      : 'Not run in this run (it needs --before=DIR; --skip-polling skips it).',
     '',
     ...realPathSections(x.rows, x.real, x.reportLoad),
     '## 4. The API under load',
@@ -339,7 +347,7 @@ function realPathSections(rows: Array<{ r: ScaleResult }>, real: RealPathResult[
     '',
     '## 4a. Reporter mutations at wire speed',
     '',
-    "The node reporter's own reportBootState document over HTTP from autocannon, each request with the node token of the node it reports for (4,096 nodes, round robin), against `bootorch api` processes started together and fired at in turn (two rounds, so each path meets the same load); every report is accepted and written. `baseline`, when present, is another checkout's API (REPORT_BASELINE_DIR).",
+    `The node reporter's own reportBootState document over HTTP from autocannon, each request with the node token of the node it reports for (4,096 nodes, round robin), against \`bootorch api\` processes started together and fired at in turn (two rounds, so each path meets the same load); every report is accepted and written. \`baseline\`, when present, is another checkout's API (\`--before=DIR\`${before ? `, ${commitOf(before)}` : ''}).`,
     '',
     '| path | connections | accepted reports/s | p50 | p99 | not accepted | CPU per report: API / load generator / rest (PostgreSQL) | load (1 min) |',
     '|---|---:|---:|---:|---:|---:|---:|---:|',
@@ -349,6 +357,26 @@ function realPathSections(rows: Array<{ r: ScaleResult }>, real: RealPathResult[
     ),
     '',
   ];
+}
+
+/** A runScale that can switch its engine's kicks off, as bench/scale.ts did up to 3857e1c. */
+type PollingScale = (
+  adminUrl: string,
+  nodes: number,
+  o: { kicks: false; options: { polling_frequency: number } },
+) => Promise<ScaleResult & { mode?: string }>;
+
+/**
+ * BOS's model, polling only: the reboot by the engine checked out in `dir`, with its edge-triggered
+ * kicks off (writes start nothing; wakes and polls still run). This code has no such switch: a
+ * baseline comes from another checkout, not from a production option.
+ */
+async function pollingBaseline(dir: string, adminUrl: string, nodes: number): Promise<ScaleResult> {
+  const scale: PollingScale = (await import(path.resolve(dir, 'bench/scale.ts'))).runScale;
+  const r = await scale(adminUrl, nodes, { kicks: false, options: { polling_frequency: 15 } });
+  // A checkout without the switch ignores `kicks` and measures its kicked engine: not a baseline.
+  if (r.mode !== 'polling') throw new Error(`${dir}: its bench/scale.ts cannot switch kicks off (a checkout up to 3857e1c can)`);
+  return r;
 }
 
 /**

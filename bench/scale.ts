@@ -19,7 +19,6 @@ import { bossDbOf, heldJobCount } from '../src/engine/queue/jobs.ts';
 
 export interface ScaleResult {
   nodes: number;
-  mode: string;
   wallMs: number;
   nodesPerSecond: number;
   rowsWritten: number;
@@ -95,10 +94,9 @@ export interface ScaleHooks {
 export async function runScale(
   adminUrl: string,
   nodes: number,
-  o: { kicks?: boolean; options?: Partial<Options>; timeoutMs?: number; hooks?: ScaleHooks; tag?: string } = {},
+  o: { options?: Partial<Options>; timeoutMs?: number; hooks?: ScaleHooks; tag?: string } = {},
 ): Promise<ScaleResult> {
-  const kicks = o.kicks !== false;
-  const conn = await freshDatabase(adminUrl, `bootorch_bench_${nodes}_${kicks ? 'k' : 'p'}${o.tag ?? ''}`);
+  const conn = await freshDatabase(adminUrl, `bootorch_bench_${nodes}_k${o.tag ?? ''}`);
   const options = { polling_frequency: 15, max_component_batch_size: 2800, ...o.options };
   await conn.pool.query('insert into options (id, data) values (1, $1)', [JSON.stringify(options)]);
   const world = new SimWorld({ nodes, seed: 7, initial: { booted: true, desiredConfig: 'compute-cfg' }, ...INSTANT });
@@ -109,7 +107,7 @@ export async function runScale(
   ]);
   const log = pino({ level: process.env.BENCH_LOG ?? 'silent' });
   const m = meter(conn.pool);
-  const engine = await startEngine({ url: conn.url, db: conn.db, adapters, operators: createOperators(), log, kicks });
+  const engine = await startEngine({ url: conn.url, db: conn.db, adapters, operators: createOperators(), log });
   const reports = createReportBatcher(conn.db, engine.scheduler);
   world.setReportHandler(async (id, token) => {
     const r = await reports.report({ id, token, actor: `node:${id}` });
@@ -147,7 +145,6 @@ export async function runScale(
   const failed = Number((await conn.pool.query(`select count(*) from components where status = 'failed'`)).rows[0].count);
   const result: ScaleResult = {
     nodes,
-    mode: kicks ? 'bootorch' : 'polling',
     wallMs,
     nodesPerSecond: nodes / (wallMs / 1000),
     rowsWritten,

@@ -118,7 +118,8 @@ export async function runTokensBench(
 }
 
 /** The short commit of checkout `dir`, for the table's caption. */
-function commitOf(dir: string): string {
+/** The short commit checked out in `dir` ('unknown' when it is not a git checkout). */
+export function commitOf(dir: string): string {
   try {
     return execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
   } catch {

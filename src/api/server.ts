@@ -84,11 +84,6 @@ export interface ApiServerOptions extends ApiDeps {
   credentialWatch?: CredentialWatch;
   /** Standalone mode's boot-script endpoint (api/boot/routes.ts), mounted at /boot/v1. */
   bootRoutes?: express.Router;
-  /**
-   * Serve the node reporter's document without Apollo's pipeline (fast-reports.ts), and cache token
-   * rows while the credential watch vouches for them (default true; false is the baseline the bench compares with).
-   */
-  fastReports?: boolean;
   /** Serve HTTPS (and wss) with this certificate chain and key (PEM) instead of plain HTTP. */
   tls?: { cert: string | Buffer; key: string | Buffer };
   /** Multiplexed subscriptions: batch window, per-subscriber queue bound (src/api/live/multiplexer.ts). */
@@ -196,7 +191,7 @@ async function apiParts(opts: ApiServerOptions): Promise<ApiParts> {
   const watch = opts.credentialWatch ?? new CredentialWatch({ pool: poolOf(opts.db), logger: opts.logger });
   const deps: ApiDeps = { ...opts, live };
   // Cached credentials only while the watch hears revocations (token-rows.ts); without it, every lookup is a query.
-  const tokenRows = opts.fastReports === false ? undefined : opts.auth?.authenticator.tokenRows;
+  const tokenRows = opts.auth?.authenticator.tokenRows;
   if (tokenRows)
     await watch
       .keepCache(tokenRows)
@@ -245,19 +240,16 @@ async function apiParts(opts: ApiServerOptions): Promise<ApiParts> {
  */
 function createHttpServer(opts: ApiServerOptions, api: ApiParts, app: express.Express): http.Server {
   const { gate } = api;
-  const fast =
-    opts.fastReports === false
-      ? undefined
-      : fastReports({
-          schema: api.schema,
-          limits: api.limits,
-          edge: api.edge,
-          fallback: app,
-          contextFor: api.contextFor,
-          formatError: api.formatError,
-          logger: opts.logger,
-        });
-  const serve: http.RequestListener = (req, res) => void (fast?.(req, res) || app(req, res));
+  const fast = fastReports({
+    schema: api.schema,
+    limits: api.limits,
+    edge: api.edge,
+    fallback: app,
+    contextFor: api.contextFor,
+    formatError: api.formatError,
+    logger: opts.logger,
+  });
+  const serve: http.RequestListener = (req, res) => void (fast(req, res) || app(req, res));
   const listener: http.RequestListener = (req, res) => void (gate(req, res) || serve(req, res));
   // Answers to bodies left unread close their connection (input-bounds.ts).
   const httpServer = (

@@ -30,20 +30,7 @@ export interface TimerJob {
 export class BossScheduler implements Scheduler {
   private readonly dueListeners = new Set<(dueMs: number) => void>();
 
-  /** `kicks` false: the BOS-like polling baseline (writes start nothing; timers and polls still run). */
-  constructor(
-    private readonly boss: PgBoss,
-    private readonly kicks: boolean,
-  ) {}
-
-  /** Enqueue ticks and tell every worker, even with kicks off (a timer came due; the engine starts). */
-  async enqueue(db: Db, ops: readonly OperatorName[]): Promise<void> {
-    if (ops.length === 0) return;
-    const unique = [...new Set(ops)];
-    for (const op of unique) await this.boss.send(queueOf(op), {}, { db: bossDbOf(db) });
-    // Every worker process LISTENs and fetches at once, instead of at its next 0.5 s fetch.
-    await db.$client.query(`select pg_notify('${KICK_CHANNEL}', $1)`, [unique.join(',')]);
-  }
+  constructor(private readonly boss: PgBoss) {}
 
   /** Hear of each wake this process schedules (its due database time, ms); returns the unsubscribe. */
   onDue(listener: (dueMs: number) => void): () => void {
@@ -51,8 +38,13 @@ export class BossScheduler implements Scheduler {
     return () => this.dueListeners.delete(listener);
   }
 
-  kick(db: Db, ops: readonly OperatorName[]): Promise<void> {
-    return this.kicks ? this.enqueue(db, ops) : Promise.resolve();
+  /** Enqueue the operators' ticks and tell every worker (a write gave them work, a timer came due, the engine starts). */
+  async kick(db: Db, ops: readonly OperatorName[]): Promise<void> {
+    if (ops.length === 0) return;
+    const unique = [...new Set(ops)];
+    for (const op of unique) await this.boss.send(queueOf(op), {}, { db: bossDbOf(db) });
+    // Every worker process LISTENs and fetches at once, instead of at its next 0.5 s fetch.
+    await db.$client.query(`select pg_notify('${KICK_CHANNEL}', $1)`, [unique.join(',')]);
   }
 
   async wakeAt(db: Db, op: OperatorName, at: Date): Promise<void> {
@@ -92,7 +84,7 @@ export class BossScheduler implements Scheduler {
       })),
       { db: bossDbOf(db) },
     );
-    if (this.kicks) await db.$client.query(`select pg_notify('${KICK_CHANNEL}', $1)`, [actionQueueOf(op)]);
+    await db.$client.query(`select pg_notify('${KICK_CHANNEL}', $1)`, [actionQueueOf(op)]);
   }
 
   async decideLater(db: Db, op: JobOperatorName, rows: readonly DueComponent[], seconds: number): Promise<void> {

@@ -39,7 +39,7 @@ export interface BossHandle {
 }
 
 /** Start pg-boss and create the queues. Used by API processes too (they only enqueue). */
-export async function startBoss(url: string, log: Logger, opts: { kicks?: boolean; max?: number } = {}): Promise<BossHandle> {
+export async function startBoss(url: string, log: Logger, opts: { max?: number } = {}): Promise<BossHandle> {
   const boss = new PgBoss({
     connectionString: url,
     max: opts.max ?? 4,
@@ -79,7 +79,7 @@ export async function startBoss(url: string, log: Logger, opts: { kicks?: boolea
   }
   return {
     boss,
-    scheduler: new BossScheduler(boss, opts.kicks !== false),
+    scheduler: new BossScheduler(boss),
     stop: () => boss.stop({ graceful: true, wait: true, timeout: 10_000 }),
   };
 }
@@ -97,13 +97,11 @@ export interface EngineDeps {
   adapters: Adapters;
   operators: OperatorDef[];
   log: Logger;
-  /** Edge-triggered kicks (default true). Off = BOS-like pure polling, for the benchmark baseline. */
-  kicks?: boolean;
   boss?: BossHandle;
 }
 
 export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
-  const handle = deps.boss ?? (await startBoss(deps.url, deps.log, { kicks: deps.kicks }));
+  const handle = deps.boss ?? (await startBoss(deps.url, deps.log));
   const { boss, scheduler } = handle;
   // A killed process's ticks must not hold their stately queues until expiry (leases.ts).
   const leases = new TickLeases({ url: deps.url, log: deps.log, queuePrefix: ENGINE_QUEUES });
@@ -132,10 +130,10 @@ export async function startEngine(deps: EngineDeps): Promise<EngineHandle> {
         deps.operators.map((d) => d.name),
       ),
   });
-  if (deps.kicks !== false) await listener.start();
+  await listener.start();
 
   // Start every loop now: one tick each (stately: a no-op for operators already queued).
-  await scheduler.enqueue(
+  await scheduler.kick(
     deps.db,
     deps.operators.map((d) => d.name),
   );

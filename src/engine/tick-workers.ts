@@ -142,7 +142,7 @@ export class TickWorkers {
   private async timersDue(jobIds: string[], ops: OperatorName[]): Promise<void> {
     await this.d.leases.holdAll(jobIds);
     try {
-      await this.d.scheduler.enqueue(this.d.db, ops);
+      await this.d.scheduler.kick(this.d.db, ops);
       for (const op of ops) this.notify(op);
     } finally {
       await this.d.leases.releaseAll(jobIds);

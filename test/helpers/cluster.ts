@@ -72,7 +72,6 @@ export async function startCluster(
   o: {
     world?: WorldOptions;
     options?: Partial<Options>;
-    kicks?: boolean;
     /** Measure the ports (metrics, spans) as the roles do. */
     instrument?: boolean;
     /** A database to use instead of a fresh one from the test run's template (the benches', outside vitest). */
@@ -90,7 +89,7 @@ export async function startCluster(
     [world.ids()],
   );
   const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
-  const engine = await startEngine({ url: db.url, db: db.db, adapters, operators: createOperators(), log, kicks: o.kicks });
+  const engine = await startEngine({ url: db.url, db: db.db, adapters, operators: createOperators(), log });
   const reports = createReportBatcher(db.db, engine.scheduler);
   world.setReportHandler(async (id: string, token: string) => {
     const r = await reports.report({ id, token, actor: `node:${id}` });
