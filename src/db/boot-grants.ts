@@ -5,17 +5,19 @@
  * one-time ticket in it, a later fetch in the same window replacing a ticket not yet exchanged; the
  * node's first call exchanges the ticket once (src/api/boot/exchange.ts), which closes the window. A
  * config drive carries a ticket of purpose `disk` for the installed system. Only tickets' SHA-256 is
- * stored. Rows whose window and ticket have both ended are pruned on each write. The only module
- * with SQL on this table.
+ * stored. Readers take a grant only while it is live (a grant whose window and ticket have both ended
+ * is, to them, not there); such rows, and the credentials minted from tickets that expired or were
+ * revoked, are pruned in the background, at most once a minute per process (BootGrantPruner). The
+ * only module with SQL on this table.
  */
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import { pgTable, text, timestamp, uniqueIndex, check } from 'drizzle-orm/pg-core';
+import { pgTable, text, timestamp, uniqueIndex, index, check } from 'drizzle-orm/pg-core';
 import type { Db } from './client.ts';
 import { apiTokens } from './schema.ts';
 import { nodeInventory } from './node-inventory.ts';
 import { componentDeploys } from './deploys.ts';
 import { anyOf, insertInChunks } from './sql.ts';
-import { transaction } from './tx.ts';
+import { inTransaction, transaction } from './tx.ts';
 import type { NodeScope } from '../auth/node-scopes.ts';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -41,6 +43,8 @@ export const bootGrants = pgTable(
   (t) => [
     uniqueIndex('boot_grants_node_purpose_idx').on(t.node, t.purpose),
     uniqueIndex('boot_grants_ticket_idx').on(t.ticketHash),
+    // The grants pruneBootGrants deletes (window ended), found without reading the table.
+    index('boot_grants_window_ends_idx').on(t.windowEndsAt),
     check('boot_grants_purpose_ck', sql`${t.purpose} in ('report','deploy','disk')`),
   ],
 );
@@ -64,7 +68,7 @@ export async function openBootWindows(
   o: { windowSeconds: number; now: Date; attempt: () => string },
 ): Promise<string[]> {
   if (ids.length === 0) return [];
-  return transaction(db, async (tx) => {
+  const revoked = await transaction(db, async (tx) => {
     const deploying = new Set(
       (
         await tx
@@ -91,9 +95,10 @@ export async function openBootWindows(
       .set({ revokedAt: o.now })
       .where(and(eq(apiTokens.role, 'node'), anyOf(apiTokens.subject, ids), anyOf(apiTokens.scope, NETBOOT), isNull(apiTokens.revokedAt)))
       .returning({ id: apiTokens.id });
-    await pruneBootGrants(tx, o.now);
     return revoked.map((r) => r.id);
   });
+  bootGrantPruner.soon(db, o.now);
+  return revoked;
 }
 
 /** What the boot script needs from the node whose window it minted a ticket in. */
@@ -173,13 +178,20 @@ export async function issueTicket(
       ticketExpiresAt: ticket.expiresAt,
       createdAt: ticket.now,
     });
-    await pruneBootGrants(tx, ticket.now);
   });
+  bootGrantPruner.soon(db, ticket.now);
 }
 
-/** The grant a ticket (by hash) belongs to, locked for the exchange; undefined when unknown. */
-export async function grantOfTicket(db: Db, hash: string): Promise<BootGrantRow | undefined> {
-  const [row] = await db.select().from(bootGrants).where(eq(bootGrants.ticketHash, hash)).for('update');
+/**
+ * The grant a ticket (by hash) belongs to, locked for the exchange; undefined when unknown or when its
+ * window and ticket have both ended (a row pruning would delete reads as pruned).
+ */
+export async function grantOfTicket(db: Db, hash: string, now: Date): Promise<BootGrantRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(bootGrants)
+    .where(and(eq(bootGrants.ticketHash, hash), sql`not (${grantEnded(now)})`))
+    .for('update');
   return row;
 }
 
@@ -216,24 +228,101 @@ export async function openAttempt(db: Db, attempt: string, now: Date): Promise<B
   return row;
 }
 
+/** Grants whose window and ticket have both ended (found by boot_grants_window_ends_idx). */
+const grantEnded = (now: Date) =>
+  sql`${bootGrants.windowEndsAt} <= ${now} and (${bootGrants.ticketExpiresAt} is null or ${bootGrants.ticketExpiresAt} <= ${now})`;
+
+/**
+ * Node credentials minted from tickets that expired or were revoked (found by
+ * api_tokens_ticket_expiry_idx and api_tokens_ticket_revoked_idx). A provisioned node token, without a
+ * scope, is an admin's to revoke and list, and stays.
+ */
+const tokenSpent = (now: Date) =>
+  sql`${apiTokens.role} = 'node' and ${apiTokens.scope} is not null and (${apiTokens.expiresAt} <= ${now} or ${apiTokens.revokedAt} is not null)`;
+
+/**
+ * pruneBootGrants's two statements, at most `max` rows each. PostgreSQL's DELETE has no LIMIT: the
+ * rows are picked from the indexes by a subquery, run once, and deleted by their tuple ids. A join back
+ * on the key instead lets the planner rescan the subquery for every row when the table's statistics
+ * predate the rows' expiry. A row changed since it was picked is left to the next prune.
+ */
+export function pruneStatements(now: Date, max: number) {
+  return {
+    grants: sql`delete from ${bootGrants} where ctid = any(array(
+      select ctid from ${bootGrants} where ${grantEnded(now)} limit ${max}))`,
+    tokens: sql`delete from ${apiTokens} where ctid = any(array(
+      select ctid from ${apiTokens} where ${tokenSpent(now)} limit ${max}))`,
+  };
+}
+
 /**
  * Forget what can no longer be used: grants whose window and ticket have both ended, and node
- * credentials minted from tickets that expired or were revoked (a provisioned node token, without a
- * scope, is an admin's to revoke and list, and stays). Bounded per call, so a write pays little.
+ * credentials minted from tickets that expired or were revoked. At most `max` rows of each.
  */
 export async function pruneBootGrants(db: Db, now: Date, max = 1000): Promise<{ grants: number; tokens: number }> {
-  const grants = await db.execute(sql`delete from ${bootGrants} where attempt in (
-    select attempt from ${bootGrants}
-    where window_ends_at <= ${now} and (ticket_expires_at is null or ticket_expires_at <= ${now}) limit ${max})`);
-  const tokens = await db
-    .delete(apiTokens)
-    .where(
-      sql`${apiTokens.id} in (select id from ${apiTokens} where role = 'node' and scope is not null
-        and (expires_at <= ${now} or revoked_at is not null) limit ${max})`,
-    )
-    .returning({ id: apiTokens.id });
-  return { grants: grants.rowCount ?? 0, tokens: tokens.length };
+  const q = pruneStatements(now, max);
+  const grants = await db.execute(q.grants);
+  const tokens = await db.execute(q.tokens);
+  return { grants: grants.rowCount ?? 0, tokens: tokens.rowCount ?? 0 };
 }
+
+/** How often a process prunes boot grants, at most (BootGrantPruner's default). */
+export const PRUNE_EVERY_MS = 60_000;
+
+/**
+ * Pruning kept off the boot endpoints' path. Readers ignore what has ended, so pruning only keeps the
+ * tables small and need not follow every write: `soon` starts a prune (batches of pruneBootGrants
+ * until one is not full) unless this pruner started one within `everyMs`, and does not wait for it.
+ * A failed prune leaves its rows to the next. One per process (bootGrantPruner); tests make their own.
+ */
+export class BootGrantPruner {
+  private last = Number.NEGATIVE_INFINITY;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly o: {
+      /** At most one prune per this many ms (default PRUNE_EVERY_MS). */
+      everyMs?: number;
+      /** Monotonic ms (default performance.now). */
+      clock?: () => number;
+      /** Rows per statement (default 1000). */
+      batch?: number;
+      /** Told of a prune that failed (default: nothing). */
+      onError?: (e: unknown) => void;
+    } = {},
+  ) {}
+
+  /**
+   * Start a prune as of `now` unless one ran within `everyMs`. Only from the pool: a transaction's
+   * handle is its caller's, and a statement after its end would fail.
+   */
+  soon(db: Db, now: Date): void {
+    const t = this.o.clock ? this.o.clock() : performance.now();
+    if (inTransaction(db) || this.running || t - this.last < (this.o.everyMs ?? PRUNE_EVERY_MS)) return;
+    this.last = t;
+    this.running = this.prune(db, now)
+      .catch((e) => this.o.onError?.(e))
+      .finally(() => {
+        this.running = undefined;
+      });
+  }
+
+  /** Resolves once the prune in flight, if any, has ended. */
+  async idle(): Promise<void> {
+    await this.running;
+  }
+
+  private async prune(db: Db, now: Date): Promise<void> {
+    const batch = this.o.batch ?? 1000;
+    for (;;) {
+      const n = await pruneBootGrants(db, now, batch);
+      if (n.grants < batch && n.tokens < batch) return;
+    }
+  }
+}
+
+/** This process's pruner (the boot endpoints' and power-on's). */
+export const bootGrantPruner = new BootGrantPruner();
 
 /** Every grant of a node (tests, explain). */
 export async function grantsOf(db: Db, node: string): Promise<BootGrantRow[]> {

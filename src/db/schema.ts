@@ -311,6 +311,12 @@ export const apiTokens = pgTable(
     uniqueIndex('api_tokens_hash_idx').on(t.hash),
     // A node's live credentials, found without reading its revoked ones (re-issuing revokes them first).
     index('api_tokens_live_node_idx').on(t.subject).where(sql`${t.role} = 'node' and ${t.revokedAt} is null`),
+    // Node credentials minted from boot tickets, expired or revoked: what pruneBootGrants
+    // (src/db/boot-grants.ts) deletes, found without reading the table.
+    index('api_tokens_ticket_expiry_idx').on(t.expiresAt).where(sql`${t.role} = 'node' and ${t.scope} is not null`),
+    index('api_tokens_ticket_revoked_idx')
+      .on(t.revokedAt)
+      .where(sql`${t.role} = 'node' and ${t.scope} is not null and ${t.revokedAt} is not null`),
     check('api_tokens_role_ck', sql`${t.role} in ('admin','operator','viewer','node')`),
     check('api_tokens_scope_ck', sql`${t.scope} is null or (${t.role} = 'node' and ${t.scope} in ('report','deploy','disk'))`),
   ],

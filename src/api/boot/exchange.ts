@@ -9,7 +9,7 @@
  */
 import type { Db } from '../../db/client.ts';
 import { transaction } from '../../db/tx.ts';
-import { grantOfTicket, pruneBootGrants, spendTicket } from '../../db/boot-grants.ts';
+import { bootGrantPruner, grantOfTicket, spendTicket, type BootGrantPruner } from '../../db/boot-grants.ts';
 import { deployOf } from '../../db/deploys.ts';
 import { appendEvents } from '../../db/events.ts';
 import { componentSessionOf } from '../../db/node-inventory.ts';
@@ -30,13 +30,15 @@ export interface ExchangeOptions {
   now?: () => Date;
   /** Told about a ticket presented again (warn level). */
   warn?: (message: string, data: Record<string, unknown>) => void;
+  /** Prunes ended grants after an exchange, in the background (default this process's: bootGrantPruner). */
+  pruner?: BootGrantPruner;
 }
 
 export async function exchangeTicket(db: Db, ticket: string, o: ExchangeOptions): Promise<ExchangeResult> {
   if (!TICKET_RE.test(ticket)) return NOT_ACCEPTED;
   const now = (o.now ?? (() => new Date()))();
   const result = await transaction(db, async (tx): Promise<ExchangeResult> => {
-    const grant = await grantOfTicket(tx, ticketHash(ticket));
+    const grant = await grantOfTicket(tx, ticketHash(ticket), now);
     if (!grant) return NOT_ACCEPTED;
     if (grant.exchangedAt) {
       // The installed system presents its drive's ticket on every boot: once its deploy is active, a
@@ -68,6 +70,6 @@ export async function exchangeTicket(db: Db, ticket: string, o: ExchangeOptions)
     const issued = await createNodeToken(tx, grant.node, { ttlSeconds: o.ttlSeconds, scope: grant.purpose, now: () => now });
     return { ok: true, token: issued.token, node: grant.node, scope: grant.purpose, expiresAt: issued.info.expiresAt! };
   });
-  if (result.ok) await pruneBootGrants(db, now);
+  if (result.ok) (o.pruner ?? bootGrantPruner).soon(db, now);
   return result;
 }

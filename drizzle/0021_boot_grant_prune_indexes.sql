@@ -1,0 +1,3 @@
+CREATE INDEX "api_tokens_ticket_expiry_idx" ON "api_tokens" USING btree ("expires_at") WHERE "api_tokens"."role" = 'node' and "api_tokens"."scope" is not null;--> statement-breakpoint
+CREATE INDEX "api_tokens_ticket_revoked_idx" ON "api_tokens" USING btree ("revoked_at") WHERE "api_tokens"."role" = 'node' and "api_tokens"."scope" is not null and "api_tokens"."revoked_at" is not null;--> statement-breakpoint
+CREATE INDEX "boot_grants_window_ends_idx" ON "boot_grants" USING btree ("window_ends_at");
