@@ -104,7 +104,7 @@ export async function runDev(config: Config): Promise<Stoppable & { api: ApiServ
     log,
     boss,
   });
-  const reports = reportBatcher(conn.db, engine.scheduler, world);
+  const reports = reportBatcher(conn.db, engine.scheduler, log, world);
   const state = collectSystemState(conn.db);
   const heartbeat = new EngineHeartbeat(conn.db, 'dev', log);
   await heartbeat.start();
@@ -156,7 +156,7 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
   // machine, so the dry run and explain need BOOTORCH_ADAPTERS=http or standalone (or the dev role).
   const adapters =
     config.BOOTORCH_ADAPTERS !== 'sim' ? createAdapters(config, undefined, { db: conn.db, runHooks: false, logger: log }) : undefined;
-  const reports = reportBatcher(conn.db, boss.scheduler);
+  const reports = reportBatcher(conn.db, boss.scheduler, log);
   const auth = await apiAuthFromEnv(conn.db, { defaultMode: 'tokens', devTokenFile: devTokenFile(config), logger: log });
   // The database-wide gauges from every replica too, so the engine's absence is seen (no worker, no gauges before).
   const state = collectSystemState(conn.db);
@@ -195,10 +195,10 @@ export async function runApi(config: Config): Promise<Stoppable & { api: ApiServ
  * The process's report batcher (engine/reports.ts), measured; the nodes of a simulated cluster in this
  * process report through it too, as real nodes do through the API.
  */
-function reportBatcher(db: Connection['db'], scheduler: Scheduler, world?: SimWorld): ReportBatcher {
+function reportBatcher(db: Connection['db'], scheduler: Scheduler, log: Logger, world?: SimWorld): ReportBatcher {
   const reports = observeReports(createReportBatcher(db, scheduler));
   world?.setReportHandler(async (id, token) => {
-    const r = await reports.report({ id, token, actor: `node:${id}` });
+    const r = await reports.report({ id, token, actor: `node:${id}` }, log);
     if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
   });
   return reports;
@@ -219,7 +219,7 @@ export async function runWorker(config: Config, healthPort?: number): Promise<St
   surviveDatabaseOutages(log);
   const operatorsModule = import('./operators/index.ts');
   const { conn, embedded } = await openDatabase(config, log);
-  const adapters = createAdapters(config, undefined, { db: conn.db, log: (m) => log.warn(m), logger: log });
+  const adapters = createAdapters(config, undefined, { db: conn.db, logger: log });
   const boss: BossHandle = await startBoss(conn.url, log);
   const operators = (await operatorsModule).createOperators();
   const engine = await startEngine({
@@ -231,7 +231,7 @@ export async function runWorker(config: Config, healthPort?: number): Promise<St
     boss,
   });
   // A simulated cluster carried by the worker reports through this process's batcher.
-  if (adapters.world) reportBatcher(conn.db, engine.scheduler, adapters.world);
+  if (adapters.world) reportBatcher(conn.db, engine.scheduler, log, adapters.world);
   const state = collectSystemState(conn.db);
   const heartbeat = new EngineHeartbeat(conn.db, 'worker', log);
   await heartbeat.start();

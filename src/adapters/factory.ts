@@ -60,7 +60,7 @@ export function httpConfigFrom(config: Config): HttpAdaptersConfig {
 export function createAdapters(
   config: Config,
   world?: SimWorld,
-  deps: { db?: Db; log?: (msg: string) => void; runHooks?: boolean; logger?: Logger } = {},
+  deps: { db?: Db; runHooks?: boolean; logger?: Logger } = {},
 ): Adapters & { world?: SimWorld } {
   // Every outside call measured at its port (observability/ports.ts), whichever backend is picked here.
   if (config.BOOTORCH_ADAPTERS === 'http') return instrumentAdapters(createHttpAdapters(httpConfigFrom(config)), deps.logger);
@@ -87,9 +87,14 @@ export function createAdapters(
         runHooks: deps.runHooks,
         bmcCaFile: config.BOOTORCH_BMC_CA_FILE,
         bootWindowSeconds: config.BOOTORCH_BOOT_WINDOW,
-        onTaskFailed: (id, op, error) => deps.log?.(`power ${op} of ${id} failed: ${error}`),
-        onHookDone: (name, ids, code) => deps.log?.(`configuration hook ${name} on ${ids.length} nodes exited ${code}`),
-        onError: (e) => deps.log?.(`configuration hooks: ${(e as Error).message}`),
+        onTaskFailed: (id, op, error) =>
+          deps.logger?.warn({ xname: id, operation: op, err: error }, `power ${op} of ${id} failed: ${error}`),
+        onHookDone: (name, ids, code) =>
+          deps.logger?.warn(
+            { hook: name, nodes: ids.length, exitCode: code },
+            `configuration hook ${name} on ${ids.length} nodes exited ${code}`,
+          ),
+        onError: (e) => deps.logger?.warn({ err: (e as Error).message }, `configuration hooks: ${(e as Error).message}`),
       }),
       deps.logger,
     );

@@ -6,9 +6,10 @@
  * authenticated budget (limits.ts), and eligible only when it is a single mutation whose one root
  * field is `reportBootState`. An eligible request is executed by the document's compiled query
  * (graphql-jit, compiled once with it) on the same schema (so the same authorization wrapper, resolver
- * and report batcher run), and answered in
- * Apollo's shapes: the same error formatting and masking, the status an error's `extensions.http`
- * asks for, 503 when the database is down, and the same operation metrics.
+ * and report batcher run, and write the same log lines), and answered in Apollo's shapes: the same
+ * error formatting and masking, the status an error's `extensions.http` asks for, 503 when the
+ * database is down, the same operation metrics, and the request's span named as Apollo's plugin names
+ * it (tracing.ts inRequestSpan).
  *
  * It runs before express (server.ts's request listener), so express's router, its request and
  * response wrappers and body parser, and its ETag are not paid per report; the edge's steps 1-2
@@ -28,10 +29,16 @@ import { countOperation } from './metrics.ts';
 import type { ApiContext, Identity } from './context.ts';
 import type { Edge } from './edge.ts';
 import { requestId } from '../observability/logging.ts';
+import { inRequestSpan } from '../observability/tracing.ts';
+import type { Attributes } from '@opentelemetry/api';
 import { RETRY_AFTER_SECONDS, UNAVAILABLE } from './unavailable.ts';
 
 interface Prepared {
   operation: OperationDefinitionNode;
+  /** Its one root field. */
+  field: string;
+  /** The request span's name and attributes (tracing.ts inRequestSpan), as Apollo's plugin gives them. */
+  span: { name: string; attributes: Attributes };
   /** The document compiled once (graphql-jit): variables coerced and the selection walked by generated code. */
   compiled: CompiledQuery;
 }
@@ -91,7 +98,9 @@ class PreparedCache {
       return null;
     const compiled = compileQuery(this.schema, c.document);
     if (!isCompiledQuery(compiled)) return null;
-    return { operation: op!, compiled };
+    const field = fields[0]!.name.value;
+    const attributes = { 'graphql.operation.type': 'mutation', 'graphql.operation.name': op!.name?.value ?? '', 'bootorch.field': field };
+    return { operation: op!, field, span: { name: `graphql mutation ${field}`, attributes }, compiled };
   }
 }
 
@@ -152,7 +161,10 @@ async function serve(o: FastReportsOptions, cache: PreparedCache, req: http.Inco
   o.edge.bodyRead(req, body);
   const run = eligible(cache, o.schema, body.body);
   if (!run) return o.fallback(req, res);
-  await execute(o, req, res, run.prepared, run.variables, a.admitted.identity);
+  // In the request's span (as express's requestSpans and Apollo's plugin make and name it), so the
+  // report's span and log line carry the request's trace.
+  const { span } = run.prepared;
+  await inRequestSpan(req, res, span.name, () => execute(o, req, res, run.prepared, run.variables, a.admitted.identity), span.attributes);
 }
 
 /** A JSON object, or undefined for anything else (which body-parser words: jsonObject then defers to it). */
@@ -241,8 +253,7 @@ async function execute(
     status = 503;
     res.setHeader('retry-after', String(down.extensions?.retryAfter ?? RETRY_AFTER_SECONDS));
   }
-  const field = (p.operation.selectionSet.selections[0] as { name: { value: string } }).name.value;
-  countOperation('mutation', field, errors ? 'error' : 'ok', start);
+  countOperation('mutation', p.field, errors ? 'error' : 'ok', start);
   fastReportCounts.served++;
   send(res, status, `${JSON.stringify(errors ? { errors, data: result.data } : { data: result.data })}\n`, requestId(req));
 }

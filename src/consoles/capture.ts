@@ -135,7 +135,7 @@ export class ConsoleCapture {
       try {
         password = open(this.o.secretKey, r.id, r.bmcSecret);
       } catch (e) {
-        this.o.log.warn({ node: r.id, err: e }, 'console capture: BMC password does not open');
+        this.o.log.warn({ xname: r.id, err: e }, 'console capture: BMC password does not open');
         continue;
       }
       const c: Captured = {

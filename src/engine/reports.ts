@@ -14,6 +14,7 @@
  * transaction, each batch paid four more round trips (BEGIN, pg-boss's send, the kick's NOTIFY,
  * COMMIT) for a kick that a stately queue then mostly drops.
  */
+import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
 import { transaction } from '../db/tx.ts';
 import { writeReports, type ReportInput, type ReportResult } from '../db/components/reports.ts';
@@ -29,7 +30,8 @@ interface Pending {
 }
 
 export interface ReportBatcher {
-  report(input: ReportInput): Promise<ReportResult>;
+  /** `log`: the caller's logger (a request's), for the report's own line (observability/reports.ts); the batcher ignores it. */
+  report(input: ReportInput, log?: Logger): Promise<ReportResult>;
   /** Reports written in batches so far (for metrics). */
   stats(): { reports: number; batches: number };
 }

@@ -27,9 +27,10 @@ import { inSpan, inSpanOf } from './tracing.ts';
 /** Xnames named on one batch's span, at most (a 10,000-node batch says how many, and the first of them). */
 const MAX_XNAMES = 100;
 
-/** What an action batch is about, for its span and log line: the sessions' traces, the sessions, the nodes. */
+/** What an action batch is about, for its span and log lines: the sessions' traces, the nodes and each one's session. */
 export interface BatchAbout {
   traces?: ReadonlyArray<string | null | undefined>;
+  /** Each node's session ('' for none), in the order of `ids`. */
   sessions?: readonly string[];
   ids?: readonly string[];
 }
@@ -50,7 +51,8 @@ export async function observeTick<T>(operator: string, tick: () => Promise<T>): 
 }
 
 /**
- * One action batch (one info line, one span): `count` components recorded for `action`, `retries` of them attempted before.
+ * One action batch (one info line, one span; at debug, a line per component it could not act on):
+ * `count` components recorded for `action`, `retries` of them attempted before.
  * `run` does the side effect and returns the per-component problems (a component with several counts
  * once); a throw fails the whole batch with the reason `reasonOfThrow` gives, and propagates.
  */
@@ -65,7 +67,7 @@ export async function observeBatch<P extends { id: string; reason: string; error
 ): Promise<P[]> {
   actionsStarted.inc({ action }, count);
   if (retries) actionsRetried.inc({ action }, retries);
-  const sessions = [...new Set(about.sessions ?? [])];
+  const sessions = [...new Set(about.sessions ?? [])].filter((s) => s !== '');
   const attributes = {
     'bootorch.action': action,
     'bootorch.components': count,
@@ -97,11 +99,28 @@ export async function observeBatch<P extends { id: string; reason: string; error
     for (const r of byId.values()) reasons[r] = (reasons[r] ?? 0) + 1;
     // The decision, once per batch (never per node): how many were acted on, how many failed and why.
     log.info(
-      { action, nodes: count, retries, failed: byId.size, ...(byId.size ? { reasons } : {}), ...(sessions.length ? { sessions } : {}) },
+      { action, nodes: count, retries, failed: byId.size, ...(byId.size ? { reasons } : {}), ...sessionField(sessions) },
       'action batch',
     );
+    // At debug, each node it could not act on, as on the span: a node's lines are found by its xname.
+    if (problems.length && log.isLevelEnabled('debug')) {
+      const sessionOf = new Map(about.ids?.map((id, i) => [id, about.sessions?.[i] ?? '']));
+      for (const p of problems) {
+        const session = sessionOf.get(p.id);
+        log.debug(
+          { action, xname: p.id, ...(session ? { session } : {}), reason: p.reason, ...(p.error ? { err: p.error } : {}) },
+          `component problem: ${p.reason}`,
+        );
+      }
+    }
     return problems;
   });
+}
+
+/** A line about one session names it `session`, as every line about a session does; about several, `sessions`. */
+function sessionField(sessions: readonly string[]): Record<string, unknown> {
+  if (sessions.length === 1) return { session: sessions[0] };
+  return sessions.length ? { sessions } : {};
 }
 
 /** Components given up on at the retry limit, by the reason they were failed with. */

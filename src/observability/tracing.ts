@@ -4,9 +4,9 @@
  * OpenTelemetry API's no-op tracer makes `inSpan` cost a function call.
  *
  * Spans: an operator tick (`tick session-setup` is a session's setup), an action batch inside it, each
- * outside call inside that (`pcs transition`), and a node report's path (`report`). Context flows by
- * AsyncLocalStorage, so the call's span is the batch's child, the batch the tick's: one trace from the
- * job to the call.
+ * outside call inside that (`pcs transition`), each API request (a server span, inRequestSpan) and a
+ * node report's path in it (`report`). Context flows by AsyncLocalStorage, so the call's span is the
+ * batch's child, the batch the tick's: one trace from the job to the call.
  */
 import {
   context,
@@ -141,31 +141,47 @@ export async function inSpanOf<T>(
   );
 }
 
+interface HttpRequest {
+  method?: string;
+  url?: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+interface HttpResponse {
+  statusCode: number;
+  once(e: 'close', f: () => void): unknown;
+}
+
+/**
+ * Run `fn` (the handling of one API request) in a server span named `name`, ended when the answer is
+ * closed. The span is a child of the caller's W3C `traceparent` when it sends one, so the caller's
+ * trace id is the request's with tracing on, as it is for its log lines with tracing off (logging.ts
+ * requestTraceId). Tracing off: just `fn`.
+ */
+export function inRequestSpan<T>(req: HttpRequest, res: HttpResponse, name: string, fn: () => T, attributes: Attributes = {}): T {
+  if (!registered) return fn();
+  const parent = propagation.extract(context.active(), req.headers);
+  const path = (req.url ?? '').split('?')[0]!;
+  return tracer().startActiveSpan(
+    name,
+    { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method ?? '', 'url.path': path, ...attributes } },
+    parent,
+    (span) => {
+      res.once('close', () => {
+        span.setAttribute('http.response.status_code', res.statusCode);
+        if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+      });
+      return fn();
+    },
+  );
+}
+
 /**
  * Express middleware: every API request in a server span (GraphQL's plugin names it after its
  * operation), so the work a mutation starts joins the request's trace. Off when tracing is off.
  */
 export function requestSpans() {
-  return (
-    req: { method: string; url: string },
-    res: { statusCode: number; once(e: 'close', f: () => void): unknown },
-    next: () => void,
-  ) => {
-    if (!registered) return next();
-    const path = req.url.split('?')[0]!;
-    tracer().startActiveSpan(
-      `HTTP ${req.method}`,
-      { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method, 'url.path': path } },
-      (span) => {
-        res.once('close', () => {
-          span.setAttribute('http.response.status_code', res.statusCode);
-          if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-          span.end();
-        });
-        next();
-      },
-    );
-  };
+  return (req: HttpRequest, res: HttpResponse, next: () => void) => inRequestSpan(req, res, `HTTP ${req.method}`, next);
 }
 
 /** Name the request's span after the GraphQL operation it carries (and record who asked). */

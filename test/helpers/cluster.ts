@@ -4,7 +4,7 @@
  * uses. Waits re-check on every component event (LISTEN) with a deadline; nothing sleeps.
  */
 import pg from 'pg';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { nodeConfigDrive } from '../../src/adapters/standalone/config-drive.ts';
 import { freshDb, type TestDb } from './db.ts';
 import { SimWorld, type WorldOptions } from '../../src/sim/world.ts';
@@ -76,6 +76,8 @@ export async function startCluster(
     instrument?: boolean;
     /** A database to use instead of a fresh one from the test run's template (the benches', outside vitest). */
     db?: TestDb;
+    /** The engine's logger (default: silent, or the level in TEST_LOG on stdout). */
+    log?: Logger;
   } = {},
 ): Promise<Cluster> {
   const db = o.db ?? (await freshDb());
@@ -88,7 +90,7 @@ export async function startCluster(
     select unnest($1::text[]), 'newly_discovered', now()`,
     [world.ids()],
   );
-  const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
+  const log = o.log ?? pino({ level: process.env.TEST_LOG ?? 'silent' });
   const engine = await startEngine({ url: db.url, db: db.db, adapters, operators: createOperators(), log });
   const reports = createReportBatcher(db.db, engine.scheduler);
   world.setReportHandler(async (id: string, token: string) => {

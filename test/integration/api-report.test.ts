@@ -40,7 +40,7 @@ const setState = (enabled: boolean, phase: string, lastAction: string, override 
 describe('the exported function', () => {
   test('a known token sets the artifacts and stamps them; appends a report event; kicks status after commit', async () => {
     const r = await reportBootState(h.db.db, h.scheduler, { id: ID, token: 'tok-a', actor: 'node:x3000c0s19b1n0' });
-    expect(r).toEqual({ ok: true, id: ID, tokenKnown: true });
+    expect(r).toEqual({ ok: true, id: ID, tokenKnown: true, session: 's1' });
     const [row] = await readComponents(h.db.db, [ID]);
     expect(row).toMatchObject({
       id: ID,
@@ -58,7 +58,7 @@ describe('the exported function', () => {
 
   test('an unknown token keeps the old artifacts and does not refresh their timestamp', async () => {
     const r = await reportBootState(h.db.db, h.scheduler, { id: ID, token: 'tok-unknown', actor: 'node' });
-    expect(r).toEqual({ ok: true, id: ID, tokenKnown: false });
+    expect(r).toEqual({ ok: true, id: ID, tokenKnown: false, session: 's1' });
     expect((await readComponents(h.db.db, [ID]))[0]).toMatchObject({
       actualKernel: 'old',
       actualBssToken: 'tok-unknown',

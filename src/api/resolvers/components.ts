@@ -250,7 +250,7 @@ export const componentResolvers: Resolvers = {
         return { __typename: 'ReportRefused', code: 'NOT_FOUND', message: `no component "${canonical.value}"` };
       }
       const input = { id, token: bssToken, actor: ctx.actor };
-      const r = ctx.reports ? await ctx.reports.report(input) : await reportBootState(ctx.db, ctx.scheduler, input);
+      const r = ctx.reports ? await ctx.reports.report(input, ctx.logger) : await reportBootState(ctx.db, ctx.scheduler, input);
       return r.ok
         ? { __typename: 'BootStateReported', componentId: r.id, tokenKnown: r.tokenKnown }
         : { __typename: 'ReportRefused', code: r.code, message: r.message };

@@ -23,7 +23,10 @@ export interface ReportInput {
   actor: string;
 }
 
-export type ReportResult = { ok: true; id: string; tokenKnown: boolean } | { ok: false; code: 'NOT_FOUND' | 'CONFLICT'; message: string };
+/** `session`: the session that owns the node, when one does (for the report's log line). */
+export type ReportResult =
+  | { ok: true; id: string; tokenKnown: boolean; session?: string }
+  | { ok: false; code: 'NOT_FOUND' | 'CONFLICT'; message: string; session?: string };
 
 /**
  * refusesActualStateWrite (the domain's rule) in SQL over the locked row `b`, for the one statement.
@@ -67,18 +70,19 @@ export async function writeReports(tx: Db, reports: readonly ReportInput[]): Pro
           w.status, null, null, 'node reported its boot', jsonb_build_object('token', w.token__, 'tokenKnown', w.known__)
         from w join b on b.id = w.id order by w.first__`)})
     select w.id, w.known__, b.id as b_id__, b.enabled as b_enabled__, b.status as b_status__, b.last_action as b_last_action__,
-      ${notifyEvents('ev')} as notified__
+      b.session as b_session__, ${notifyEvents('ev')} as notified__
     from b left join w on w.id = b.id`,
   );
-  const written = new Map<string, { id: string; tokenKnown: boolean }>();
-  const refused = new Map<string, { status: string; lastAction: string }>();
+  const written = new Map<string, { id: string; tokenKnown: boolean; session?: string }>();
+  const refused = new Map<string, { status: string; lastAction: string; session?: string }>();
   for (const r of rows) {
     const before = { enabled: r.b_enabled__ as boolean, status: r.b_status__ as string, lastAction: r.b_last_action__ as string };
     const id = r.b_id__ as string;
+    const session = r.b_session__ ? { session: r.b_session__ as string } : {};
     if (refusesActualStateWrite(before) !== (r.id == null))
       throw new Error(`report of ${id}: the statement's refusal disagrees with the domain's`);
-    if (r.id == null) refused.set(id, before);
-    else written.set(id, { id, tokenKnown: r.known__ === true });
+    if (r.id == null) refused.set(id, { ...before, ...session });
+    else written.set(id, { id, tokenKnown: r.known__ === true, ...session });
   }
   return reports.map((p): ReportResult => {
     const w = written.get(p.id);
@@ -89,6 +93,7 @@ export async function writeReports(tx: Db, reports: readonly ReportInput[]): Pro
       ok: false,
       code: 'CONFLICT',
       message: `Actual state can not be updated: ${p.id} is ${c.status} after ${c.lastAction || 'no action'}; report again later`,
+      ...(c.session ? { session: c.session } : {}),
     };
   });
 }
