@@ -55,7 +55,7 @@ export async function exchangeTicket(db: Db, ticket: string, o: ExchangeOptions)
           data: { ticket: 'reused', attempt: grant.attempt, purpose: grant.purpose },
         },
       ]);
-      o.warn?.(message, { node: grant.node, attempt: grant.attempt, purpose: grant.purpose });
+      o.warn?.(message, { xname: grant.node, attempt: grant.attempt, purpose: grant.purpose });
       return NOT_ACCEPTED;
     }
     if (grant.purpose === 'disk') {
