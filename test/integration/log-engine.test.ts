@@ -6,7 +6,6 @@
  * one session names it as `session`, as every other line about a session does. And the standalone
  * power port's line about a node's failed power task names the node as `xname`.
  */
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logging.ts';
 import { createAdapters } from '../../src/adapters/factory.ts';
@@ -14,15 +13,9 @@ import { loadConfig } from '../../src/config.ts';
 import { upsertNodes } from '../../src/db/node-inventory.ts';
 import { startCluster, type Cluster } from '../helpers/cluster.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { logLines } from '../helpers/log-lines.ts';
 
-type Line = { level: number; msg: string; [k: string]: unknown };
-const lines: Line[] = [];
-const sink = new Writable({
-  write(chunk, _enc, done) {
-    for (const l of String(chunk).split('\n')) if (l) lines.push(JSON.parse(l) as Line);
-    done();
-  },
-});
+const { lines, sink } = logLines();
 
 let c: Cluster;
 let ids: string[];

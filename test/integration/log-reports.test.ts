@@ -5,7 +5,6 @@
  * id is the caller's W3C `traceparent` when it sends one, else one made for the request; with tracing
  * on, it is the request span's, and that span joins the caller's trace.
  */
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
@@ -21,15 +20,9 @@ import { createLogger } from '../../src/observability/logging.ts';
 import { startTracing } from '../../src/observability/tracing.ts';
 import { REPORT_MUTATION } from '../../src/reporter/agent.ts';
 import { fastReportCounts } from '../../src/api/fast-reports.ts';
+import { logLines, type LogLine } from '../helpers/log-lines.ts';
 
-type Line = { level: number; msg: string; [k: string]: unknown };
-const lines: Line[] = [];
-const sink = new Writable({
-  write(chunk, _enc, done) {
-    for (const l of String(chunk).split('\n')) if (l) lines.push(JSON.parse(l) as Line);
-    done();
-  },
-});
+const { lines, sink } = logLines();
 
 let db: TestDb;
 let auth: TestAuth;
@@ -86,7 +79,7 @@ async function report(path: 'fast' | 'apollo', id: string, headers: Record<strin
   return { reqId: res.headers.get('x-request-id'), lines: lines.slice(from) };
 }
 
-const reportLines = (ls: Line[]) => ls.filter((l) => l.xname !== undefined && l.session !== undefined && l.traceId !== undefined);
+const reportLines = (ls: LogLine[]) => ls.filter((l) => l.xname !== undefined && l.session !== undefined && l.traceId !== undefined);
 
 describe.each(['fast', 'apollo'] as const)('a node report by the %s path', (path) => {
   it('at debug: one line with the xname, the session and a trace id', async () => {

@@ -8,14 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { startHarness, type Harness } from './api-harness.ts';
 import { createLogger } from '../../src/observability/logging.ts';
+import { logLines } from '../helpers/log-lines.ts';
 
-const lines: any[] = [];
-const sink = new Writable({
-  write(chunk, _enc, done) {
-    for (const l of String(chunk).split('\n')) if (l) lines.push(JSON.parse(l));
-    done();
-  },
-});
+const { lines, sink } = logLines();
 let h: Harness;
 
 beforeAll(async () => {
@@ -33,7 +28,7 @@ async function mutate(headers: Record<string, string>): Promise<{ id: string | n
   });
   await res.json();
   const id = res.headers.get('x-request-id');
-  return { id, audit: lines.filter((l) => l.audit?.field === 'deleteSessionTemplate').at(-1) };
+  return { id, audit: lines.filter((l) => (l.audit as { field?: string } | undefined)?.field === 'deleteSessionTemplate').at(-1) };
 }
 
 describe('request ids', () => {

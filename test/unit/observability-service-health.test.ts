@@ -2,23 +2,17 @@
  * Outages of outside services in two log lines (src/observability/service-health.ts), and the trace id
  * on every log line written inside a span (src/observability/logging.ts).
  */
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { ServiceError } from '../../src/adapters/errors.ts';
 import { ServiceHealth } from '../../src/observability/service-health.ts';
 import { createLogger } from '../../src/observability/logging.ts';
 import { inSpan, startTracing } from '../../src/observability/tracing.ts';
+import { logLines } from '../helpers/log-lines.ts';
 
 function capture() {
-  const lines: Array<Record<string, unknown>> = [];
-  const destination = new Writable({
-    write(chunk, _enc, done) {
-      for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l));
-      done();
-    },
-  });
-  return { lines, log: createLogger({ level: 'debug', role: 'test', pretty: false, destination }) };
+  const { lines, sink } = logLines();
+  return { lines, log: createLogger({ level: 'debug', role: 'test', pretty: false, destination: sink }) };
 }
 
 const down = new ServiceError('pcs', 'POST /transitions', 'connection failed: ECONNREFUSED');
