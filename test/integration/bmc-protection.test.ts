@@ -175,12 +175,43 @@ describe('BMCs are protected', () => {
     world.counters.reset();
     const power = new StandalonePower(db.db, { drivers, secretKey: key, guard: new BmcGuard({ concurrency: 3 }), passWaitMs: 10_000 });
     try {
-      // Two reads and an action per node, all asked for at once.
-      const [a, b] = await Promise.all([power.powerStatus(nodes), power.powerStatus(nodes), power.transition('On', nodes)]);
+      // Two reads and an action per node, the action asked for once the reads are at the BMCs (a node
+      // with an action already at its BMC is not read: see the next test).
+      const reads = Promise.all([power.powerStatus(nodes), power.powerStatus(nodes)]);
+      await waitFor(async () => world.counters.bmcInFlight.size > 0, 'reads at the BMCs', 5_000, undefined, 5);
+      await power.transition('On', nodes);
+      const [a, b] = await reads;
       await power.idle();
       for (const id of nodes) expect([a.get(id)!.state, b.get(id)!.state]).toEqual(['on', 'on']);
       expect(world.counters.bmcMax).toBe(3);
       expect(world.counters.bmcMaxPerNode).toBe(1);
+    } finally {
+      world.faults.setNodes('bmcSlow', []);
+    }
+  });
+
+  it('a node whose power action is still at its BMC is not read: pending, then its state once the action settled', async () => {
+    const id = ids[3]!;
+    await quiet();
+    world.faults.setNodes('bmcSlow', [id]);
+    world.faults.setBmc({ slowMs: 600 });
+    const power = new StandalonePower(db.db, { drivers, secretKey: key, guard: new BmcGuard(), passWaitMs: 10_000 });
+    try {
+      await power.transition('Force-Off', [id]);
+      exchanges.length = 0;
+      const during = await power.powerStatus([id]);
+      expect(during.get(id)).toMatchObject({
+        state: 'unknown',
+        pending: true,
+        error: expect.stringMatching(/a power action is still at its BMC/),
+      });
+      await power.idle();
+      // No read was sent while the action was at the BMC: only the action's own requests.
+      expect(exchanges.filter((x) => x.path === `/redfish/v1/Systems/${id}` && x.method === 'GET')).toEqual([]);
+      world.faults.setNodes('bmcSlow', []);
+      expect((await power.powerStatus([id])).get(id)).toEqual({ state: 'off', error: '' });
+      await power.transition('On', [id]);
+      await power.idle();
     } finally {
       world.faults.setNodes('bmcSlow', []);
     }

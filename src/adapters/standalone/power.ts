@@ -33,7 +33,10 @@ export interface StandalonePowerOptions {
   passWaitMs?: number;
   /** Finished transitions kept for getTransition (default 1000). */
   keepTransitions?: number;
-  /** Called with every failed task (the worker logs them). */
+  /**
+   * Called with every failed task (the worker logs them), when its BMC call settles: after the action
+   * batch that asked for it has ended. It names the node; a transition (PCS's API) knows no session.
+   */
   onTaskFailed?: (xname: string, operation: PowerOperation, error: string) => void;
 }
 
@@ -46,6 +49,12 @@ export class StandalonePower implements PowerPort {
   private readonly transitions = new Map<string, TransitionStatus>();
   /** Background work of unfinished transitions (tests and shutdown wait on it). */
   private readonly running = new Set<Promise<void>>();
+  /**
+   * Nodes with a power action (a transition's, or a disk boot's) not yet settled at their BMC, and how
+   * many: a power-status does not read them. The read would only queue behind the action at the same
+   * BMC and answer what the node was before it; their state is read once the action has settled.
+   */
+  private readonly acting = new Map<string, number>();
 
   constructor(
     private readonly db: Db,
@@ -58,7 +67,7 @@ export class StandalonePower implements PowerPort {
     const out = new Map<string, PowerState>();
     const rows = await listNodes(this.db, [...new Set(ids)]);
     const wait = this.o.passWaitMs ?? 2000;
-    const reads = rows.map((r) => (r.bmcDriver === 'none' ? undefined : this.read(r)));
+    const reads = rows.map((r) => (r.bmcDriver === 'none' || this.acting.has(r.id) ? undefined : this.read(r)));
     const now = Date.now();
     await untilAnswered(
       reads.flatMap((r) => (r && !this.slow.has(r.id) && now - r.started < wait ? [r.done] : [])),
@@ -76,6 +85,7 @@ export class StandalonePower implements PowerPort {
       const res = reads[i]?.result;
       // A read that failed (or has not answered yet) is unknown with its cause, never a state.
       if (r.bmcDriver === 'none') out.set(r.id, { state: 'unknown', cause: 'not_in_inventory', error: NO_BMC });
+      else if (!reads[i]) out.set(r.id, { state: 'unknown', cause: 'bmc_timeout', error: stillActing(r), pending: true });
       else if (!res)
         out.set(r.id, { state: 'unknown', cause: 'bmc_timeout', error: stillAsking(r, this.o.passWaitMs ?? 2000), pending: true });
       else if (res.status === 'fulfilled') out.set(r.id, { state: res.value, error: '' });
@@ -100,7 +110,7 @@ export class StandalonePower implements PowerPort {
       })),
     };
     this.remember(t);
-    const work = Promise.allSettled(rows.map((r) => this.withBmc(r, (d, target) => d.power(target, operation)))).then((results) => {
+    const work = Promise.allSettled(rows.map((r) => this.act(r, (d, target) => d.power(target, operation)))).then((results) => {
       rows.forEach((r, i) => {
         const res = results[i]!;
         const task = t.tasks.find((k) => k.xname === r.id)!;
@@ -121,7 +131,7 @@ export class StandalonePower implements PowerPort {
   async bootFromDisk(ids: string[]): Promise<BootFromDiskProblem[]> {
     const rows = await listNodes(this.db, [...new Set(ids)]);
     const known = new Set(rows.map((r) => r.id));
-    const results = await Promise.allSettled(rows.map((r) => this.withBmc(r, (d, t) => d.bootFromDisk(t))));
+    const results = await Promise.allSettled(rows.map((r) => this.act(r, (d, t) => d.bootFromDisk(t))));
     const problems: BootFromDiskProblem[] = ids
       .filter((id) => !known.has(id))
       .map((id) => ({ id, error: 'not in the inventory', transient: false }));
@@ -194,6 +204,18 @@ export class StandalonePower implements PowerPort {
     return read;
   }
 
+  /** A power action at the node's BMC: the node is not read until it has settled. */
+  private async act<T>(r: NodeInventoryRow, fn: (d: BmcDriver, t: BmcTarget) => Promise<T>): Promise<T> {
+    this.acting.set(r.id, (this.acting.get(r.id) ?? 0) + 1);
+    try {
+      return await this.withBmc(r, fn);
+    } finally {
+      const n = this.acting.get(r.id)! - 1;
+      if (n) this.acting.set(r.id, n);
+      else this.acting.delete(r.id);
+    }
+  }
+
   private async withBmc<T>(r: NodeInventoryRow, fn: (d: BmcDriver, t: BmcTarget) => Promise<T>): Promise<T> {
     if (r.bmcDriver === 'none') throw new Error(`${r.id} has no BMC in the inventory`);
     let password = '';
@@ -250,6 +272,11 @@ const NO_BMC = 'no BMC registered for this node (driver none): its power cannot 
 /** The error entry of a node whose BMC has not answered within the pass's wait: its read goes on. */
 function stillAsking(r: NodeInventoryRow, ms: number): string {
   return `timeout: ${r.id} (BMC ${r.bmcAddress}): still asking (slow BMC): no answer within ${ms / 1000} s; the read goes on, and the next power-status waits on it rather than asking again`;
+}
+
+/** The error entry of a node not read because a power action is still at its BMC. */
+function stillActing(r: NodeInventoryRow): string {
+  return `timeout: ${r.id} (BMC ${r.bmcAddress}): a power action is still at its BMC (queued or in flight); its power is read once that has settled`;
 }
 
 function errorText(e: unknown): string {
