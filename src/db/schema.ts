@@ -85,8 +85,10 @@ export const sessions = pgTable(
     approvedBy: text('approved_by'),
     approvedAt: ts('approved_at'),
     /**
-     * W3C traceparent of the request that created the session (null when tracing was off): its setup,
-     * action jobs and outside calls join that trace (src/observability/tracing.ts).
+     * W3C traceparent of the request that created the session (with tracing off, one carrying the
+     * trace id of the request's log lines; null for a session stored without): its setup, action jobs
+     * and outside calls join that trace, and the engine's lines about it carry its trace id
+     * (src/observability/tracing.ts, logging.ts).
      */
     traceContext: text('trace_context'),
   },

@@ -17,6 +17,7 @@ import type { OperatorName, Scheduler } from './scheduler.ts';
 import { fromError, errorText, type Outcome } from './outcome.ts';
 import { chunks } from '../domain/lists.ts';
 import type { JobSpec } from './action-jobs.ts';
+import { traceLogger } from '../observability/logging.ts';
 
 export interface EngineContext {
   db: Db;
@@ -53,6 +54,11 @@ export interface OperatorSpec<T> {
   decidePage(ctx: EngineContext, page: T[]): Promise<Step<T>>;
   /** Write the outcomes as data on the items (errors, failures), in the step's transaction. */
   record(tx: Db, ctx: EngineContext, outcomes: Array<[T, Outcome]>): Promise<void>;
+  /**
+   * The trace a page is about (a session operator's page is one session: its stored trace context):
+   * the page's lines, its step's and its record's, carry its trace id. Absent: the tick's log as is.
+   */
+  trace?(page: T[]): string | null | undefined;
 }
 
 /** What explain evaluates for one node of an action operator: its selection and readiness. */
@@ -82,15 +88,17 @@ export function defineOperator<T>(spec: OperatorSpec<T>, extra: Pick<OperatorDef
     async run(ctx) {
       for await (const page of spec.select(ctx)) {
         if (page.length === 0) continue;
+        // The one place a page's lines are bound to the trace it is about.
+        const pageCtx = spec.trace ? { ...ctx, log: traceLogger(ctx.log, spec.trace(page)) } : ctx;
         let step: Step<T>;
         try {
-          step = await spec.decidePage(ctx, page);
+          step = await spec.decidePage(pageCtx, page);
         } catch (e) {
-          ctx.log.warn({ err: errorText(e), operator: spec.name, count: page.length }, 'step failed for a page');
+          pageCtx.log.warn({ err: errorText(e), operator: spec.name, count: page.length }, 'step failed for a page');
           const outcome = fromError(e);
           step = { outcomes: page.map((item) => [item, outcome]) };
         }
-        await commitStep(ctx, spec.record, step);
+        await commitStep(pageCtx, spec.record, step);
       }
     },
   };

@@ -71,7 +71,7 @@ export interface ActionJob {
   retryBackoff: boolean;
   /** The longest wait before a retry, seconds: failJobs caps pg-boss's backoff with it (read from the job's data). */
   retryMaxDelay: number;
-  /** The owning session's trace (W3C traceparent): the worker that acts joins it. Absent when tracing was off. */
+  /** The owning session's trace (W3C traceparent): the worker that acts joins it, its lines carry its id. */
   trace?: string;
 }
 

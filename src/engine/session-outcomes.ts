@@ -10,7 +10,11 @@ import type { Logger } from 'pino';
 import type { EngineContext } from './operator.ts';
 import type { Outcome } from './outcome.ts';
 
-export async function recordSessionOutcomes(tx: Db, ctx: EngineContext, outcomes: Array<[SessionKey, Outcome]>): Promise<void> {
+export async function recordSessionOutcomes<S extends SessionKey>(
+  tx: Db,
+  ctx: EngineContext,
+  outcomes: Array<[S, Outcome]>,
+): Promise<void> {
   for (const [s, o] of outcomes) {
     if (o.kind === 'failed') {
       const end = await completeSession(tx, s, o.problem.error, ctx.actor);

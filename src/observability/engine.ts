@@ -23,11 +23,15 @@ import {
   operatorTicks,
 } from './metrics.ts';
 import { inSpan, inSpanOf } from './tracing.ts';
+import { traceLogger } from './logging.ts';
 
 /** Xnames named on one batch's span, at most (a 10,000-node batch says how many, and the first of them). */
 const MAX_XNAMES = 100;
 
-/** What an action batch is about, for its span and log lines: the sessions' traces, the nodes and each one's session. */
+/**
+ * What an action batch is about, for its span and log lines: the sessions' traces (a batch of one
+ * session's nodes joins its trace, and its lines carry its trace id), the nodes and each one's session.
+ */
 export interface BatchAbout {
   traces?: ReadonlyArray<string | null | undefined>;
   /** Each node's session ('' for none), in the order of `ids`. */
@@ -68,6 +72,9 @@ export async function observeBatch<P extends { id: string; reason: string; error
   actionsStarted.inc({ action }, count);
   if (retries) actionsRetried.inc({ action }, retries);
   const sessions = [...new Set(about.sessions ?? [])].filter((s) => s !== '');
+  // A batch of one session's nodes: its lines carry the session's trace id (tracing on or off).
+  const traces = [...new Set(about.traces ?? [])].filter((t) => !!t);
+  const lines = sessions.length === 1 && traces.length === 1 ? traceLogger(log, traces[0]) : log;
   const attributes = {
     'bootorch.action': action,
     'bootorch.components': count,
@@ -98,16 +105,16 @@ export async function observeBatch<P extends { id: string; reason: string; error
     const reasons: Record<string, number> = {};
     for (const r of byId.values()) reasons[r] = (reasons[r] ?? 0) + 1;
     // The decision, once per batch (never per node): how many were acted on, how many failed and why.
-    log.info(
+    lines.info(
       { action, nodes: count, retries, failed: byId.size, ...(byId.size ? { reasons } : {}), ...sessionField(sessions) },
       'action batch',
     );
     // At debug, each node it could not act on, as on the span: a node's lines are found by its xname.
-    if (problems.length && log.isLevelEnabled('debug')) {
+    if (problems.length && lines.isLevelEnabled('debug')) {
       const sessionOf = new Map(about.ids?.map((id, i) => [id, about.sessions?.[i] ?? '']));
       for (const p of problems) {
         const session = sessionOf.get(p.id);
-        log.debug(
+        lines.debug(
           { action, xname: p.id, ...(session ? { session } : {}), reason: p.reason, ...(p.error ? { err: p.error } : {}) },
           `component problem: ${p.reason}`,
         );

@@ -15,6 +15,7 @@ export const sessionCompletion = defineOperator({
   name: 'session-completion',
   select: (ctx) => oneByOne(finishedSessions(ctx.db)),
   record: recordSessionOutcomes,
+  trace: ([s]) => s?.traceContext,
   async decidePage(ctx, [s]) {
     return {
       outcomes: [[s!, done]],

@@ -33,6 +33,7 @@ export const sessionSetup = defineOperator<SessionRow>({
   name: 'session-setup',
   select: (ctx) => oneByOne(pendingSessions(ctx.db)),
   record: recordSessionOutcomes,
+  trace: ([s]) => s?.traceContext,
   async decidePage(ctx, [s]) {
     try {
       // The setup joins the trace of the request that created the session.

@@ -3,17 +3,20 @@
  * real PostgreSQL: one `session ended` line with its nodes by outcome and its failures grouped by
  * reason (two nodes that never power on, one whose boot parameters BSS refuses), and at debug a line
  * per node an action could not act on, carrying the node's xname and its session. The batch line of
- * one session names it as `session`, as every other line about a session does. And the standalone
- * power port's line about a node's failed power task names the node as `xname`.
+ * one session names it as `session`, as every other line about a session does. A session created
+ * through the API carries its request's trace id onto the engine's lines about it, with tracing off.
+ * And the standalone power port's line about a node's failed power task names the node as `xname`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logging.ts';
 import { createAdapters } from '../../src/adapters/factory.ts';
+import { startApiServer } from '../../src/api/server.ts';
 import { loadConfig } from '../../src/config.ts';
 import { upsertNodes } from '../../src/db/node-inventory.ts';
 import { startCluster, type Cluster } from '../helpers/cluster.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { logLines } from '../helpers/log-lines.ts';
+import { testAuth } from '../helpers/auth.ts';
 
 const { lines, sink } = logLines();
 
@@ -87,6 +90,58 @@ describe('the log of a session with failures', () => {
     for (const b of batches) expect(b, JSON.stringify(b)).toMatchObject({ session: 'story' });
     expect(lines.find((l) => l.msg === 'session set up')).toMatchObject({ session: 'story', nodes: 5 });
   });
+});
+
+describe('a session created through the API, tracing off', () => {
+  /**
+   * Create a session through the API (the caller's headers added) and wait for its end; the trace id
+   * its request's own lines carry (its audit line), and the engine's lines about the session.
+   */
+  async function createAndRun(name: string, headers: Record<string, string> = {}) {
+    // The healthy nodes of the story, booted by it: a reboot acts on them (two action batches).
+    await c.template(`${name}-t`, { nodes: [ids[3]!, ids[4]!] });
+    const auth = await testAuth(c.db.db);
+    const logger = createLogger({ level: 'info', role: 'api', pretty: false, destination: sink });
+    const api = await startApiServer({ db: c.db.db, scheduler: c.engine.scheduler, port: 0, host: '127.0.0.1', auth: auth.auth, logger });
+    try {
+      const res = await fetch(api.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...auth.bearer(auth.adminToken), ...headers },
+        body: JSON.stringify({
+          query: `mutation { createSession(input: { operation: REBOOT, templateName: "${name}-t", name: "${name}" }) { session { name } } }`,
+        }),
+      });
+      expect(((await res.json()) as { errors?: unknown }).errors).toBeUndefined();
+    } finally {
+      await api.close();
+    }
+    await c.waitForSession(name, 45_000);
+    const request = lines.filter((l) => (l.audit as { field?: string } | undefined)?.field === 'createSession').at(-1);
+    const about = lines.filter((l) => l.session === name);
+    return {
+      traceId: request?.traceId,
+      setUp: about.filter((l) => l.msg === 'session set up'),
+      batches: about.filter((l) => l.msg === 'action batch'),
+      ended: about.filter((l) => l.msg.startsWith('session ended')),
+    };
+  }
+
+  const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+  it.each<{ caller: string; name: string; traceparent?: string }>([
+    { caller: 'sends no traceparent (a trace id made for the request)', name: 'traced' },
+    { caller: 'sends a traceparent (its trace id)', name: 'traced-by-caller', traceparent: `00-${CALLER_TRACE}-00f067aa0ba902b7-01` },
+  ])(
+    "the engine's lines about it carry the trace id of the request that created it: the caller $caller",
+    async ({ name, traceparent }) => {
+      const r = await createAndRun(name, traceparent ? { traceparent } : {});
+      expect(r.traceId).toMatch(traceparent ? CALLER_TRACE : /^[\da-f]{32}$/);
+      expect(r.setUp).toHaveLength(1);
+      expect(r.batches.map((l) => l.action)).toEqual(expect.arrayContaining(['powering_off_gracefully', 'powering_on']));
+      expect(r.ended).toHaveLength(1);
+      for (const l of [...r.setUp, ...r.batches, ...r.ended]) expect(l, JSON.stringify(l)).toMatchObject({ traceId: r.traceId });
+    },
+    60_000,
+  );
 });
 
 describe('the standalone power port', () => {

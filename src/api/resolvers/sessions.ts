@@ -20,6 +20,7 @@ import { SESSION_RESULT_WORDS, sessionResult, type SessionResult } from '../../d
 import type { SessionRow } from '../../db/schema.ts';
 import type { SessionKey } from '../../db/sessions/rows.ts';
 import { currentTraceparent } from '../../observability/tracing.ts';
+import { requestTraceparent } from '../../observability/logging.ts';
 
 function ageFilter(a: SessionAgeFilter): SessionAgeFilter {
   const problems = checkAgeFilter(a);
@@ -123,8 +124,9 @@ export const sessionResolvers: Resolvers = {
           status: 'pending',
           rollout: mergeRollout(template.rollout, s.rollout),
           createdBy: ctx.actor,
-          // Its setup, action jobs and outside calls join this request's trace.
-          traceContext: currentTraceparent() ?? null,
+          // Its setup, action jobs and outside calls join this request's trace, and the engine's lines
+          // about it carry its trace id: the request span's, or with tracing off the one its lines carry.
+          traceContext: currentTraceparent() ?? requestTraceparent(ctx.logger),
         });
         if (!row) throw conflict(`a session named "${s.name}" already exists`, 'name');
         await ctx.scheduler.kick(tx, ['session-setup']);

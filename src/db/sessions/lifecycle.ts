@@ -74,10 +74,13 @@ export async function completeSession(tx: Db, s: SessionKey, error: string | nul
   };
 }
 
-/** Running sessions with no enabled component and no staged component left (BOS session_completion). */
-export async function finishedSessions(db: Db): Promise<SessionKey[]> {
+/**
+ * Running sessions with no enabled component and no staged component left (BOS session_completion),
+ * with their trace context (the completion's lines carry its trace id).
+ */
+export async function finishedSessions(db: Db): Promise<Array<SessionKey & Pick<SessionRow, 'traceContext'>>> {
   return db
-    .select({ tenantKey: sessions.tenantKey, name: sessions.name })
+    .select({ tenantKey: sessions.tenantKey, name: sessions.name, traceContext: sessions.traceContext })
     .from(sessions)
     .where(
       and(
