@@ -6,8 +6,9 @@
  * slowMs delays the answer, timeout never answers). Plain node:http.
  *
  * With `report`, the nodes' bos-reporters call bootorch's reportBootState over HTTP (src/reporter).
- * The simulator's own routes (/healthz, /sim/info, /sim/counters, /sim/faults) are in http/control.ts;
- * GET /metrics serves the process's Prometheus metrics (requests served by service, endpoint and code).
+ * The simulator's own routes (/healthz, /sim/info, /sim/counters, /sim/reports, /sim/faults) are in
+ * http/control.ts; GET /metrics serves the process's Prometheus metrics (requests served by service,
+ * endpoint and code).
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -19,7 +20,7 @@ import { cfsRoutes } from './http/cfs.ts';
 import { hsmRoutes } from './http/hsm.ts';
 import { pcsRoutes } from './http/pcs.ts';
 import { compile, match, problem, stripPrefix, type Ctx, type Reply } from './http/router.ts';
-import { controlRoute, type ReportCounts } from './http/control.ts';
+import { controlRoute, recordDelivered, type ReportCounts } from './http/control.ts';
 import { s3Routes } from './http/s3.ts';
 import { REDFISH_SYSTEM, redfishBusy, redfishRoutes } from './http/redfish.ts';
 import type { SimWorld } from './world.ts';
@@ -118,11 +119,9 @@ export async function startSimServer(world: SimWorld, o: SimServerOptions = {}):
       }
     });
   }
-  const reports: ReportCounts = { delivered: 0, refused: 0 };
+  const reports: ReportCounts = { delivered: 0, refused: 0, acknowledged: [] };
   const unsubscribe = [
-    world.on('report', () => {
-      reports.delivered++;
-    }),
+    world.on('report', ({ id, token }) => recordDelivered(reports, id, token)),
     world.on('report-error', () => {
       reports.refused++;
     }),
@@ -215,7 +214,7 @@ export async function handle(
       responseBody: body,
     });
   };
-  const control = controlRoute(world, reports, method, u.pathname, raw);
+  const control = controlRoute(world, reports, method, u.pathname, raw, u.searchParams);
   if (control) return send(control, 'sim');
   if ('allowed' in found) {
     const reply = found.allowed.length ? problem(405, `method ${method} not allowed on ${path}`) : problem(404, `no route for ${path}`);

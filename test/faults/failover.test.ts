@@ -12,9 +12,10 @@
  * its Patroni and its postmaster SIGKILLed. Patroni promotes the standby once the leader key expires;
  * the failover time is from the kill to a write through haproxy committing. The same bootorch
  * processes, never restarted, must carry on: the session completes with every node booted; every
- * report the API acknowledged (the simulator counts the reports its nodes got a result for) is in the
- * database; no node is powered on or off twice (the simulator counts the transitions per node); and
- * the disturbed reboot takes at most the failover time plus 10 s longer than the undisturbed one.
+ * report the API acknowledged is in the database (the simulator lists the reports its nodes got a
+ * result for, by node and boot token, and each is a report event of the session with that token); no
+ * node is powered on or off twice (the simulator counts the transitions per node); and the disturbed
+ * reboot takes at most the failover time plus 10 s longer than the undisturbed one.
  *
  * Runs only with BOOTORCH_FAILOVER_TESTS=1 (.ci/run sets it, after installing patroni, etcd-server and
  * haproxy), and needs those three on the PATH.
@@ -42,6 +43,12 @@ const enabled = process.env.BOOTORCH_FAILOVER_TESTS === '1' && haveTools('Postgr
 interface Counters {
   transitions: Record<string, Record<string, number>>;
   reports: { delivered: number; refused: number };
+}
+
+/** GET /sim/reports: the reports the simulated nodes got a result for, the seq-th delivered first. */
+interface Acknowledged {
+  first: number;
+  reports: { seq: number; id: string; token: string; at: number }[];
 }
 
 const alive = (p: { proc: { exitCode: number | null; signalCode: string | null } }) =>
@@ -192,20 +199,37 @@ describe.runIf(enabled)('PostgreSQL (Patroni, synchronous standby, haproxy) fail
       );
     }
 
-    // Every acknowledged report is in the database: the simulator's nodes count a report delivered
-    // when the API answered it with a result; each one written is a `report` event of the session.
-    // A report written whose answer was lost in the failover is sent again and written twice, so the
-    // database may hold more than was acknowledged, never fewer; and each node's last report is the
-    // token it booted with.
+    // Every acknowledged report is in the database, by identity: the simulator keeps each report its
+    // nodes got a result for (node and boot token); each one written is a `report` event of the
+    // session with that token. A report written whose answer was lost in the failover is sent again
+    // and written twice, so the database may hold more of a node's reports than were acknowledged,
+    // never fewer; and each node's last report is the token it booted with (checked above).
     const acknowledged = after.reports.delivered - run.before.reports.delivered;
+    const kept = (await stack.simGet(`/sim/reports?after=${run.before.reports.delivered}`)) as Acknowledged;
+    expect(kept.first, 'the simulator kept every report acknowledged in this session').toBeLessThanOrEqual(
+      run.before.reports.delivered + 1,
+    );
+    const acks = kept.reports.filter((r) => r.seq <= after.reports.delivered);
     const reportEvents = await query(
       `select component_id, data->>'token' as token from component_events where session = 'failover' and kind = 'report' and actor like 'node:%' order by id`,
     );
     const stored = reportEvents.length;
+    const tally = (rs: { id: string; token: string }[]) => {
+      const m = new Map<string, number>();
+      for (const r of rs) m.set(`${r.id} ${r.token}`, (m.get(`${r.id} ${r.token}`) ?? 0) + 1);
+      return m;
+    };
+    const storedBy = tally(reportEvents.map((e) => ({ id: e.component_id, token: e.token })));
+    const missing = [...tally(acks)]
+      .filter(([k, n]) => (storedBy.get(k) ?? 0) < n)
+      .map(([k, n]) => `${k}: acknowledged ${n}, stored ${storedBy.get(k) ?? 0}`);
     const reported = new Set(reportEvents.map((e) => e.component_id));
     expect(reported.size, 'nodes with a report stored').toBe(NODES);
-    expect(stored, 'reports stored against reports acknowledged').toBeGreaterThanOrEqual(acknowledged);
+    expect(acks.length, 'reports acknowledged, listed against counted').toBe(acknowledged);
     expect(acknowledged, 'reports acknowledged').toBeGreaterThanOrEqual(NODES);
+    expect(missing, 'acknowledged reports (node, boot token) not in the database').toEqual([]);
+    // Answered between the kill and the first write through haproxy after it (commits from just before the kill).
+    const ackedInFailover = acks.filter((r) => r.at > crashed.at && r.at < writableAt).length;
 
     // No node powered twice: one power-off and one power-on each, as the hardware counted them.
     let doubles = 0;
@@ -238,7 +262,7 @@ describe.runIf(enabled)('PostgreSQL (Patroni, synchronous standby, haproxy) fail
         `${(failoverMs / 1000).toFixed(1)} s; session ${(wallMs / 1000).toFixed(1)} s against ${(calmMs / 1000).toFixed(1)} s undisturbed ` +
         `(mean of ${(calm.ms / 1000).toFixed(1)} s before and ${(calm2.ms / 1000).toFixed(1)} s after, ${crashed.name} back as the synchronous standby in ${(rejoinMs / 1000).toFixed(1)} s) ` +
         `(+${((wallMs - calmMs) / 1000).toFixed(1)} s, allowed failover + 10 s = ${((failoverMs + 10_000) / 1000).toFixed(1)} s); ` +
-        `reports acknowledged ${acknowledged}, stored ${stored} (not acknowledged and sent again: ${after.reports.refused - run.before.reports.refused}, undisturbed ${calm.refused} and ${calm2.refused}); ` +
+        `reports acknowledged ${acknowledged} (${ackedInFailover} between the kill and writes again), stored ${stored}, every acknowledged one found by node and boot token (not acknowledged and sent again: ${after.reports.refused - run.before.reports.refused}, undisturbed ${calm.refused} and ${calm2.refused}); ` +
         `nodes powered other than once off and once on: ${doubles}; other power operations: ${extraOps.length}; same api and worker processes\n`,
     );
     expect(doubles, 'nodes powered more (or less) than once off and once on').toBe(0);

@@ -8,6 +8,8 @@
  *                        node reports delivered and refused, the most requests the BMCs had at once
  *                        (all, and one node's) and how many it answered 429/503; standalone nodes'
  *                        network boots (boot scripts, local boots, exchanges, config drives, retries)
+ *   GET  /sim/reports    the reports bootorch acknowledged, in order: {"first": seq, "reports": [{seq, id,
+ *                        token, at}]}; `?after=N` only those after the N-th (at least the last 100,000 kept)
  *   GET  /sim/faults     the fault knobs now
  *   POST /sim/faults     change them: {"services": {"pcs": {"down": true}}, "nodes": {"ignoresSoftOff": [xnames]},
  *                        "rates": {"neverPowersOn": 0.01}, "clear": true}   (clear first, then the rest);
@@ -55,6 +57,28 @@ export type SimFaultsChange = z.infer<typeof faultsBody>;
 export interface ReportCounts {
   delivered: number;
   refused: number;
+  /** The delivered ones, oldest first (kept by the server whose nodes report; a BMC listener has none). */
+  acknowledged?: AcknowledgedReport[];
+}
+
+/** A report bootorch acknowledged (a 2xx answer with its result): the seq-th delivered, of node `id` booted with `token`, at `at` (ms). */
+export interface AcknowledgedReport {
+  seq: number;
+  id: string;
+  token: string;
+  at: number;
+}
+
+/** Acknowledged reports kept for GET /sim/reports (a test reads a session's worth; a long bench run must not grow without end). */
+const ACKNOWLEDGED_KEPT = 100_000;
+
+/** Count a delivered report and keep it (the oldest dropped past ACKNOWLEDGED_KEPT, a chunk at a time). */
+export function recordDelivered(reports: ReportCounts, id: string, token: string): void {
+  reports.delivered++;
+  const kept = reports.acknowledged;
+  if (!kept) return;
+  kept.push({ seq: reports.delivered, id, token, at: Date.now() });
+  if (kept.length >= 2 * ACKNOWLEDGED_KEPT) kept.splice(0, kept.length - ACKNOWLEDGED_KEPT);
 }
 
 function faultsView(world: SimWorld) {
@@ -78,7 +102,14 @@ export function applyFaults(world: SimWorld, c: SimFaultsChange): void {
 }
 
 /** The answer to a control request, or undefined when the path is not one (then the services route it). */
-export function controlRoute(world: SimWorld, reports: ReportCounts, method: string, path: string, raw: string): Reply | undefined {
+export function controlRoute(
+  world: SimWorld,
+  reports: ReportCounts,
+  method: string,
+  path: string,
+  raw: string,
+  query = new URLSearchParams(),
+): Reply | undefined {
   if (path === '/healthz' && method === 'GET') return json(200, { ok: true });
   if (!path.startsWith('/sim/')) return undefined;
   switch (`${method} ${path.replace(/\/+$/, '')}`) {
@@ -96,10 +127,17 @@ export function controlRoute(world: SimWorld, reports: ReportCounts, method: str
       return json(200, {
         transitions,
         calls: Object.fromEntries(world.counters.calls),
-        reports: { ...reports },
+        reports: { delivered: reports.delivered, refused: reports.refused },
         bmc: { maxInFlight: bmcMax, maxInFlightPerNode: bmcMaxPerNode, busyAnswers: world.counters.bmcBusyAnswers },
         pxe: { ...world.counters.pxe },
       });
+    }
+    case 'GET /sim/reports': {
+      const kept = reports.acknowledged;
+      if (!kept) return problem(404, 'no reports are sent from here');
+      const after = Number(query.get('after') ?? 0);
+      if (!Number.isInteger(after) || after < 0) return problem(400, 'after: a count of reports (a whole number, 0 or more)');
+      return json(200, { first: kept[0]?.seq ?? reports.delivered + 1, reports: kept.filter((r) => r.seq > after) });
     }
     case 'GET /sim/faults':
       return json(200, faultsView(world));
@@ -119,6 +157,9 @@ export function controlRoute(world: SimWorld, reports: ReportCounts, method: str
       return json(200, faultsView(world));
     }
     default:
-      return problem(404, `no simulator route ${method} ${path} (GET /sim/info, GET /sim/counters, GET|POST /sim/faults)`);
+      return problem(
+        404,
+        `no simulator route ${method} ${path} (GET /sim/info, GET /sim/counters, GET /sim/reports, GET|POST /sim/faults)`,
+      );
   }
 }
