@@ -44,30 +44,34 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (t:
   return out;
 }
 
-/** At most `n` at a time; the others wait their turn in arrival order. */
+/**
+ * At most `n` at a time; the others wait their turn in arrival order, those asked for `first` before
+ * every other (each kind in its own arrival order).
+ */
 export class Turns {
   private running = 0;
   private readonly waiting: Array<() => void> = [];
+  private readonly waitingFirst: Array<() => void> = [];
   constructor(private readonly n: number) {}
 
-  take(): Promise<void> {
+  take(first = false): Promise<void> {
     if (this.running < this.n) {
       this.running++;
       return Promise.resolve();
     }
-    return new Promise((resolve) => this.waiting.push(resolve));
+    return new Promise((resolve) => (first ? this.waitingFirst : this.waiting).push(resolve));
   }
 
   /** The turn passes to the next waiting one, if any. */
   give(): void {
-    const next = this.waiting.shift();
+    const next = this.waitingFirst.shift() ?? this.waiting.shift();
     if (next) next();
     else this.running--;
   }
 
-  /** fn in a turn of its own. */
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    await this.take();
+  /** fn in a turn of its own (ahead of the others waiting when `first`). */
+  async run<T>(fn: () => Promise<T>, first = false): Promise<T> {
+    await this.take(first);
     try {
       return await fn();
     } finally {

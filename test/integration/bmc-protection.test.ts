@@ -175,14 +175,14 @@ describe('BMCs are protected', () => {
     world.counters.reset();
     const power = new StandalonePower(db.db, { drivers, secretKey: key, guard: new BmcGuard({ concurrency: 3 }), passWaitMs: 10_000 });
     try {
-      // Two reads and an action per node, the action asked for once the reads are at the BMCs (a node
+      // A read and an action per node, the action asked for once the reads are at the BMCs (a node
       // with an action already at its BMC is not read: see the next test).
-      const reads = Promise.all([power.powerStatus(nodes), power.powerStatus(nodes)]);
+      const reads = power.powerStatus(nodes);
       await waitFor(async () => world.counters.bmcInFlight.size > 0, 'reads at the BMCs', 5_000, undefined, 5);
       await power.transition('On', nodes);
-      const [a, b] = await reads;
+      const a = await reads;
       await power.idle();
-      for (const id of nodes) expect([a.get(id)!.state, b.get(id)!.state]).toEqual(['on', 'on']);
+      for (const id of nodes) expect(a.get(id)!.state).toBe('on');
       expect(world.counters.bmcMax).toBe(3);
       expect(world.counters.bmcMaxPerNode).toBe(1);
     } finally {

@@ -237,6 +237,23 @@ describe('limits', () => {
     expect(h.max).toBe(4);
   });
 
+  it('a call asked for first takes the next free turn ahead of those waiting; each kind keeps its order', async () => {
+    const { guard } = make({ concurrency: 1 });
+    const { h, fn } = held();
+    const order: string[] = [];
+    const run = (n: string, first: boolean) => guard.run(target(`n${n}`, `10.0.1.${n}:623`), fn, { first }).then(() => order.push(n));
+    const calls = [run('1', false), run('2', false), run('3', false), run('4', true), run('5', true)];
+    while (order.length < 5) {
+      await settle();
+      expect(h.now).toBe(1);
+      h.release.shift()!();
+      await settle();
+    }
+    await Promise.all(calls);
+    // 1 had the turn already; then the two asked for first, in their order, then the rest in theirs.
+    expect(order).toEqual(['1', '4', '5', '2', '3']);
+  });
+
   it('counts the calls waiting for a turn, their wait and their duration by outcome', async () => {
     const sum = async (name: string, labels: Record<string, string> = {}) => {
       const m = (await metricsRegistry.getSingleMetric(name)!.get()).values;

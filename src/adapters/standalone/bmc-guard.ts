@@ -147,21 +147,25 @@ export class BmcGuard {
     return { state: c.probing ? 'half-open' : c.openUntil ? 'open' : 'closed', failures: c.failures, openUntil: c.openUntil };
   }
 
-  /** Run one BMC call for `t` under the BMC's turn, the global limit, its circuit and its backoff. */
-  async run<T>(t: BmcTarget, call: () => Promise<T>): Promise<T> {
+  /**
+   * Run one BMC call for `t` under the BMC's turn, the global limit, its circuit and its backoff.
+   * `first`: the call takes the next free global turn ahead of the others waiting (power actions go
+   * before power reads: a read only reports, an action moves a node on).
+   */
+  async run<T>(t: BmcTarget, call: () => Promise<T>, o: { first?: boolean } = {}): Promise<T> {
     const c = this.circuit(bmcKey(t.address));
     // Open (or probing): fail now, without waiting behind the calls queued at this BMC.
     if (c.openUntil && (c.probing || this.clock.now() < c.openUntil)) throw this.refused(c);
     c.users++;
     try {
-      return await this.lanes.run(c.key, () => this.attempt(c, call));
+      return await this.lanes.run(c.key, () => this.attempt(c, call, o.first ?? false));
     } finally {
       // Forget a BMC with nothing to remember (no failures, not open, not asking us to wait).
       if (--c.users === 0 && !c.failures && !c.openUntil && c.busyUntil <= this.clock.now()) this.circuits.delete(c.key);
     }
   }
 
-  private async attempt<T>(c: Circuit, call: () => Promise<T>): Promise<T> {
+  private async attempt<T>(c: Circuit, call: () => Promise<T>, first: boolean): Promise<T> {
     for (let retry = 0; ; retry++) {
       // The circuit may have opened while this call waited its turn.
       if (c.openUntil && this.clock.now() < c.openUntil) throw this.refused(c);
@@ -186,7 +190,7 @@ export class BmcGuard {
             bmcCallsInFlight.dec();
             bmcCallSeconds.observe({ outcome }, (performance.now() - sent) / 1000);
           }
-        });
+        }, first);
         this.answered(c);
         return value;
       } catch (e) {

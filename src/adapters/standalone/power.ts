@@ -204,11 +204,11 @@ export class StandalonePower implements PowerPort {
     return read;
   }
 
-  /** A power action at the node's BMC: the node is not read until it has settled. */
+  /** A power action at the node's BMC, ahead of waiting reads: the node is not read until it has settled. */
   private async act<T>(r: NodeInventoryRow, fn: (d: BmcDriver, t: BmcTarget) => Promise<T>): Promise<T> {
     this.acting.set(r.id, (this.acting.get(r.id) ?? 0) + 1);
     try {
-      return await this.withBmc(r, fn);
+      return await this.withBmc(r, fn, true);
     } finally {
       const n = this.acting.get(r.id)! - 1;
       if (n) this.acting.set(r.id, n);
@@ -216,7 +216,8 @@ export class StandalonePower implements PowerPort {
     }
   }
 
-  private async withBmc<T>(r: NodeInventoryRow, fn: (d: BmcDriver, t: BmcTarget) => Promise<T>): Promise<T> {
+  /** `fn` at the node's BMC through the guard; `first`: ahead of the calls waiting for a global turn (actions). */
+  private async withBmc<T>(r: NodeInventoryRow, fn: (d: BmcDriver, t: BmcTarget) => Promise<T>, first = false): Promise<T> {
     if (r.bmcDriver === 'none') throw new Error(`${r.id} has no BMC in the inventory`);
     let password = '';
     if (r.bmcSecret) {
@@ -225,7 +226,7 @@ export class StandalonePower implements PowerPort {
     }
     const target = { id: r.id, address: r.bmcAddress, username: r.bmcUsername, password };
     const driver = r.bmcDriver === 'ipmi' ? this.o.drivers.ipmi : this.o.drivers.redfish;
-    return this.guard.run(target, () => fn(driver, target));
+    return this.guard.run(target, () => fn(driver, target), { first });
   }
 }
 
