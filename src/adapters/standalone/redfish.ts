@@ -86,6 +86,14 @@ export class RedfishClient implements BmcDriver {
     });
   }
 
+  /**
+   * Resolves when the client next sees one of its BMC connections close. For tests: a call made after
+   * that goes out on a new connection, where one made as soon as the BMC closed its end may not.
+   */
+  nextDisconnect(): Promise<void> {
+    return new Promise((resolve) => this.dispatcher.once('disconnect', () => resolve()));
+  }
+
   /** Close the BMCs' connections (idle ones do not keep the process alive; this is for a clean stop). */
   close(): Promise<void> {
     return this.dispatcher.close();
