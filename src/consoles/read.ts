@@ -64,7 +64,7 @@ export async function readConsole(db: Db, node: string, q: ConsoleQuery = {}): P
 
 /**
  * The last `n` lines of each node's newest attempt, read in one statement (a failed node's console in
- * a component list); a node with none kept gets []. Reads at most the end of each attempt (16 KiB).
+ * a component list, explain's tail): from at most the last 16 KiB of each; a node with none kept gets [].
  */
 export async function consoleTails(db: Db, nodes: readonly string[], n: number): Promise<Map<string, string[]>> {
   const ends = await consoleEnds(db, nodes, 16_384);
@@ -82,8 +82,7 @@ export async function consoleTails(db: Db, nodes: readonly string[], n: number):
 
 /** The last `n` lines of the node's newest attempt (explain's console tail); [] when none kept. */
 export async function consoleTail(db: Db, node: string, n = 20): Promise<string[]> {
-  const t = await consoleText(db, node);
-  return t ? splitLines(t.text).slice(-n) : [];
+  return (await consoleTails(db, [node], n)).get(node) ?? [];
 }
 
 /** Lines without their CR/LF, empty ones and a trailing partial line's terminator dropped. */

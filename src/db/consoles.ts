@@ -120,9 +120,11 @@ export async function consoleText(db: Db, node: string, o: { attempt?: Date; aft
 }
 
 /**
- * The end of each node's newest attempt, for many nodes in one statement: at most its last 16 chunks,
- * then the last `maxBytes` characters of those (`cut` when that dropped some). Nodes with nothing kept
- * are absent.
+ * The end of each node's newest attempt, for many nodes in one statement: its newest chunks (at most
+ * 256) up to `maxBytes` in all, the chunk that crosses it included, cut to their last `maxBytes`
+ * characters in the database: no more than that per node leaves it, and no more than 256 rows per node
+ * are read. `cut` when older text of the attempt was left out (the answer may then start inside a
+ * line). Nodes with nothing kept are absent.
  */
 export async function consoleEnds(
   db: Db,
@@ -130,17 +132,27 @@ export async function consoleEnds(
   maxBytes: number,
 ): Promise<Map<string, { text: string; cut: boolean }>> {
   if (!nodes.length) return new Map();
-  const r = await db.execute<{ node: string; text: string }>(sql`
-    select n.node, string_agg(c.text, '' order by c.seq) as text
-    from unnest(${sql.param(nodes)}::text[]) as n(node)
-    cross join lateral (
-      select attempt from console_chunks where node = n.node order by attempt desc, seq desc limit 1
-    ) a
-    cross join lateral (
-      select seq, text from console_chunks where node = n.node and attempt = a.attempt order by seq desc limit 16
-    ) c
-    group by n.node`);
-  return new Map(
-    r.rows.map((x) => [x.node, x.text.length > maxBytes ? { text: x.text.slice(-maxBytes), cut: true } : { text: x.text, cut: false }]),
-  );
+  const r = await db.execute<{ node: string; text: string; cut: boolean }>(sql`
+    select g.node, right(g.text, ${maxBytes}) as text,
+      g.total > ${maxBytes} or exists (
+        select 1 from console_chunks o where o.node = g.node and o.attempt = g.attempt and o.seq < g.first
+      ) as cut
+    from (
+      select n.node, a.attempt, string_agg(w.text, '' order by w.seq) as text, sum(w.bytes) as total, min(w.seq) as first
+      from unnest(${sql.param(nodes)}::text[]) as n(node)
+      cross join lateral (
+        select attempt from console_chunks where node = n.node order by attempt desc, seq desc limit 1
+      ) a
+      cross join lateral (
+        select seq, text, bytes from (
+          select seq, text, bytes, sum(bytes) over (order by seq desc) as upto
+          from (
+            select seq, text, bytes from console_chunks
+            where node = n.node and attempt = a.attempt order by seq desc limit 256
+          ) last
+        ) x where upto - bytes < ${maxBytes}
+      ) w
+      group by n.node, a.attempt
+    ) g`);
+  return new Map(r.rows.map((x) => [x.node, { text: x.text, cut: x.cut }]));
 }

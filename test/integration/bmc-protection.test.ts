@@ -193,12 +193,16 @@ describe('BMCs are protected', () => {
   it('a node whose power action is still at its BMC is not read: pending, then its state once the action settled', async () => {
     const id = ids[3]!;
     await quiet();
-    world.faults.setNodes('bmcSlow', [id]);
-    world.faults.setBmc({ slowMs: 600 });
     const power = new StandalonePower(db.db, { drivers, secretKey: key, guard: new BmcGuard(), passWaitMs: 10_000 });
     try {
-      await power.transition('Force-Off', [id]);
+      // A read first: the client learns the system's Reset target, so the action is its POST alone.
+      expect((await power.powerStatus([id])).get(id)).toEqual({ state: 'on', error: '' });
+      // The action stays at the BMC 1.5 s (within the 2 s per-call timeout), far longer than the
+      // power-status below takes to start.
+      world.faults.setNodes('bmcSlow', [id]);
+      world.faults.setBmc({ slowMs: 1500 });
       exchanges.length = 0;
+      await power.transition('Force-Off', [id]);
       const during = await power.powerStatus([id]);
       expect(during.get(id)).toMatchObject({
         state: 'unknown',

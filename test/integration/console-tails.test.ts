@@ -13,13 +13,15 @@ let h: Harness;
 const PANIC = 'x3100c0s0b0n0';
 const LONG = 'x3100c0s1b0n0';
 const SILENT = 'x3100c0s2b0n0';
+/** A slow console: one line a chunk (what a capture round writes while dracut waits). */
+const SLOW = 'x3100c0s3b0n0';
 
-const QUERY = `query($l: Int) { components(filter: { ids: ["${PANIC}", "${LONG}", "${SILENT}"] }) {
+const QUERY = `query($l: Int) { components(filter: { ids: ["${PANIC}", "${LONG}", "${SILENT}", "${SLOW}"] }) {
   nodes { id failureReason consoleTail(lines: $l) } } }`;
 
 beforeAll(async () => {
   h = await startHarness();
-  for (const [i, id] of [PANIC, LONG, SILENT].entries()) {
+  for (const [i, id] of [PANIC, LONG, SILENT, SLOW].entries()) {
     await h.db.pool.query('insert into node_inventory (id, mac) values ($1, $2)', [id, `52:54:00:00:0b:0${i}`]);
     await h.db.pool.query(
       `insert into components (id, enabled, status_override, failure_reason, error) values ($1, false, 'failed', 'boot_never_reported', 'did not report')`,
@@ -39,6 +41,8 @@ beforeAll(async () => {
       Array.from({ length: 50 }, (_, i) => `line ${String(c * 50 + i).padStart(4, '0')} ${'.'.repeat(10)}\n`).join(''),
       262_144,
     );
+  for (let i = 0; i < 300; i++)
+    await appendConsole(h.db.db, SLOW, `dracut-initqueue[312]: Warning: still waiting ${String(i).padStart(3, '0')}\r\n`, 262_144);
   await h.db.db.execute(sql`analyze console_chunks`);
 });
 
@@ -61,8 +65,13 @@ describe('Component.consoleTail', () => {
   test('the default is 5 lines; 100 lines of a long attempt are whole lines from its end', async () => {
     const five = (await h.ok(QUERY)).components.nodes.find((n: { id: string }) => n.id === LONG).consoleTail;
     expect(five).toHaveLength(5);
-    const hundred = (await h.ok(QUERY, { l: 100 })).components.nodes.find((n: { id: string }) => n.id === LONG).consoleTail;
+    const nodes = (await h.ok(QUERY, { l: 100 })).components.nodes as { id: string; consoleTail: string[] }[];
+    const hundred = nodes.find((n) => n.id === LONG)!.consoleTail;
     expect(hundred).toEqual(Array.from({ length: 100 }, (_, i) => `line ${1900 + i} ..........`));
+    // 300 chunks of a line each: the last 100 lines, whole, however many chunks they take.
+    expect(nodes.find((n) => n.id === SLOW)!.consoleTail).toEqual(
+      Array.from({ length: 100 }, (_, i) => `dracut-initqueue[312]: Warning: still waiting ${200 + i}`),
+    );
   });
 
   test("viewers get null (a console can hold secrets) until consoleViewers is on; a bad count names 'lines'", async () => {
