@@ -88,13 +88,23 @@ const known = (r: NodeInventoryRow): KnownNode => ({
 });
 
 export class NodeDiscovery {
-  private readonly inventory: RedfishInventory;
+  private readonly guard: BmcGuard;
   private readonly ipmi: IpmiInventory;
 
   constructor(private readonly o: NodeDiscoveryOptions) {
-    const guard = new BmcGuard(o.guard);
-    this.inventory = new RedfishInventory(new RedfishClient({ timeoutMs: o.timeoutMs, caFile: o.caFile }), guard);
-    this.ipmi = new IpmiInventory(new IpmiTool({ binary: o.ipmitool, timeoutMs: o.timeoutMs, mode: 'process' }), guard);
+    this.guard = new BmcGuard(o.guard);
+    // A process per ipmitool call: nothing stays open between sweeps.
+    this.ipmi = new IpmiInventory(new IpmiTool({ binary: o.ipmitool, timeoutMs: o.timeoutMs, mode: 'process' }), this.guard);
+  }
+
+  /**
+   * A sweep's Redfish reads, over a client of its own that the sweep closes when it ends: its calls to
+   * one BMC share a connection, and none is left open after it (a sweep may reach thousands of BMCs,
+   * and the client keeps an idle connection a minute).
+   */
+  private redfish(): { inventory: RedfishInventory; close(): Promise<void> } {
+    const client = new RedfishClient({ timeoutMs: this.o.timeoutMs, caFile: this.o.caFile });
+    return { inventory: new RedfishInventory(client, this.guard), close: () => client.close() };
   }
 
   /** Ask the BMCs the request names; store what they say unless it is a dry run. */
@@ -108,6 +118,7 @@ export class NodeDiscovery {
       return fail([{ field: 'input.password', message: 'cannot be stored: the server has no BOOTORCH_SECRET_KEY' }]);
     const found: FoundSystem[] = [];
     const failures: BmcFailure[] = [];
+    const redfish = this.redfish();
     await Promise.all(
       expanded.addresses.map(async (address, position) => {
         // A target's own port wins over the request's.
@@ -118,13 +129,13 @@ export class NodeDiscovery {
             found.push({ address, bmcAddress: withPort, driver: 'ipmi', systemId: '', position, hardware });
             return;
           }
-          for (const s of await this.inventory.systems(`${req.scheme}://${withPort}`, req.username, req.password))
+          for (const s of await redfish.inventory.systems(`${req.scheme}://${withPort}`, req.username, req.password))
             found.push({ address, bmcAddress: s.url, driver: 'redfish', systemId: s.systemId, position, hardware: s.hardware });
         } catch (e) {
           failures.push(failure(address, null, e));
         }
       }),
-    );
+    ).finally(() => redfish.close());
     found.sort((a, b) => a.position - b.position || a.bmcAddress.localeCompare(b.bmcAddress));
     const plan = planDiscovery(found, (await listNodes(db)).map(known), req.xnamePattern);
     if (!req.dryRun) await this.store(db, plan, { username: req.username, password: req.password }, req);
@@ -145,6 +156,7 @@ export class NodeDiscovery {
     if (missing.length) return fail(missing.map((x) => ({ field: `xnames[${xnames.indexOf(x)}]`, message: `no node ${x} is registered` })));
     const found: FoundSystem[] = [];
     const failures: BmcFailure[] = [];
+    const redfish = this.redfish();
     await Promise.all(
       rows.map(async (r, position) => {
         try {
@@ -162,13 +174,13 @@ export class NodeDiscovery {
             });
             return;
           }
-          const s = await this.inventory.system(t);
+          const s = await redfish.inventory.system(t);
           found.push({ address: r.bmcAddress, bmcAddress: s.url, driver: 'redfish', systemId: s.systemId, position, hardware: s.hardware });
         } catch (e) {
           failures.push(failure(r.bmcAddress, r.id, e));
         }
       }),
-    );
+    ).finally(() => redfish.close());
     found.sort((a, b) => a.position - b.position);
     const plan = planDiscovery(found, all.map(known));
     // Re-inspection keeps each node's own login: only what the BMC says is written.

@@ -57,12 +57,13 @@ export function createStandaloneAdapters(c: StandaloneAdaptersConfig): Standalon
   const settings = new SettingsRef();
   const timeoutMs = c.bmcTimeoutMs ?? 15_000;
   const ipmi = new IpmiTool({ binary: c.ipmitool, timeoutMs, mode: c.ipmiMode, shellIdleMs: c.ipmiShellIdleMs, maxShells: c.ipmiShells });
+  const redfish = new RedfishClient({ timeoutMs, caFile: c.bmcCaFile });
   return {
     inventory: new StandaloneInventory(c.db),
     power: new StandalonePower(c.db, {
       drivers: {
         ipmi,
-        redfish: new RedfishClient({ timeoutMs, caFile: c.bmcCaFile }),
+        redfish,
       },
       secretKey: c.secretKey,
       guard: new BmcGuard(c.bmcGuard),
@@ -73,6 +74,9 @@ export function createStandaloneAdapters(c: StandaloneAdaptersConfig): Standalon
     config: new StandaloneConfig(c.db, { hooksDir: c.hooksDir, onHookDone: c.onHookDone, onError: c.onError, runHooks: c.runHooks }),
     images: new StandaloneImages(createImageClient({ origins: c.imageOrigins, timeoutMs: () => settings.timeoutMs('ims') }), c.filesDir),
     configure: (s) => settings.set(s),
-    close: () => ipmi.close(),
+    // The IPMI shells and the Redfish connections kept to each BMC (up to a minute idle).
+    close: async () => {
+      await Promise.all([ipmi.close(), redfish.close()]);
+    },
   };
 }
