@@ -16,6 +16,7 @@ import { SimWorld } from './sim/world.ts';
 // worker does not load the API's modules nor an api replica the operators' (BENCHMARKS.md, Start-up).
 import type { ApiServer, ApiServerOptions } from './api/server.ts';
 import { surviveDatabaseOutages } from './db/outage.ts';
+import { bootGrantPruner } from './db/boot-grants.ts';
 import { createReportBatcher, type ReportBatcher } from './engine/reports.ts';
 import type { Scheduler } from './engine/scheduler.ts';
 import { createLogger } from './observability/logging.ts';
@@ -35,11 +36,16 @@ export interface Stoppable {
 
 type Role = 'api' | 'worker' | 'dev';
 
-/** Per role: its logger, its process metrics and, when an OTLP endpoint is configured, tracing. */
+/**
+ * Per role: its logger (the process's boot grant pruner tells its failures there), its process metrics
+ * and, when an OTLP endpoint is configured, tracing.
+ */
 export function observe(config: Config, role: Role): Logger {
   startProcessMetrics(role);
   startTracing(role);
-  return createLogger({ level: config.LOG_LEVEL, role });
+  const log = createLogger({ level: config.LOG_LEVEL, role });
+  bootGrantPruner.logTo(log);
+  return log;
 }
 
 /** A plain logger for client commands that open the database (bootorch token). */

@@ -11,6 +11,7 @@
  * only module with SQL on this table.
  */
 import { and, eq, isNull, sql } from 'drizzle-orm';
+import type { Logger } from 'pino';
 import { pgTable, text, timestamp, uniqueIndex, index, check } from 'drizzle-orm/pg-core';
 import type { Db } from './client.ts';
 import { apiTokens } from './schema.ts';
@@ -18,6 +19,7 @@ import { nodeInventory } from './node-inventory.ts';
 import { componentDeploys } from './deploys.ts';
 import { anyOf, insertInChunks } from './sql.ts';
 import { inTransaction, transaction } from './tx.ts';
+import { databaseErrorText } from './outage.ts';
 import type { NodeScope } from '../auth/node-scopes.ts';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -269,15 +271,21 @@ export async function pruneBootGrants(db: Db, now: Date, max = 1000): Promise<{ 
 /** How often a process prunes boot grants, at most (BootGrantPruner's default). */
 export const PRUNE_EVERY_MS = 60_000;
 
+/** Where a pruner tells of a failed prune: a role's logger. */
+export type PruneLog = Pick<Logger, 'warn'>;
+
 /**
  * Pruning kept off the boot endpoints' path. Readers ignore what has ended, so pruning only keeps the
  * tables small and need not follow every write: `soon` starts a prune (batches of pruneBootGrants
  * until one is not full) unless this pruner started one within `everyMs`, and does not wait for it.
- * A failed prune leaves its rows to the next. One per process (bootGrantPruner); tests make their own.
+ * A failed prune leaves its rows to the next, and is one warn line on the logger given to logTo: a
+ * prune that keeps failing (a lock timeout, an outage) is a line a minute, not tables that grow unseen.
+ * One per process (bootGrantPruner, given the role's logger at its start); tests make their own.
  */
 export class BootGrantPruner {
   private last = Number.NEGATIVE_INFINITY;
   private running: Promise<void> | undefined;
+  private log: PruneLog | undefined;
 
   constructor(
     private readonly o: {
@@ -287,10 +295,13 @@ export class BootGrantPruner {
       clock?: () => number;
       /** Rows per statement (default 1000). */
       batch?: number;
-      /** Told of a prune that failed (default: nothing). */
-      onError?: (e: unknown) => void;
     } = {},
   ) {}
+
+  /** Tell failed prunes to `log` from now on (a later call replaces it). */
+  logTo(log: PruneLog): void {
+    this.log = log;
+  }
 
   /**
    * Start a prune as of `now` unless one ran within `everyMs`. Only from the pool: a transaction's
@@ -301,7 +312,12 @@ export class BootGrantPruner {
     if (inTransaction(db) || this.running || t - this.last < (this.o.everyMs ?? PRUNE_EVERY_MS)) return;
     this.last = t;
     this.running = this.prune(db, now)
-      .catch((e) => this.o.onError?.(e))
+      .catch((e) =>
+        this.log?.warn(
+          { err: databaseErrorText(e) ?? (e instanceof Error ? e.message : String(e)) },
+          'boot grant prune failed; ended grants and node credentials stay until a later prune',
+        ),
+      )
       .finally(() => {
         this.running = undefined;
       });

@@ -3,7 +3,8 @@
  * endpoints' path: at 20,000 rows each, both prune statements read their rows from indexes (EXPLAIN),
  * not the whole table; an exchange neither waits for the prune it starts nor starts one more than once
  * a minute (the pruner's clock is injected); and a grant whose window and ticket have ended reads, to
- * the exchange, the boot script and iPXE's failure reports, as if it were already pruned.
+ * the exchange, the boot script and iPXE's failure reports, as if it were already pruned. A prune that
+ * fails (here a lock timeout) is one warn line on the pruner's logger, and its rows go with a later one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql, type SQL } from 'drizzle-orm';
@@ -12,6 +13,9 @@ import { newAttemptId, newTicket } from '../../src/auth/boot-tickets.ts';
 import { BootGrantPruner, mintBootTicket, openAttempt, pruneBootGrants, pruneStatements } from '../../src/db/boot-grants.ts';
 import { setDeploys } from '../../src/db/deploys.ts';
 import { exchangeTicket } from '../../src/api/boot/exchange.ts';
+import { connect } from '../../src/db/client.ts';
+import { createLogger } from '../../src/observability/logging.ts';
+import { logLines } from '../helpers/log-lines.ts';
 
 const N = 20_000;
 const MIN = 60_000;
@@ -129,6 +133,42 @@ describe('pruning after an exchange', () => {
     expect((await exchange(await grant('x1000c0s4b0n0'))).ok).toBe(true);
     await pruner.idle();
     expect(await count(`select count(*) n from boot_grants where node = 'x1000c0s2b0n0'`)).toBe(0);
+  });
+
+  it("a failed prune is one warn line with the database's error on the pruner's logger; its rows go with a later prune", async () => {
+    const { lines, sink } = logLines();
+    let clock = 0;
+    const pruner = new BootGrantPruner({ clock: () => clock });
+    pruner.logTo(createLogger({ level: 'info', role: 'api', pretty: false, destination: sink }));
+    await grant('x4000c0s0b0n0', { ended: true });
+    // A pool whose statements give up on a lock after 200 ms, as one under a lock_timeout would.
+    const url = new URL(db.url);
+    url.searchParams.set('options', '-c lock_timeout=200');
+    const impatient = connect(url.toString(), { max: 1 });
+    const holder = await db.pool.connect();
+    try {
+      await holder.query('begin');
+      await holder.query(`select 1 from boot_grants where node = 'x4000c0s0b0n0' for update`);
+      pruner.soon(impatient.db, new Date());
+      await pruner.idle();
+      expect(lines).toEqual([
+        expect.objectContaining({
+          level: 40,
+          msg: 'boot grant prune failed; ended grants and node credentials stay until a later prune',
+          err: 'database error 55P03: canceling statement due to lock timeout',
+        }),
+      ]);
+      expect(await count(`select count(*) n from boot_grants where node = 'x4000c0s0b0n0'`)).toBe(1);
+    } finally {
+      await holder.query('rollback');
+      holder.release();
+    }
+    clock += MIN;
+    pruner.soon(impatient.db, new Date());
+    await pruner.idle();
+    await impatient.close();
+    expect(await count(`select count(*) n from boot_grants where node = 'x4000c0s0b0n0'`)).toBe(0);
+    expect(lines).toHaveLength(1);
   });
 
   it('a prune goes on in batches until the ended rows are gone', async () => {
