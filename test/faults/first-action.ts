@@ -1,9 +1,11 @@
 /**
  * A newly started worker's first moments, for the killed-worker fault test: when its /healthz first
  * answers 200 (its engine has started: queues polled, lease reaper running) and when it first acts
- * (its own /metrics count an operator tick it finished or an action batch it recorded), each in ms
- * from its spawn. Both are polled against one deadline; a worker that exits, or is still silent at
- * the deadline, leaves what it did not reach undefined and says why. Never throws.
+ * (its own /metrics count an action batch it recorded and attempted: bootorch_actions_started_total,
+ * by action), each in ms from its spawn. Its operator ticks do not count: the engine ticks every
+ * operator at start, with or without anything to act on. Both are polled against one deadline; a
+ * worker that exits, or has not acted by the deadline, leaves what it did not reach undefined and
+ * says why. Never throws: the caller asserts.
  */
 import { samples } from '../helpers/metrics.ts';
 import type { RoleProcess } from '../helpers/processes.ts';
@@ -12,7 +14,7 @@ import { waitFor } from '../helpers/wait.ts';
 export interface FirstAction {
   readyMs?: number;
   actedMs?: number;
-  /** What it had done when first seen acting: `tick <operator>`, `<action> batch`, or both. */
+  /** What it had done when first seen acting: `<action> batch` (several, when seen in one scrape). */
   act?: string;
   /** Why actedMs is missing. */
   missing?: string;
@@ -40,11 +42,10 @@ export async function firstAction(worker: RoleProcess, port: number, spawnedAt: 
         }
         const text = await get('/metrics');
         if (text === undefined) return false;
-        const tick = samples(text, 'bootorch_operator_ticks_total').find((s) => s.labels.outcome === 'ok' && s.value > 0);
-        const batch = samples(text, 'bootorch_actions_started_total').find((s) => s.value > 0);
-        if (!tick && !batch) return false;
+        const batches = samples(text, 'bootorch_actions_started_total').filter((s) => s.value > 0);
+        if (!batches.length) return false;
         seen.actedMs = Date.now() - spawnedAt;
-        seen.act = [tick && `tick ${tick.labels.operator}`, batch && `${batch.labels.action} batch`].filter(Boolean).join(' and ');
+        seen.act = batches.map((s) => `${s.labels.action} batch`).join(' and ');
         return true;
       },
       'the new worker acting',
@@ -53,13 +54,31 @@ export async function firstAction(worker: RoleProcess, port: number, spawnedAt: 
       50,
     );
   } catch {
-    seen.missing = `no action within ${timeoutMs / 1000} s`;
+    seen.missing = `no action batch within ${timeoutMs / 1000} s`;
   }
   return seen;
 }
 
-/** `ready 2.1 s, acted 2.6 s (tick status)`, or what was missing. */
-export function describeFirstAction(f: FirstAction): string {
+/** A worker watched from its spawn: `first` once firstAction has answered, `during` what `running()` said then. */
+export interface Watched {
+  watched: Promise<FirstAction>;
+  first?: FirstAction;
+  during?: string;
+}
+
+/** firstAction in the background, its answer kept on the returned object. */
+export function watch(worker: RoleProcess, port: number, spawnedAt: number, timeoutMs: number, running: () => string): Watched {
+  const w: Watched = { watched: firstAction(worker, port, spawnedAt, timeoutMs) };
+  void w.watched.then((f) => {
+    w.first = f;
+    w.during = running();
+  });
+  return w;
+}
+
+/** `ready 2.1 s, acted 5.6 s (powering_on batch)`, or what was missing. */
+export function describeFirstAction(f: FirstAction | undefined): string {
+  if (!f) return 'still watched';
   const s = (ms: number | undefined) => (ms === undefined ? 'never' : `${(ms / 1000).toFixed(1)} s`);
   return `ready ${s(f.readyMs)}, acted ${f.actedMs === undefined ? (f.missing ?? 'never') : `${s(f.actedMs)} (${f.act})`}`;
 }

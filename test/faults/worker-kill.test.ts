@@ -1,16 +1,19 @@
 /**
- * A worker killed with SIGKILL at random moments of a 1,000-node reboot, five times, restarted each
- * time, and each replacement given the chance to act before the next kill: the next kill waits for
- * its first action (an operator tick it finished or an action batch it recorded, read from its own
- * /metrics), and the time from its spawn to being ready (/healthz) and to acting is printed.
- * Processes: `bootorch sim` (1,000 nodes reporting over HTTP with their own node tokens, hardware in
- * seconds), `bootorch api`, and `bootorch worker` (BOOTORCH_ADAPTERS=http), on a fresh database.
+ * A worker killed with SIGKILL at random moments of 1,000-node reboots, five times, restarted each
+ * time, and each replacement acting before the next kill: the next kill waits for its first action
+ * batch (bootorch_actions_started_total on its own /metrics; not an operator tick, which every worker
+ * runs at start with or without work), and the time from its spawn to being ready (/healthz) and to
+ * acting is printed. Processes: `bootorch sim` (1,000 nodes reporting over HTTP with their own node
+ * tokens, hardware in seconds), `bootorch api`, and `bootorch worker` (BOOTORCH_ADAPTERS=http), on a
+ * fresh database.
  *
  * The moments are random (seeded: FAULT_SEED, printed) points of the reboot's progress, measured in
  * its component events plus what the hardware saw (power transitions and node reports, which arrive
  * one by one, while events commit in chunks), so every kill lands mid-reboot, mid-tick or between
- * ticks, whatever the machine's speed. A reboot whose nodes are all done before the five kills
- * (replacements start slowly on a loaded machine) is followed by another, where the rest land.
+ * ticks, whatever the machine's speed; never in a reboot with no node in flight. A replacement
+ * started after the reboot's last power action has nothing to act on in it: when the reboot is done
+ * before that replacement acted, another reboot follows, where it acts and the next kills land. The
+ * last replacement, with no kill after it, may act first in the undisturbed reboot at the end.
  *
  * Then: each reboot completes; every node is stable, booted with the last reboot's boot parameters
  * and without an error; in each reboot no node got more power actions of any kind than the retry
@@ -27,7 +30,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freshDb, type TestDb } from '../helpers/db.ts';
 import { createApiToken } from '../../src/auth/index.ts';
 import type { RoleProcess } from '../helpers/processes.ts';
-import { describeFirstAction, firstAction, type FirstAction } from './first-action.ts';
+import { describeFirstAction, watch, type Watched } from './first-action.ts';
 import { checkReboot, transitionsBetween, type SimCounters } from './reboot-checks.ts';
 import { FAULT_OPTIONS, freePort, gql, kill, startStack, waitFor, type Stack } from './stack.ts';
 
@@ -105,76 +108,95 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
 
     const rand = random(SEED);
     const kills: { reboot: string; atEvents: number; progress: number; nodesNotStable: number; sinceStartMs: number }[] = [];
-    // Each replacement's spawn to ready (/healthz) and to its first action (a tick or an action batch).
-    const replacements: FirstAction[] = [];
-    const reboots: { name: string; before: SimCounters; after?: SimCounters; ms?: number }[] = [];
-    // A reboot whose nodes are all done before all the kills is followed by another: each kill waits
-    // for the previous replacement to act, and on a loaded machine five starts outlast one reboot.
-    while (kills.length < KILLS) {
+    interface Reboot {
+      name: string;
+      before: SimCounters;
+      after?: SimCounters;
+      started: number;
+      ms?: number;
+      /** Kill points still to come in it, ascending, and the progress a kill must pass (the last kill's). */
+      points: number[];
+      floor: number;
+    }
+    const reboots: Reboot[] = [];
+    /** The reboot running now, to tell in which one a replacement first acted. */
+    let running = '';
+    // Each replacement, watched from its spawn until its first action batch.
+    const replacements: Watched[] = [];
+    // Progress: the reboot's events (about 8 per node) plus the hardware's power transitions and the
+    // nodes' reports (3 per node). Kill points are drawn below 6 + 3 per node so all land mid-reboot.
+    const progress = async (r: Reboot) => (await sessionEvents(r.name)) + hardware(await counters()) - hardware(r.before);
+    const begin = async (): Promise<Reboot> => {
       const name = `reboot-killed-${reboots.length + 1}`;
-      const reboot: (typeof reboots)[number] = { name, before: await counters() };
+      const points = Array.from({ length: KILLS - kills.length }, () => Math.round((0.03 + 0.8 * rand()) * 9 * NODES));
+      const reboot: Reboot = { name, before: await counters(), started: Date.now(), points: points.sort((a, b) => a - b), floor: 1 };
       reboots.push(reboot);
-      const started = Date.now();
+      running = name;
       await gql(
         api,
         admin,
         `mutation { createSession(input: { operation: REBOOT, templateName: "compute", name: "${name}" }) { session { name } } }`,
       );
-      // Progress: the reboot's events (about 8 per node) plus the hardware's power transitions and the
-      // nodes' reports (3 per node). Kill points are drawn below 6 + 3 per node so all land mid-reboot.
-      const hardware0 = hardware(reboot.before);
-      const progress = async () => (await sessionEvents(name)) + hardware(await counters()) - hardware0;
-      const points = Array.from({ length: KILLS - kills.length }, () => Math.round((0.03 + 0.8 * rand()) * 9 * NODES)).sort(
-        (a, b) => a - b,
-      );
-      let floor = 1;
-      for (const point of points) {
-        // At the drawn point, once the reboot has moved on since the last kill (the previous
-        // replacement has acted by now: waited for below); a reboot with no node left in flight (its
-        // setup done, every node stable) ends its kills: a kill then would test nothing.
-        const reached = await waitFor(
-          async () => {
-            const events = await sessionEvents(name);
-            if (events > 0 && (await inFlight(name)) === 0) return 'done';
-            return events + hardware(await counters()) - hardware0 >= Math.max(point, floor) && 'point';
-          },
-          `${name}: progress ${point}`,
-          180_000,
-          stack.logs,
-          50,
-        );
-        if (reached === 'done') break;
-        await kill(stack.worker);
-        const at = await progress();
-        floor = at + 1;
-        kills.push({
-          reboot: name,
-          progress: at,
-          atEvents: await sessionEvents(name),
-          nodesNotStable: await inFlight(name),
-          sinceStartMs: Date.now() - started,
-        });
-        const port = await freePort();
-        const spawned = Date.now();
-        const replacement = stack.startWorker({ WORKER_HEALTH_PORT: String(port) });
-        // The next kill waits for this one's first action: a replacement killed before it acted would
-        // say nothing about a replacement taking over.
-        replacements.push(await firstAction(replacement, port, spawned, 120_000));
-      }
+      return reboot;
+    };
+    const finish = async (r: Reboot) => {
       const s = await waitFor(
         async () => {
-          const r = await sessionRow(name);
-          return r?.status === 'complete' ? r : undefined;
+          const row = await sessionRow(r.name);
+          return row?.status === 'complete' ? row : undefined;
         },
-        `${name} complete`,
+        `${r.name} complete`,
         300_000,
         stack.logs,
       );
-      reboot.ms = Date.now() - started;
-      reboot.after = await counters();
-      expect(s.error, name).toBeNull();
-      expect(s.components.split(','), name).toHaveLength(NODES);
+      r.ms = Date.now() - r.started;
+      r.after = await counters();
+      expect(s.error, r.name).toBeNull();
+      expect(s.components.split(','), r.name).toHaveLength(NODES);
+    };
+
+    let reboot = await begin();
+    while (kills.length < KILLS) {
+      // The next kill comes at the reboot's next drawn point, once the reboot has moved on since the
+      // last kill and the last replacement has acted. A reboot with no node left in flight (its setup
+      // done, every node stable) takes no more kills (a kill then would test nothing) and is followed
+      // by another: the last replacement, started too late to act in it, acts in that one.
+      const previous = replacements.at(-1);
+      const reached = await waitFor(
+        async () => {
+          const events = await sessionEvents(reboot.name);
+          if (events > 0 && (await inFlight(reboot.name)) === 0) return 'done';
+          if (previous && !previous.first) return false;
+          return (await progress(reboot)) >= Math.max(reboot.points[0]!, reboot.floor) && 'point';
+        },
+        `${reboot.name}: progress ${reboot.points[0]}, the last replacement having acted`,
+        240_000,
+        () => `${stack.logs()}\nlast replacement: ${describeFirstAction(previous?.first)}`,
+        50,
+      );
+      if (reached === 'done') {
+        await finish(reboot);
+        reboot = await begin();
+        continue;
+      }
+      if (previous)
+        expect(previous.first!.actedMs, `replacement ${replacements.length}: ${describeFirstAction(previous.first)}`).toBeDefined();
+      await kill(stack.worker);
+      const at = await progress(reboot);
+      reboot.points.shift();
+      reboot.floor = at + 1;
+      kills.push({
+        reboot: reboot.name,
+        progress: at,
+        atEvents: await sessionEvents(reboot.name),
+        nodesNotStable: await inFlight(reboot.name),
+        sinceStartMs: Date.now() - reboot.started,
+      });
+      const port = await freePort();
+      const spawned = Date.now();
+      replacements.push(watch(stack.startWorker({ WORKER_HEALTH_PORT: String(port) }), port, spawned, 240_000, () => running));
     }
+    await finish(reboot);
 
     // Every node where the last reboot wanted it.
     const rows = (await db.pool.query('select * from components order by id')).rows;
@@ -217,8 +239,7 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
               }, power actions ${r.actions} (minimum ${2 * NODES}, ${r.extra} beyond one off and one on), events ${r.events}`,
           )
           .join('; ') +
-        `; nodes lost ${lost} (policy allows ${FAULT_OPTIONS.default_retry_policy} power actions of each kind per node); ` +
-        `replacements from spawn (ready: /healthz; acted: its first tick or action batch, each killed only after): ${replacements.map((r, i) => `${i + 1}: ${describeFirstAction(r)}`).join('; ')}\n`,
+        `; nodes lost ${lost} (policy allows ${FAULT_OPTIONS.default_retry_policy} power actions of each kind per node)\n`,
     );
     expect(kills).toHaveLength(KILLS);
     expect(lost).toBe(0);
@@ -235,6 +256,7 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
     const sharing = [steady, stack.worker];
     const logFrom = sharing.map((w) => w.output().length);
     const calm = Date.now();
+    running = 'reboot-calm';
     await gql(
       api,
       admin,
@@ -247,6 +269,14 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
       stack.logs,
     );
     const calmMs = Date.now() - calm;
+    // Every replacement acted (the last one, with no kill after it, may have done so only now).
+    await Promise.all(replacements.map((r) => r.watched));
+    process.stdout.write(
+      `replacements from spawn (ready: /healthz; acted: its first action batch, in the reboot then running; each killed only after): ${replacements
+        .map((r, i) => `${i + 1}: ${describeFirstAction(r.first)}, in ${r.during}`)
+        .join('; ')}\n`,
+    );
+    replacements.forEach((r, i) => expect(r.first?.actedMs, `replacement ${i + 1}: ${describeFirstAction(r.first)}`).toBeDefined());
     const calmAfter = await stack.simGet('/sim/counters');
     const calmDelta = transitionsBetween(calmBefore, calmAfter);
     // Who acted: each worker's `action batch` lines since the calm session began, nodes per action.
