@@ -12,7 +12,8 @@
  * one by one, while events commit in chunks), so every kill lands mid-reboot, mid-tick or between
  * ticks, whatever the machine's speed; never in a reboot with no node in flight. A replacement
  * started after the reboot's last power action has nothing to act on in it: when the reboot is done
- * before that replacement acted, another reboot follows, where it acts and the next kills land. The
+ * before that replacement acted, another reboot follows, where it acts and the next kills land: at
+ * most five reboots, each with a kill at least (a sixth fails the test, saying so). The
  * last replacement, with no kill after it, may act first in the undisturbed reboot at the end.
  *
  * Then: each reboot completes; every node is stable, booted with the last reboot's boot parameters
@@ -126,7 +127,13 @@ describe.runIf(process.env.BOOTORCH_FAULT_TESTS === '1')('a worker killed with S
     // Progress: the reboot's events (about 8 per node) plus the hardware's power transitions and the
     // nodes' reports (3 per node). Kill points are drawn below 6 + 3 per node so all land mid-reboot.
     const progress = async (r: Reboot) => (await sessionEvents(r.name)) + hardware(await counters()) - hardware(r.before);
+    // At most KILLS reboots: each takes a kill at least, unless the replacement running through it never acted.
     const begin = async (): Promise<Reboot> => {
+      if (reboots.length === KILLS)
+        throw new Error(
+          `${KILLS} reboots done and only ${kills.length} of ${KILLS} kills landed: a reboot was done before the replacement then running acted in it ` +
+            `(replacements: ${replacements.map((r, i) => `${i + 1}: ${describeFirstAction(r.first)}`).join('; ')})`,
+        );
       const name = `reboot-killed-${reboots.length + 1}`;
       const points = Array.from({ length: KILLS - kills.length }, () => Math.round((0.03 + 0.8 * rand()) * 9 * NODES));
       const reboot: Reboot = { name, before: await counters(), started: Date.now(), points: points.sort((a, b) => a - b), floor: 1 };
