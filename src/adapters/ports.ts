@@ -130,7 +130,7 @@ export interface Adapters {
   images: ImagesPort;
   /** Applied on every operator tick: read timeouts (seconds) and chunk size from the options. */
   configure(settings: AdapterSettings): void;
-  /** Ends what the adapters hold open (standalone: the IPMI shells and their BMC sessions); at the process's stop. */
+  /** Ends what the adapters hold open (standalone: the IPMI shells and their BMC sessions, the kept Redfish connections); at the process's stop. */
   close?(): Promise<void>;
 }
 
