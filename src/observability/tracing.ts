@@ -49,7 +49,15 @@ export function startTracing(role: string, o: { env?: NodeJS.ProcessEnv; exporte
   const env = o.env ?? process.env;
   const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
   if ((!o.exporter && !endpoint) || registered) return undefined;
-  const { BatchSpanProcessor, NodeTracerProvider, OTLPTraceExporter, SimpleSpanProcessor, resourceFromAttributes } = sdk();
+  const {
+    AlwaysOnSampler,
+    BatchSpanProcessor,
+    NodeTracerProvider,
+    OTLPTraceExporter,
+    ParentBasedSampler,
+    SimpleSpanProcessor,
+    resourceFromAttributes,
+  } = sdk();
   // OTLP/HTTP: the traces endpoint as given, or the base endpoint's /v1/traces (the specification's
   // rule). The exporter reads the other OTEL_EXPORTER_OTLP_* variables (headers, timeout) itself.
   const exporter =
@@ -61,6 +69,12 @@ export function startTracing(role: string, o: { env?: NodeJS.ProcessEnv; exporte
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME || 'bootorch', 'bootorch.role': role }),
     spanProcessors: [processor],
+    // A caller's traceparent gives the trace id, not the decision to record: a client that sends the
+    // flag unsampled (-00) does not turn off the traces of its request and of the session it starts.
+    // A site's OTEL_TRACES_SAMPLER, when set, decides instead (the SDK reads it).
+    ...(env.OTEL_TRACES_SAMPLER
+      ? {}
+      : { sampler: new ParentBasedSampler({ root: new AlwaysOnSampler(), remoteParentNotSampled: new AlwaysOnSampler() }) }),
   });
   provider.register();
   registered = { shutdown: () => provider.shutdown() };

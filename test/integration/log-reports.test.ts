@@ -132,6 +132,11 @@ describe('with tracing on', () => {
       expect(reportLines(r.lines)).toEqual([
         expect.objectContaining({ xname: A, session: 's1', traceId: TRACE, spanId: expect.any(String) }),
       ]);
+      // A caller's unsampled flag (-00) gives the trace id, not the decision: the request is recorded.
+      exporter.reset();
+      await report('fast', A, { traceparent: TRACEPARENT.replace(/-01$/, '-00') });
+      const unsampled = exporter.getFinishedSpans().find((s) => s.name === 'graphql mutation reportBootState');
+      expect(unsampled?.spanContext().traceId).toBe(TRACE);
     } finally {
       await tracing?.shutdown();
     }
