@@ -9,11 +9,13 @@ import { admit, gateStates } from '../db/sessions/rollout.ts';
 import { pauseSession } from '../db/sessions/control.ts';
 import { resolveCountOrPercent } from '../domain/rollout-policy.ts';
 import { transaction } from '../db/tx.ts';
+import { traceLogger } from '../observability/logging.ts';
 
 const amount = (v: string | undefined, total: number) => (v ? resolveCountOrPercent(v, total) : null);
 
 export async function admitQueued(ctx: EngineContext): Promise<void> {
   for (const g of await gateStates(ctx.db)) {
+    const log = traceLogger(ctx.log, g.traceContext);
     const p = g.rollout ?? {};
     const budget = amount(p.failureBudget, g.managed);
     const canary = g.canaryAccepted ? 0 : Math.min(p.canary ?? 0, g.managed);
@@ -26,7 +28,7 @@ export async function admitQueued(ctx: EngineContext): Promise<void> {
     }
     if (pauseReason && !g.paused) {
       await pauseSession(ctx.db, g.tenantKey, g.name, pauseReason);
-      ctx.log.warn({ session: g.name, reason: pauseReason }, 'session paused');
+      log.warn({ session: g.name, reason: pauseReason }, 'session paused');
       continue;
     }
     if (g.paused || g.queued === 0) continue;
@@ -37,7 +39,7 @@ export async function admitQueued(ctx: EngineContext): Promise<void> {
     if (room === 0) continue;
     await transaction(ctx.db, async (tx) => {
       const ids = await admit(tx, g.tenantKey, g.name, Math.min(room, g.queued), ctx.actor);
-      if (ids.length) ctx.log.debug({ session: g.name, admitted: ids.length }, 'admitted');
+      if (ids.length) log.debug({ session: g.name, admitted: ids.length }, 'admitted');
     });
   }
 }

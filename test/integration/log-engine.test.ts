@@ -144,6 +144,20 @@ describe('a session created through the API, tracing off', () => {
   );
 });
 
+describe('a session paused by its rollout policy', () => {
+  it("'session paused' carries the session's trace id", async () => {
+    const trace = '0af7651916cd43dd8448eb211c80319c';
+    await c.session('gated', { template: 't', operation: 'boot', limit: `${ids[0]},${ids[1]}`, rollout: { canary: 1 } });
+    await c.db.pool.query(`update sessions set trace_context = $1 where name = 'gated'`, [`00-${trace}-b7ad6b7169203331-01`]);
+    const paused = await waitFor(
+      async () => lines.find((l) => l.msg === 'session paused' && l.session === 'gated'),
+      'the canary fails and the session pauses',
+      60_000,
+    );
+    expect(paused).toMatchObject({ session: 'gated', traceId: trace, reason: expect.stringMatching(/^canary failed/) });
+  }, 90_000);
+});
+
 describe('the standalone power port', () => {
   it("a node's failed power task: a line with its xname", async () => {
     const xname = 'x9000c0s0b0n0';

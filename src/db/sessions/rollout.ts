@@ -23,6 +23,8 @@ export interface GateState {
   failed: number;
   canaryDone: number;
   canaryFailed: number;
+  /** The session's stored trace context (W3C traceparent): its log lines carry its trace id. */
+  traceContext: string | null;
 }
 
 const count = (where: ReturnType<typeof sql>) => sql<number>`count(${components.id}) filter (where ${where})::int`;
@@ -38,6 +40,7 @@ export async function gateStates(db: Db): Promise<GateState[]> {
       paused: sessions.paused,
       canaryAccepted: sessions.canaryAccepted,
       failedAtResume: sessions.failedAtResume,
+      traceContext: sessions.traceContext,
       managed: sql<number>`count(${components.id})::int`,
       queued: count(sql`${components.enabled} and ${components.status} = 'queued'`),
       inFlight: count(sql`${components.enabled} and ${components.status} <> 'queued'`),
@@ -48,7 +51,15 @@ export async function gateStates(db: Db): Promise<GateState[]> {
     .from(sessions)
     .innerJoin(components, and(eq(components.session, sessions.name), eq(components.sessionTenant, sessions.tenantKey)))
     .where(and(eq(sessions.status, 'running'), isNotNull(sessions.rollout), eq(sessions.aborted, false)))
-    .groupBy(sessions.tenantKey, sessions.name, sessions.rollout, sessions.paused, sessions.canaryAccepted, sessions.failedAtResume);
+    .groupBy(
+      sessions.tenantKey,
+      sessions.name,
+      sessions.rollout,
+      sessions.paused,
+      sessions.canaryAccepted,
+      sessions.failedAtResume,
+      sessions.traceContext,
+    );
   return rows.map((r) => ({ ...r, rollout: parseStoredRollout(r.rollout) }));
 }
 
