@@ -12,6 +12,7 @@ import { replaceTenantXnames, tenantXnames } from '../../src/db/tenants.ts';
 import { listNodes, nodesByMacs, setBootParameters, upsertNodes, type NodeRegistration } from '../../src/db/node-inventory.ts';
 import { transaction } from '../../src/db/tx.ts';
 import type { DeployRecord } from '../../src/domain/deploy.ts';
+import { nodeRow } from '../helpers/inventory.ts';
 
 let db: TestDb;
 beforeAll(async () => {
@@ -87,21 +88,16 @@ describe('more values than a statement can bind', () => {
   test('upsertNodes with 6,000 nodes, then node-inventory lookups by 70,000 ids', async () => {
     const mac = (i: number) =>
       `02:00:00:${((i >> 16) & 255).toString(16).padStart(2, '0')}:${((i >> 8) & 255).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`;
-    const nodes: NodeRegistration[] = ids.slice(0, 6000).map((id, i) => ({
-      id,
-      hostname: `nid${i}`,
-      mac: mac(i),
-      arch: 'X86',
-      role: 'Compute',
-      subRole: '',
-      groups: ['compute'],
-      enabled: true,
-      locked: false,
-      bmcDriver: 'ipmi',
-      bmcAddress: `10.0.${i >> 8}.${i & 255}`,
-      bmcUsername: 'root',
-      bmcSecret: 'sealed',
-    }));
+    const nodes: NodeRegistration[] = ids.slice(0, 6000).map((id, i) =>
+      nodeRow(id, mac(i), {
+        hostname: `nid${i}`,
+        groups: ['compute'],
+        bmcDriver: 'ipmi',
+        bmcAddress: `10.0.${i >> 8}.${i & 255}`,
+        bmcUsername: 'root',
+        bmcSecret: 'sealed',
+      }),
+    );
     const written = await upsertNodes(db.db, nodes);
     expect(written.length).toBe(6000);
     // Again without a secret: the stored one stays, nothing is added.

@@ -16,6 +16,7 @@ import { upsertNodes } from '../../src/db/node-inventory.ts';
 import { startCluster, type Cluster } from '../helpers/cluster.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { logLines } from '../helpers/log-lines.ts';
+import { nodeRow } from '../helpers/inventory.ts';
 import { testAuth } from '../helpers/auth.ts';
 
 const { lines, sink } = logLines();
@@ -163,21 +164,7 @@ describe('the standalone power port', () => {
     const xname = 'x9000c0s0b0n0';
     // A BMC on a port nothing listens on: the power-on is refused at once.
     await upsertNodes(c.db.db, [
-      {
-        id: xname,
-        hostname: 'n0',
-        mac: '02:00:00:90:00:00',
-        arch: 'X86',
-        role: 'Compute',
-        subRole: '',
-        groups: [],
-        enabled: true,
-        locked: false,
-        bmcDriver: 'redfish',
-        bmcAddress: '127.0.0.1:1',
-        bmcUsername: 'root',
-        bmcSecret: '',
-      },
+      nodeRow(xname, '02:00:00:90:00:00', { hostname: 'n0', bmcDriver: 'redfish', bmcAddress: '127.0.0.1:1', bmcUsername: 'root' }),
     ]);
     const log = createLogger({ level: 'info', role: 'worker', pretty: false, destination: sink });
     const env = { BOOTORCH_ADAPTERS: 'standalone', BOOTORCH_SECRET_KEY: Buffer.alloc(32, 7).toString('base64') };

@@ -19,6 +19,7 @@ import {
   verifyApiToken,
 } from '../../src/auth/index.ts';
 import { upsertNodes } from '../../src/db/node-inventory.ts';
+import { nodeRow } from '../helpers/inventory.ts';
 
 let t: TestDb;
 let dir: string;
@@ -38,21 +39,13 @@ const xnames = (n: number, cabinet = 1000) =>
 async function register(ids: string[]): Promise<void> {
   await upsertNodes(
     t.db,
-    ids.map((id, i) => ({
-      id,
-      hostname: `n${i}`,
-      mac: `02:00:00:${(Number(/^x(\d+)/.exec(id)![1]) % 256).toString(16).padStart(2, '0')}:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`,
-      arch: 'X86',
-      role: 'Compute',
-      subRole: '',
-      groups: [],
-      enabled: true,
-      locked: false,
-      bmcDriver: 'none',
-      bmcAddress: '',
-      bmcUsername: '',
-      bmcSecret: '',
-    })),
+    ids.map((id, i) =>
+      nodeRow(
+        id,
+        `02:00:00:${(Number(/^x(\d+)/.exec(id)![1]) % 256).toString(16).padStart(2, '0')}:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`,
+        { hostname: `n${i}` },
+      ),
+    ),
   );
 }
 
