@@ -43,6 +43,7 @@ import { metricsPlugin, metricsRegistry } from './metrics.ts';
 import { health } from './resolvers/system.ts';
 import { requestIds, requestLogger } from '../observability/logging.ts';
 import { requestSpans } from '../observability/tracing.ts';
+import type { BootRouter } from './boot/routes.ts';
 import { Problem } from '../rest/problem.ts';
 import { bosRestRouter } from '../rest/router.ts';
 import { Edge, principalOf } from './edge.ts';
@@ -83,7 +84,7 @@ export interface ApiServerOptions extends ApiDeps {
   /** Ends graphql-ws connections whose credential ends (default: one LISTEN connection on the pool's database). */
   credentialWatch?: CredentialWatch;
   /** Standalone mode's boot-script endpoint (api/boot/routes.ts), mounted at /boot/v1. */
-  bootRoutes?: express.Router;
+  bootRoutes?: express.Router & Partial<Pick<BootRouter, 'door'>>;
   /** Serve HTTPS (and wss) with this certificate chain and key (PEM) instead of plain HTTP. */
   tls?: { cert: string | Buffer; key: string | Buffer };
   /** Multiplexed subscriptions: batch window, per-subscriber queue bound (src/api/live/multiplexer.ts). */
@@ -250,7 +251,9 @@ function createHttpServer(opts: ApiServerOptions, api: ApiParts, app: express.Ex
     logger: opts.logger,
   });
   const serve: http.RequestListener = (req, res) => void (fast(req, res) || app(req, res));
-  const listener: http.RequestListener = (req, res) => void (gate(req, res) || serve(req, res));
+  // Network boot's door (api/boot/limits.ts) before anything else: its refusals cost next to nothing.
+  const door = opts.bootRoutes?.door ?? (() => false);
+  const listener: http.RequestListener = (req, res) => void (gate(req, res) || door(req, res) || serve(req, res));
   // Answers to bodies left unread close their connection (input-bounds.ts).
   const httpServer = (
     opts.tls

@@ -27,6 +27,7 @@
  * Every request passes limits.ts first: per source and overall rate limits (429, Retry-After), no bodies.
  */
 import { readFileSync } from 'node:fs';
+import type http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
@@ -44,7 +45,7 @@ import { localFile } from '../../adapters/standalone/images.ts';
 import { normaliseMac } from '../../domain/node-registration.ts';
 import { exchangeTicket } from './exchange.ts';
 import { ATTEMPT_RE, newTicket } from '../../auth/boot-tickets.ts';
-import { bootLimits } from './limits.ts';
+import { bootDoor } from './limits.ts';
 
 export interface BootRoutesOptions {
   db: Db;
@@ -89,18 +90,33 @@ export function artifactUrl(base: string, ref: string): string {
   return `${base}/boot/v1/files/${ref.replace(/^\/+/, '').split('/').map(encodeURIComponent).join('/')}`;
 }
 
-export function bootRoutes(o: BootRoutesOptions): express.Router {
+/**
+ * The routes, and their door (limits.ts) for the API's listener to call on the bare request before
+ * anything else (`door(req, res)`: true when it answered). A request that did not pass the door there
+ * (the router mounted on its own, as tests do) passes it inside the router: each request once.
+ */
+export type BootRouter = express.Router & { door: (req: http.IncomingMessage, res: http.ServerResponse) => boolean };
+
+export function bootRoutes(o: BootRoutesOptions): BootRouter {
   const r = express.Router();
   const now = o.now ?? (() => new Date());
-  if (o.onRequest) {
-    const tell = o.onRequest;
-    r.use((req, res, next) => {
-      res.on('close', () => tell(`${req.method} ${req.originalUrl} ${res.statusCode}`));
-      next();
-    });
-  }
-  const isStatic = (req: express.Request) => req.path.startsWith('/files/') || req.path.endsWith('.sh');
-  r.use(bootLimits({ perSource: o.perSource, total: o.total, trustProxy: o.trustProxy, now: o.now }, (req) => !isStatic(req)));
+  const tell = o.onRequest;
+  const isStatic = (path: string) => path.startsWith('/files/') || path.endsWith('.sh');
+  const door = bootDoor({ perSource: o.perSource, total: o.total, trustProxy: o.trustProxy, now: o.now }, (path) => !isStatic(path));
+  const passed = new WeakSet<http.IncomingMessage>();
+  const front = (req: http.IncomingMessage, res: http.ServerResponse): boolean => {
+    const url = req.url ?? '';
+    if (!url.startsWith('/boot/v1/')) return false;
+    passed.add(req);
+    const q = url.indexOf('?');
+    const refused = door(req, res, url.slice('/boot/v1'.length, q < 0 ? undefined : q));
+    if (refused && tell) res.on('close', () => tell(`${req.method} ${url} ${res.statusCode}`));
+    return refused;
+  };
+  r.use((req, res, next) => {
+    if (tell) res.on('close', () => tell(`${req.method} ${req.originalUrl} ${res.statusCode}`));
+    if (passed.has(req) || !door(req, res, req.path)) next();
+  });
   const base = (req: express.Request) => (o.baseUrl ?? `${req.protocol}://${req.get('host')}`).replace(/\/+$/, '');
   const ipxe = (res: express.Response, status: number, lines: string[]) =>
     res
@@ -233,5 +249,5 @@ export function bootRoutes(o: BootRoutesOptions): express.Router {
       });
     });
   }
-  return r;
+  return Object.assign(r, { door: front });
 }

@@ -5,13 +5,9 @@ import type { Db } from '../../db/client.ts';
 import { NodeDiscovery } from '../../adapters/standalone/discovery.ts';
 import { NodeRegistry } from '../../adapters/standalone/registry.ts';
 import { secretKeyFrom } from '../../adapters/standalone/secrets.ts';
-import { bootRoutes } from './routes.ts';
+import { bootRoutes, type BootRouter } from './routes.ts';
 
-export function standaloneApi(
-  config: Config,
-  db: Db,
-  log?: Logger,
-): { bootRoutes?: ReturnType<typeof bootRoutes>; nodeRegistry?: NodeRegistry } {
+export function standaloneApi(config: Config, db: Db, log?: Logger): { bootRoutes?: BootRouter; nodeRegistry?: NodeRegistry } {
   if (config.BOOTORCH_ADAPTERS !== 'standalone') return {};
   return {
     bootRoutes: bootRoutes({
