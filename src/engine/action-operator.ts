@@ -68,7 +68,7 @@ export function retryLimitHit(c: EngineComponent, counter: AttemptCounter, o: Op
 export function actionOperator(spec: ActionOperatorSpec): OperatorDef {
   const view: ActionView = { action: spec.action, counter: spec.counter, selection: spec.selection, ready: spec.ready };
   /** The decision for some components: outcomes for those that cannot go on, the action recorded and enqueued for the rest. */
-  const decide = async (ctx: EngineContext, page: EngineComponent[]): Promise<Step<EngineComponent>> => {
+  const decidePage = async (ctx: EngineContext, page: EngineComponent[]): Promise<Step<EngineComponent>> => {
     const outcomes: Array<[EngineComponent, Outcome]> = [];
     let chunk = spec.ready ? page.filter((c) => spec.ready!(ctx, c).met) : page;
     const limited = spec.limit ? await spec.limit(ctx, chunk) : { rows: chunk };
@@ -128,14 +128,14 @@ export function actionOperator(spec: ActionOperatorSpec): OperatorDef {
     alreadyDone: spec.alreadyDone,
     perform: spec.perform,
     next: spec.next,
-    redecide: async (ctx, ids) => decide(ctx, await selectComponents(ctx.db, { ...spec.selection(ctx), ids })),
+    redecide: async (ctx, ids) => decidePage(ctx, await selectComponents(ctx.db, { ...spec.selection(ctx), ids })),
   };
   return defineOperator<EngineComponent>(
     {
       name: spec.name,
       select: (ctx) => selectPages(ctx.db, spec.selection(ctx), ctx.options.max_component_batch_size),
       record: recordComponentOutcomes,
-      decidePage: decide,
+      decidePage,
     },
     { action: view, jobs },
   );
