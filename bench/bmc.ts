@@ -16,7 +16,7 @@ import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { freshDatabase, INSTANT } from './scale.ts';
-import { rewriteSection } from './fanout-report.ts';
+import { loadText, methodLink, rewriteSection } from './fanout-report.ts';
 import { SimWorld } from '../src/sim/world.ts';
 import { startBmcFarm, type BmcFarm } from '../src/sim/bmc-farm.ts';
 import { createSimAdapters } from '../src/adapters/factory.ts';
@@ -250,8 +250,7 @@ function section(pairs: Array<[Run, Run]>, nodes: number, reps: number, load: nu
   return [
     BMC_TITLE,
     '',
-    `Run with \`npm run bench -- --parts=bmc${reps !== 2 ? ` --reps=${reps}` : ''}${nodes !== 1000 ? ` --bmc-nodes=${nodes}` : ''}\` on ${new Date().toISOString().slice(0, 10)}; load average at its start ${load.map((l) => l.toFixed(2)).join(', ')} (a shared machine).`,
-    `A ${fmt(nodes)}-node reboot in standalone mode: power over Redfish through the standalone adapter (the BMC guard with its defaults: one call per BMC, 64 at once, circuits after 3 failures; 15 s per call; a status pass waits 2 s at most for the BMCs) to ${fmt(nodes)} simulated BMCs, one HTTP listener each; inventory, boot parameters and configuration simulated in process, instant hardware (bench/bmc.ts). The broken BMCs are every 100th node's (1 %). Each broken case runs in its own process beside an undisturbed twin started at the same moment in another (both meet the same machine); ${reps} pair${reps > 1 ? 's' : ''} per case, cases alternated. Healthy: the other 99 %, done when disabled, stable and booted into this reboot's boot parameters; the broken nodes' own fate (pending while their BMC is being asked, then held as unknown power and failed with their BMC's cause after power_unknown_timeout) is not waited for.`,
+    `\`npm run bench -- --parts=bmc${reps !== 2 ? ` --reps=${reps}` : ''}${nodes !== 1000 ? ` --bmc-nodes=${nodes}` : ''}\` on ${new Date().toISOString().slice(0, 10)}; load ${loadText(load)}; ${fmt(nodes)} nodes, every 100th BMC broken, ${reps} pair${reps > 1 ? 's' : ''} per case; ${methodLink('bmc-protection')}.`,
     '',
     '| BMCs | healthy nodes done (median; runs) | undisturbed twin (median; runs) | against the twin (median; runs) | median node done | status passes (per run) | status pass p50 / p99 / max | power-status p99 / max | broken nodes then: done / failed / waiting | load (1 min) |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -267,8 +266,6 @@ function section(pairs: Array<[Run, Run]>, nodes: number, reps: number, load: nu
         ps.map((p) => p[0]),
       );
     }),
-    '',
-    'Two 1,000-node reboots (each an engine, 1,000 BMC listeners and their Redfish client in one process) share this two-core machine with its other load, so a run takes longer than one alone and varies from pair to pair with the load on the machine (a lone undisturbed run took 14 s at a load of 4): the ratio within a pair is the figure. Status pass: one tick of the status operator (its power-status and CFS reads, the decisions, the write), from createSession until the healthy nodes are done. power-status: the standalone adapter answering one page. A dead or slow BMC costs the first pass that meets it its wait at most (2 s, or less: once all but 5 % of the reads are back, the stragglers get as long again as the others took); later passes do not wait for it (its read goes on, and a later pass takes the answer), and a refusing BMC fails at once ([docs/standalone.md](docs/standalone.md#protecting-the-bmcs)).',
     '',
   ].join('\n');
 }

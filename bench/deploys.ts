@@ -13,7 +13,7 @@ import os from 'node:os';
 import { startCluster } from '../test/helpers/cluster.ts';
 import { startImageServer } from '../src/sim/image-server.ts';
 import { deployBoundSeconds, deploySlots } from '../src/domain/deploy-budget.ts';
-import { rewriteSection } from './fanout-report.ts';
+import { methodLink, rewriteSection } from './fanout-report.ts';
 import { fmt } from './standalone.ts';
 import { freshDatabase } from './scale.ts';
 
@@ -95,8 +95,7 @@ export function deploysSection(rows: DeploysResult[], o: { command: string }): s
   return [
     DEPLOYS_TITLE,
     '',
-    `Run with \`${o.command}\` on ${new Date().toISOString().slice(0, 10)} (a shared two-core machine; the load at the start of each run is in its row).`,
-    "Every node boots with a disk deploy of one raw image: the engine with every operator and the simulated deploy agents in one process (bootorch's own ticket exchange, heartbeat and config drive functions, test/helpers/cluster.ts), the image over real HTTP from the simulator's image server, which holds each download to a node's link and all of them together to the uplink (src/sim/image-server.ts). The budget's bandwidth options are the image server's rates, scaled down from the defaults (8,000 / 1,000 Mbit/s) by the same factor so that a run takes minutes: the same 8 slots. Bound: image size × nodes / uplink bandwidth, the least time the network allows (domain/deploy-budget.ts deployBoundSeconds). Time: createSession to the session complete, every node active on its disk (bench/deploys.ts).",
+    `\`${o.command}\` on ${new Date().toISOString().slice(0, 10)} (the load at the start of each run is in its row); ${methodLink('disk-deploys')}.`,
     '',
     '| nodes | image | uplink / node link (Mbit/s) | budget: max_concurrent_deploys, slots | most downloads at once | deploys complete | bound | time / bound | active / failed | load (1 min) |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',

@@ -8,6 +8,12 @@ import { runFanout, type FanoutCase, type FanoutResult } from './fanout.ts';
 
 export const FANOUT_TITLE = '## 5. Subscription fan-out';
 
+/** A link to the part's notes in docs/benchmarks/method.md: how it is measured and what its columns mean stay there, not in BENCHMARKS.md. */
+export const methodLink = (anchor: string) => `[method](docs/benchmarks/method.md#${anchor})`;
+
+/** The load average as a section's first line gives it. */
+export const loadText = (load: number[]) => load.map((l) => l.toFixed(2)).join(', ');
+
 /** `before`: a checkout of the code before multiplexing, to measure the old way in the same run. */
 export function fanoutCases(before?: string): FanoutCase[] {
   const cases: FanoutCase[] = [
@@ -68,9 +74,7 @@ export function fanoutSection(rs: FanoutResult[], loadAtStart: number[]): string
   return [
     FANOUT_TITLE,
     '',
-    `Run on ${new Date().toISOString().slice(0, 10)} with \`npm run bench -- ${process.argv.slice(2).join(' ')}\`. Subscribers (graphql-ws clients in the bench process) on a separate \`bootorch api\` process during a reboot, selecting \`cursor at\` of each event. Lag: arrival at the client − the event's \`at\` (the time its row was written, \`clock_timestamp()\`). Drain: from the session's completion to the last event at the last subscriber (– : not within 10 s; the missing deliveries are counted). Bytes: TCP bytes the client read, per subscriber. API write lag: the same lag measured in the API, from the oldest event of a shared message to its write to each subscriber's socket (upper bound of the histogram bucket, \`bootorch_live_write_lag_seconds\`; – for the code before, which has no such metric): what the API adds, without the clients' own time. Goal: every event within 2 s of completion, lag p99 under 1 s, API RSS under 400 MB. Load average when the fan-out run started: ${loadAtStart.map((l) => l.toFixed(2)).join(', ')}.`,
-    '',
-    'Rows marked "(before)", when present, ran another checkout\'s API in this same run (`--before=DIR`); the figures from before multiplexing are in [the log](docs/benchmarks/log/bench-run-2026-12-01.md).',
+    `\`npm run bench -- ${process.argv.slice(2).join(' ')}\` on ${new Date().toISOString().slice(0, 10)}; load ${loadText(loadAtStart)}; ${methodLink('subscription-fan-out')}.`,
     '',
     '| case | nodes | deliveries | lag p50 | lag p99 | drain | missing | messages / subscriber | bytes / subscriber | API peak RSS | API write lag p50 / p99 | goal |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',

@@ -21,7 +21,7 @@ import { BMC_PASSWORD, BMC_USER, Machines } from '../test/vm/machines.ts';
 import { ipmitoolChildren } from '../test/helpers/ipmi-sim.ts';
 import { IpmiTool, type IpmiMode } from '../src/adapters/standalone/ipmi.ts';
 import type { BmcTarget } from '../src/adapters/standalone/bmc.ts';
-import { rewriteSection } from './fanout-report.ts';
+import { methodLink, rewriteSection } from './fanout-report.ts';
 
 export const IPMI_TITLE = '## IPMI at scale: a process per call against a shell per BMC';
 
@@ -153,11 +153,7 @@ function section(rs: Result[], o: { bmcs: number; calls: number; concurrency: nu
     `| ${label(r.way)} | ${fmt(r.calls)} | ${r.failed} | ${fmt(r.wallS, 1)} s | ${fmt(r.cpuS, 1)} s | ${fmt(perCall(r), 1)} ms | ${r.shellsStarted ?? '–'} | ${r.peakProcesses} | ${r.peakFds} |`;
   return `${IPMI_TITLE}
 
-The last run: \`npm run bench -- --parts=ipmi --ipmi-bmcs=${o.bmcs} --ipmi-calls=${o.calls}\` (bench/ipmi.ts), load (1 min)
-${load.map((l) => fmt(l, 1)).join(', ')} at the start of each way. ${fmt(o.bmcs)} OpenIPMI ipmi_sim BMCs × ${o.calls} \`chassis power status\`
-calls each (${fmt(p.calls)} calls; 1,000 is a status pass over 1,000 nodes), one call in flight per BMC and at most
-${o.concurrency} in all, each way through the adapter itself (src/adapters/standalone/ipmi.ts). CPU is this
-process's and its ipmitool children's (user + system); the shells are started and closed within the measurement.
+\`npm run bench -- --parts=ipmi --ipmi-bmcs=${o.bmcs} --ipmi-calls=${o.calls}\` on ${new Date().toISOString().slice(0, 10)}; load (1 min) ${load.map((l) => fmt(l, 1)).join(', ')} at the start of each way; ${fmt(o.bmcs)} BMCs × ${o.calls} calls, at most ${o.concurrency} at once; ${methodLink('ipmi')}.
 
 | way | calls | failed | wall | CPU | CPU a call | shells started | ipmitool processes at once | file descriptors at most |
 |---|---:|---:|---:|---:|---:|---:|---:|---:|
@@ -165,17 +161,6 @@ ${row(p)}
 ${row(s)}
 ${row(c)}
 
-**What the adapter does:** a shell per BMC, by measurement (${fmt(perCall(p) / perCall(s), 1)}× less CPU a call, ${fmt(p.wallS / s.wallS, 1)}× less wall time in
-this run). Its pool (src/adapters/standalone/ipmi-shell.ts) keeps a shell for each BMC called in the last
-\`BOOTORCH_IPMI_SHELL_IDLE\` (30 s), at most \`BOOTORCH_IPMI_SHELLS\` (128) at once, about 7 MB of memory and two
-descriptors each, and one RMCP+ session on each of those BMCs. At 1,000 BMCs, by multiplication: a process
-per call costs about ${fmt(perCall(p), 0)} s of CPU per pass over 1,000 nodes and holds at most ${o.concurrency} processes (the
-global limit); shells cost about ${fmt(perCall(s), 0)} s per 1,000 calls to BMCs that have one open. A pass over more
-BMCs than the cap closes and opens shells as it goes, and a call that finds every shell busy runs as a
-process of its own: with the cap at half the BMCs (the last row) ${c.shellsStarted} shells were started for ${fmt(c.calls)} calls, ${fmt(perCall(c), 1)} ms
-a call, between the two; a site with more BMCs than the cap that reads them all in turn gains from a higher
-cap, memory allowing. \`BOOTORCH_IPMI_MODE=process\` keeps a process per call for BMCs that do not get on with long
-sessions (docs/standalone.md). npm has no kept-up IPMI v2 client to compare (\`npm view\` of node-ipmi,
-ipmi, ipmi-node, node-ipmitool, ipmitool: not found).
+The adapter uses a shell per BMC (${fmt(perCall(p) / perCall(s), 1)}× less CPU a call, ${fmt(p.wallS / s.wallS, 1)}× less wall time in this run); \`BOOTORCH_IPMI_MODE=process\` keeps a process per call.
 `;
 }

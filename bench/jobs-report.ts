@@ -9,7 +9,7 @@ import path from 'node:path';
 import { freshDatabase, runScale, type ScaleResult } from './scale.ts';
 import { runFloor } from './floor.ts';
 import { runRealPath, type RealPathResult } from './real-path.ts';
-import { rewriteSection } from './fanout-report.ts';
+import { loadText, methodLink, rewriteSection } from './fanout-report.ts';
 import { machineCpuSeconds } from './api-load.ts';
 
 export const JOBS_TITLE = '## 6. Per-component action jobs';
@@ -85,10 +85,9 @@ function section(pairs: Pair[], scale: Array<{ workers: number; r: RealPathResul
   return [
     JOBS_TITLE,
     '',
-    `Run with \`npm run bench -- --parts=jobs${before ? ' --before=DIR' : ''}\` on ${new Date().toISOString().slice(0, 10)}; load average at its start ${load.map((l) => l.toFixed(2)).join(', ')}.`,
-    'Operators decide, per-component jobs act: each power and configuration decision is one pg-boss job per component, inserted in bulk with the decision, fetched in batches, completed in bulk.',
+    `\`npm run bench -- --parts=jobs${before ? ' --before=DIR' : ''}\` on ${new Date().toISOString().slice(0, 10)}; load ${loadText(load)}; ${methodLink('per-component-action-jobs')}.`,
     '',
-    '### In-process reboot, before (operators acting in their ticks) and after, alternated in the same run, with the floor',
+    '### In-process reboot, before and after, with the floor',
     '',
     '| nodes | floor | before (median; runs) | after (median; runs) | after / before | after / floor | machine CPU s, before / after (medians) | CPU after / before | jobs before | jobs after | failed | load (1 min) |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -101,11 +100,7 @@ function section(pairs: Pair[], scale: Array<{ workers: number; r: RealPathResul
       return `| ${fmt(p.nodes)} | ${fmt(p.floorMs)} ms | ${b !== undefined ? `${fmt(b)} ms; ${runs(p.before)}` : '–'} | ${fmt(a)} ms; ${runs(p.after)} | ${b !== undefined ? fmt(a / b, 2) : '–'} | ${fmt(a / p.floorMs, 1)} | ${cb !== undefined ? fmt(cb, 1) : '–'} / ${fmt(ca, 1)} | ${cb !== undefined ? fmt(ca / cb, 2) : '–'} | ${p.before[0] ? fmt(p.before[0].jobsRun) : '–'} | ${fmt(p.after[0]!.jobsRun)} | ${p.after.reduce((x, r) => x + r.failed, 0)} | ${p.load.map((l) => l.toFixed(1)).join('–')} |`;
     }),
     '',
-    'Machine CPU: user, system and interrupt time of the whole machine (steal left out) (bench/api-load.ts machineCpuSeconds) from createSession to completion: the engine, the simulated cluster and PostgreSQL together. Jobs: every pg-boss job of one reboot (operator ticks and timers; after, also the action jobs, one per component and action, and the delayed decisions, one per batch acted on together). The floor: the least database work of the same reboot (bench/floor.ts).',
-    '',
     `### Scale-out: ${scale[0] ? fmt(scale[0].r.nodes) : ''}-node reboot on the real path, BSS slowed by 1 s per call, batches of ${scale[0] ? fmt(batchFor(scale[0].r.nodes)) : ''}`,
-    '',
-    '`bootorch sim --fault bss:slowMs=1000` (every boot parameters call answers after 1 s), `bootorch api`, and 1, 2 or 4 `bootorch worker` processes on one database.',
     '',
     '| worker processes | wall | speed-up over 1 | nodes stable | jobs reaped | load (1 min) |',
     '|---:|---:|---:|---:|---:|---:|',
@@ -113,8 +108,6 @@ function section(pairs: Pair[], scale: Array<{ workers: number; r: RealPathResul
       (s) =>
         `| ${s.workers} | ${fmt(s.r.wallMs)} ms | ${one ? fmt(one / s.r.wallMs, 2) : '–'} | ${fmt(s.r.stable)} | ${fmt(s.r.reaped)} | ${s.r.load.toFixed(1)} |`,
     ),
-    '',
-    "Jobs reaped: jobs a worker's lease reaper failed as a dead process's (src/engine/leases.ts). No process dies here, so any would be a live worker's job taken for dead while its event loop was busy.",
     '',
   ].join('\n');
 }

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: bootorch's orchestration cost, measured against the floor (the least database
  * work the same reboot needs) and against BOS-style polling, all in one run on this machine. Writes
- * BENCHMARKS.md's sections 1–5 and the goals (the page's introduction and later sections stay).
+ * BENCHMARKS.md's sections 1–5 (the page's introduction and later sections stay).
  * Flags: --full adds the 100,000-node reboot; --skip-polling skips the (slow) polling baseline;
  * --sizes=1,1000 picks the sizes; --parts=reboot,polling,real,reports,api,fanout picks the parts
  * (a run of fanout alone rewrites only its section of BENCHMARKS.md); --before=DIR measures the code
@@ -33,7 +33,16 @@ import { freshDatabase, runScale, type ScaleResult } from './scale.ts';
 import { runFloor } from './floor.ts';
 import { runApiLoad, type ApiLoadResult } from './api-load.ts';
 import type { FanoutResult } from './fanout.ts';
-import { currentSection, FANOUT_TITLE, fanoutCases, fanoutSection, rewriteFanoutSection, runFanoutCases } from './fanout-report.ts';
+import {
+  currentSection,
+  FANOUT_TITLE,
+  fanoutCases,
+  fanoutSection,
+  loadText,
+  methodLink,
+  rewriteFanoutSection,
+  runFanoutCases,
+} from './fanout-report.ts';
 import { runRealPath, type RealPathResult } from './real-path.ts';
 import { runReportLoad, type ReportLoadRow } from './report-load.ts';
 import { runJobsBench } from './jobs-report.ts';
@@ -255,7 +264,7 @@ async function main() {
     : (currentSection('BENCHMARKS.md', FANOUT_TITLE) ?? fanoutSection(fan, fanLoad));
   const md = report({ rows, polling, pollingOf, api, fan: fanSection, pgVersion, real, reportLoad });
   writeWholeRun('BENCHMARKS.md', md);
-  log(`\nrewrote sections 1–${parts.has('fanout') ? 5 : 4} and the goals of BENCHMARKS.md`);
+  log(`\nrewrote sections 1–${parts.has('fanout') ? 5 : 4} of BENCHMARKS.md`);
   process.exit(0);
 }
 
@@ -278,11 +287,7 @@ function report(x: {
   const lines = [
     '## 1–2. Reboot, createSession to session complete, against the floor',
     '',
-    `Run with \`npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\` on ${new Date().toISOString().slice(0, 10)}.`,
-    `Machine: ${os.cpus().length} × ${cpu}, ${fmt(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Node ${process.version}, PostgreSQL ${x.pgVersion}.`,
-    `Load average when the run started: ${loadAtStart.map((l) => l.toFixed(2)).join(', ')} (1, 5, 15 min; other work on a shared machine shows here).`,
-    'Simulated cluster with instant hardware and instant configuration; engine and simulator in one process,',
-    'PostgreSQL local. Every ratio compares numbers measured in this same run.',
+    `\`npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\` on ${new Date().toISOString().slice(0, 10)}; load ${loadText(loadAtStart)}; ${os.cpus().length} × ${cpu}, Node ${process.version}, PostgreSQL ${x.pgVersion.split(' ')[0]}; ${methodLink('reboot-against-the-floor')}.`,
     '',
     '| nodes | wall | nodes/s | rows written | jobs run | peak RSS (engine + sim) | DB time share | floor | bootorch / floor | failed |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -291,39 +296,38 @@ function report(x: {
         `| ${fmt(r.nodes)} | ${fmt(r.wallMs)} ms | ${fmt(r.nodesPerSecond)} | ${fmt(r.rowsWritten)} | ${fmt(r.jobsRun)} | ${fmt(r.peakRssMb)} MB | ${fmt(r.dbTimeShare * 100)} % | ${fmt(floorMs)} ms (${fmt(floorRows)} rows) | ${fmt(r.wallMs / floorMs, 1)} | ${r.failed} |`,
     ),
     '',
-    'DB time share: time the engine spent waiting on PostgreSQL queries (summed over concurrent queries, capped at 100 %) over wall time.',
-    'The floor writes the same rows (one update per transition and action, one event per change) as one set-based statement per step, with no application logic and no outside calls.',
+    `Goals: ${[
+      one ? `1 node under 1 s ${goal(one.r.wallMs < 1000)} (${fmt(one.r.wallMs)} ms)` : '',
+      ten ? `10,000 nodes under 20 s ${goal(ten.r.wallMs < 20_000)} (${fmt(ten.r.wallMs / 1000, 1)} s)` : '',
+      ten ? `within 3× of the floor at 10,000 ${goal(ten.r.wallMs / ten.floorMs <= 3)} (×${fmt(ten.r.wallMs / ten.floorMs, 1)})` : '',
+      hundred
+        ? `100,000 nodes under 3 min, worker RSS under 500 MB ${goal(hundred.r.wallMs < 180_000 && hundred.r.peakRssMb < 500)} (${fmt(hundred.r.wallMs / 1000, 1)} s, ${fmt(hundred.r.peakRssMb)} MB)`
+        : '100,000 nodes not run (add --full)',
+    ]
+      .filter(Boolean)
+      .join('; ')}.`,
     '',
     "## 3. Against polling (BOS's model)",
     '',
     x.polling && x.pollingOf && before
-      ? `The engine of another checkout (\`--before=DIR\`, ${commitOf(before)}) with its edge-triggered kicks off, \`polling_frequency\` 15 s (BOS's default), ${fmt(x.polling.nodes)} nodes: **${fmt(x.polling.wallMs)} ms** against this code's ${fmt(x.pollingOf.wallMs)} ms: polling / bootorch = **${fmt(x.polling.wallMs / x.pollingOf.wallMs, 1)}**.`
-      : 'Not run in this run (it needs --before=DIR; --skip-polling skips it).',
+      ? `\`--before=DIR\` (${commitOf(before)}), ${fmt(x.polling.nodes)} nodes: polling **${fmt(x.polling.wallMs)} ms** against this code's ${fmt(x.pollingOf.wallMs)} ms: polling / bootorch = **${fmt(x.polling.wallMs / x.pollingOf.wallMs, 1)}** (${methodLink('against-polling')}).`
+      : `Not run in this run (it needs --before=DIR; --skip-polling skips it; ${methodLink('against-polling')}).`,
     '',
     ...realPathSections(x.rows, x.real, x.reportLoad),
     '## 4. The API under load',
     '',
-    `A separate \`bootorch api\` process while a ${fmt(x.api.nodes)}-node reboot runs, ${x.api.clients} concurrent clients:`,
+    `During a ${fmt(x.api.nodes)}-node reboot, ${x.api.clients} concurrent clients, the same run as section 1–2; ${methodLink('the-api-under-load')}.`,
     '',
     '| query | requests | p50 | p99 |',
     '|---|---:|---:|---:|',
     `| components (page of 100, keyset) | ${fmt(x.api.components.count)} | ${fmt(x.api.components.p50, 1)} ms | ${fmt(x.api.components.p99, 1)} ms |`,
     `| sessionStatus | ${fmt(x.api.status.count)} | ${fmt(x.api.status.p50, 1)} ms | ${fmt(x.api.status.p99, 1)} ms |`,
     '',
-    `Reporter mutations (reportBootState over HTTP, ${x.api.reportClients} concurrent clients, batched server-side): **${fmt(x.api.reportsPerSecond)} per second** sustained over ${fmt(x.api.reportSeconds)} s. Peak RSS of the API process: ${fmt(x.api.apiPeakRssMb)} MB.`,
+    `Reporter mutations (${x.api.reportClients} clients): **${fmt(x.api.reportsPerSecond)} per second** over ${fmt(x.api.reportSeconds)} s. API peak RSS: ${fmt(x.api.apiPeakRssMb)} MB.`,
+    '',
+    `Goal, p99 under 100 ms during the run: ${goal(x.api.components.p99 < 100 && x.api.status.p99 < 100)}.`,
     '',
     x.fan,
-    '## Goals for this machine',
-    '',
-    '| goal | measured | |',
-    '|---|---|---|',
-    one ? `| 1 node under 1 s | ${fmt(one.r.wallMs)} ms | ${goal(one.r.wallMs < 1000)} |` : '',
-    ten ? `| 10,000 nodes under 20 s | ${fmt(ten.r.wallMs / 1000, 1)} s | ${goal(ten.r.wallMs < 20_000)} |` : '',
-    hundred
-      ? `| 100,000 nodes under 3 min, worker RSS under 500 MB | ${fmt(hundred.r.wallMs / 1000, 1)} s, ${fmt(hundred.r.peakRssMb)} MB | ${goal(hundred.r.wallMs < 180_000 && hundred.r.peakRssMb < 500)} |`
-      : '| 100,000 nodes | not run (add --full) | |',
-    ten ? `| within 3× of the floor (10,000) | ×${fmt(ten.r.wallMs / ten.floorMs, 1)} | ${goal(ten.r.wallMs / ten.floorMs <= 3)} |` : '',
-    `| API p99 under 100 ms during the run | components ${fmt(x.api.components.p99, 1)} ms, status ${fmt(x.api.status.p99, 1)} ms | ${goal(x.api.components.p99 < 100 && x.api.status.p99 < 100)} |`,
     '',
   ];
   return `${lines.filter((l, i, a) => !(l === '' && a[i - 1] === '')).join('\n')}\n`;
@@ -336,7 +340,7 @@ function realPathSections(rows: Array<{ r: ScaleResult }>, real: RealPathResult[
   return [
     '## 3b. The real path: `bootorch sim`, `api` and `worker` processes',
     '',
-    'The same reboot (instant hardware and configuration, the same options) with the simulator in its own process serving HSM, PCS, BSS, CFS and S3 over HTTP and its nodes reporting over HTTP, each with its own node token; the worker with BOOTORCH_ADAPTERS=http. In-process: section 1–2 of this run. Status passes: a full pass every polling_frequency, a transit pass every transit_polling_frequency reading the nodes that wait on PCS or CFS and what changed, and a kicked pass reading only what was written since the previous one.',
+    `\`npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\` on ${new Date().toISOString().slice(0, 10)}, in-process figures from the same run; ${methodLink('the-real-path')}.`,
     '',
     '| nodes | API replicas | real path | in-process | real / in-process | last action, first and last report (s after createSession) | reports | nodes stable | status passes (full + transit + changed) | status rows read (full + transit + changed) | CPU s: sim / api / worker / rest (PostgreSQL) | load (1 min) |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -347,7 +351,7 @@ function realPathSections(rows: Array<{ r: ScaleResult }>, real: RealPathResult[
     '',
     '## 4a. Reporter mutations at wire speed',
     '',
-    `The node reporter's own reportBootState document over HTTP from autocannon, each request with the node token of the node it reports for (4,096 nodes, round robin), against \`bootorch api\` processes started together and fired at in turn (two rounds, so each path meets the same load); every report is accepted and written. \`baseline\`, when present, is another checkout's API (\`--before=DIR\`${before ? `, ${commitOf(before)}` : ''}).`,
+    `The same run as section 3b${before ? `; \`baseline\` is ${commitOf(before)}` : ''}; ${methodLink('reports-at-wire-speed')}.`,
     '',
     '| path | connections | accepted reports/s | p50 | p99 | not accepted | CPU per report: API / load generator / rest (PostgreSQL) | load (1 min) |',
     '|---|---:|---:|---:|---:|---:|---:|---:|',
@@ -380,15 +384,15 @@ async function pollingBaseline(dir: string, adminUrl: string, nodes: number): Pr
 }
 
 /**
- * A whole run's sections (1–2 to the goals) in place of the same sections of `file`: the page's own
- * introduction before them, and the sections after the goals (the jobs part's, and those kept by hand
+ * A whole run's sections (1–2 to 5, the fan-out) in place of the same sections of `file`: the page's own
+ * introduction before them, and the sections after the fan-out (the jobs part's, and those kept by hand
  * with their own commands), stay as they are.
  */
 function writeWholeRun(file: string, sections: string): void {
   const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
   const start = old.indexOf('\n## 1–2.');
-  const goals = old.indexOf('\n## Goals for this machine');
-  const after = goals < 0 ? -1 : old.indexOf('\n## ', goals + 1);
+  const fan = old.indexOf(`\n${FANOUT_TITLE}`);
+  const after = fan < 0 ? -1 : old.indexOf('\n## ', fan + 1);
   const before = start < 0 ? '# Benchmarks\n\n' : old.slice(0, start + 1);
   fs.writeFileSync(file, `${before}${sections}${after < 0 ? '' : `\n${old.slice(after + 1)}`}`);
 }

@@ -23,7 +23,7 @@ import { nodeInput } from '../src/cli/nodes.ts';
 import { BMC_PASSWORD_ENV } from '../src/sim/standalone.ts';
 import { freshDatabase } from './scale.ts';
 import { cpuSeconds } from './api-load.ts';
-import { rewriteSection } from './fanout-report.ts';
+import { loadText, methodLink, rewriteSection } from './fanout-report.ts';
 import { profileArgs, type RealPathResult } from './real-path.ts';
 
 export const STANDALONE_TITLE = '## 8. Standalone at site scale: a reboot over Redfish';
@@ -231,8 +231,7 @@ export function standaloneSection(x: {
   return [
     STANDALONE_TITLE,
     '',
-    `Run with \`${x.command}\` on ${new Date().toISOString().slice(0, 10)}; load average at its start ${x.loadAtStart.map((l) => l.toFixed(2)).join(', ')} (a shared two-core machine; the load during each part is in its row).`,
-    'The reboot: `bootorch sim --standalone` (a Redfish BMC per node, each at a loopback address of its own on one listener, so every BMC is its own host:port to bootorch), `bootorch api` and `bootorch worker` with BOOTORCH_ADAPTERS=standalone, as processes; the nodes registered through registerNodes from the file the simulator writes; power over Redfish through the BMC guard at its defaults (one call per BMC, 64 at once); each node then network-boots by MAC from /boot/v1 from an address of its own, trades its ticket for its node credential and reports with it. Instant hardware, as the CSM real path (section 3b: `bootorch sim` serving HSM, PCS, BSS, CFS over HTTP, proportional status passes), run in the same bench run just before (bench/standalone.ts).',
+    `\`${x.command}\` on ${new Date().toISOString().slice(0, 10)}; load ${loadText(x.loadAtStart)} (the load during each part is in its row); ${methodLink('standalone-reboot')}.`,
     '',
     '| nodes | standalone reboot | CSM real path | standalone / CSM (goal ≤ 1.5) | nodes stable | boot scripts, exchanges, PXE retries, failed | CPU s from createSession: sim / api / worker (per node) | peak RSS: sim / api / worker (per node) | load (1 min) |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -241,10 +240,9 @@ export function standaloneSection(x: {
       return `| ${fmt(r.nodes)} | ${fmt(r.wallMs)} ms | ${csm ? `${fmt(csm.wallMs)} ms` : '–'} | ${csm ? `**${fmt(r.wallMs / csm.wallMs, 2)}**` : '–'} | ${fmt(r.stable)} | ${fmt(r.pxe.scripts ?? 0)}, ${fmt(r.pxe.exchanges ?? 0)}, ${fmt(r.pxe.retried ?? 0)}, ${fmt(r.pxe.failed ?? 0)} | ${perNode(r.cpu.sim, r.nodes, 's', 2)} / ${perNode(r.cpu.api, r.nodes, 's', 2)} / ${perNode(r.cpu.worker, r.nodes, 's', 2)} | ${perNode(r.rssMb.sim, r.nodes, 'MB', 1)} / ${perNode(r.rssMb.api, r.nodes, 'MB', 1)} / ${perNode(r.rssMb.worker, r.nodes, 'MB', 1)} | ${r.load.toFixed(1)} |`;
     }),
     '',
-    'CPU: user + system seconds each process used from createSession to the session complete. Peak RSS: VmHWM over the whole run (registration and discovery included). Registration through the API and discovery, before the reboot: ' +
+    'Registration through the API and discovery, before the reboot: ' +
       x.reboots.map((r) => `${fmt(r.nodes)} nodes ${fmt(r.registerMs / 1000, 1)} s + ${fmt(r.discoveryMs / 1000, 1)} s`).join('; ') +
       '.',
-    '',
     '',
   ].join('\n');
 }

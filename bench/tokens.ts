@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { startRole, ROOT } from '../test/helpers/processes.ts';
-import { rewriteSection } from './fanout-report.ts';
+import { methodLink, rewriteSection } from './fanout-report.ts';
 
 export const TOKENS_TITLE = '## Node credentials: `bootorch token nodes` at 10,000 and 100,000 nodes';
 
@@ -140,25 +140,12 @@ function section(rows: Row[], o: { sizes: number[]; before?: string; beforeReiss
   });
   return `${TOKENS_TITLE}
 
-The last run: \`npm run bench -- --parts=tokens --token-sizes=${o.sizes.join(',')}${o.before ? ` --before=DIR --before-reissue-max=${o.beforeReissueMax}` : ''}\` (bench/tokens.ts${o.before ? `; DIR a checkout of ${commitOf(o.before)}` : ''}).
-\`bootorch token nodes --from-hsm URL --out DIR\` with \`bootorch sim\` as HSM, one file per node, on a
-fresh database: the first issue, then a re-issue that revokes every node's earlier token and rewrites
-its file. The process as a whole (start, migrations check, HSM read, database, files), wall and CPU
-from /usr/bin/time. Load (1 min) during the run: ${fmt(Math.min(...load), 1)}–${fmt(Math.max(...load), 1)} (two cores).
+\`npm run bench -- --parts=tokens --token-sizes=${o.sizes.join(',')}${o.before ? ` --before=DIR --before-reissue-max=${o.beforeReissueMax}` : ''}\` on ${new Date().toISOString().slice(0, 10)}${o.before ? ` (DIR a checkout of ${commitOf(o.before)})` : ''}; load (1 min) ${fmt(Math.min(...load), 1)}–${fmt(Math.max(...load), 1)}; ${methodLink('node-credentials')}.
 
 | nodes | step | code | wall | CPU | before / after | live node tokens after |
 |---:|---|---|---:|---:|---:|---:|
 ${lines.join('\n')}
 
 Goal, ${fmt(largest)} nodes in under a minute: ${goal.join(', ')}.
-
-How it issues now (src/auth/api-tokens.ts, src/db/tokens.ts, src/cli/node-tokens.ts): each thousand
-nodes are one statement, an INSERT from unnest (one array parameter per column) with the revocation
-of their earlier tokens in a CTE of the same statement; the partial index on the live node tokens'
-subjects finds those. The random bytes of a thousand tokens come from one call. Each thousand's files
-are written once its statement has committed, synchronously, over the old file in place (no
-truncate-then-allocate). The stored form is unchanged: only SHA-256 of each token (a 256-bit random
-secret; a slow KDF would add nothing), and the credential watch's NOTIFY trigger still fires per
-revoked row.
 `;
 }
