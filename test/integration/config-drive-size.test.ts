@@ -1,7 +1,7 @@
 /**
  * A config drive is as large as its files need, read back with mtools (not with the FatFs that wrote
- * it): 256 KiB for the usual few KiB of cloud-init and for 64 KiB of ASCII user-data and meta-data
- * each; larger when the fields' 65,536 characters are multi-byte; an error naming the file when the
+ * it): 64 KiB for the usual few KiB of cloud-init, 256 KiB for 64 KiB of ASCII user-data and
+ * meta-data each; larger when the fields' 65,536 characters are multi-byte; an error naming the file when the
  * files fit in no size.
  */
 import { execFileSync } from 'node:child_process';
@@ -27,17 +27,20 @@ function read(image: Buffer, file: string): string {
 }
 
 describe('config drive size', () => {
-  it('is 256 KiB for a few KiB of cloud-init, its files intact', async () => {
+  it('is 64 KiB for a few KiB of cloud-init, its files intact, its label cidata', async () => {
     const drive = await buildConfigDrive({ user_data: '#cloud-config\nhostname: n0\n', meta_data: '' }, 'x1000c0s0b0n0', undefined, [
       ['bootorch-ticket', 'btk_x\n'],
     ]);
-    expect(drive.length).toBe(256 * 1024);
+    expect(drive.length).toBe(64 * 1024);
+    const at = path.join(dir, 'small.img');
+    writeFileSync(at, drive);
+    expect(execFileSync('blkid', ['-o', 'export', at], { encoding: 'utf8' })).toMatch(/^LABEL=cidata$/m);
     expect(read(drive, 'user-data')).toBe('#cloud-config\nhostname: n0\n');
     expect(read(drive, 'meta-data')).toBe('instance-id: x1000c0s0b0n0\nlocal-hostname: x1000c0s0b0n0\n');
     expect(read(drive, 'bootorch-ticket')).toBe('btk_x\n');
   });
 
-  it('is still 256 KiB for 64 KiB of ASCII user-data and meta-data each', async () => {
+  it('is 256 KiB for 64 KiB of ASCII user-data and meta-data each', async () => {
     const userData = 'u'.repeat(65536);
     const metaData = 'm'.repeat(65536);
     const drive = await buildConfigDrive({ user_data: userData, meta_data: metaData }, 'x1000c0s0b0n0', undefined);

@@ -259,7 +259,7 @@ describe.skipIf(!DRIVE_TOOLS)('the config drive (cloud-init NoCloud, built by bo
     const gib = 2 ** 30 / 512;
     const [first, drive, ...rest] = entries(disk);
     expect(first).toEqual({ type: 0x83, start: 2048, sectors: 400 });
-    expect(drive).toEqual({ type: 0x0c, start: gib - 2048, sectors: 512 });
+    expect(drive).toEqual({ type: 0x0c, start: gib - 2048, sectors: 128 });
     expect(rest.every((e) => e.type === 0)).toBe(true);
     // Nothing written past the drive, which ends in the disk's last MiB (the disk file grows as written).
     expect(statSync(disk).size).toBe((drive!.start + drive!.sectors) * 512);
@@ -322,7 +322,7 @@ describe.skipIf(!DRIVE_TOOLS)('the config drive (cloud-init NoCloud, built by bo
     expect(holdsImage(disk)).toBe(true);
     const [first, drive] = entries(disk);
     expect(first).toEqual({ type: 0x83, start: 2048, sectors: 400 });
-    expect(drive).toEqual({ type: 0x0c, start: 2 ** 30 / 512 - 2048, sectors: 512 });
+    expect(drive).toEqual({ type: 0x0c, start: 2 ** 30 / 512 - 2048, sectors: 128 });
   });
 
   it('fails with write_error before the disk is written when a raw image has no MBR to add the partition to', async () => {
@@ -369,6 +369,6 @@ describe.skipIf(!DRIVE_TOOLS)('the config drive (cloud-init NoCloud, built by bo
     await h.ok(`mutation { deployHeartbeat(id: "${id}", state: STARTING) { __typename } }`, {}, own);
     const res = await fetch(url, { headers: own });
     expect(res.status).toBe(200);
-    expect((await res.arrayBuffer()).byteLength).toBe(256 * 1024);
+    expect((await res.arrayBuffer()).byteLength).toBe(64 * 1024);
   });
 });

@@ -3,7 +3,7 @@
  * to a partition at the end of the node's disk after the image. bootorch builds it here from the boot
  * set's `config_drive` as a cloud-init NoCloud drive: a FAT filesystem labelled `cidata` holding
  * `user-data` and `meta-data` (when the boot set's meta-data is empty, `instance-id` and
- * `local-hostname` are the node's xname, as cloud-init needs an instance id), 256 KiB unless its
+ * `local-hostname` are the node's xname, as cloud-init needs an instance id), 64 KiB unless its
  * files need more. Built in this process with FatFs (fat-image.ts), no outside tool: about 0.5 ms a
  * drive.
  */
@@ -17,11 +17,13 @@ import { fatImage } from './fat-image.ts';
 import { openUserData, SecretKeyError } from './secrets.ts';
 
 /**
- * The filesystem's sizes, KiB, smallest first: the first the files fit in is the drive's. 256 KiB holds
- * user-data and meta-data of 64 KiB each with FAT's overhead; 65,536 characters of either (the fields'
- * limit) can be up to three times that in UTF-8, which 1 MiB holds.
+ * The filesystem's sizes, KiB, smallest first: the first the files fit in is the drive's. 64 KiB (FAT12,
+ * the least FatFs formats) holds the usual few KiB of cloud-init; in a PXE storm every drive is copied
+ * and gzipped whole, so the smallest size is what 10,000 nodes cost. 256 KiB holds user-data and
+ * meta-data of 64 KiB each with FAT's overhead; 65,536 characters of either (the fields' limit) can be
+ * up to three times that in UTF-8, which 1 MiB holds.
  */
-export const CONFIG_DRIVE_KIBS = [256, 512, 1024, 2048] as const;
+export const CONFIG_DRIVE_KIBS = [64, 128, 256, 512, 1024, 2048] as const;
 export const CONFIG_DRIVE_LABEL = 'cidata';
 
 /**

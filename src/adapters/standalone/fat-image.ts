@@ -2,7 +2,7 @@
  * Small FAT filesystem images built in this process with ChaN's FatFs (the js-fatfs package,
  * WebAssembly): f_mkfs formats an empty image of a given size once per size and label (the template,
  * kept in memory), and each image is a copy of it with its files written by FatFs, long names
- * included. An image costs a copy and a few FatFs calls (about 0.5 ms for 256 KiB, 2 ms for 2 MiB), where dosfstools'
+ * included. An image costs a copy and a few FatFs calls (about 0.1 ms for 64 KiB, 2 ms for 2 MiB), where dosfstools'
  * mkfs.vfat and an mcopy per file cost a process each (about 57 ms, BENCHMARKS.md section 8) and
  * needed both tools where the API runs.
  */

@@ -278,7 +278,7 @@ DRIVE_URL="${URL%/graphql}/boot/v1/config-drive/$XNAME"
 USE_DRIVE=1 NOTE=
 rm -f "$DRIVE"
 if command -v curl >/dev/null 2>&1; then
-  # --compressed: gzip on the wire (a few KiB instead of a mostly empty 256 KiB), written decoded.
+  # --compressed: gzip on the wire (a few KiB instead of a mostly empty 64 KiB), written decoded.
   curl -fsS -m 60 --compressed -H "Authorization: Bearer $TOKEN" -o "$DRIVE" "$DRIVE_URL" 2>"$TMP/bootorch-drive.err"
 else
   timeout 60 wget -q -O "$DRIVE" --header "Authorization: Bearer $TOKEN" "$DRIVE_URL" 2>"$TMP/bootorch-drive.err"

@@ -216,7 +216,7 @@ export function bootRoutes(o: BootRoutesOptions): BootRouter {
       if (p.scope && p.scope !== 'deploy') return text(res, 403, `a node credential for ${p.scope} may not read the config drive`);
       const drive = await nodeConfigDrive(o.db, id.value, { diskTicketTtlSeconds: o.tokenTtlSeconds ?? 3600, now, secretKey: o.secretKey });
       if (!drive.ok) return text(res, drive.status, drive.message);
-      // 256 KiB or more, mostly zeros: gzip on the wire for a client that takes it (curl --compressed),
+      // 64 KiB or more, mostly zeros: gzip on the wire for a client that takes it (curl --compressed),
       // a few KiB per node in a storm; compressed on libuv's threads, not the event loop.
       // No ETag (res.send would hash every drive): each is built once, with its own ticket.
       const gz = req.acceptsEncodings('gzip', 'identity') === 'gzip';
