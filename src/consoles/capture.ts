@@ -1,7 +1,11 @@
 /**
- * Console capture: one SOL session (sol.ts) per standalone node whose BMC speaks IPMI and has a stored
- * password, for as long as the node is registered so, its text written to console_chunks (db/consoles.ts)
- * about once a second per node and bounded by the console_* options.
+ * Console capture: one console session per standalone node with a BMC and a stored password, for as
+ * long as the node is registered so, its text written to console_chunks (db/consoles.ts) about once a
+ * second per node and bounded by the console_* options. The session by BMC driver:
+ * - `ipmi`: SOL (sol.ts, one ipmitool process);
+ * - `redfish`: what the system's SerialConsole offers (redfish-console.ts): SSH in this process
+ *   (ssh.ts, the BMC's host key pinned on the node), else SOL to the BMC's host, else none
+ *   (`not offered`, said once at info).
  *
  * A BMC holds one SOL session per node, so one process in the site captures: the one holding a session
  * advisory lock on its own connection (every worker tries; the others wait and take over when that
@@ -15,9 +19,12 @@ import type { Logger } from 'pino';
 import { open } from '../adapters/standalone/secrets.ts';
 import { poolOf, sessionClient, sessionConfigOf, type Db } from '../db/client.ts';
 import { appendConsole, pruneConsoles } from '../db/consoles.ts';
-import { listNodes } from '../db/node-inventory.ts';
+import { listNodes, pinBmcHostKey, type NodeInventoryRow } from '../db/node-inventory.ts';
 import { getOptions } from '../db/options.ts';
+import { RedfishClient, type RedfishOptions } from '../adapters/standalone/redfish.ts';
+import { RedfishConsole } from './redfish-console.ts';
 import { SolSession, type SolOptions } from './sol.ts';
+import type { SshOptions } from './ssh.ts';
 
 /** Two-key advisory lock: "bo" (as engine/leases.ts) and this number, held by the capturing process. */
 const LOCK = [0x626f, 0x636f6e] as const;
@@ -31,10 +38,18 @@ export interface CaptureOptions {
   /** Old attempts and chunks are dropped this often, ms (default 60000). */
   pruneMs?: number;
   sol?: SolOptions;
+  ssh?: Omit<SshOptions, 'log'>;
+  /** The Redfish client SerialConsole is read with (default: one of the capture's own with `redfishOptions`). */
+  redfish?: RedfishClient;
+  redfishOptions?: RedfishOptions;
+  /** SerialConsole reads in flight at once (default 32). */
+  readsInFlight?: number;
+  /** Nodes whose text is written at once in a round (default 4). */
+  writesInFlight?: number;
 }
 
 interface Captured {
-  session: SolSession;
+  session: SolSession | RedfishConsole;
   /** What the session was started with (address, user, sealed secret): a change restarts it. */
   key: string;
   buffer: string;
@@ -47,20 +62,27 @@ export class ConsoleCapture {
   private stopped = false;
   private lastPrune = 0;
   private round: Promise<void> = Promise.resolve();
+  private redfish?: RedfishClient;
+  /** Nodes already said at info to have no console offered. */
+  private readonly toldNone = new Set<string>();
+  private readonly limit: <T>(f: () => Promise<T>) => Promise<T>;
 
   constructor(
     private readonly db: Db,
     private readonly o: CaptureOptions,
-  ) {}
+  ) {
+    this.limit = limiter(o.readsInFlight ?? 32);
+  }
 
   start(): void {
     this.schedule(0);
   }
 
   /** Nodes with a session now, and each one's state. */
-  sessions(): Array<{ node: string; state: string; reconnects: number; lastError: string }> {
+  sessions(): Array<{ node: string; way: string; state: string; reconnects: number; lastError: string }> {
     return [...this.nodes].map(([node, c]) => ({
       node,
+      way: c.session instanceof SolSession ? 'sol' : c.session.way || 'unread',
       state: c.session.state,
       reconnects: c.session.reconnects,
       lastError: c.session.lastError,
@@ -118,7 +140,9 @@ export class ConsoleCapture {
   }
 
   private async sync(): Promise<void> {
-    const rows = (await listNodes(this.db)).filter((r) => r.bmcDriver === 'ipmi' && r.bmcAddress && r.bmcSecret);
+    const rows = (await listNodes(this.db)).filter(
+      (r) => (r.bmcDriver === 'ipmi' || r.bmcDriver === 'redfish') && r.bmcAddress && r.bmcSecret,
+    );
     const wanted = new Map(rows.map((r) => [r.id, r]));
     for (const [id, c] of this.nodes) {
       const r = wanted.get(id);
@@ -141,29 +165,61 @@ export class ConsoleCapture {
       const c: Captured = {
         key: keyOf(r),
         buffer: '',
-        session: new SolSession(
-          { id: r.id, address: r.bmcAddress, username: r.bmcUsername, password },
-          (text) => {
-            c.buffer += text;
-          },
-          this.o.sol,
-        ),
+        session: this.session(r, password, (text) => {
+          c.buffer += text;
+        }),
       };
       this.nodes.set(r.id, c);
     }
   }
 
+  private session(r: NodeInventoryRow, password: string, onText: (text: string) => void): SolSession | RedfishConsole {
+    const target = { id: r.id, address: r.bmcAddress, username: r.bmcUsername, password };
+    if (r.bmcDriver === 'ipmi') return new SolSession(target, onText, this.o.sol);
+    this.redfish ??= this.o.redfish ?? new RedfishClient(this.o.redfishOptions);
+    const pin = (fp: string) =>
+      pinBmcHostKey(this.db, r.id, r.bmcAddress, fp).then(
+        () => this.o.log.info({ xname: r.id, fingerprint: fp }, 'console capture: BMC SSH host key pinned'),
+        (e: unknown) => this.o.log.warn({ xname: r.id, err: e }, 'console capture: BMC SSH host key not stored'),
+      );
+    return new RedfishConsole({ ...target, hostKey: r.bmcHostKey }, onText, (fp) => void pin(fp), {
+      redfish: this.redfish,
+      sol: this.o.sol,
+      ssh: { ...this.o.ssh, log: this.o.log },
+      limit: this.limit,
+    });
+  }
+
+  /** Says once at info which nodes' BMCs offer no console (a node re-registered may be said again). */
+  private tellNone(): void {
+    const none = [...this.nodes].filter(([id, c]) => c.session.state === 'not offered' && !this.toldNone.has(id)).map(([id]) => id);
+    for (const id of this.toldNone) if (this.nodes.get(id)?.session.state !== 'not offered') this.toldNone.delete(id);
+    if (!none.length) return;
+    for (const id of none) this.toldNone.add(id);
+    this.o.log.info(
+      { nodes: none.slice(0, 20), count: none.length },
+      'console capture: the BMC offers no serial console (SerialConsole has neither SSH nor IPMI enabled)',
+    );
+  }
+
   private async flush(): Promise<void> {
     const o = await getOptions(this.db);
     for (const c of this.nodes.values()) c.session.reactivateIfIdle(o.console_idle_reconnect * 1000);
+    this.tellNone();
     const pending = [...this.nodes].filter(([, c]) => c.buffer);
     if (!pending.length) return;
     const bytes = o.console_bytes_per_boot;
-    for (const [id, c] of pending) {
-      const text = c.buffer;
-      c.buffer = '';
-      await this.write(id, text, bytes);
-    }
+    // A few nodes at once through the pool: one node at a time does not keep up with thousands booting.
+    let next = 0;
+    const writer = async () => {
+      while (next < pending.length) {
+        const [id, c] = pending[next++]!;
+        const text = c.buffer;
+        c.buffer = '';
+        await this.write(id, text, bytes);
+      }
+    };
+    await Promise.all(Array.from({ length: this.o.writesInFlight ?? 4 }, writer));
   }
 
   private async write(id: string, text: string, bytes?: number): Promise<void> {
@@ -189,8 +245,25 @@ export class ConsoleCapture {
     const client = this.lockClient;
     this.lockClient = undefined;
     await client?.end().catch(() => {});
+    if (!this.o.redfish) await this.redfish?.close();
   }
 }
 
-const keyOf = (r: { bmcAddress: string; bmcUsername: string; bmcSecret: string }) =>
-  createHash('sha256').update(`${r.bmcAddress}\n${r.bmcUsername}\n${r.bmcSecret}`).digest('base64url');
+/** Runs at most `n` of the given calls at once, the others queued in order. */
+function limiter(n: number): <T>(f: () => Promise<T>) => Promise<T> {
+  let running = 0;
+  const queue: Array<() => void> = [];
+  return async (f) => {
+    if (running >= n) await new Promise<void>((resolve) => queue.push(resolve));
+    running++;
+    try {
+      return await f();
+    } finally {
+      running--;
+      queue.shift()?.();
+    }
+  };
+}
+
+const keyOf = (r: { bmcDriver: string; bmcAddress: string; bmcUsername: string; bmcSecret: string }) =>
+  createHash('sha256').update(`${r.bmcDriver}\n${r.bmcAddress}\n${r.bmcUsername}\n${r.bmcSecret}`).digest('base64url');

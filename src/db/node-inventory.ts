@@ -37,6 +37,8 @@ export const nodeInventory = pgTable(
     bmcUsername: text('bmc_username').notNull().default(''),
     /** AES-256-GCM sealed password (v1:iv:tag:ciphertext, base64url); never leaves the server. */
     bmcSecret: text('bmc_secret').notNull().default(''),
+    /** The SHA-256 fingerprint of the BMC's SSH host key the console capture first saw ('' = none pinned); cleared with a new BMC address. */
+    bmcHostKey: text('bmc_host_key').notNull().default(''),
     bootKernel: text('boot_kernel').notNull().default(''),
     bootInitrd: text('boot_initrd').notNull().default(''),
     bootParams: text('boot_params').notNull().default(''),
@@ -85,6 +87,9 @@ export type NodeRegistration = Pick<
   | 'bmcSecret'
 >;
 
+/** A node written again keeps its host key pin only while its BMC address stays the same. */
+const keptHostKey = sql`case when excluded.bmc_address = ${nodeInventory.bmcAddress} then ${nodeInventory.bmcHostKey} else '' end`;
+
 /**
  * Insert or replace nodes by id; a repeated call with the same input changes nothing but updated_at.
  * A node registered without a new secret keeps its stored one (`bmcSecret` undefined).
@@ -111,6 +116,7 @@ export async function upsertNodes(db: Db, nodes: NodeRegistration[]): Promise<No
             'bmcUsername',
           ]),
           bmcSecret: sql`case when excluded.bmc_secret = '' then ${nodeInventory.bmcSecret} else excluded.bmc_secret end`,
+          bmcHostKey: keptHostKey,
           updatedAt: sql`now()`,
         },
       })
@@ -149,6 +155,7 @@ export async function storeInspections(db: Db, nodes: NodeInspection[]): Promise
           ...fromExcluded(nodeInventory, ['mac', 'bmcDriver', 'bmcAddress', 'hardware', 'inspectedAt']),
           bmcUsername: sql`case when excluded.bmc_secret = '' then ${nodeInventory.bmcUsername} else excluded.bmc_username end`,
           bmcSecret: sql`case when excluded.bmc_secret = '' then ${nodeInventory.bmcSecret} else excluded.bmc_secret end`,
+          bmcHostKey: keptHostKey,
           updatedAt: sql`now()`,
         },
       }),
@@ -162,6 +169,19 @@ export async function listNodes(db: Db, ids?: string[]): Promise<NodeInventoryRo
     .from(nodeInventory)
     .where(ids ? anyOf(nodeInventory.id, ids) : undefined)
     .orderBy(asc(nodeInventory.id));
+}
+
+/**
+ * Pin a node's BMC SSH host key fingerprint when none is pinned yet for this BMC address. Returns the
+ * pin now stored ('' when the node is gone or its address changed meanwhile): the caller compares it.
+ */
+export async function pinBmcHostKey(db: Db, id: string, bmcAddress: string, fingerprint: string): Promise<string> {
+  const rows = await db
+    .update(nodeInventory)
+    .set({ bmcHostKey: sql`case when ${nodeInventory.bmcHostKey} = '' then ${fingerprint} else ${nodeInventory.bmcHostKey} end` })
+    .where(and(eq(nodeInventory.id, id), eq(nodeInventory.bmcAddress, bmcAddress)))
+    .returning({ pin: nodeInventory.bmcHostKey });
+  return rows[0]?.pin ?? '';
 }
 
 export async function nodeByMac(db: Db, mac: string): Promise<NodeInventoryRow | undefined> {

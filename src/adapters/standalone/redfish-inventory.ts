@@ -128,3 +128,49 @@ export class RedfishInventory {
     return r.data;
   }
 }
+
+const flag = z
+  .boolean()
+  .nullish()
+  .transform((v) => v ?? false);
+const port = z.number().int().min(1).max(65535).nullish();
+const serialConsole = z
+  .object({
+    SerialConsole: z
+      .object({
+        SSH: z.object({ ServiceEnabled: flag, Port: port, ConsoleEntryCommand: z.string().nullish() }).passthrough().nullish(),
+        IPMI: z.object({ ServiceEnabled: flag, Port: port }).passthrough().nullish(),
+      })
+      .passthrough()
+      .nullish(),
+  })
+  .passthrough();
+
+/**
+ * Where a system's host serial console is, from its ComputerSystem's `SerialConsole` (ComputerSystem
+ * v1.13+): SSH first (host, port default 22, the command that enters the console), else IPMI SOL (host,
+ * port default 623), else none. Unknown or absent properties mean "not offered".
+ */
+export type SerialConsoleWay =
+  | { way: 'ssh'; host: string; port: number; entryCommand: string }
+  | { way: 'sol'; address: string }
+  | { way: 'none' };
+
+/** Reads the ComputerSystem at `t.address` once (no guard: the console capture reads each system rarely). */
+export async function readSerialConsole(client: RedfishClient, t: BmcTarget): Promise<SerialConsoleWay> {
+  const call = 'GET SerialConsole';
+  const r = serialConsole.safeParse(await client.getJson(t, call, t.address));
+  if (!r.success) {
+    const i = r.error.issues[0];
+    throw bmcError('redfish', call, t, 'unexpected_answer', `${i?.path.join('.') || '(body)'}: ${i?.message}`);
+  }
+  const host = new URL(t.address).hostname.replace(/^\[|\]$/g, '');
+  const sc = r.data.SerialConsole;
+  if (sc?.SSH?.ServiceEnabled) return { way: 'ssh', host, port: sc.SSH.Port ?? 22, entryCommand: sc.SSH.ConsoleEntryCommand ?? '' };
+  if (sc?.IPMI?.ServiceEnabled) {
+    const p = sc.IPMI.Port ?? 623;
+    const h = host.includes(':') ? `[${host}]` : host;
+    return { way: 'sol', address: p === 623 ? h : `${h}:${p}` };
+  }
+  return { way: 'none' };
+}

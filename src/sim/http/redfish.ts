@@ -32,6 +32,28 @@ interface BootOverride {
 }
 const overrides = new WeakMap<SimWorld, Map<string, BootOverride>>();
 
+/** A ComputerSystem's SerialConsole (v1.13+) as the simulator answers it. */
+export interface SimSerialConsole {
+  MaxConcurrentSessions: number;
+  SSH: {
+    ServiceEnabled: boolean;
+    Port?: number;
+    SharedWithManagerCLI?: boolean;
+    ConsoleEntryCommand?: string;
+    HotKeySequenceDisplay?: string;
+  };
+  IPMI: { ServiceEnabled: boolean; Port?: number };
+}
+const serialConsoles = new WeakMap<SimWorld, Map<string, SimSerialConsole>>();
+/** Offers nothing: `bootorch sim`'s one port has no console to serve. */
+const NO_CONSOLE: SimSerialConsole = { MaxConcurrentSessions: 0, SSH: { ServiceEnabled: false }, IPMI: { ServiceEnabled: false } };
+
+/** What a node's system says of its serial console (a BMC farm offers its SSH consoles here; tests set others). */
+export function setSimSerialConsole(world: SimWorld, id: string, sc: SimSerialConsole): void {
+  if (!serialConsoles.has(world)) serialConsoles.set(world, new Map());
+  serialConsoles.get(world)!.set(id, sc);
+}
+
 /** The boot override a node's BMC holds (tests read what the adapter set). */
 export function redfishBootOverride(world: SimWorld, id: string): BootOverride {
   return overrides.get(world)?.get(id) ?? { BootSourceOverrideTarget: 'None', BootSourceOverrideEnabled: 'Disabled' };
@@ -76,6 +98,7 @@ function system(world: SimWorld, id: string): Reply {
     PowerState: seen.powerState === 'undefined' ? null : seen.powerState === 'on' ? 'On' : 'Off',
     Status: { State: seen.managementState === 'available' ? 'Enabled' : 'UnavailableOffline', Health: 'OK' },
     Boot: { ...redfishBootOverride(world, id), 'BootSourceOverrideTarget@Redfish.AllowableValues': TARGETS },
+    SerialConsole: serialConsoles.get(world)?.get(id) ?? NO_CONSOLE,
     Actions: {
       '#ComputerSystem.Reset': {
         target: `${SYSTEMS}/${id}/Actions/ComputerSystem.Reset`,

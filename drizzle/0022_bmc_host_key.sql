@@ -1,0 +1,1 @@
+ALTER TABLE "node_inventory" ADD COLUMN "bmc_host_key" text DEFAULT '' NOT NULL;
