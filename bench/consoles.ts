@@ -23,6 +23,7 @@ import { poolOf } from '../src/db/client.ts';
 import { SIM_BMC_PASSWORD, SIM_BMC_USER, SolBmc, childrenNamed, ipmitoolChildren } from '../test/helpers/ipmi-sim.ts';
 import { freshDatabase } from './scale.ts';
 import { rewriteSection } from './fanout-report.ts';
+import { measureSshConsoles, SSH_PART_START, sshConsolesSection } from './consoles-ssh.ts';
 
 export const CONSOLES_TITLE = '## Console capture: the cost per node';
 
@@ -220,6 +221,7 @@ export async function measureConsoles(adminUrl: string, o: { nodes: number; boot
   }
 }
 
+/** The IPMI part of the section: a sentence and the table (the notes are in docs/benchmarks/log/). */
 export function consolesSection(f: ConsolesFigures, load: number[]): string {
   const at = (perNode: number, d = 0) => fmt(perNode * SCALE, d);
   const rows: [string, string, string][] = [
@@ -259,27 +261,39 @@ this machine beside the rest, so it was **not run at 10,000**.
 | per node | measured (${f.nodes} nodes) | × 10,000 nodes |
 |---|---:|---:|
 ${rows.map((r) => `| ${r.join(' | ')} |`).join('\n')}
-
-- Sessions up: all ${f.nodes} operational ${fmt(f.connectS, 1)} s after the capture started
-  (${f.reconnects} re-activations during the run).
-- Database connections: the capture holds ${f.pgConnections} of its own (its advisory lock's) and writes through
-  the worker's pool, whatever the number of nodes; PostgreSQL's own CPU for the writes is not counted above.
-- The boot took ${fmt(f.bootS, 1)} s to be written and stored for every node (the lines print it in
-  ${fmt((f.bootBytes / 1024) * 0.1, 1)} s; the rest is the capture catching up on this loaded machine). The BMCs' own CPU (\`ipmi_sim\`, a
-  BMC's work on a site) was ${fmt(f.idleBmcCpuMsPerNodeS, 3)} ms per node-second idle and ${fmt(f.bootBmcCpuMsPerNode, 1)} ms per boot,
-  not counted above.
-- Each round (every second) writes each node with output as its own two statements (insert, trim):
-  at 10,000 booting nodes that is up to 20,000 statements a second from one process.
-- ipmitool's CPU is its output: under \`stdbuf -o0\` (src/consoles/sol.ts) it writes the console one byte
-  per write(2). strace of one session printing 64 KiB counted 65,538 writes beside 330 UDP packets
-  received. Line buffering (\`-oL\`) would make that one write per line, but would hold a prompt that
-  ends without a newline (\`login: \`) until the next line; it is not changed here.
 `;
 }
 
+/** The section's current IPMI and SSH parts (a run of one way keeps the other's). */
+function currentParts(): { ipmi: string; ssh: string } {
+  const md = fs.readFileSync('BENCHMARKS.md', 'utf8');
+  const start = md.indexOf(CONSOLES_TITLE);
+  if (start < 0) return { ipmi: `${CONSOLES_TITLE}\n\n`, ssh: '' };
+  const next = md.indexOf('\n## ', start + CONSOLES_TITLE.length);
+  const section = md.slice(start, next < 0 ? undefined : next);
+  const cut = section.indexOf(SSH_PART_START);
+  return cut < 0 ? { ipmi: section, ssh: '' } : { ipmi: section.slice(0, cut), ssh: section.slice(cut) };
+}
+
+/**
+ * `--console-way=ipmi` (default) or `ssh` (bench/consoles-ssh.ts: Redfish SerialConsole over SSH, run at
+ * `--console-nodes` for real). Each way rewrites its own part of the section.
+ */
 export async function runConsolesBench(adminUrl: string, o: { nodes: number; bootBytes: number; log(m: string): void }): Promise<void> {
   const load = os.loadavg();
+  const way = /^--console-way=(.*)$/.exec(process.argv.find((a) => a.startsWith('--console-way=')) ?? '')?.[1] ?? 'ipmi';
+  const parts = currentParts();
+  if (way === 'ssh') {
+    const f = await measureSshConsoles(adminUrl, o);
+    o.log(JSON.stringify(f));
+    rewriteSection('BENCHMARKS.md', CONSOLES_TITLE, `${parts.ipmi.trimEnd()}\n\n${sshConsolesSection(f, load).trimEnd()}\n`);
+    return;
+  }
   const f = await measureConsoles(adminUrl, o);
   o.log(JSON.stringify(f));
-  rewriteSection('BENCHMARKS.md', CONSOLES_TITLE, consolesSection(f, load));
+  rewriteSection(
+    'BENCHMARKS.md',
+    CONSOLES_TITLE,
+    parts.ssh ? `${consolesSection(f, load).trimEnd()}\n\n${parts.ssh.trimEnd()}\n` : consolesSection(f, load),
+  );
 }

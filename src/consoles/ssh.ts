@@ -14,8 +14,11 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { Client, type ClientChannel } from 'ssh2';
+import ssh2, { type ClientChannel } from 'ssh2';
 import type { BmcTarget } from '../adapters/standalone/bmc.ts';
+
+// ssh2 is CommonJS: its names come off the default export under Node's own ESM loader.
+const { Client } = ssh2;
 
 export interface SshOptions {
   /** A session without its shell this long after starting is ended and tried again, ms (default 20000). */
@@ -55,7 +58,7 @@ export class SshSession {
   reconnects = 0;
   lastError = '';
   problem?: SshProblem;
-  private client?: Client;
+  private client?: ssh2.Client;
   private timer?: NodeJS.Timeout;
   private stopped = false;
   private backoff: number;

@@ -8,7 +8,10 @@
  * lines are one shared template with the node's name put in as they are sent.
  */
 import type net from 'node:net';
-import { Server, utils, type Connection, type ServerChannel } from 'ssh2';
+import ssh2, { type Connection, type ServerChannel } from 'ssh2';
+
+// ssh2 is CommonJS: its names come off the default export under Node's own ESM loader.
+const { Server, utils } = ssh2;
 import type { SimWorld } from './world.ts';
 import { simLoginAccepted } from './http/redfish-inventory.ts';
 
@@ -55,7 +58,7 @@ export class SimConsoles {
   }
 
   /** A BMC's SSH server for node `id` on 127.0.0.1 (`port` 0: any). */
-  listen(id: string, port: number, hostKey: string): Promise<{ server: Server; port: number; close(): Promise<void> }> {
+  listen(id: string, port: number, hostKey: string): Promise<{ server: ssh2.Server; port: number; close(): Promise<void> }> {
     const conns = new Set<Connection>();
     const server = new Server({ hostKeys: [hostKey] }, (conn) => {
       conns.add(conn);
