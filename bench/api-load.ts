@@ -69,6 +69,23 @@ export function cpuSeconds(pid: number | undefined): number {
   }
 }
 
+/** CPU seconds used so far by every process named `comm` (e.g. `postgres`: the server and its backends), from /proc. */
+export function processesCpuSeconds(comm: string): number {
+  let total = 0;
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (f.slice(f.indexOf('(') + 1, f.lastIndexOf(')')) !== comm) continue;
+      const after = f.slice(f.lastIndexOf(')') + 2).split(' ');
+      total += (Number(after[11]) + Number(after[12])) / 100;
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  return total;
+}
+
 /**
  * CPU seconds the whole machine has used so far, every core (Linux /proc/stat: user, nice, system, irq,
  * softirq). Steal time is left out: it is the host running someone else while this machine waited.

@@ -20,9 +20,9 @@ import { SimWorld } from '../src/sim/world.ts';
 import { SimPxe, simMac } from '../src/sim/standalone.ts';
 import { DEFAULT_BOOT_PER_SOURCE, DEFAULT_BOOT_TOTAL } from '../src/api/boot/limits.ts';
 import { freshDatabase } from './scale.ts';
-import { cpuSeconds } from './api-load.ts';
+import { cpuSeconds, machineCpuSeconds, processesCpuSeconds } from './api-load.ts';
 import { profileArgs } from './real-path.ts';
-import { rewriteSection } from './fanout-report.ts';
+import { loadText, methodLink, rewriteSection } from './fanout-report.ts';
 import { bootFiles, fmt, peakRssMb } from './standalone.ts';
 
 export const STORM_TITLE = '## 8b. Standalone: a PXE storm';
@@ -45,6 +45,11 @@ export interface StormResult {
   failedNodes: number;
   steps: Record<'bootscript' | 'exchange' | 'config-drive', StormStep>;
   apiCpu: number;
+  /** CPU of this process (the nodes and the flood: the load generator), and of the whole machine (PostgreSQL and neighbours included), s. */
+  benchCpu: number;
+  /** CPU of PostgreSQL's processes (every backend: other work's too, if any ran), s. */
+  pgCpu: number;
+  machineCpu: number;
   apiRssMb: number;
   /** One source asking as fast as it can throughout the storm: answered 200, refused 429 (with Retry-After). */
   flood: { ok: number; refused: number; withRetryAfter: number; other: number; seconds: number };
@@ -169,6 +174,9 @@ export async function runPxeStorm(
     });
     const load = os.loadavg()[0]!;
     const cpu0 = cpuSeconds(api.proc.pid);
+    const bench0 = process.cpuUsage();
+    const machine0 = machineCpuSeconds();
+    const pg0 = processesCpuSeconds('postgres');
     let failedNodes = 0;
     const t0 = performance.now();
     // The flood starts with the storm and stops when the storm's last node is answered.
@@ -188,6 +196,12 @@ export async function runPxeStorm(
       }),
     );
     const spanMs = performance.now() - t0;
+    const benchCpu = (() => {
+      const u = process.cpuUsage(bench0);
+      return (u.user + u.system) / 1e6;
+    })();
+    const machineCpu = machineCpuSeconds() - machine0;
+    const pgCpu = processesCpuSeconds('postgres') - pg0;
     const flooded = await flooding.stop();
     const step = (xs: number[]): StormStep => ({ count: xs.length, p50: pct(xs, 50), p99: pct(xs, 99), max: Math.max(0, ...xs) });
     return {
@@ -199,6 +213,9 @@ export async function runPxeStorm(
       failedNodes,
       steps: { bootscript: step(times.bootscript!), exchange: step(times.exchange!), 'config-drive': step(times['config-drive']!) },
       apiCpu: cpuSeconds(api.proc.pid) - cpu0,
+      benchCpu,
+      pgCpu,
+      machineCpu,
       apiRssMb: peakRssMb(api.proc.pid),
       flood: flooded,
       load,
@@ -215,20 +232,19 @@ export async function runPxeStorm(
 const per = (b: { perSecond: number; burst: number }) => `${fmt(b.perSecond)}/s burst ${fmt(b.burst)}`;
 
 export function stormSection(storms: StormResult[], o: { command: string; loadAtStart: number[] }): string {
+  const cores = os.cpus().length;
   return [
     STORM_TITLE,
     '',
-    `Run with \`${o.command}\` on ${new Date().toISOString().slice(0, 10)}; load average at its start ${o.loadAtStart.map((l) => l.toFixed(2)).join(', ')} (a shared two-core machine; the load during the storm is in its row).`,
-    `The API alone (\`bootorch api\`, standalone, /boot/v1 limits at their defaults: ${per(DEFAULT_BOOT_PER_SOURCE)} per source, ${per(DEFAULT_BOOT_TOTAL)} overall), every node registered, in its boot window with a disk deploy being written; each node asks for its boot script from its own source address, evenly over 10 s, then trades its ticket and fetches its config drive (built in the API's process, src/adapters/standalone/fat-image.ts). Latency is per request, as the node sees it (a new connection per request). Throughout the storm one more source floods /boot/v1/bootscript over 8 kept-alive connections, each asking again as soon as it is answered (bench/pxe-storm.ts).`,
+    `\`${o.command}\` on ${new Date().toISOString().slice(0, 10)}; load ${loadText(o.loadAtStart)}; /boot/v1 limits at their defaults (${per(DEFAULT_BOOT_PER_SOURCE)} per source, ${per(DEFAULT_BOOT_TOTAL)} overall); ${methodLink('pxe-storm')}.`,
     '',
-    'Before (2026-12-03, the same bench without the flood: each config drive built by mkfs.vfat and an mcopy per file, a process each, hashed for an ETag and sent whole, 2 MiB): 10,000 nodes, span 812,173 ms, 50,053 refused / 41,119 retried / 8,934 nodes failed, p99 boot script / exchange / config drive 76,315 / 81,901 / 85,791 ms, API CPU 23.29 ms per node, load 10.5.',
-    '',
-    '| nodes | storm span | refused (429 or other) / retried / nodes failed | boot script p50 / p99 / max | exchange p50 / p99 / max | config drive p50 / p99 / max | API CPU s (per node) | API peak RSS | the flood: answered / refused 429 (with Retry-After) / other in s | load (1 min) |',
+    `| nodes in 10 s | span | refused / retried / nodes failed | boot script p50 / p99 | exchange p50 / p99 | config drive p50 / p99 | CPU s: API / nodes (bench) / PostgreSQL / machine (of span × ${cores} cores) | API peak RSS | the flood: answered / refused 429 in s | load (1 min) |`,
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...storms.map((s) => {
-      const st = (k: keyof StormResult['steps']) => `${fmt(s.steps[k].p50)} / ${fmt(s.steps[k].p99)} / ${fmt(s.steps[k].max)} ms`;
+      const st = (k: keyof StormResult['steps']) => `${fmt(s.steps[k].p50)} / ${fmt(s.steps[k].p99)} ms`;
       const f = s.flood;
-      return `| ${fmt(s.nodes)} | ${fmt(s.spanMs)} ms | ${s.refused} / ${s.retried} / ${s.failedNodes} | ${st('bootscript')} | ${st('exchange')} | ${st('config-drive')} | ${fmt(s.apiCpu, 1)} (${fmt((s.apiCpu * 1000) / s.nodes, 2)} ms) | ${fmt(s.apiRssMb)} MB | ${fmt(f.ok)} / ${fmt(f.refused)} (${fmt(f.withRetryAfter)}) / ${fmt(f.other)} in ${fmt(f.seconds, 1)} s | ${s.load.toFixed(1)} |`;
+      const busy = (100 * s.machineCpu) / ((s.spanMs / 1000) * cores);
+      return `| ${fmt(s.nodes)} | ${fmt(s.spanMs)} ms | ${s.refused} / ${s.retried} / ${s.failedNodes} | ${st('bootscript')} | ${st('exchange')} | ${st('config-drive')} | ${fmt(s.apiCpu, 1)} (${fmt((s.apiCpu * 1000) / s.nodes, 2)} ms/node) / ${fmt(s.benchCpu, 1)} / ${fmt(s.pgCpu, 1)} / ${fmt(s.machineCpu, 1)} (${fmt(busy)} %) | ${fmt(s.apiRssMb)} MB | ${fmt(f.ok)} / ${fmt(f.refused)} in ${fmt(f.seconds, 1)} s | ${s.load.toFixed(1)} |`;
     }),
     '',
   ].join('\n');
