@@ -40,6 +40,8 @@ export interface SshConsolesFigures {
   pgConnections: number;
   idleCpuMsPerNodeS: number;
   idleFarmCpuMsPerNodeS: number;
+  /** How long the farms took to print the boot (1 KiB every 100 ms asks for bootBytes / 10 KiB s). */
+  printS: number;
   bootS: number;
   bootCpuMsPerNode: number;
   bootFarmCpuMsPerNode: number;
@@ -183,7 +185,8 @@ export async function measureSshConsoles(
     const b0 = { self: selfCpu(), farm: farmCpu() };
     const tb = performance.now();
     await Promise.all(farms.map((f) => f.send(`boot ${o.bootBytes}`)));
-    o.log(`consoles (ssh): the farms printed the boot in ${((performance.now() - tb) / 1000).toFixed(1)} s`);
+    const printS = (performance.now() - tb) / 1000;
+    o.log(`consoles (ssh): the farms printed the boot in ${printS.toFixed(1)} s`);
     const stored = async () =>
       Number((await pool.query(`select coalesce(sum(octet_length(text)), 0) as n from console_chunks`)).rows[0].n) - Number(before.text);
     await until(async () => (await stored()) >= o.nodes * o.bootBytes, 'every boot stored', 900_000);
@@ -203,6 +206,7 @@ export async function measureSshConsoles(
       pgConnections,
       idleCpuMsPerNodeS: ((i1.self - i0.self) * 1000) / o.nodes / idleS,
       idleFarmCpuMsPerNodeS: ((i1.farm - i0.farm) * 1000) / o.nodes / idleS,
+      printS,
       bootS,
       bootCpuMsPerNode: ((b1.self - b0.self) * 1000) / o.nodes,
       bootFarmCpuMsPerNode: ((b1.farm - b0.farm) * 1000) / o.nodes,
@@ -243,9 +247,11 @@ export function sshConsolesSection(f: SshConsolesFigures, load: number[]): strin
   ];
   return `${SSH_PART_START} --console-nodes=${f.nodes} --console-boot-bytes=${f.bootBytes}\` (bench/consoles-ssh.ts): the same
 capture against ${fmt(f.nodes)} simulated BMCs offering \`SerialConsole.SSH\` (an ssh2 server each, in ${f.farms} farm processes),
-run at ${fmt(f.nodes)} for real; every session operational ${fmt(f.connectS, 1)} s after the start, the boot (1 KiB every 100 ms)
-stored for every node ${fmt(f.bootS, 1)} s after it began; load ${load.map((l) => fmt(l, 1)).join(' / ')} at the start.
-The BMC side (the farms) used ${fmt(f.idleFarmCpuMsPerNodeS, 4)} ms per node-second idle and ${fmt(f.bootFarmCpuMsPerNode, 1)} ms per boot, not counted below.
+run at ${fmt(f.nodes)} for real; every session operational ${fmt(f.connectS, 1)} s after the start. The boot (1 KiB every 100 ms
+asked, ${fmt(f.bootBytes / 10240, 1)} s) took the farms ${fmt(f.printS, 1)} s to print and was stored for every node ${fmt(f.bootS, 1)} s after it
+began; load ${load.map((l) => fmt(l, 1)).join(' / ')} at the start.
+The BMC side (the farms) used ${fmt(f.idleFarmCpuMsPerNodeS, 4)} ms per node-second idle and ${fmt(f.bootFarmCpuMsPerNode, 1)} ms per boot, not counted below
+([notes](docs/benchmarks/log/consoles-ssh.md)).
 
 | per node | measured (${fmt(f.nodes)} nodes) | all ${fmt(f.nodes)} |
 |---|---:|---:|
