@@ -21,7 +21,7 @@ import { setSimBmcLogin } from '../../src/sim/http/redfish-inventory.ts';
 import { setSimSerialConsole } from '../../src/sim/http/redfish.ts';
 import { NodeRegistry } from '../../src/adapters/standalone/registry.ts';
 import { ConsoleCapture } from '../../src/consoles/capture.ts';
-import { readConsole } from '../../src/consoles/read.ts';
+import { consoleTail, readConsole } from '../../src/consoles/read.ts';
 import { listNodes } from '../../src/db/node-inventory.ts';
 
 const PASSWORD = 'calvin-s3cret';
@@ -107,6 +107,11 @@ describe('an SSH console', () => {
       15_000,
     );
     expect(c.text).toContain('Linux version 6.1.0-sim');
+    // The node booted: its login prompt. Then explain's and Component.consoleTail's read, the last lines.
+    await waitFor(async () => (await readConsole(db.db, A))?.text.includes(`${A} login: `), 'A login prompt', 15_000);
+    farm.consoles!.write(A, 'the last line\r\n');
+    // The prompt has no newline of its own: the next text ends its line.
+    await waitFor(async () => (await consoleTail(db.db, A, 2)).at(-1) === `${A} login: the last line`, 'A tail', 10_000);
     expect(session(A)).toMatchObject({ way: 'ssh', state: 'operational' });
     expect(await pinOf(A)).toMatch(/^SHA256:[A-Za-z0-9+/]{43}$/);
   });

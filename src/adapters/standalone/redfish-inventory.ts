@@ -164,8 +164,13 @@ export async function readSerialConsole(client: RedfishClient, t: BmcTarget): Pr
     const i = r.error.issues[0];
     throw bmcError('redfish', call, t, 'unexpected_answer', `${i?.path.join('.') || '(body)'}: ${i?.message}`);
   }
-  const host = new URL(t.address).hostname.replace(/^\[|\]$/g, '');
-  const sc = r.data.SerialConsole;
+  return serialConsoleWay(r.data, t.address);
+}
+
+/** The way a ComputerSystem's (checked) answer offers, its hosts taken from the system's URL. */
+function serialConsoleWay(system: z.output<typeof serialConsole>, address: string): SerialConsoleWay {
+  const host = new URL(address).hostname.replace(/^\[|\]$/g, '');
+  const sc = system.SerialConsole;
   if (sc?.SSH?.ServiceEnabled) return { way: 'ssh', host, port: sc.SSH.Port ?? 22, entryCommand: sc.SSH.ConsoleEntryCommand ?? '' };
   if (sc?.IPMI?.ServiceEnabled) {
     const p = sc.IPMI.Port ?? 623;
@@ -174,3 +179,6 @@ export async function readSerialConsole(client: RedfishClient, t: BmcTarget): Pr
   }
   return { way: 'none' };
 }
+
+/** serialConsoleWay of an unchecked body (what a BMC answered); throws on a malformed SerialConsole. */
+export const serialConsoleOf = (body: unknown, address: string): SerialConsoleWay => serialConsoleWay(serialConsole.parse(body), address);
