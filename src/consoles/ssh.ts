@@ -14,11 +14,17 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import ssh2, { type ClientChannel } from 'ssh2';
+import { createRequire } from 'node:module';
+import type * as Ssh2 from 'ssh2';
 import type { BmcTarget } from '../adapters/standalone/bmc.ts';
 
-// ssh2 is CommonJS: its names come off the default export under Node's own ESM loader.
-const { Client } = ssh2;
+/**
+ * ssh2 is loaded from node_modules, not bundled into dist/ (scripts/build.mjs): it looks for optional
+ * native code of its own (cpu-features, its crypto binding) that a bundle cannot hold. Loaded at the
+ * first session, not at start-up (about 30 ms), as most processes never open one.
+ */
+let ssh2: typeof Ssh2 | undefined;
+const lib = () => (ssh2 ??= createRequire(import.meta.url)('ssh2') as typeof Ssh2);
 
 export interface SshOptions {
   /** A session without its shell this long after starting is ended and tried again, ms (default 20000). */
@@ -58,7 +64,7 @@ export class SshSession {
   reconnects = 0;
   lastError = '';
   problem?: SshProblem;
-  private client?: ssh2.Client;
+  private client?: Ssh2.Client;
   private timer?: NodeJS.Timeout;
   private stopped = false;
   private backoff: number;
@@ -107,7 +113,7 @@ export class SshSession {
   private start(): void {
     if (this.stopped) return;
     this.state = 'connecting';
-    const client = new Client();
+    const client = new (lib().Client)();
     this.client = client;
     let operational = false;
     const limit = this.o.activateTimeoutMs ?? 20_000;
@@ -118,7 +124,7 @@ export class SshSession {
     }, limit);
     client.on('ready', () => {
       // A dumb pty: BMC command shells want a terminal, and a dumb one asks for no escape sequences.
-      client.shell({ term: 'dumb', cols: 200, rows: 50 }, (err: Error | undefined, stream: ClientChannel) => {
+      client.shell({ term: 'dumb', cols: 200, rows: 50 }, (err: Error | undefined, stream: Ssh2.ClientChannel) => {
         if (err) {
           this.fail('not_offered', `the BMC refused a shell: ${err.message}`);
           client.end();

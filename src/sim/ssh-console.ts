@@ -8,10 +8,16 @@
  * lines are one shared template with the node's name put in as they are sent.
  */
 import type net from 'node:net';
-import ssh2, { type Connection, type ServerChannel } from 'ssh2';
+import { createRequire } from 'node:module';
+import type * as Ssh2 from 'ssh2';
 
-// ssh2 is CommonJS: its names come off the default export under Node's own ESM loader.
-const { Server, utils } = ssh2;
+/**
+ * ssh2 is loaded from node_modules, not bundled into dist/ (scripts/build.mjs): it looks for optional
+ * native code of its own (cpu-features, its crypto binding) that a bundle cannot hold. Loaded by the
+ * first farm with consoles, not at start-up (about 30 ms).
+ */
+let ssh2: typeof Ssh2 | undefined;
+const lib = () => (ssh2 ??= createRequire(import.meta.url)('ssh2') as typeof Ssh2);
 import type { SimWorld } from './world.ts';
 import { simLoginAccepted } from './http/redfish-inventory.ts';
 
@@ -29,11 +35,11 @@ const PANIC = '[    5.914201] Kernel panic - not syncing: VFS: Unable to mount r
 
 /** A host key for one farm run (ed25519, OpenSSH private key text). */
 export function simHostKey(): string {
-  return utils.generateKeyPairSync('ed25519').private;
+  return lib().utils.generateKeyPairSync('ed25519').private;
 }
 
 export class SimConsoles {
-  private readonly shells = new Map<string, Set<ServerChannel>>();
+  private readonly shells = new Map<string, Set<Ssh2.ServerChannel>>();
   private readonly off: Array<() => void> = [];
 
   constructor(private readonly world: SimWorld) {
@@ -58,9 +64,9 @@ export class SimConsoles {
   }
 
   /** A BMC's SSH server for node `id` on 127.0.0.1 (`port` 0: any). */
-  listen(id: string, port: number, hostKey: string): Promise<{ server: ssh2.Server; port: number; close(): Promise<void> }> {
-    const conns = new Set<Connection>();
-    const server = new Server({ hostKeys: [hostKey] }, (conn) => {
+  listen(id: string, port: number, hostKey: string): Promise<{ server: Ssh2.Server; port: number; close(): Promise<void> }> {
+    const conns = new Set<Ssh2.Connection>();
+    const server = new (lib().Server)({ hostKeys: [hostKey] }, (conn) => {
       conns.add(conn);
       conn.on('close', () => conns.delete(conn));
       conn.on('error', () => {});
