@@ -22,6 +22,7 @@ import { appendConsole, pruneConsoles } from '../db/consoles.ts';
 import { listNodes, pinBmcHostKey, type NodeInventoryRow } from '../db/node-inventory.ts';
 import { getOptions } from '../db/options.ts';
 import { RedfishClient, type RedfishOptions } from '../adapters/standalone/redfish.ts';
+import { BmcGuard } from '../adapters/standalone/bmc-guard.ts';
 import { RedfishConsole } from './redfish-console.ts';
 import { SolSession, type SolOptions } from './sol.ts';
 import type { SshOptions } from './ssh.ts';
@@ -42,8 +43,11 @@ export interface CaptureOptions {
   /** The Redfish client SerialConsole is read with (default: one of the capture's own with `redfishOptions`). */
   redfish?: RedfishClient;
   redfishOptions?: RedfishOptions;
-  /** SerialConsole reads in flight at once (default 32). */
-  readsInFlight?: number;
+  /**
+   * The guard SerialConsole reads go through (default: one of the capture's own, 32 calls at once).
+   * The worker's power calls' guard, when given, keeps a read from overlapping a power call at a BMC.
+   */
+  guard?: BmcGuard;
   /** Nodes whose text is written at once in a round (default 4). */
   writesInFlight?: number;
 }
@@ -65,13 +69,13 @@ export class ConsoleCapture {
   private redfish?: RedfishClient;
   /** Nodes already said at info to have no console offered. */
   private readonly toldNone = new Set<string>();
-  private readonly limit: <T>(f: () => Promise<T>) => Promise<T>;
+  private readonly guard: BmcGuard;
 
   constructor(
     private readonly db: Db,
     private readonly o: CaptureOptions,
   ) {
-    this.limit = limiter(o.readsInFlight ?? 32);
+    this.guard = o.guard ?? new BmcGuard({ concurrency: 32 });
   }
 
   start(): void {
@@ -184,9 +188,9 @@ export class ConsoleCapture {
       );
     return new RedfishConsole({ ...target, hostKey: r.bmcHostKey }, onText, (fp) => void pin(fp), {
       redfish: this.redfish,
+      guard: this.guard,
       sol: this.o.sol,
       ssh: { ...this.o.ssh, log: this.o.log },
-      limit: this.limit,
     });
   }
 
@@ -247,22 +251,6 @@ export class ConsoleCapture {
     await client?.end().catch(() => {});
     if (!this.o.redfish) await this.redfish?.close();
   }
-}
-
-/** Runs at most `n` of the given calls at once, the others queued in order. */
-function limiter(n: number): <T>(f: () => Promise<T>) => Promise<T> {
-  let running = 0;
-  const queue: Array<() => void> = [];
-  return async (f) => {
-    if (running >= n) await new Promise<void>((resolve) => queue.push(resolve));
-    running++;
-    try {
-      return await f();
-    } finally {
-      running--;
-      queue.shift()?.();
-    }
-  };
 }
 
 const keyOf = (r: { bmcDriver: string; bmcAddress: string; bmcUsername: string; bmcSecret: string }) =>

@@ -8,6 +8,7 @@
  * A failed read (BMC unreachable, bad answer) is tried again after a backoff that doubles to a ceiling.
  */
 import type { BmcTarget } from '../adapters/standalone/bmc.ts';
+import type { BmcGuard } from '../adapters/standalone/bmc-guard.ts';
 import type { RedfishClient } from '../adapters/standalone/redfish.ts';
 import { readSerialConsole, type SerialConsoleWay } from '../adapters/standalone/redfish-inventory.ts';
 import { SolSession, type SolOptions } from './sol.ts';
@@ -15,10 +16,10 @@ import { SshSession, type SshOptions } from './ssh.ts';
 
 export interface RedfishConsoleOptions {
   redfish: RedfishClient;
+  /** SerialConsole reads go through it: one call at a time per BMC, a bound on all, circuits. */
+  guard: BmcGuard;
   sol?: SolOptions;
   ssh?: SshOptions;
-  /** Runs each SerialConsole read; the capture bounds how many are in flight at once. */
-  limit: <T>(f: () => Promise<T>) => Promise<T>;
 }
 
 export class RedfishConsole {
@@ -56,21 +57,19 @@ export class RedfishConsole {
   private read(): void {
     if (this.stopped) return;
     this.reading = true;
-    this.o
-      .limit(() => readSerialConsole(this.o.redfish, this.target))
-      .then(
-        (w) => {
-          this.reading = false;
-          this.readError = '';
-          if (!this.stopped) this.use(w);
-        },
-        (e: unknown) => {
-          this.reading = false;
-          this.readError = e instanceof Error ? e.message : String(e);
-          const wait = Math.min((this.o.ssh?.backoffMs ?? 1000) * 2 ** this.readErrors++, this.o.ssh?.maxBackoffMs ?? 60_000);
-          if (!this.stopped) this.timer = setTimeout(() => this.read(), wait);
-        },
-      );
+    readSerialConsole(this.o.redfish, this.o.guard, this.target).then(
+      (w) => {
+        this.reading = false;
+        this.readError = '';
+        if (!this.stopped) this.use(w);
+      },
+      (e: unknown) => {
+        this.reading = false;
+        this.readError = e instanceof Error ? e.message : String(e);
+        const wait = Math.min((this.o.ssh?.backoffMs ?? 1000) * 2 ** this.readErrors++, this.o.ssh?.maxBackoffMs ?? 60_000);
+        if (!this.stopped) this.timer = setTimeout(() => this.read(), wait);
+      },
+    );
   }
 
   private use(w: SerialConsoleWay): void {

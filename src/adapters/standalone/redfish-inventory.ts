@@ -156,10 +156,10 @@ export type SerialConsoleWay =
   | { way: 'sol'; address: string }
   | { way: 'none' };
 
-/** Reads the ComputerSystem at `t.address` once (no guard: the console capture reads each system rarely). */
-export async function readSerialConsole(client: RedfishClient, t: BmcTarget): Promise<SerialConsoleWay> {
+/** Reads the ComputerSystem at `t.address` once, through the guard (its turn per BMC, limits, circuit). */
+export async function readSerialConsole(client: RedfishClient, guard: BmcGuard, t: BmcTarget): Promise<SerialConsoleWay> {
   const call = 'GET SerialConsole';
-  const r = serialConsole.safeParse(await client.getJson(t, call, t.address));
+  const r = serialConsole.safeParse(await guard.run(t, () => client.getJson(t, call, t.address)));
   if (!r.success) {
     const i = r.error.issues[0];
     throw bmcError('redfish', call, t, 'unexpected_answer', `${i?.path.join('.') || '(body)'}: ${i?.message}`);
