@@ -4,7 +4,8 @@
  * - a node's console text arrives in console_chunks and through the read path (readConsole), and the
  *   BMC's host key is pinned on the node;
  * - a BMC whose host key changes is refused with host_key_changed and a warn line naming the node and
- *   both fingerprints, and nothing is read from it; re-registering it with another address clears the pin;
+ *   both fingerprints, and nothing is read from it; re-registering it with another address clears the pin
+ *   (and a failed simulated boot then prints its kernel panic);
  * - a wrong password gives auth_refused and tries again with a growing wait, the password in no log line;
  * - a BMC that goes away and comes back is connected again;
  * - a SerialConsole with IPMI and no SSH chooses SOL; with neither, `not offered`, said once at info.
@@ -138,6 +139,11 @@ describe('an SSH console', () => {
     expect(repinned).not.toBe(pinned);
     farm.consoles!.write(B, 'after the new pin\r\n');
     await waitFor(async () => (await readConsole(db.db, B))?.text.includes('after the new pin'), 'B text stored', 10_000);
+
+    // A boot that fails in the simulator prints a kernel panic, the line explain shows.
+    world.faults.setNodes('bootsButNeverReports', [B]);
+    world.transition('On', [B]);
+    await waitFor(async () => (await consoleTail(db.db, B, 1))[0]?.includes('Kernel panic - not syncing'), 'B panic stored', 15_000);
   });
 
   it('names a refused password and tries again with a growing wait, the password in no log line', async () => {
