@@ -243,7 +243,14 @@ export async function runWorker(config: Config, healthPort?: number): Promise<St
   await heartbeat.start();
   const consoles =
     config.BOOTORCH_ADAPTERS === 'standalone'
-      ? new ConsoleCapture(conn.db, { secretKey: secretKeyFrom(config), log, sol: { binary: config.BOOTORCH_IPMITOOL } })
+      ? new ConsoleCapture(conn.db, {
+          secretKey: secretKeyFrom(config),
+          log,
+          sol: { binary: config.BOOTORCH_IPMITOOL },
+          // SerialConsole is read as the power calls read: the BMC CA, the timeout, and their guard (one call per BMC).
+          redfish: adapters.bmcs?.redfish,
+          guard: adapters.bmcs?.guard,
+        })
       : undefined;
   consoles?.start();
   const health = healthPort ? await healthServer(healthPort, config.HOST, engine.healthy) : undefined;

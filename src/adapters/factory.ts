@@ -14,7 +14,7 @@ import type { Adapters } from './ports.ts';
 import { SimPower } from './power/sim.ts';
 import { createHttpAdapters, type HttpAdaptersConfig } from './http-factory.ts';
 import { instrumentAdapters } from '../observability/ports.ts';
-import { createStandaloneAdapters } from './standalone/factory.ts';
+import { createStandaloneAdapters, type BmcAccess } from './standalone/factory.ts';
 import { secretKeyFrom } from './standalone/secrets.ts';
 import type { Db } from '../db/client.ts';
 import type { Logger } from 'pino';
@@ -61,7 +61,7 @@ export function createAdapters(
   config: Config,
   world?: SimWorld,
   deps: { db?: Db; runHooks?: boolean; logger?: Logger } = {},
-): Adapters & { world?: SimWorld } {
+): Adapters & { world?: SimWorld; bmcs?: BmcAccess } {
   // Every outside call measured at its port (observability/ports.ts), whichever backend is picked here.
   if (config.BOOTORCH_ADAPTERS === 'http') return instrumentAdapters(createHttpAdapters(httpConfigFrom(config)), deps.logger);
   if (config.BOOTORCH_ADAPTERS === 'standalone') {

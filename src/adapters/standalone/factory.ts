@@ -51,13 +51,20 @@ export interface StandaloneAdaptersConfig {
   bootWindowSeconds?: number;
 }
 
-export type StandaloneAdapters = Adapters & { power: StandalonePower; config: StandaloneConfig };
+/** The BMC access the power calls use: the worker's console capture reads SerialConsole through the same client and guard. */
+export interface BmcAccess {
+  redfish: RedfishClient;
+  guard: BmcGuard;
+}
+
+export type StandaloneAdapters = Adapters & { power: StandalonePower; config: StandaloneConfig; bmcs: BmcAccess };
 
 export function createStandaloneAdapters(c: StandaloneAdaptersConfig): StandaloneAdapters {
   const settings = new SettingsRef();
   const timeoutMs = c.bmcTimeoutMs ?? 15_000;
   const ipmi = new IpmiTool({ binary: c.ipmitool, timeoutMs, mode: c.ipmiMode, shellIdleMs: c.ipmiShellIdleMs, maxShells: c.ipmiShells });
   const redfish = new RedfishClient({ timeoutMs, caFile: c.bmcCaFile });
+  const guard = new BmcGuard(c.bmcGuard);
   return {
     inventory: new StandaloneInventory(c.db),
     power: new StandalonePower(c.db, {
@@ -66,7 +73,7 @@ export function createStandaloneAdapters(c: StandaloneAdaptersConfig): Standalon
         redfish,
       },
       secretKey: c.secretKey,
-      guard: new BmcGuard(c.bmcGuard),
+      guard,
       passWaitMs: c.bmcPassWaitMs,
       onTaskFailed: c.onTaskFailed,
     }),
@@ -74,6 +81,7 @@ export function createStandaloneAdapters(c: StandaloneAdaptersConfig): Standalon
     config: new StandaloneConfig(c.db, { hooksDir: c.hooksDir, onHookDone: c.onHookDone, onError: c.onError, runHooks: c.runHooks }),
     images: new StandaloneImages(createImageClient({ origins: c.imageOrigins, timeoutMs: () => settings.timeoutMs('ims') }), c.filesDir),
     configure: (s) => settings.set(s),
+    bmcs: { redfish, guard },
     // The IPMI shells and the Redfish connections kept to each BMC (up to a minute idle).
     close: async () => {
       await Promise.all([ipmi.close(), redfish.close()]);
