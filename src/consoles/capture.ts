@@ -18,7 +18,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { open } from '../adapters/standalone/secrets.ts';
 import { poolOf, sessionClient, sessionConfigOf, type Db } from '../db/client.ts';
-import { appendConsole, pruneConsoles } from '../db/consoles.ts';
+import { appendConsole, appendConsoles, pruneConsoles } from '../db/consoles.ts';
 import { listNodes, pinBmcHostKey, type NodeInventoryRow } from '../db/node-inventory.ts';
 import { getOptions } from '../db/options.ts';
 import { RedfishClient, type RedfishOptions } from '../adapters/standalone/redfish.ts';
@@ -48,8 +48,6 @@ export interface CaptureOptions {
    * The worker's power calls' guard, when given, keeps a read from overlapping a power call at a BMC.
    */
   guard?: BmcGuard;
-  /** Nodes whose text is written at once in a round (default 4). */
-  writesInFlight?: number;
 }
 
 interface Captured {
@@ -212,18 +210,14 @@ export class ConsoleCapture {
     this.tellNone();
     const pending = [...this.nodes].filter(([, c]) => c.buffer);
     if (!pending.length) return;
-    const bytes = o.console_bytes_per_boot;
-    // A few nodes at once through the pool: one node at a time does not keep up with thousands booting.
-    let next = 0;
-    const writer = async () => {
-      while (next < pending.length) {
-        const [id, c] = pending[next++]!;
-        const text = c.buffer;
-        c.buffer = '';
-        await this.write(id, text, bytes);
-      }
-    };
-    await Promise.all(Array.from({ length: this.o.writesInFlight ?? 4 }, writer));
+    // Every node's text in a few statements (db/consoles.ts appendConsoles): one statement per node
+    // does not keep up with thousands booting.
+    const entries = pending.map(([node, c]) => {
+      const text = c.buffer;
+      c.buffer = '';
+      return { node, text };
+    });
+    await appendConsoles(this.db, entries, o.console_bytes_per_boot);
   }
 
   private async write(id: string, text: string, bytes?: number): Promise<void> {

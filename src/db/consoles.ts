@@ -10,6 +10,8 @@
 import { sql } from 'drizzle-orm';
 import { bigserial, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import type { Db } from './client.ts';
+import { arrayParam } from './sql.ts';
+import { chunks } from '../domain/lists.ts';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -38,30 +40,68 @@ export interface ConsoleBounds {
   retentionDays: number;
 }
 
+/** Nodes per statement of appendConsoles: their texts travel as three array parameters. */
+export const CONSOLE_NODES_PER_STATEMENT = 1000;
+
 /**
  * Append what a node's console printed and trim its attempt to `bytesPerBoot`, oldest chunks first.
  * A chunk larger than the bound keeps its last `bytesPerBoot` bytes. A node unknown to the inventory
  * writes nothing (false).
  */
 export async function appendConsole(db: Db, node: string, text: string, bytesPerBoot: number): Promise<boolean> {
-  let t = text;
-  if (Buffer.byteLength(t) > bytesPerBoot) t = Buffer.from(t).subarray(-bytesPerBoot).toString('utf8');
-  const bytes = Buffer.byteLength(t);
-  const r = await db.execute<{ attempt: Date }>(sql`
-    with w as (
-      insert into console_chunks (node, attempt, text, bytes)
-      select id, date_trunc('milliseconds', coalesce(boot_set_at, 'epoch'::timestamptz)), ${t}, ${bytes} from node_inventory where id = ${node}
-      returning attempt
-    ) select attempt from w`);
-  const attempt = r.rows[0]?.attempt;
-  if (!attempt) return false;
-  await db.execute(sql`
-    delete from console_chunks where seq in (
-      select seq from (
-        select seq, sum(bytes) over (order by seq desc) as kept from console_chunks
-        where node = ${node} and attempt = ${attempt}
-      ) x where kept > ${bytesPerBoot})`);
-  return true;
+  return (await appendConsoles(db, [{ node, text }], bytesPerBoot)).has(node);
+}
+
+/**
+ * appendConsole for many nodes: two statements per CONSOLE_NODES_PER_STATEMENT nodes (insert, then
+ * trim every attempt written to), so thousands of booting nodes cost a few statements a round rather
+ * than two each. A node given twice keeps its texts in the order given. Returns the nodes written
+ * (those the inventory knows).
+ */
+export async function appendConsoles(
+  db: Db,
+  entries: ReadonlyArray<{ node: string; text: string }>,
+  bytesPerBoot: number,
+): Promise<Set<string>> {
+  const written = new Set<string>();
+  for (const part of chunks(
+    entries.filter((e) => e.text),
+    CONSOLE_NODES_PER_STATEMENT,
+  )) {
+    const texts = part.map((e) =>
+      Buffer.byteLength(e.text) > bytesPerBoot ? Buffer.from(e.text).subarray(-bytesPerBoot).toString('utf8') : e.text,
+    );
+    const r = await db.execute<{ node: string; attempt: Date | string }>(sql`
+      with w as (
+        insert into console_chunks (node, attempt, text, bytes)
+        select n.id, date_trunc('milliseconds', coalesce(n.boot_set_at, 'epoch'::timestamptz)), v.text, v.bytes
+        from unnest(${arrayParam(
+          part.map((e) => e.node),
+          'text',
+        )}, ${arrayParam(texts, 'text')}, ${arrayParam(
+          texts.map((t) => Buffer.byteLength(t)),
+          'int',
+        )}) with ordinality as v(node, text, bytes, ord)
+        join node_inventory n on n.id = v.node
+        order by v.ord
+        returning node, attempt
+      ) select distinct node, attempt from w`);
+    if (!r.rows.length) continue;
+    for (const row of r.rows) written.add(row.node);
+    const attempts = r.rows.map((x) => (typeof x.attempt === 'string' ? x.attempt : new Date(x.attempt).toISOString()));
+    await db.execute(sql`
+      delete from console_chunks where seq in (
+        select seq from (
+          select c.seq, sum(c.bytes) over (partition by c.node, c.attempt order by c.seq desc) as kept
+          from console_chunks c
+          join unnest(${arrayParam(
+            r.rows.map((x) => x.node),
+            'text',
+          )}, ${arrayParam(attempts, 'timestamptz')}) as t(node, attempt)
+            on c.node = t.node and c.attempt = t.attempt
+        ) x where kept > ${bytesPerBoot})`);
+  }
+  return written;
 }
 
 /** Drop attempts beyond the newest `bootsKept` per node and chunks older than `retentionDays`. Returns the rows dropped. */
