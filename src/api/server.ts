@@ -260,7 +260,7 @@ function createHttpServer(opts: ApiServerOptions, api: ApiParts, app: express.Ex
       ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key, ServerResponse: BoundedResponse }, listener)
       : http.createServer({ ServerResponse: BoundedResponse }, listener)
   ) as http.Server;
-  httpServer.on('checkContinue', (req, res) => void (gate(req, res) || (res.writeContinue(), serve(req, res))));
+  httpServer.on('checkContinue', (req, res) => void (gate(req, res) || door(req, res) || (res.writeContinue(), serve(req, res))));
   return httpServer;
 }
 

@@ -23,6 +23,7 @@ import { listNodes, pinBmcHostKey, type NodeInventoryRow } from '../db/node-inve
 import { getOptions } from '../db/options.ts';
 import { RedfishClient, type RedfishOptions } from '../adapters/standalone/redfish.ts';
 import { BmcGuard } from '../adapters/standalone/bmc-guard.ts';
+import { Turns } from '../domain/lists.ts';
 import { RedfishConsole } from './redfish-console.ts';
 import { SolSession, type SolOptions } from './sol.ts';
 import type { SshOptions } from './ssh.ts';
@@ -68,6 +69,10 @@ export class ConsoleCapture {
   /** Nodes already said at info to have no console offered. */
   private readonly toldNone = new Set<string>();
   private readonly guard: BmcGuard;
+  /** SerialConsole reads at once before the guard (redfish-console.ts). */
+  private readonly reads = new Turns(8);
+  /** console_bytes_per_boot as last read: no node's buffer holds more than that many characters. */
+  private bytesPerBoot = 262_144;
 
   constructor(
     private readonly db: Db,
@@ -168,7 +173,9 @@ export class ConsoleCapture {
         key: keyOf(r),
         buffer: '',
         session: this.session(r, password, (text) => {
+          // A BMC printing faster than the store writes (or a store that stalls) keeps only the newest text.
           c.buffer += text;
+          if (c.buffer.length > this.bytesPerBoot) c.buffer = c.buffer.slice(-this.bytesPerBoot);
         }),
       };
       this.nodes.set(r.id, c);
@@ -179,14 +186,22 @@ export class ConsoleCapture {
     const target = { id: r.id, address: r.bmcAddress, username: r.bmcUsername, password };
     if (r.bmcDriver === 'ipmi') return new SolSession(target, onText, this.o.sol);
     this.redfish ??= this.o.redfish ?? new RedfishClient(this.o.redfishOptions);
+    // The stored pin is what counts: '' when it could not be stored (the key is then not trusted).
     const pin = (fp: string) =>
       pinBmcHostKey(this.db, r.id, r.bmcAddress, fp).then(
-        () => this.o.log.info({ xname: r.id, fingerprint: fp }, 'console capture: BMC SSH host key pinned'),
-        (e: unknown) => this.o.log.warn({ xname: r.id, err: e }, 'console capture: BMC SSH host key not stored'),
+        (stored) => {
+          if (stored === fp) this.o.log.info({ xname: r.id, fingerprint: fp }, 'console capture: BMC SSH host key pinned');
+          return stored;
+        },
+        (e: unknown) => {
+          this.o.log.warn({ xname: r.id, err: e }, 'console capture: BMC SSH host key not stored');
+          return '';
+        },
       );
-    return new RedfishConsole({ ...target, hostKey: r.bmcHostKey }, onText, (fp) => void pin(fp), {
+    return new RedfishConsole({ ...target, hostKey: r.bmcHostKey }, onText, pin, {
       redfish: this.redfish,
       guard: this.guard,
+      reads: this.reads,
       sol: this.o.sol,
       ssh: { ...this.o.ssh, log: this.o.log },
     });
@@ -212,12 +227,19 @@ export class ConsoleCapture {
     if (!pending.length) return;
     // Every node's text in a few statements (db/consoles.ts appendConsoles): one statement per node
     // does not keep up with thousands booting.
+    this.bytesPerBoot = o.console_bytes_per_boot;
     const entries = pending.map(([node, c]) => {
       const text = c.buffer;
       c.buffer = '';
-      return { node, text };
+      return { node, text, c };
     });
-    await appendConsoles(this.db, entries, o.console_bytes_per_boot);
+    try {
+      await appendConsoles(this.db, entries, o.console_bytes_per_boot);
+    } catch (e) {
+      // Nothing of a failed round is lost: its text goes back before what came since, for the next round.
+      for (const { text, c } of entries) c.buffer = (text + c.buffer).slice(-this.bytesPerBoot);
+      throw e;
+    }
   }
 
   private async write(id: string, text: string, bytes?: number): Promise<void> {

@@ -7,17 +7,24 @@
  * - neither: no console, state `not offered` (the capture says so once at info).
  * A failed read (BMC unreachable, bad answer) is tried again after a backoff that doubles to a ceiling.
  */
-import type { BmcTarget } from '../adapters/standalone/bmc.ts';
+import { BmcError, type BmcTarget } from '../adapters/standalone/bmc.ts';
 import type { BmcGuard } from '../adapters/standalone/bmc-guard.ts';
 import type { RedfishClient } from '../adapters/standalone/redfish.ts';
+import type { Turns } from '../domain/lists.ts';
 import { readSerialConsole, type SerialConsoleWay } from '../adapters/standalone/redfish-inventory.ts';
 import { SolSession, type SolOptions } from './sol.ts';
 import { SshSession, type SshOptions } from './ssh.ts';
+import { Backoff } from './backoff.ts';
 
 export interface RedfishConsoleOptions {
   redfish: RedfishClient;
   /** SerialConsole reads go through it: one call at a time per BMC, a bound on all, circuits. */
   guard: BmcGuard;
+  /**
+   * SerialConsole reads in flight at once before the guard (the capture's, shared by its consoles): the
+   * guard may be the power calls' own, and a capture starting over 10,000 nodes must not fill its turns.
+   */
+  reads: Turns;
   sol?: SolOptions;
   ssh?: SshOptions;
 }
@@ -27,6 +34,7 @@ export class RedfishConsole {
   way: SerialConsoleWay['way'] | '' = '';
   private inner?: SshSession | SolSession;
   private readErrors = 0;
+  private readonly readBackoff: Backoff;
   private readError = '';
   private timer?: NodeJS.Timeout;
   private stopped = false;
@@ -35,9 +43,11 @@ export class RedfishConsole {
   constructor(
     private readonly target: BmcTarget & { hostKey: string },
     private readonly onText: (text: string) => void,
-    private readonly onFirstHostKey: (fingerprint: string) => void,
+    /** Stores the first host key seen unless one is stored; answers the stored one (ssh.ts). */
+    private readonly pinFirstHostKey: (fingerprint: string) => Promise<string>,
     private readonly o: RedfishConsoleOptions,
   ) {
+    this.readBackoff = new Backoff(o.ssh?.backoffMs ?? 1000, o.ssh?.maxBackoffMs ?? 60_000);
     this.read();
   }
 
@@ -57,19 +67,25 @@ export class RedfishConsole {
   private read(): void {
     if (this.stopped) return;
     this.reading = true;
-    readSerialConsole(this.o.redfish, this.o.guard, this.target).then(
-      (w) => {
-        this.reading = false;
-        this.readError = '';
-        if (!this.stopped) this.use(w);
-      },
-      (e: unknown) => {
-        this.reading = false;
-        this.readError = e instanceof Error ? e.message : String(e);
-        const wait = Math.min((this.o.ssh?.backoffMs ?? 1000) * 2 ** this.readErrors++, this.o.ssh?.maxBackoffMs ?? 60_000);
-        if (!this.stopped) this.timer = setTimeout(() => this.read(), wait);
-      },
-    );
+    this.o.reads
+      .run(() => readSerialConsole(this.o.redfish, this.o.guard, this.target))
+      .then(
+        (w) => {
+          this.reading = false;
+          this.readError = '';
+          this.readBackoff.reset();
+          if (!this.stopped) this.use(w);
+        },
+        (e: unknown) => {
+          this.reading = false;
+          this.readError = e instanceof Error ? e.message : String(e);
+          this.readErrors++;
+          // A refused login waits as an SSH one does (ssh.ts authRetryMs): BMCs lock accounts after a few.
+          const refused = e instanceof BmcError && e.kind === 'refused_login';
+          const wait = this.readBackoff.next(refused ? (this.o.ssh?.authRetryMs ?? 900_000) : 0);
+          if (!this.stopped) this.timer = setTimeout(() => this.read(), wait);
+        },
+      );
   }
 
   private use(w: SerialConsoleWay): void {
@@ -78,9 +94,10 @@ export class RedfishConsole {
       this.inner = new SshSession(
         { ...this.target, host: w.host, port: w.port, entryCommand: w.entryCommand },
         this.onText,
-        (fp) => {
-          this.target.hostKey = fp;
-          this.onFirstHostKey(fp);
+        async (fp) => {
+          const pinned = await this.pinFirstHostKey(fp);
+          if (pinned) this.target.hostKey = pinned;
+          return pinned;
         },
         this.o.ssh,
       );

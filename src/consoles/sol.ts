@@ -4,13 +4,14 @@
  * ipmi.ts), its output handed to `onText` as it arrives. When the process ends (the BMC dropped the
  * session, the network went away) or does not say "SOL Session operational" within the activation
  * deadline, the session is deactivated (a BMC keeps one SOL payload per node: a session left behind
- * refuses the next with "SOL payload already active") and activated again after a backoff that doubles
- * up to a ceiling and starts over once a session has held. A session silent too long is activated
+ * refuses the next with "SOL payload already active") and activated again after a jittered backoff that
+ * doubles up to a ceiling and starts over once a session has held that long (backoff.ts). A session silent too long is activated
  * again (reactivateIfIdle). `stop()` ends it for good.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { IpmiTool } from '../adapters/standalone/ipmi.ts';
 import type { BmcTarget } from '../adapters/standalone/bmc.ts';
+import { Backoff } from './backoff.ts';
 
 export interface SolOptions {
   /** The ipmitool binary (default `ipmitool`). */
@@ -38,7 +39,9 @@ export class SolSession {
   private child?: ChildProcess;
   private timer?: NodeJS.Timeout;
   private stopped = false;
-  private backoff: number;
+  private readonly backoff: Backoff;
+  /** When the current session became operational (undefined: it has not). */
+  private openedAt?: number;
   /** When the session last printed something (or became operational), ms since the epoch. */
   private lastTextAt = 0;
 
@@ -47,7 +50,7 @@ export class SolSession {
     private readonly onText: (text: string) => void,
     private readonly o: SolOptions = {},
   ) {
-    this.backoff = o.backoffMs ?? 1000;
+    this.backoff = new Backoff(o.backoffMs ?? 1000, o.maxBackoffMs ?? 60_000);
     this.start();
   }
 
@@ -91,7 +94,7 @@ export class SolSession {
         operational = true;
         this.state = 'operational';
         this.lastTextAt = Date.now();
-        this.backoff = this.o.backoffMs ?? 1000;
+        this.openedAt = Date.now();
         s = pending.slice(pending.search(OPERATIONAL));
         s = s.slice(s.indexOf(']') + 1).replace(/^\r?\n/, '');
         pending = '';
@@ -125,8 +128,9 @@ export class SolSession {
   private retry(): void {
     this.state = 'waiting';
     this.reconnects++;
-    const wait = this.backoff;
-    this.backoff = Math.min(this.backoff * 2, this.o.maxBackoffMs ?? 60_000);
+    this.backoff.ended(this.openedAt);
+    this.openedAt = undefined;
+    const wait = this.backoff.next();
     const deactivate = this.spawn(['sol', 'deactivate']);
     deactivate.stdin!.end();
     const kill = setTimeout(() => deactivate.kill('SIGKILL'), 15_000);

@@ -4,19 +4,31 @@
  * pty, and the BMC's `ConsoleEntryCommand` sent when it names one (iDRAC `console com2`, Supermicro
  * `start /system1/sol1`). Everything the shell prints is console text, handed to `onText`.
  *
- * The BMC's host key is pinned: the first one seen is handed to `onFirstHostKey` (the capture stores
- * its fingerprint on the node); a different key afterwards is refused before any text is read, with
+ * The BMC's host key is pinned: with no pin yet, the key seen is handed to `pinFirstHostKey` (the capture
+ * stores its fingerprint on the node unless one is stored already, and answers the stored one) and the
+ * handshake goes on only if the stored pin is that key, so two sessions racing to pin cannot both
+ * trust what they saw; a different key afterwards is refused before the password is sent, with
  * `host_key_changed` in lastError and one warn line naming the node and both fingerprints.
  *
  * As SolSession: a connection that ends, or is not operational within the activation deadline, is
- * tried again after a backoff that doubles up to a ceiling and starts over once a session has held; a
- * session silent too long is connected again (reactivateIfIdle); `stop()` ends it for good.
+ * tried again after a jittered backoff that doubles up to a ceiling and starts over once a session has
+ * held that long (backoff.ts); a refused login waits `authRetryMs` (many BMCs lock an account after a
+ * few failed logins, and the power calls use the same one); at most HANDSHAKES_AT_ONCE handshakes run
+ * at once in the process, so 10,000 BMCs coming back together queue rather than time out. A session
+ * silent too long is connected again (reactivateIfIdle); `stop()` ends it for good.
  */
 import { createHash } from 'node:crypto';
+import { StringDecoder } from 'node:string_decoder';
 import type { Logger } from 'pino';
 import { createRequire } from 'node:module';
 import type * as Ssh2 from 'ssh2';
 import type { BmcTarget } from '../adapters/standalone/bmc.ts';
+import { Turns } from '../domain/lists.ts';
+import { Backoff } from './backoff.ts';
+
+/** SSH handshakes (key exchange, host key, login) in flight at once in this process. */
+export const HANDSHAKES_AT_ONCE = 32;
+const handshakes = new Turns(HANDSHAKES_AT_ONCE);
 
 /**
  * ssh2 is loaded from node_modules, not bundled into dist/ (scripts/build.mjs): it looks for optional
@@ -33,6 +45,8 @@ export interface SshOptions {
   backoffMs?: number;
   /** Longest wait before trying again, ms (default 60000). */
   maxBackoffMs?: number;
+  /** The wait after the BMC refused the login, ms (default 900000, 15 min): not a lockout's pace. */
+  authRetryMs?: number;
   /** SSH keepalive period, ms (default 60000): a BMC gone without a word is noticed within three. */
   keepaliveMs?: number;
   log?: Logger;
@@ -67,7 +81,9 @@ export class SshSession {
   private client?: Ssh2.Client;
   private timer?: NodeJS.Timeout;
   private stopped = false;
-  private backoff: number;
+  private readonly backoff: Backoff;
+  /** When the current session's shell opened (undefined: it has not). */
+  private openedAt?: number;
   private lastTextAt = 0;
   /** The refused fingerprint already logged (one warn line per different key, not per try). */
   private warned = '';
@@ -77,10 +93,11 @@ export class SshSession {
   constructor(
     private readonly target: SshTarget,
     private readonly onText: (text: string) => void,
-    private readonly onFirstHostKey: (fingerprint: string) => void,
+    /** Stores `fingerprint` as the node's pin unless one is stored, and answers the stored pin ('' when none could be stored). */
+    private readonly pinFirstHostKey: (fingerprint: string) => Promise<string>,
     private readonly o: SshOptions = {},
   ) {
-    this.backoff = o.backoffMs ?? 1000;
+    this.backoff = new Backoff(o.backoffMs ?? 1000, o.maxBackoffMs ?? 60_000);
     this.start();
   }
 
@@ -89,13 +106,18 @@ export class SshSession {
     this.lastError = `${problem}: ${this.target.id} (BMC SSH ${this.target.host}:${this.target.port}): ${detail}`;
   }
 
-  private verify(key: Buffer): boolean {
+  private async verify(key: Buffer): Promise<boolean> {
     const seen = fingerprintOf(key);
-    const pinned = this.target.hostKey;
+    let pinned = this.target.hostKey;
     if (!pinned) {
-      this.target.hostKey = seen;
-      this.onFirstHostKey(seen);
-      return true;
+      // Trusted only once it is the node's stored pin: another session (or process) may have pinned first.
+      pinned = await this.pinFirstHostKey(seen).catch(() => '');
+      if (!pinned) {
+        this.keyRefused = true;
+        this.fail('host_key_changed', `host key ${seen} could not be pinned; nothing captured`);
+        return false;
+      }
+      this.target.hostKey = pinned;
     }
     if (seen === pinned) return true;
     this.keyRefused = true;
@@ -117,11 +139,8 @@ export class SshSession {
     this.client = client;
     let operational = false;
     const limit = this.o.activateTimeoutMs ?? 20_000;
-    const deadline = setTimeout(() => {
-      if (operational) return;
-      this.fail('timeout', `no console shell within ${limit / 1000} s`);
-      client.destroy();
-    }, limit);
+    // Armed when the handshake's turn comes: a session waiting for its turn is not timing out.
+    let deadline: NodeJS.Timeout | undefined;
     client.on('ready', () => {
       // A dumb pty: BMC command shells want a terminal, and a dumb one asks for no escape sequences.
       client.shell({ term: 'dumb', cols: 200, rows: 50 }, (err: Error | undefined, stream: Ssh2.ClientChannel) => {
@@ -134,11 +153,14 @@ export class SshSession {
         clearTimeout(deadline);
         this.state = 'operational';
         this.lastTextAt = Date.now();
-        this.backoff = this.o.backoffMs ?? 1000;
+        this.openedAt = Date.now();
         this.problem = undefined;
+        // A character split across two packets is decoded whole.
+        const text = new StringDecoder('utf8');
         stream.on('data', (d: Buffer) => {
           this.lastTextAt = Date.now();
-          this.onText(d.toString('utf8'));
+          const s = text.write(d);
+          if (s) this.onText(s);
         });
         stream.stderr.on('data', () => {});
         stream.on('close', () => client.end());
@@ -153,6 +175,7 @@ export class SshSession {
     });
     client.on('close', () => {
       clearTimeout(deadline);
+      handshake.end();
       if (this.client === client) this.client = undefined;
       if (this.stopped) return;
       if (operational && !this.problem) this.fail('closed', 'the BMC ended the console session');
@@ -162,24 +185,37 @@ export class SshSession {
     });
     this.keyRefused = false;
     this.problem = undefined;
-    client.connect({
-      host: this.target.host,
-      port: this.target.port,
-      username: this.target.username,
-      password: this.target.password,
-      tryKeyboard: false,
-      readyTimeout: limit,
-      keepaliveInterval: this.o.keepaliveMs ?? 60_000,
-      keepaliveCountMax: 3,
-      hostVerifier: (key: Buffer) => this.verify(key),
+    const handshake = turnOnce();
+    client.once('ready', () => handshake.end());
+    void handshake.taken.then(() => {
+      if (this.client !== client || this.stopped) return void handshake.end();
+      deadline = setTimeout(() => {
+        if (operational) return;
+        this.fail('timeout', `no console shell within ${limit / 1000} s`);
+        client.destroy();
+      }, limit);
+      client.connect({
+        host: this.target.host,
+        port: this.target.port,
+        username: this.target.username,
+        password: this.target.password,
+        tryKeyboard: false,
+        readyTimeout: limit,
+        keepaliveInterval: this.o.keepaliveMs ?? 60_000,
+        keepaliveCountMax: 3,
+        hostVerifier: (key: Buffer, verified: (ok: boolean) => void) => {
+          void this.verify(key).then(verified, () => verified(false));
+        },
+      });
     });
   }
 
   private retry(): void {
     this.state = 'waiting';
     this.reconnects++;
-    const wait = this.backoff;
-    this.backoff = Math.min(this.backoff * 2, this.o.maxBackoffMs ?? 60_000);
+    this.backoff.ended(this.openedAt);
+    this.openedAt = undefined;
+    const wait = this.backoff.next(this.problem === 'auth_refused' ? (this.o.authRetryMs ?? 900_000) : 0);
     this.timer = setTimeout(() => this.start(), wait);
   }
 
@@ -207,4 +243,22 @@ export class SshSession {
       c.end();
     });
   }
+}
+
+/** A handshake's turn: `taken` when it may start, `end()` (once, whichever comes first) gives it back. */
+function turnOnce(): { taken: Promise<void>; end(): void } {
+  let ended = false;
+  let held = false;
+  const taken = handshakes.take().then(() => {
+    held = true;
+    if (ended) handshakes.give();
+  });
+  return {
+    taken,
+    end() {
+      if (ended) return;
+      ended = true;
+      if (held) handshakes.give();
+    },
+  };
 }

@@ -11,7 +11,6 @@ import { sql } from 'drizzle-orm';
 import { bigserial, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import type { Db } from './client.ts';
 import { arrayParam } from './sql.ts';
-import { chunks } from '../domain/lists.ts';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -42,6 +41,33 @@ export interface ConsoleBounds {
 
 /** Nodes per statement of appendConsoles: their texts travel as three array parameters. */
 export const CONSOLE_NODES_PER_STATEMENT = 1000;
+/** Text per statement of appendConsoles, bytes (a statement also ends here before its node count). */
+export const CONSOLE_BYTES_PER_STATEMENT = 32 * 2 ** 20;
+
+/** The text as it is stored: at most its last `bytesPerBoot` bytes, without NUL (PostgreSQL's text refuses 0x00). */
+function storable(text: string, bytesPerBoot: number): string {
+  const t = text.includes('\0') ? text.replaceAll('\0', '') : text;
+  return Buffer.byteLength(t) > bytesPerBoot ? Buffer.from(t).subarray(-bytesPerBoot).toString('utf8') : t;
+}
+
+/** Entries in order, in statements of at most CONSOLE_NODES_PER_STATEMENT nodes and CONSOLE_BYTES_PER_STATEMENT bytes. */
+function statements(entries: ReadonlyArray<{ node: string; text: string }>): Array<Array<{ node: string; text: string; bytes: number }>> {
+  const out: Array<Array<{ node: string; text: string; bytes: number }>> = [];
+  let part: Array<{ node: string; text: string; bytes: number }> = [];
+  let bytes = 0;
+  for (const e of entries) {
+    const b = Buffer.byteLength(e.text);
+    if (part.length && (part.length >= CONSOLE_NODES_PER_STATEMENT || bytes + b > CONSOLE_BYTES_PER_STATEMENT)) {
+      out.push(part);
+      part = [];
+      bytes = 0;
+    }
+    part.push({ ...e, bytes: b });
+    bytes += b;
+  }
+  if (part.length) out.push(part);
+  return out;
+}
 
 /**
  * Append what a node's console printed and trim its attempt to `bytesPerBoot`, oldest chunks first.
@@ -64,13 +90,9 @@ export async function appendConsoles(
   bytesPerBoot: number,
 ): Promise<Set<string>> {
   const written = new Set<string>();
-  for (const part of chunks(
-    entries.filter((e) => e.text),
-    CONSOLE_NODES_PER_STATEMENT,
-  )) {
-    const texts = part.map((e) =>
-      Buffer.byteLength(e.text) > bytesPerBoot ? Buffer.from(e.text).subarray(-bytesPerBoot).toString('utf8') : e.text,
-    );
+  const kept = entries.map((e) => ({ node: e.node, text: storable(e.text, bytesPerBoot) })).filter((e) => e.text);
+  for (const part of statements(kept)) {
+    const texts = part.map((e) => e.text);
     const r = await db.execute<{ node: string; attempt: Date | string }>(sql`
       with w as (
         insert into console_chunks (node, attempt, text, bytes)
@@ -79,7 +101,7 @@ export async function appendConsoles(
           part.map((e) => e.node),
           'text',
         )}, ${arrayParam(texts, 'text')}, ${arrayParam(
-          texts.map((t) => Buffer.byteLength(t)),
+          part.map((e) => e.bytes),
           'int',
         )}) with ordinality as v(node, text, bytes, ord)
         join node_inventory n on n.id = v.node

@@ -79,6 +79,22 @@ describe('appendConsoles', () => {
     expect(n).toBe(1);
   });
 
+  it('stores a text with NUL bytes without them (PostgreSQL text refuses 0x00), and its neighbours in the same statement', async () => {
+    const written = await appendConsoles(
+      db.db,
+      [
+        { node: id(6), text: 'login:\0\0 root\r\n' },
+        { node: id(7), text: 'ok\r\n' },
+        { node: id(8), text: '\0\0' },
+      ],
+      1024,
+    );
+    expect([...written].sort()).toEqual([id(6), id(7)]);
+    // Each already holds its line from the first test, in the same (epoch) attempt.
+    expect((await consoleText(db.db, id(6)))?.text).toBe(`boot line of ${id(6)}\r\nlogin: root\r\n`);
+    expect((await consoleText(db.db, id(7)))?.text).toBe(`boot line of ${id(7)}\r\nok\r\n`);
+  });
+
   it('a text longer than the bound keeps its last bytes; appendConsole is the one-node case', async () => {
     expect(await appendConsole(db.db, id(5), `${'a'.repeat(50)}${'z'.repeat(20)}`, 20)).toBe(true);
     expect((await consoleText(db.db, id(5)))?.text).toBe('z'.repeat(20));

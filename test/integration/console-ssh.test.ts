@@ -6,7 +6,8 @@
  * - a BMC whose host key changes is refused with host_key_changed and a warn line naming the node and
  *   both fingerprints, and nothing is read from it; re-registering it with another address clears the pin
  *   (and a failed simulated boot then prints its kernel panic);
- * - a wrong password gives auth_refused and tries again with a growing wait, the password in no log line;
+ * - a first host key is trusted only once it is the stored pin (a session that lost the race is refused);
+ * - a wrong password gives auth_refused and waits authRetryMs before trying again, the password in no log line;
  * - a BMC that goes away and comes back is connected again;
  * - a SerialConsole with IPMI and no SSH chooses SOL; with neither, `not offered`, said once at info.
  */
@@ -22,6 +23,7 @@ import { setSimBmcLogin } from '../../src/sim/http/redfish-inventory.ts';
 import { setSimSerialConsole } from '../../src/sim/http/redfish.ts';
 import { NodeRegistry } from '../../src/adapters/standalone/registry.ts';
 import { ConsoleCapture } from '../../src/consoles/capture.ts';
+import { SshSession } from '../../src/consoles/ssh.ts';
 import { consoleTail, readConsole } from '../../src/consoles/read.ts';
 import { listNodes } from '../../src/db/node-inventory.ts';
 
@@ -79,7 +81,8 @@ beforeAll(async () => {
     secretKey: key,
     log: pino({ level: 'info' }, log.sink),
     roundMs: 100,
-    ssh: { backoffMs: 100, maxBackoffMs: 800, activateTimeoutMs: 5000 },
+    // A refused login waits 1.5 s here (15 min by default).
+    ssh: { backoffMs: 100, maxBackoffMs: 800, activateTimeoutMs: 5000, authRetryMs: 1500 },
     // SOL is chosen, not run: no ipmitool BMC listens there.
     sol: { binary: 'false', backoffMs: 60_000 },
     redfishOptions: { timeoutMs: 2000 },
@@ -146,6 +149,38 @@ describe('an SSH console', () => {
     await waitFor(async () => (await consoleTail(db.db, B, 1))[0]?.includes('Kernel panic - not syncing'), 'B panic stored', 15_000);
   });
 
+  it('trusts a first host key only once it is the stored pin: a session that lost the race to pin is refused', async () => {
+    // Another session (or worker) pinned another key between this one's inventory read and its handshake.
+    const text: string[] = [];
+    let offered = '';
+    const late = new SshSession(
+      {
+        id: A,
+        address: farm.url(A),
+        username: 'root',
+        password: PASSWORD,
+        host: '127.0.0.1',
+        port: farm.sshPort(A),
+        entryCommand: '',
+        hostKey: '',
+      },
+      (t) => text.push(t),
+      async (fp) => {
+        offered = fp;
+        return 'SHA256:pinned-by-someone-else';
+      },
+      { backoffMs: 60_000, activateTimeoutMs: 5000 },
+    );
+    try {
+      await waitFor(async () => late.lastError.startsWith('host_key_changed') || undefined, 'late session refused', 10_000);
+      expect(offered).toMatch(/^SHA256:/);
+      expect(late.state).not.toBe('operational');
+      expect(text).toEqual([]);
+    } finally {
+      await late.stop();
+    }
+  });
+
   it('names a refused password and tries again with a growing wait, the password in no log line', async () => {
     // The same login opens the BMC's Redfish and its SSH: a wrong one is refused at the SerialConsole read.
     const s = await until(() => {
@@ -153,9 +188,9 @@ describe('an SSH console', () => {
       return s && s.reconnects >= 3 && s.lastError.includes('refused_login') ? s : undefined;
     }, 'WRONG refused three times');
     expect(s.state).not.toBe('operational');
-    // The wait doubles up to 800 ms: over 2 s, at most a few tries (a round each would be 20).
-    await new Promise((r) => setTimeout(r, 2000));
-    expect(session(WRONG)!.reconnects - s.reconnects).toBeLessThanOrEqual(5);
+    // A refused login waits authRetryMs (1.5 s here) whatever the backoff's step: over 3 s, at most 2 more tries.
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(session(WRONG)!.reconnects - s.reconnects).toBeLessThanOrEqual(2);
 
     // A login changed at the BMC under an SSH console: refused on its next connection, by name.
     await until(() => session(A)?.state === 'operational', 'A operational');
@@ -166,8 +201,8 @@ describe('an SSH console', () => {
       const a = session(A);
       return a?.lastError.startsWith('auth_refused') ? a : undefined;
     }, 'A refused');
-    await new Promise((r) => setTimeout(r, 2000));
-    expect(session(A)!.reconnects - a.reconnects).toBeLessThanOrEqual(5);
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(session(A)!.reconnects - a.reconnects).toBeLessThanOrEqual(2);
     expect(session(A)!.state).not.toBe('operational');
     setSimBmcLogin(world, { username: 'root', password: PASSWORD });
     await until(() => session(A)?.state === 'operational', 'A operational with the login back');

@@ -549,7 +549,7 @@ describe.skipIf(!ENABLED)('standalone bootorch on real VMs (QEMU + iPXE + ipmi_s
     const diskFile = path.join(machines.root, 'vm4-disk.raw');
     const entry = disk.subarray(446 + 16, 446 + 32);
     const cd = { type: entry[4], start: entry.readUInt32LE(8), sectors: entry.readUInt32LE(12) };
-    expect(cd).toEqual({ type: 0x0c, start: (64 * 2 ** 20) / 512 - 2048, sectors: 512 });
+    expect(cd).toEqual({ type: 0x0c, start: (64 * 2 ** 20) / 512 - 2048, sectors: 128 });
     const offset = String(cd.start * 512);
     const probe = execFileSync('blkid', ['-p', '-O', offset, '-o', 'export', diskFile], { encoding: 'utf8' });
     expect(probe).toMatch(/^LABEL=cidata$/m);
