@@ -9,8 +9,9 @@
  *
  * A BMC holds one SOL session per node, so one process in the site captures: the one holding a session
  * advisory lock on its own connection (every worker tries; the others wait and take over when that
- * connection dies). Each round re-reads the inventory (nodes added, removed or re-registered with
- * another BMC start, stop or restart their session), writes what the sessions buffered, and activates
+ * connection dies). Each round asks the database for a fingerprint of the inventory's BMCs and reads
+ * them again only when it changed (nodes added, removed or re-registered with another BMC start, stop
+ * or restart their session), writes what the sessions buffered, and activates
  * again a session silent for console_idle_reconnect seconds (sol.ts: a session the BMC ended looks so).
  */
 import { createHash } from 'node:crypto';
@@ -19,7 +20,7 @@ import type { Logger } from 'pino';
 import { open } from '../adapters/standalone/secrets.ts';
 import { poolOf, sessionClient, sessionConfigOf, type Db } from '../db/client.ts';
 import { appendConsole, appendConsoles, pruneConsoles } from '../db/consoles.ts';
-import { listNodes, pinBmcHostKey, type NodeInventoryRow } from '../db/node-inventory.ts';
+import { bmcsFingerprint, listBmcs, pinBmcHostKey, type NodeBmc } from '../db/node-inventory.ts';
 import { getOptions } from '../db/options.ts';
 import { RedfishClient, type RedfishOptions } from '../adapters/standalone/redfish.ts';
 import { BmcGuard } from '../adapters/standalone/bmc-guard.ts';
@@ -73,6 +74,8 @@ export class ConsoleCapture {
   private readonly reads = new Turns(8);
   /** console_bytes_per_boot as last read: no node's buffer holds more than that many characters. */
   private bytesPerBoot = 262_144;
+  /** bmcsFingerprint when the BMCs were last read ('' = not yet; reset when the sessions stop). */
+  private inventoryFingerprint = '';
 
   constructor(
     private readonly db: Db,
@@ -147,9 +150,10 @@ export class ConsoleCapture {
   }
 
   private async sync(): Promise<void> {
-    const rows = (await listNodes(this.db)).filter(
-      (r) => (r.bmcDriver === 'ipmi' || r.bmcDriver === 'redfish') && r.bmcAddress && r.bmcSecret,
-    );
+    // The inventory's BMCs are read again only when they changed (one row back a round, not 100,000).
+    const fingerprint = await bmcsFingerprint(this.db);
+    if (fingerprint === this.inventoryFingerprint) return;
+    const rows = await listBmcs(this.db);
     const wanted = new Map(rows.map((r) => [r.id, r]));
     for (const [id, c] of this.nodes) {
       const r = wanted.get(id);
@@ -159,7 +163,10 @@ export class ConsoleCapture {
         await c.session.stop();
       }
     }
-    if (!this.o.secretKey) return;
+    if (!this.o.secretKey) {
+      this.inventoryFingerprint = fingerprint;
+      return;
+    }
     for (const r of rows) {
       if (this.nodes.has(r.id)) continue;
       let password: string;
@@ -180,9 +187,11 @@ export class ConsoleCapture {
       };
       this.nodes.set(r.id, c);
     }
+    // Only now: a round that failed half-way reads the inventory again in the next.
+    this.inventoryFingerprint = fingerprint;
   }
 
-  private session(r: NodeInventoryRow, password: string, onText: (text: string) => void): SolSession | RedfishConsole {
+  private session(r: NodeBmc, password: string, onText: (text: string) => void): SolSession | RedfishConsole {
     const target = { id: r.id, address: r.bmcAddress, username: r.bmcUsername, password };
     if (r.bmcDriver === 'ipmi') return new SolSession(target, onText, this.o.sol);
     this.redfish ??= this.o.redfish ?? new RedfishClient(this.o.redfishOptions);
@@ -250,6 +259,7 @@ export class ConsoleCapture {
   private async stopAll(): Promise<void> {
     const all = [...this.nodes.values()];
     this.nodes.clear();
+    this.inventoryFingerprint = '';
     await Promise.all(all.map((c) => c.session.stop()));
   }
 

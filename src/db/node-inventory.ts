@@ -171,6 +171,45 @@ export async function listNodes(db: Db, ids?: string[]): Promise<NodeInventoryRo
     .orderBy(asc(nodeInventory.id));
 }
 
+/** What console capture needs of a node with a BMC it can reach (driver, address and a stored password). */
+export type NodeBmc = Pick<NodeInventoryRow, 'id' | 'bmcDriver' | 'bmcAddress' | 'bmcUsername' | 'bmcSecret' | 'bmcHostKey'>;
+
+const WITH_BMC = sql`${nodeInventory.bmcDriver} in ('ipmi', 'redfish') and ${nodeInventory.bmcAddress} <> '' and ${nodeInventory.bmcSecret} <> ''`;
+
+/**
+ * One value that changes when any node's BMC (driver, address, user, secret) does, or a node with one
+ * comes or goes: what console capture reads every second instead of the whole inventory (at 100,000
+ * nodes the whole inventory a second was most of a worker's CPU). Computed in the database, one row
+ * back. The host key pin is left out (the capture writes it itself).
+ */
+export async function bmcsFingerprint(db: Db): Promise<string> {
+  const n = nodeInventory;
+  const [row] = await db
+    .select({
+      f: sql<string>`count(*)::text || ':' || coalesce(sum(hashtext(${n.id} || chr(1) || ${n.bmcDriver} || chr(1) || ${n.bmcAddress} || chr(1) || ${n.bmcUsername} || chr(1) || ${n.bmcSecret})::bigint), 0)::text`,
+    })
+    .from(n)
+    .where(WITH_BMC);
+  return row?.f ?? '';
+}
+
+/** The nodes with a BMC console capture can reach, only the columns it needs, by id. */
+export async function listBmcs(db: Db): Promise<NodeBmc[]> {
+  const n = nodeInventory;
+  return db
+    .select({
+      id: n.id,
+      bmcDriver: n.bmcDriver,
+      bmcAddress: n.bmcAddress,
+      bmcUsername: n.bmcUsername,
+      bmcSecret: n.bmcSecret,
+      bmcHostKey: n.bmcHostKey,
+    })
+    .from(n)
+    .where(WITH_BMC)
+    .orderBy(asc(n.id));
+}
+
 /**
  * Pin a node's BMC SSH host key fingerprint when none is pinned yet for this BMC address. Returns the
  * pin now stored ('' when the node is gone or its address changed meanwhile): the caller compares it.
