@@ -39,7 +39,10 @@ describe('bmcsFingerprint', () => {
     ['user', `update node_inventory set bmc_username = 'admin' where id = 'x5000c0s1b0n0'`],
     ['secret', `update node_inventory set bmc_secret = 'resealed' where id = 'x5000c0s1b0n0'`],
     ['driver', `update node_inventory set bmc_driver = 'ipmi' where id = 'x5000c0s1b0n0'`],
-    ['a node gains a BMC', `update node_inventory set bmc_driver = 'ipmi', bmc_address = '10.0.0.9', bmc_secret = 's' where id = 'x5000c0s9b0n0'`],
+    [
+      'a node gains a BMC',
+      `update node_inventory set bmc_driver = 'ipmi', bmc_address = '10.0.0.9', bmc_secret = 's' where id = 'x5000c0s9b0n0'`,
+    ],
     ['a node goes', `delete from node_inventory where id = 'x5000c0s0b0n0'`],
   ])('changes when a BMC %s changes', async (_what, change) => {
     const before = await bmcsFingerprint(db.db);
