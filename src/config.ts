@@ -114,6 +114,11 @@ const envSchema = z.object({
    * as long again. A node not waited for is "still asking" in that pass (pending: nothing is decided); its read goes on.
    */
   BOOTORCH_BMC_PASS_WAIT: z.coerce.number().positive().max(3600).default(2),
+  /**
+   * Standalone: idle Redfish connections kept at most over every BMC, per process (default: half the
+   * process's open-file limit, at most 50,000); past it a call's connection is closed when it ends.
+   */
+  BOOTORCH_BMC_KEEP_CONNECTIONS: z.coerce.number().int().min(0).max(1_000_000).optional(),
   /** Standalone: CA bundle (PEM) Redfish BMC certificates are checked against. */
   BOOTORCH_BMC_CA_FILE: z.string().optional(),
   /**

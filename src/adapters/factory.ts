@@ -86,6 +86,7 @@ export function createAdapters(
         imageOrigins: config.BOOTORCH_IMAGE_ORIGINS,
         runHooks: deps.runHooks,
         bmcCaFile: config.BOOTORCH_BMC_CA_FILE,
+        bmcKeepConnections: config.BOOTORCH_BMC_KEEP_CONNECTIONS,
         bootWindowSeconds: config.BOOTORCH_BOOT_WINDOW,
         onTaskFailed: (id, op, error) =>
           deps.logger?.warn({ xname: id, operation: op, err: error }, `power ${op} of ${id} failed: ${error}`),

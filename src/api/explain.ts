@@ -121,7 +121,7 @@ export async function explainComponent(db: Db, adapters: Adapters, id: string): 
     });
   }
   const service = blockingService(c);
-  const outage = service && service !== 'BMC' ? { service, since: await outageSince(db, [id], service) } : null;
+  const outage = service && c.failureReason === 'service_unavailable' ? { service, since: await outageSince(db, [id], service) } : null;
   if (outage) blockers.push({ kind: 'outside_service', detail: `${service} is failing: ${c.error}` });
   const waits = effectiveWaits(c, options);
   const deploy = await deployOf(db, id);

@@ -38,6 +38,8 @@ const FAILED_ADVICE: Record<FailureReason, string> = {
   bmc_auth_failed: "Its BMC refused the login: fix the BMC's credentials, then retry it.",
   bmc_timeout: 'Its BMC took the connection but did not answer in time: check or reset the BMC, then retry it.',
   bmc_error: 'Its BMC answered with an error: read the error, check or reset the BMC, then retry it.',
+  local_resources:
+    "bootorch ran out of open files or local ports calling its BMC: raise the worker's open-file limit (LimitNOFILE) or lower BOOTORCH_BMC_KEEP_CONNECTIONS, then retry it.",
   not_in_inventory: 'The inventory (HSM), PCS or CFS does not know it: add it there (or remove it from bootorch), then retry it.',
   boot_parameters_failed: "BSS refused its boot parameters: check the boot set's kernel, initrd and parameters, then retry it.",
   retry_limit: 'It ran out of attempts: read its timeline for what failed each time, then retry it.',
@@ -55,6 +57,7 @@ const POWER_UNKNOWN_ADVICE: Record<string, string> = {
   bmc_timeout: 'Check the BMC: it takes the connection but does not answer in time.',
   bmc_error: "Read the BMC's error, check or reset the BMC.",
   not_in_inventory: 'Check that PCS knows the node.',
+  local_resources: "Not the BMC: raise the worker's open-file limit (LimitNOFILE) or lower BOOTORCH_BMC_KEEP_CONNECTIONS.",
 };
 
 export interface NextStepFacts {

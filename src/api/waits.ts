@@ -72,7 +72,7 @@ export function classifyWait(c: EngineComponent, o: Options, now: Date, session:
   }
   // Not a failure of the node: it waits for the service, and the status pass asks again each time.
   const service = blockingService(c);
-  if (service && service !== 'BMC') {
+  if (service && c.failureReason === 'service_unavailable') {
     const since = outageSince ? ` since ${clockTime(outageSince)}` : '';
     return {
       kind: 'outside_service',

@@ -19,10 +19,18 @@ export interface BlockFacts {
   error: string;
 }
 
-/** The service a node waits on (PCS, HSM, BSS, CFS, IMS, BMC), or null when it is not blocked by one. */
+/**
+ * What holds a node whose power cannot be read: its BMC, or bootorch itself when it could not ask
+ * (local_resources: out of open files or ports).
+ */
+export function powerHolder(reason: string): 'BMC' | 'bootorch' {
+  return reason === 'local_resources' ? 'bootorch' : 'BMC';
+}
+
+/** The service a node waits on (PCS, HSM, BSS, CFS, IMS, BMC; bootorch itself), or null when it is not blocked by one. */
 export function blockingService(c: BlockFacts): string | null {
   if (!c.enabled || c.status === 'failed') return null;
-  if (c.status === 'on_hold' && (POWER_UNKNOWN_CAUSES as readonly string[]).includes(c.failureReason)) return 'BMC';
+  if (c.status === 'on_hold' && (POWER_UNKNOWN_CAUSES as readonly string[]).includes(c.failureReason)) return powerHolder(c.failureReason);
   if (c.failureReason !== 'service_unavailable') return null;
   const first = c.error.split(' ', 1)[0] ?? '';
   return (OUTSIDE_SERVICES as readonly string[]).includes(first) ? first : null;

@@ -17,6 +17,8 @@ export const FAILURE_REASONS = {
     "the node's power stayed unknown past power_unknown_timeout: its BMC took the connection but did not answer within the per-call timeout",
   bmc_error:
     "the node's power stayed unknown past power_unknown_timeout: its BMC answered with an error (HTTP 4xx/5xx, a failed command) or an answer that cannot be read",
+  local_resources:
+    "the node's power stayed unknown past power_unknown_timeout: bootorch could not ask its BMC, being out of open files (EMFILE, ENFILE) or local ports itself; the BMC is not at fault",
   not_in_inventory: 'the node is not known to the inventory (HSM), power control (PCS) or CFS',
   boot_parameters_failed: 'BSS refused or failed to store the boot parameters',
   retry_limit: 'the retry limit was reached with no more specific cause recorded',

@@ -11,9 +11,16 @@ export type Arch = 'X86' | 'ARM' | 'Other' | 'Unknown';
  * Why a node's power could not be read: the BMC did not answer (unreachable), answered too late
  * (timeout), refused the login (auth_failed) or answered with an error or something unreadable
  * (error); not_in_inventory: power control does not know the node (PCS "not found", no BMC
- * registered). Each is also the failure reason (domain/failures.ts) when the power stays unknown.
+ * registered); local_resources: bootorch itself could not ask (out of open files or local ports). Each is also the failure reason (domain/failures.ts) when the power stays unknown.
  */
-export const POWER_UNKNOWN_CAUSES = ['bmc_unreachable', 'bmc_auth_failed', 'bmc_timeout', 'bmc_error', 'not_in_inventory'] as const;
+export const POWER_UNKNOWN_CAUSES = [
+  'bmc_unreachable',
+  'bmc_auth_failed',
+  'bmc_timeout',
+  'bmc_error',
+  'not_in_inventory',
+  'local_resources',
+] as const;
 export type PowerUnknownCause = (typeof POWER_UNKNOWN_CAUSES)[number];
 
 /**

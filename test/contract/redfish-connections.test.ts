@@ -6,11 +6,16 @@
  * only: nothing waits for seconds, and the BMCs' own idle timers (real time) do not fire.
  */
 import http from 'node:http';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SimWorld } from '../../src/sim/world.ts';
 import { BMC_KEEP_ALIVE_MS, startBmcHost, type BmcHost } from '../../src/sim/standalone.ts';
 import { REDFISH_KEEP_ALIVE_MS, RedfishClient } from '../../src/adapters/standalone/redfish.ts';
+import { keptConnectionsDefault } from '../../src/adapters/standalone/connections.ts';
 
 let world: SimWorld;
 let host: BmcHost;
@@ -187,6 +192,91 @@ describe('a BMC that closes connections sooner', () => {
       expect(bmc.seen.requests.filter((m) => m === 'POST')).toHaveLength(1);
     } finally {
       await bmc.close();
+    }
+  });
+});
+
+describe('connections kept over many BMCs are bounded', () => {
+  it('at most `keepConnections` are kept, to the BMCs called first; the others get a new one each call', async () => {
+    const bmcs = await Promise.all([1, 2, 3, 4, 5].map(() => scriptedBmc()));
+    try {
+      const c = client({ keepConnections: 2 });
+      for (const round of [1, 2]) {
+        for (const b of bmcs) expect(await c.powerState(target(b.url))).toBe('on');
+        expect(c.connectionStats()).toMatchObject({ connected: 2, keep: 2 });
+        expect(bmcs.map((b) => b.seen.connections)).toEqual([1, 1, round, round, round]);
+      }
+    } finally {
+      await Promise.all(bmcs.map((b) => b.close()));
+    }
+  });
+
+  it('the default is half the open-file limit, at most 50,000; 1,024 when it cannot be read', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'bootorch-limits-'));
+    const limits = (soft: string) => {
+      const f = path.join(dir, soft);
+      writeFileSync(
+        f,
+        `Limit                     Soft Limit           Hard Limit           Units\nMax open files            ${soft}                20000                files\n`,
+      );
+      return f;
+    };
+    expect(keptConnectionsDefault(limits('20000'))).toBe(10_000);
+    expect(keptConnectionsDefault(limits('1048576'))).toBe(50_000);
+    expect(keptConnectionsDefault(limits('unlimited'))).toBe(1024);
+    expect(keptConnectionsDefault(path.join(dir, 'none'))).toBe(1024);
+  });
+
+  /** test/fixtures/redfish-fd-probe.ts under `ulimit -n 64`, asking 200 simulated BMCs, 8 at a time. */
+  async function underLowLimit(urls: string[], keep?: number) {
+    const p = spawn('bash', [
+      '-c',
+      'ulimit -n 64 && exec "$@"',
+      '_',
+      process.execPath,
+      '--import',
+      'tsx',
+      'test/fixtures/redfish-fd-probe.ts',
+    ]);
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    p.stdin.end(JSON.stringify({ urls, keep, concurrency: 8 }));
+    const code = await new Promise((resolve) => p.on('close', resolve));
+    expect(code, err).toBe(0);
+    return JSON.parse(out) as {
+      answered: number;
+      failures: { kind: string; message: string }[];
+      stats: { connected: number; keep: number };
+      mostOpen: number;
+    };
+  }
+
+  it('under a 64-file limit: the default bound answers 200 BMCs; unbounded, EMFILE is local_resources, not the BMC', async () => {
+    const many = new SimWorld({ nodes: 200, initial: { power: 'on' } });
+    const farm = await startBmcHost(many, { delivered: 0, refused: 0 });
+    try {
+      const urls = many.ids().map((id) => farm.url(id));
+      const bounded = await underLowLimit(urls);
+      expect(bounded.failures).toEqual([]);
+      expect(bounded.answered).toBe(200);
+      expect(bounded.stats).toMatchObject({ keep: 32, connected: 32 });
+      expect(bounded.mostOpen).toBeLessThan(64);
+
+      // The control: keeping every connection runs the process out of files, as 100,000 BMCs did.
+      const unbounded = await underLowLimit(urls, 1_000_000);
+      expect(unbounded.answered).toBeLessThan(200);
+      expect(unbounded.failures.length).toBe(200 - unbounded.answered);
+      for (const f of unbounded.failures) {
+        expect(f.kind).toBe('local_resources');
+        expect(f.message).toMatch(
+          /local_resources: .*EMFILE: this process's open-file limit is reached \(64 files\): the BMC was not asked/,
+        );
+      }
+    } finally {
+      await farm.close();
+      many.close();
     }
   });
 });

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/adapters/errors.ts';
 import { BmcGuard, bmcKey, markBusy, type GuardClock } from '../../src/adapters/standalone/bmc-guard.ts';
-import type { BmcTarget } from '../../src/adapters/standalone/bmc.ts';
+import { bmcError, type BmcTarget } from '../../src/adapters/standalone/bmc.ts';
 import { metricsRegistry } from '../../src/observability/metrics.ts';
 
 /** Time moves only when the test says so; sleepers wake when their time has come. */
@@ -90,6 +90,17 @@ describe('BMC circuit', () => {
     for (let i = 0; i < 6; i++) await guard.run(target('n0'), flaky.fn).catch(() => {});
     expect(flaky.calls).toBe(6);
     expect(guard.state('http://bmc-a').state).toBe('closed');
+  });
+
+  it('a call that failed here (out of files: local_resources) neither opens the circuit nor closes it', async () => {
+    const { guard } = make({ failuresToOpen: 2 });
+    const local = () => Promise.reject(bmcError('redfish', 'GET ComputerSystem', target('n0'), 'local_resources', 'EMFILE'));
+    await expect(guard.run(target('n0'), unreachable)).rejects.toThrow(/unreachable/);
+    for (let i = 0; i < 5; i++) await expect(guard.run(target('n0'), local)).rejects.toThrow(/local_resources/);
+    expect(guard.state('http://bmc-a').state).toBe('closed');
+    // The failure before them still counts: one more outage opens it.
+    await expect(guard.run(target('n0'), unreachable)).rejects.toThrow(/unreachable/);
+    expect(guard.state('http://bmc-a').state).toBe('open');
   });
 
   it('half-open: after the open time one probe goes through, calls during it fail at once; an answer closes it', async () => {

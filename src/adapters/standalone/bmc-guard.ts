@@ -26,7 +26,7 @@ import {
   bmcCircuitsOpen,
   bmcTurnWaitSeconds,
 } from '../../observability/metrics.ts';
-import { KeyedLock, type BmcDriver, type BmcTarget } from './bmc.ts';
+import { BmcError, KeyedLock, type BmcDriver, type BmcTarget } from './bmc.ts';
 import type { PowerOperation } from '../ports.ts';
 
 export interface GuardClock {
@@ -93,6 +93,11 @@ export function markBusy<E extends Error>(e: E, retryAfter: string | null | unde
 /** Whether a failure means the BMC did not answer usefully (counts toward opening its circuit). */
 function isOutage(e: unknown): boolean {
   return e instanceof ServiceError ? e.transient : true;
+}
+
+/** The BMC was not asked (this process ran out of files, ports): neither an answer nor an outage of it. */
+function notAsked(e: unknown): boolean {
+  return e instanceof BmcError && e.kind === 'local_resources';
 }
 
 interface Circuit {
@@ -204,7 +209,9 @@ export class BmcGuard {
             continue;
           }
         }
-        if (isOutage(e)) this.failed(c, e instanceof Error ? e : new Error(String(e)), probe);
+        if (notAsked(e)) {
+          // Nothing learnt of the BMC: its circuit stays as it was.
+        } else if (isOutage(e)) this.failed(c, e instanceof Error ? e : new Error(String(e)), probe);
         else this.answered(c);
         throw e;
       } finally {

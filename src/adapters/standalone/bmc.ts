@@ -6,6 +6,7 @@
  */
 import { ServiceError } from '../errors.ts';
 import type { PowerOperation, PowerState, PowerUnknownCause } from '../ports.ts';
+import { openFileLimit } from './connections.ts';
 
 export interface BmcTarget {
   /** The node (xname), for error texts. */
@@ -25,7 +26,11 @@ export interface BmcDriver {
   bootFromDisk(t: BmcTarget): Promise<void>;
 }
 
-export type BmcProblem = 'unreachable' | 'timeout' | 'refused_login' | 'unexpected_answer' | 'bmc_error';
+/**
+ * local_resources: the BMC was not asked, as this process or its host ran out of what a call needs
+ * (open files, local ports, processes): not the BMC's failure, and not counted against its circuit.
+ */
+export type BmcProblem = 'unreachable' | 'timeout' | 'refused_login' | 'unexpected_answer' | 'bmc_error' | 'local_resources';
 
 /** What a node's power is when a BMC call fails with this problem (ports.ts; the failure reason too). */
 const CAUSE: Record<BmcProblem, PowerUnknownCause> = {
@@ -34,6 +39,7 @@ const CAUSE: Record<BmcProblem, PowerUnknownCause> = {
   refused_login: 'bmc_auth_failed',
   unexpected_answer: 'bmc_error',
   bmc_error: 'bmc_error',
+  local_resources: 'local_resources',
 };
 
 /** A classified BMC failure: its kind travels with it and leads the detail text so an operator can group them. */
@@ -44,7 +50,7 @@ export class BmcError extends ServiceError {
     message: string,
     status?: number,
   ) {
-    super('bmc', call, message, status, kind === 'unreachable' || kind === 'timeout' || kind === 'bmc_error');
+    super('bmc', call, message, status, kind === 'unreachable' || kind === 'timeout' || kind === 'bmc_error' || kind === 'local_resources');
   }
 }
 
@@ -57,6 +63,30 @@ export function bmcError(
   status?: number,
 ): BmcError {
   return new BmcError(kind, `${driver} ${call}`, `${kind}: ${t.id} (BMC ${t.address}): ${detail}`, status);
+}
+
+/** What each local error code means: bootorch's own limits, not the BMC's. */
+const LOCAL: Record<string, string> = {
+  EMFILE: "this process's open-file limit is reached",
+  ENFILE: "the host's open-file limit is reached",
+  EADDRNOTAVAIL: 'no local port or address is free for a new connection',
+  EAGAIN: 'no new process can be started now',
+  ENOMEM: 'out of memory',
+};
+
+/**
+ * The text of a failure that is this process's or host's, not the BMC's (EMFILE, ENFILE,
+ * EADDRNOTAVAIL; EAGAIN and ENOMEM from starting a process), or null. Names the code, what it means and
+ * what to do, with the open-file limit when it is known.
+ */
+export function localFailure(e: unknown): string | null {
+  const err = e as { code?: unknown; cause?: { code?: unknown } } | null;
+  const code = typeof err?.cause?.code === 'string' ? err.cause.code : typeof err?.code === 'string' ? err.code : '';
+  const what = LOCAL[code];
+  if (!what) return null;
+  const limit = code === 'EMFILE' ? openFileLimit() : null;
+  const files = limit === null ? '' : ` (${limit} files)`;
+  return `${code}: ${what}${files}: the BMC was not asked; raise the limit (LimitNOFILE, ulimit -n) or lower BOOTORCH_BMC_KEEP_CONNECTIONS and BOOTORCH_BMC_CONCURRENCY`;
 }
 
 /**

@@ -67,6 +67,8 @@ export interface NodeDiscoveryOptions {
   /** Deadline of one BMC call, ms (default 15000; BOOTORCH_BMC_TIMEOUT). */
   timeoutMs?: number;
   caFile?: string;
+  /** Idle Redfish connections a sweep keeps at most (default: half the open-file limit; connections.ts). */
+  keepConnections?: number;
   guard?: BmcGuardOptions;
   /** The ipmitool binary (default `ipmitool`). */
   ipmitool?: string;
@@ -103,7 +105,7 @@ export class NodeDiscovery {
    * and the client keeps an idle connection a minute).
    */
   private redfish(): { inventory: RedfishInventory; close(): Promise<void> } {
-    const client = new RedfishClient({ timeoutMs: this.o.timeoutMs, caFile: this.o.caFile });
+    const client = new RedfishClient({ timeoutMs: this.o.timeoutMs, caFile: this.o.caFile, keepConnections: this.o.keepConnections });
     return { inventory: new RedfishInventory(client, this.guard), close: () => client.close() };
   }
 

@@ -47,6 +47,8 @@ export interface StandaloneAdaptersConfig {
   runHooks?: boolean;
   /** PEM CA bundle for Redfish BMCs' certificates. */
   bmcCaFile?: string;
+  /** Idle Redfish connections kept at most (default: half the open-file limit; connections.ts). */
+  bmcKeepConnections?: number;
   /** A node's boot window after power-on, seconds (BOOTORCH_BOOT_WINDOW; default 1800). */
   bootWindowSeconds?: number;
 }
@@ -63,7 +65,7 @@ export function createStandaloneAdapters(c: StandaloneAdaptersConfig): Standalon
   const settings = new SettingsRef();
   const timeoutMs = c.bmcTimeoutMs ?? 15_000;
   const ipmi = new IpmiTool({ binary: c.ipmitool, timeoutMs, mode: c.ipmiMode, shellIdleMs: c.ipmiShellIdleMs, maxShells: c.ipmiShells });
-  const redfish = new RedfishClient({ timeoutMs, caFile: c.bmcCaFile });
+  const redfish = new RedfishClient({ timeoutMs, caFile: c.bmcCaFile, keepConnections: c.bmcKeepConnections });
   const guard = new BmcGuard(c.bmcGuard);
   return {
     inventory: new StandaloneInventory(c.db),

@@ -25,6 +25,8 @@ export class ShellExited extends Error {
     readonly code: number | null,
     readonly signal: NodeJS.Signals | null,
     readonly output: string,
+    /** The spawn's own error, when ipmitool could not be started (its code says why: ENOENT, EMFILE). */
+    readonly cause?: Error,
   ) {
     super(`ipmitool shell exited (${signal ?? code})`);
   }
@@ -105,7 +107,7 @@ export class IpmiShell {
         this.waiter = undefined;
         resolve();
       };
-      this.proc.on('error', (e) => end(new ShellExited(null, null, `cannot run ipmitool: ${e.message}`)));
+      this.proc.on('error', (e) => end(new ShellExited(null, null, `cannot run ipmitool: ${e.message}`, e)));
       this.proc.on('close', (code, signal) => end(new ShellExited(code, signal, this.out)));
     });
   }

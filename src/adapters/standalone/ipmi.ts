@@ -13,7 +13,7 @@
 import { spawn } from 'node:child_process';
 import type { PowerOperation } from '../ports.ts';
 import { bmcKey } from './bmc-guard.ts';
-import { bmcError, type BmcDriver, type BmcProblem, type BmcTarget } from './bmc.ts';
+import { bmcError, localFailure, type BmcDriver, type BmcProblem, type BmcTarget } from './bmc.ts';
 import { IpmiShellPool, ShellExited, ShellTimedOut, type IpmiShell } from './ipmi-shell.ts';
 
 export type IpmiMode = 'shell' | 'process';
@@ -165,6 +165,8 @@ export class IpmiTool implements BmcDriver {
   private shellFailure(t: BmcTarget, call: string, timeoutMs: number, e: unknown): Error {
     if (e instanceof ShellTimedOut) return bmcError('ipmitool', call, t, 'timeout', `no answer within ${timeoutMs / 1000} s`);
     if (e instanceof ShellExited) {
+      const local = localFailure(e.cause);
+      if (local) return bmcError('ipmitool', call, t, 'local_resources', local);
       if (e.code === null && e.signal === null) return bmcError('ipmitool', call, t, 'bmc_error', e.output);
       return bmcError('ipmitool', call, t, classifyIpmitool(e.output), `${ipmitoolMessage(e.output)} (exit ${e.signal ?? e.code})`);
     }
@@ -185,7 +187,8 @@ export class IpmiTool implements BmcDriver {
       const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
       child.on('error', (e) => {
         clearTimeout(timer);
-        reject(bmcError('ipmitool', call, t, 'bmc_error', `cannot run ipmitool: ${e.message}`));
+        const local = localFailure(e);
+        reject(bmcError('ipmitool', call, t, local ? 'local_resources' : 'bmc_error', local ?? `cannot run ipmitool: ${e.message}`));
       });
       child.on('close', (code, signal) => {
         clearTimeout(timer);

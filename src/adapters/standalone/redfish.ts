@@ -7,11 +7,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import type { PowerOperation } from '../ports.ts';
-import { BmcError, bmcError, type BmcDriver, type BmcTarget } from './bmc.ts';
+import { BmcError, bmcError, localFailure, type BmcDriver, type BmcTarget } from './bmc.ts';
 import { markBusy } from './bmc-guard.ts';
+import { BmcConnections } from './connections.ts';
 
 export interface RedfishOptions {
   /** Deadline of one request in ms (default 15000). */
@@ -25,6 +26,11 @@ export interface RedfishOptions {
    * announces a shorter keep-alive (`Keep-Alive: timeout=N`) is held to N less 2 s.
    */
   keepAliveMs?: number;
+  /**
+   * Idle connections kept at most, over every BMC (default: half the open-file limit, connections.ts;
+   * BOOTORCH_BMC_KEEP_CONNECTIONS). Past it a call's connection is closed when the call ends.
+   */
+  keepConnections?: number;
 }
 
 /** The default of RedfishOptions.keepAliveMs. */
@@ -55,34 +61,20 @@ const system = z
   .passthrough();
 
 export class RedfishClient implements BmcDriver {
-  private readonly dispatcher: Agent;
+  private readonly connections: BmcConnections;
   /**
    * Where each system's Reset action is (by the system's address), from the last read of the system.
    * Kept for the process's life, as a BMC moves it only with its firmware: a power call is then one
    * POST, not a GET and a POST. A 404 or 405 from a remembered target forgets it (power()).
    */
   private readonly resetTargets = new Map<string, string>();
-  /** Open connections by BMC origin: whether a call goes out on a kept connection. */
-  private readonly open = new Map<string, number>();
 
   constructor(private readonly o: RedfishOptions = {}) {
-    const keepAlive = o.keepAliveMs ?? REDFISH_KEEP_ALIVE_MS;
-    this.dispatcher = new Agent({
-      keepAliveTimeout: keepAlive,
-      keepAliveMaxTimeout: keepAlive,
-      // One connection per BMC, as the guard makes one call at a time per BMC. Without the bound, a call
-      // that follows the last one at once gets a second connection: undici holds an idle connection
-      // back for one turn of the event loop (to see a close the BMC may have sent) and counts it busy.
-      connections: 1,
+    this.connections = new BmcConnections({
+      keep: o.keepConnections,
+      keepAliveMs: o.keepAliveMs ?? REDFISH_KEEP_ALIVE_MS,
       // Read once at start: a missing CA file is a deployment error to report at once, not per call.
       ...(o.caFile ? { connect: { ca: readFileSync(o.caFile, 'utf8') } } : {}),
-    });
-    this.dispatcher.on('connect', (origin) => this.open.set(originOf(origin), (this.open.get(originOf(origin)) ?? 0) + 1));
-    this.dispatcher.on('disconnect', (origin) => {
-      const key = originOf(origin);
-      const n = (this.open.get(key) ?? 1) - 1;
-      if (n > 0) this.open.set(key, n);
-      else this.open.delete(key);
     });
   }
 
@@ -91,12 +83,17 @@ export class RedfishClient implements BmcDriver {
    * that goes out on a new connection, where one made as soon as the BMC closed its end may not.
    */
   nextDisconnect(): Promise<void> {
-    return new Promise((resolve) => this.dispatcher.once('disconnect', () => resolve()));
+    return this.connections.nextDisconnect();
+  }
+
+  /** The connections to BMCs: clients, open sockets, and how many may be kept idle. */
+  connectionStats(): { clients: number; connected: number; keep: number } {
+    return this.connections.stats();
   }
 
   /** Close the BMCs' connections (idle ones do not keep the process alive; this is for a clean stop). */
   close(): Promise<void> {
-    return this.dispatcher.close();
+    return this.connections.close();
   }
 
   async powerState(t: BmcTarget): Promise<'on' | 'off'> {
@@ -195,7 +192,7 @@ export class RedfishClient implements BmcDriver {
       // undici sees it before writing and opens a new connection; when it crosses our request on the
       // wire, the request fails with the connection closed and no answer, and only a call that can be
       // sent twice is (RESENDABLE).
-      const kept = this.open.has(url.origin);
+      const kept = this.connections.connected(url.origin);
       try {
         answer = await this.send(t, url, method, signal, body);
       } catch (e) {
@@ -204,6 +201,8 @@ export class RedfishClient implements BmcDriver {
       }
     } catch (e) {
       if (signal.aborted) throw bmcError('redfish', call, t, 'timeout', `no answer within ${timeoutMs / 1000} s`);
+      const local = localFailure(e);
+      if (local) throw bmcError('redfish', call, t, 'local_resources', local);
       const err = e as { code?: string; message?: string; cause?: { code?: string; message?: string } };
       throw bmcError('redfish', call, t, 'unreachable', err.cause?.code ?? err.code ?? err.cause?.message ?? err.message ?? String(e));
     }
@@ -235,20 +234,22 @@ export class RedfishClient implements BmcDriver {
     // undici's dispatcher API, not its fetch: a BMC call is one request and its body, and fetch's
     // WHATWG machinery (streams, Request and Response objects) cost the worker most of a standalone
     // reboot's CPU. No redirect is followed: the BMC's credentials go to its own address only.
-    const res = await this.dispatcher.request({
-      origin: url.origin,
-      path: url.pathname + url.search,
-      method: method as Dispatcher.HttpMethod,
-      headers,
-      signal,
-      body: body === undefined ? undefined : JSON.stringify(body),
+    return this.connections.use(url.origin, async (d) => {
+      const res = await d.request({
+        origin: url.origin,
+        path: url.pathname + url.search,
+        method: method as Dispatcher.HttpMethod,
+        headers,
+        signal,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return {
+        status: res.statusCode,
+        location: header(res.headers.location),
+        retryAfter: header(res.headers['retry-after']) ?? null,
+        text: await res.body.text(),
+      };
     });
-    return {
-      status: res.statusCode,
-      location: header(res.headers.location),
-      retryAfter: header(res.headers['retry-after']) ?? null,
-      text: await res.body.text(),
-    };
   }
 }
 
@@ -282,11 +283,6 @@ interface Answer {
 function errorCode(e: unknown): string {
   const err = e as { code?: string; cause?: { code?: string } };
   return err.code ?? err.cause?.code ?? '';
-}
-
-/** An origin as undici's connect and disconnect events give it (a URL or a string). */
-function originOf(origin: URL | string): string {
-  return typeof origin === 'string' ? new URL(origin).origin : origin.origin;
 }
 
 /** One value of an answer's header (undici gives a list for a repeated one). */

@@ -28,6 +28,7 @@ export function standaloneApi(config: Config, db: Db, log?: Logger): { bootRoute
         secretKey: secretKeyFrom(config),
         timeoutMs: config.BOOTORCH_BMC_TIMEOUT * 1000,
         caFile: config.BOOTORCH_BMC_CA_FILE,
+        keepConnections: config.BOOTORCH_BMC_KEEP_CONNECTIONS,
         guard: { concurrency: config.BOOTORCH_BMC_CONCURRENCY },
       }),
     ),

@@ -1328,8 +1328,8 @@ export type Options = {
   /**
    * bootorch: a node whose power cannot be read (its BMC unreachable, refusing the login, timing out or
    * answering an error; PCS answering an error or undefined) is held with the cause at once, and fails
-   * with it (bmc_unreachable, bmc_auth_failed, bmc_timeout, bmc_error, not_in_inventory) once its power
-   * has stayed unknown this long, seconds (default 60; 0 fails at the first unknown read). A session's
+   * with it (bmc_unreachable, bmc_auth_failed, bmc_timeout, bmc_error, not_in_inventory; local_resources
+   * when bootorch itself could not ask, out of open files or ports) once its power has stayed unknown this long, seconds (default 60; 0 fails at the first unknown read). A session's
    * rollout policy (powerUnknownTimeout) overrides it.
    */
   powerUnknownTimeout: Scalars['Int']['output'];

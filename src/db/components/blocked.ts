@@ -28,6 +28,7 @@ export interface SessionTroubles {
 
 /** domain/blocked.ts blockingService, in SQL (for the session's enabled, not failed nodes). */
 const SERVICE = sql`case
+  when status = 'on_hold' and failure_reason = 'local_resources' then 'bootorch'
   when status = 'on_hold' and failure_reason = any(${arrayParam(POWER_UNKNOWN_CAUSES, 'text')}) then 'BMC'
   when failure_reason = 'service_unavailable' and split_part(error, ' ', 1) = any(${arrayParam(OUTSIDE_SERVICES, 'text')})
     then split_part(error, ' ', 1)
@@ -58,7 +59,7 @@ export async function sessionTroubles(db: Db, key: SessionKey): Promise<SessionT
         count: g.count,
         ids: g.ids,
         error: g.error,
-        since: g.since ? new Date(g.since) : g.service === 'BMC' ? null : await outageSince(db, g.ids, g.service),
+        since: g.since ? new Date(g.since) : g.reason !== 'service_unavailable' ? null : await outageSince(db, g.ids, g.service),
       });
   }
   return { blocked, retrying };
