@@ -171,8 +171,63 @@ export async function listNodes(db: Db, ids?: string[]): Promise<NodeInventoryRo
     .orderBy(asc(nodeInventory.id));
 }
 
-/** What console capture needs of a node with a BMC it can reach (driver, address and a stored password). */
-export type NodeBmc = Pick<NodeInventoryRow, 'id' | 'bmcDriver' | 'bmcAddress' | 'bmcUsername' | 'bmcSecret' | 'bmcHostKey'>;
+/*
+ * The worker's reads of many nodes at a time take only the columns their use needs: a status pass, the
+ * discovery tick and the limit's inventory read every node, and the whole row (hardware JSON, five
+ * timestamps) for 100,000 nodes was most of a standalone worker's CPU in drizzle's row mapping and GC.
+ */
+const n = nodeInventory;
+const SUMMARY = { id: n.id, role: n.role, subRole: n.subRole, arch: n.arch, enabled: n.enabled, locked: n.locked, groups: n.groups };
+const BMC = {
+  id: n.id,
+  bmcDriver: n.bmcDriver,
+  bmcAddress: n.bmcAddress,
+  bmcUsername: n.bmcUsername,
+  bmcSecret: n.bmcSecret,
+  bmcHostKey: n.bmcHostKey,
+};
+const CONFIG = {
+  id: n.id,
+  configDesired: n.configDesired,
+  configEnabled: n.configEnabled,
+  configErrorCount: n.configErrorCount,
+  configState: n.configState,
+  configStartedAt: n.configStartedAt,
+  configTags: n.configTags,
+};
+
+/** What the inventory port tells of a node: roles, architecture, groups, enabled and locked. */
+export type NodeSummary = Pick<NodeInventoryRow, keyof typeof SUMMARY>;
+/** A node's BMC: driver, address, user, sealed password and pinned SSH host key. */
+export type NodeBmc = Pick<NodeInventoryRow, keyof typeof BMC>;
+/** A node's configuration state (standalone CFS). */
+export type NodeConfig = Pick<NodeInventoryRow, keyof typeof CONFIG>;
+
+/** The nodes' summaries (all nodes, or these ids), by id. */
+export async function listNodeSummaries(db: Db, ids?: string[]): Promise<NodeSummary[]> {
+  if (ids && ids.length === 0) return [];
+  return db
+    .select(SUMMARY)
+    .from(n)
+    .where(ids ? anyOf(n.id, ids) : undefined)
+    .orderBy(asc(n.id));
+}
+
+/** These nodes' BMCs (driver none included: no BMC registered), by id. */
+export async function nodeBmcs(db: Db, ids: string[]): Promise<NodeBmc[]> {
+  if (ids.length === 0) return [];
+  return db.select(BMC).from(n).where(anyOf(n.id, ids)).orderBy(asc(n.id));
+}
+
+/** The nodes' configuration state (all nodes, or these ids), by id. */
+export async function nodeConfigs(db: Db, ids?: string[]): Promise<NodeConfig[]> {
+  if (ids && ids.length === 0) return [];
+  return db
+    .select(CONFIG)
+    .from(n)
+    .where(ids ? anyOf(n.id, ids) : undefined)
+    .orderBy(asc(n.id));
+}
 
 const WITH_BMC = sql`${nodeInventory.bmcDriver} in ('ipmi', 'redfish') and ${nodeInventory.bmcAddress} <> '' and ${nodeInventory.bmcSecret} <> ''`;
 
@@ -183,7 +238,6 @@ const WITH_BMC = sql`${nodeInventory.bmcDriver} in ('ipmi', 'redfish') and ${nod
  * back. The host key pin is left out (the capture writes it itself).
  */
 export async function bmcsFingerprint(db: Db): Promise<string> {
-  const n = nodeInventory;
   const [row] = await db
     .select({
       f: sql<string>`count(*)::text || ':' || coalesce(sum(hashtext(${n.id} || chr(1) || ${n.bmcDriver} || chr(1) || ${n.bmcAddress} || chr(1) || ${n.bmcUsername} || chr(1) || ${n.bmcSecret})::bigint), 0)::text`,
@@ -193,21 +247,9 @@ export async function bmcsFingerprint(db: Db): Promise<string> {
   return row?.f ?? '';
 }
 
-/** The nodes with a BMC console capture can reach, only the columns it needs, by id. */
+/** The nodes with a BMC console capture can reach (driver, address and a stored password), by id. */
 export async function listBmcs(db: Db): Promise<NodeBmc[]> {
-  const n = nodeInventory;
-  return db
-    .select({
-      id: n.id,
-      bmcDriver: n.bmcDriver,
-      bmcAddress: n.bmcAddress,
-      bmcUsername: n.bmcUsername,
-      bmcSecret: n.bmcSecret,
-      bmcHostKey: n.bmcHostKey,
-    })
-    .from(n)
-    .where(WITH_BMC)
-    .orderBy(asc(n.id));
+  return db.select(BMC).from(n).where(WITH_BMC).orderBy(asc(n.id));
 }
 
 /**

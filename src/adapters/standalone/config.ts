@@ -18,9 +18,9 @@ import {
   claimConfigRuns,
   enableBootedConfig,
   finishConfigRun,
-  listNodes,
+  nodeConfigs,
   patchConfig,
-  type NodeInventoryRow,
+  type NodeConfig,
 } from '../../db/node-inventory.ts';
 import type { ConfigComponent, ConfigPatch, ConfigPort, ConfigurationStatus } from '../ports.ts';
 
@@ -54,7 +54,7 @@ export class StandaloneConfig implements ConfigPort {
 
   /** Also the tick that notices work: booted nodes get their configuration enabled, due runs are scheduled. */
   async getComponents(ids?: string[]): Promise<ConfigComponent[]> {
-    let rows = await listNodes(this.db, ids && [...new Set(ids)]);
+    let rows = await nodeConfigs(this.db, ids && [...new Set(ids)]);
     if (
       (
         await enableBootedConfig(
@@ -63,7 +63,7 @@ export class StandaloneConfig implements ConfigPort {
         )
       ).length
     )
-      rows = await listNodes(
+      rows = await nodeConfigs(
         this.db,
         rows.map((r) => r.id),
       );
@@ -111,19 +111,19 @@ export class StandaloneConfig implements ConfigPort {
   }
 
   /** What claimConfigRuns would take (the SQL is the rule; this only decides whether to ask). */
-  private due(r: NodeInventoryRow): boolean {
+  private due(r: NodeConfig): boolean {
     if (!r.configEnabled || !r.configDesired || r.configErrorCount >= this.retryPolicy) return false;
     if (r.configState === 'running') return !!r.configStartedAt && Date.now() - r.configStartedAt.getTime() > this.staleSeconds * 1000;
     return r.configState === '';
   }
 
-  private status(r: NodeInventoryRow): ConfigurationStatus {
+  private status(r: NodeConfig): ConfigurationStatus {
     if (!r.configDesired || !this.hookPath(r.configDesired)) return 'unconfigured';
     if (r.configState === 'applied') return 'configured';
     return r.configErrorCount >= this.retryPolicy ? 'failed' : 'pending';
   }
 
-  private view(r: NodeInventoryRow): ConfigComponent {
+  private view(r: NodeConfig): ConfigComponent {
     return {
       id: r.id,
       desiredConfig: r.configDesired,

@@ -1,12 +1,12 @@
 /** InventoryPort over bootorch's own node inventory (db/node-inventory.ts), with HSM's semantics. */
 import { canonicalXname } from '../../domain/xname.ts';
 import type { Db } from '../../db/client.ts';
-import { listNodes, type NodeInventoryRow } from '../../db/node-inventory.ts';
+import { listNodeSummaries, type NodeInventoryRow, type NodeSummary } from '../../db/node-inventory.ts';
 import { matchesHardware, type HardwareTerm } from '../../domain/hardware-limit.ts';
 import type { LimitInventory } from '../../domain/limit.ts';
 import type { Arch, InventoryGroup, InventoryNode, InventoryPort } from '../ports.ts';
 
-function toNode(r: NodeInventoryRow): InventoryNode {
+function toNode(r: NodeSummary): InventoryNode {
   return { id: r.id, role: r.role, subRole: r.subRole, arch: r.arch as Arch, enabled: r.enabled };
 }
 
@@ -14,18 +14,18 @@ export class StandaloneInventory implements InventoryPort {
   constructor(private readonly db: Db) {}
 
   async listNodes(): Promise<InventoryNode[]> {
-    return (await listNodes(this.db)).map(toNode);
+    return (await listNodeSummaries(this.db)).map(toNode);
   }
 
   /** Unknown ids omitted, input ids canonicalised, as HSM's query does. */
   async queryNodes(ids: string[], opts: { enabledOnly?: boolean } = {}): Promise<InventoryNode[]> {
-    const rows = await listNodes(this.db, [...new Set(ids.map(canonicalXname))]);
+    const rows = await listNodeSummaries(this.db, [...new Set(ids.map(canonicalXname))]);
     return rows.filter((r) => !opts.enabledOnly || r.enabled).map(toNode);
   }
 
   async groups(): Promise<InventoryGroup[]> {
     const groups = new Map<string, string[]>();
-    for (const r of await listNodes(this.db)) {
+    for (const r of await listNodeSummaries(this.db)) {
       for (const g of r.groups) groups.set(g, [...(groups.get(g) ?? []), r.id]);
     }
     return [...groups].sort(([a], [b]) => a.localeCompare(b)).map(([label, members]) => ({ label, members }));
@@ -37,7 +37,7 @@ export class StandaloneInventory implements InventoryPort {
   }
 
   async lockedNodes(): Promise<string[]> {
-    return (await listNodes(this.db)).filter((r) => r.locked).map((r) => r.id);
+    return (await listNodeSummaries(this.db)).filter((r) => r.locked).map((r) => r.id);
   }
 }
 

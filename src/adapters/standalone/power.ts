@@ -16,7 +16,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.ts';
-import { listNodes, type NodeInventoryRow } from '../../db/node-inventory.ts';
+import { nodeBmcs, type NodeBmc } from '../../db/node-inventory.ts';
 import type { BootFromDiskProblem, PowerOperation, PowerPort, PowerState, TransitionStatus } from '../ports.ts';
 import { ServiceError } from '../errors.ts';
 import { bmcCause, powerUnknown, type BmcDriver, type BmcTarget } from './bmc.ts';
@@ -65,7 +65,7 @@ export class StandalonePower implements PowerPort {
 
   async powerStatus(ids: string[]): Promise<Map<string, PowerState>> {
     const out = new Map<string, PowerState>();
-    const rows = await listNodes(this.db, [...new Set(ids)]);
+    const rows = await nodeBmcs(this.db, [...new Set(ids)]);
     const wait = this.o.passWaitMs ?? 2000;
     const reads = rows.map((r) => (r.bmcDriver === 'none' || this.acting.has(r.id) ? undefined : this.read(r)));
     const now = Date.now();
@@ -96,7 +96,7 @@ export class StandalonePower implements PowerPort {
 
   async transition(operation: PowerOperation, ids: string[]): Promise<string[]> {
     if (ids.length === 0) return [];
-    const rows = await listNodes(this.db, [...new Set(ids)]);
+    const rows = await nodeBmcs(this.db, [...new Set(ids)]);
     const known = new Set(rows.map((r) => r.id));
     const id = randomUUID();
     const t: TransitionStatus = {
@@ -129,7 +129,7 @@ export class StandalonePower implements PowerPort {
 
   /** Disk deploys: every node's BMC at once (bounded by the guard); the failures returned. */
   async bootFromDisk(ids: string[]): Promise<BootFromDiskProblem[]> {
-    const rows = await listNodes(this.db, [...new Set(ids)]);
+    const rows = await nodeBmcs(this.db, [...new Set(ids)]);
     const known = new Set(rows.map((r) => r.id));
     const results = await Promise.allSettled(rows.map((r) => this.act(r, (d, t) => d.bootFromDisk(t))));
     const problems: BootFromDiskProblem[] = ids
@@ -172,7 +172,7 @@ export class StandalonePower implements PowerPort {
    * once: a slow BMC's answer is not thrown away, or a BMC slower than the pass's wait would never
    * be read), or a new one.
    */
-  private read(r: NodeInventoryRow): Read {
+  private read(r: NodeBmc): Read {
     const prior = this.reads.get(r.id);
     if (prior) {
       if (prior.result) this.reads.delete(r.id);
@@ -205,7 +205,7 @@ export class StandalonePower implements PowerPort {
   }
 
   /** A power action at the node's BMC, ahead of waiting reads: the node is not read until it has settled. */
-  private async act<T>(r: NodeInventoryRow, fn: (d: BmcDriver, t: BmcTarget) => Promise<T>): Promise<T> {
+  private async act<T>(r: NodeBmc, fn: (d: BmcDriver, t: BmcTarget) => Promise<T>): Promise<T> {
     this.acting.set(r.id, (this.acting.get(r.id) ?? 0) + 1);
     try {
       return await this.withBmc(r, fn, true);
@@ -217,7 +217,7 @@ export class StandalonePower implements PowerPort {
   }
 
   /** `fn` at the node's BMC through the guard; `first`: ahead of the calls waiting for a global turn (actions). */
-  private async withBmc<T>(r: NodeInventoryRow, fn: (d: BmcDriver, t: BmcTarget) => Promise<T>, first = false): Promise<T> {
+  private async withBmc<T>(r: NodeBmc, fn: (d: BmcDriver, t: BmcTarget) => Promise<T>, first = false): Promise<T> {
     if (r.bmcDriver === 'none') throw new Error(`${r.id} has no BMC in the inventory`);
     let password = '';
     if (r.bmcSecret) {
@@ -271,12 +271,12 @@ function untilAnswered(reads: Promise<void>[], ms: number): Promise<void> {
 const NO_BMC = 'no BMC registered for this node (driver none): its power cannot be read';
 
 /** The error entry of a node whose BMC has not answered within the pass's wait: its read goes on. */
-function stillAsking(r: NodeInventoryRow, ms: number): string {
+function stillAsking(r: NodeBmc, ms: number): string {
   return `timeout: ${r.id} (BMC ${r.bmcAddress}): still asking (slow BMC): no answer within ${ms / 1000} s; the read goes on, and the next power-status waits on it rather than asking again`;
 }
 
 /** The error entry of a node not read because a power action is still at its BMC. */
-function stillActing(r: NodeInventoryRow): string {
+function stillActing(r: NodeBmc): string {
   return `timeout: ${r.id} (BMC ${r.bmcAddress}): a power action is still at its BMC (queued or in flight); its power is read once that has settled`;
 }
 
