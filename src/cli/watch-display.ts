@@ -107,9 +107,9 @@ export function counts(p: Progress) {
 }
 
 const blockedKey = (g: BlockedGroup) => `${g.service}/${g.reason}`;
-/** "PCS failing since 14:02:03 UTC", "BMC not answering (bmc_unreachable)" */
+/** "PCS failing since 14:02:03 UTC", "BMC not answering (bmc_unreachable)", "bootorch out of open files or ports (local_resources)" */
 const blockerText = (g: BlockedGroup) =>
-  `${g.service === 'BMC' ? `BMC not answering (${g.reason})` : `${g.service} failing`}${g.since ? ` since ${clockTime(new Date(g.since))}` : ''}`;
+  `${g.service === 'BMC' ? `BMC not answering (${g.reason})` : g.service === 'bootorch' ? `bootorch out of open files or ports (${g.reason})` : `${g.service} failing`}${g.since ? ` since ${clockTime(new Date(g.since))}` : ''}`;
 
 /** "blocked 25 by PCS since 14:02:03 UTC", or '' when no node is blocked. */
 function blockedText(p: Progress): string {
@@ -136,7 +136,9 @@ export function blockedLine(g: BlockedGroup): string {
   const next =
     g.service === 'BMC'
       ? 'bootorch re-reads their power on each pass; they fail with the cause if it stays unknown past power_unknown_timeout'
-      : `bootorch asks ${g.service} again on each pass and goes on as soon as it answers; check ${g.service}`;
+      : g.service === 'bootorch'
+        ? "the BMCs were not asked: raise the worker's open-file limit (LimitNOFILE) or lower BOOTORCH_BMC_KEEP_CONNECTIONS; they fail with the cause if it stays unknown past power_unknown_timeout"
+        : `bootorch asks ${g.service} again on each pass and goes on as soon as it answers; check ${g.service}`;
   return `◷ blocked, not failed: ${g.count} node${g.count === 1 ? '' : 's'} wait for ${blockerText(g)}: ${ids}${g.error ? ` — ${g.error}` : ''}\n  ${next}`;
 }
 

@@ -14,8 +14,8 @@ import type { FailureReason } from './failures.ts';
 /** The failures of a run kept on the node, oldest first: the option's maximum, so the K-th is always there. */
 export const QUARANTINE_FAILURES_KEPT = 20;
 
-/** Failures that say nothing about the node: an operator's abort, an outside service down. */
-const NOT_THE_NODES: readonly FailureReason[] = ['aborted', 'service_unavailable'];
+/** Failures that say nothing about the node: an operator's abort, an outside service down, bootorch's own limits. */
+const NOT_THE_NODES: readonly FailureReason[] = ['aborted', 'service_unavailable', 'local_resources'];
 
 /** One session a node failed in, as kept on the node. */
 export interface SessionFailure {

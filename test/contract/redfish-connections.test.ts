@@ -197,6 +197,11 @@ describe('a BMC that closes connections sooner', () => {
 });
 
 describe('connections kept over many BMCs are bounded', () => {
+  // The bound counts every client of the process: the ones of the tests above are closed first.
+  beforeAll(async () => {
+    await Promise.all(clients.splice(0).map((c) => c.close()));
+  });
+
   it('at most `keepConnections` are kept, to the BMCs called first; the others get a new one each call', async () => {
     const bmcs = await Promise.all([1, 2, 3, 4, 5].map(() => scriptedBmc()));
     try {
@@ -206,6 +211,16 @@ describe('connections kept over many BMCs are bounded', () => {
         expect(c.connectionStats()).toMatchObject({ connected: 2, keep: 2 });
         expect(bmcs.map((b) => b.seen.connections)).toEqual([1, 1, round, round, round]);
       }
+      // A second client of the process shares the bound: with both BMCs' connections kept by the
+      // first, it keeps none.
+      const other = client({ keepConnections: 2 });
+      expect(await other.powerState(target(bmcs[0]!.url))).toBe('on');
+      expect(other.connectionStats()).toMatchObject({ clients: 0, connected: 0 });
+      // A kept connection the BMC closes leaves the client (it holds nothing), making room.
+      const closed = c.nextDisconnect();
+      await bmcs[0]!.close();
+      await closed;
+      expect(c.connectionStats()).toMatchObject({ clients: 1, connected: 1 });
     } finally {
       await Promise.all(bmcs.map((b) => b.close()));
     }

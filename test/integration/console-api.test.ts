@@ -71,6 +71,17 @@ beforeAll(async () => {
   );
   await h.db.db.execute(sql`update components set power_unknown_since = '2026-12-03 14:01:00+00' where id like 'x3001%'`);
   await h.db.db.execute(
+    nodes(3004, 1, {
+      session: 'run',
+      enabled: true,
+      phase: 'powering_on',
+      status_override: 'on_hold',
+      failure_reason: 'local_resources',
+      error: "local_resources: EMFILE: this process's open-file limit is reached",
+    }),
+  );
+  await h.db.db.execute(sql`update components set power_unknown_since = '2026-12-03 14:03:00+00' where id like 'x3004%'`);
+  await h.db.db.execute(
     nodes(3002, 1, { session: 'run', enabled: true, phase: 'powering_on', failure_reason: 'power_on_timeout', error: 'Node still off' }),
   );
   await h.db.db.execute(
@@ -102,7 +113,7 @@ describe('session results', () => {
 });
 
 describe('blocked, retrying and failed nodes of a running session', () => {
-  test('blocked by PCS since its first error of this outage, by the BMC since its first unknown read; not failures', async () => {
+  test('blocked by PCS since its first error of this outage, by the BMC (or bootorch, out of files) since its first unknown read; not failures', async () => {
     const r = await h.ok(`{ sessionStatus(name: "run") {
       failureReasons { key count ids } retrying { key count ids }
       blocked { service reason since count ids error } } }`);
@@ -125,6 +136,14 @@ describe('blocked, retrying and failed nodes of a running session', () => {
         count: 2,
         ids: ['x3001c0s0b0n0', 'x3001c0s1b0n0'],
         error: 'BMC unreachable: connection refused',
+      },
+      {
+        service: 'bootorch',
+        reason: 'local_resources',
+        since: '2026-12-03T14:03:00.000Z',
+        count: 1,
+        ids: ['x3004c0s0b0n0'],
+        error: "local_resources: EMFILE: this process's open-file limit is reached",
       },
     ]);
   });

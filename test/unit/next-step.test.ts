@@ -125,6 +125,13 @@ describe('what happens next', () => {
     expect(s.advice).toContain('BMC');
   });
 
+  test('power unknown because bootorch could not ask (local_resources): the advice is its own limits, not the BMC', () => {
+    const since = new Date(NOW.getTime() - 60_000);
+    const s = step(node({ status: 'on_hold', failureReason: 'local_resources', error: 'EMFILE', powerUnknownSince: since }));
+    expect(s.next).toContain('it fails with the cause (local_resources)');
+    expect(s.advice).toMatch(/Not the BMC: raise the worker's open-file limit/);
+  });
+
   test('done, and disabled but not failed: nothing, or enable it', () => {
     expect(step(node({ enabled: false }), session({ status: 'complete' }))).toMatchObject({
       action: 'none',

@@ -22,6 +22,7 @@ describe('countSessionEnd', () => {
     ['a success', end({ succeeded: true }), 2, 0],
     ['an abort', end({ failed: true, reason: 'aborted' }), 2, 2],
     ['an outside service down', end({ failed: true, reason: 'service_unavailable' }), 2, 2],
+    ['bootorch itself out of open files', end({ failed: true, reason: 'local_resources' }), 2, 2],
     ['disabled without a result', end({}), 2, 2],
   ] as const)('%s', (_what, e, before, after) => {
     const run: FailureRun = { failedSessions: before, failures: Array.from({ length: before }, (_, i) => failure(`s${i}`)) };

@@ -70,7 +70,7 @@ const LOCAL: Record<string, string> = {
   EMFILE: "this process's open-file limit is reached",
   ENFILE: "the host's open-file limit is reached",
   EADDRNOTAVAIL: 'no local port or address is free for a new connection',
-  EAGAIN: 'no new process can be started now',
+  EAGAIN: 'out of a kernel resource (processes, or routing entries for a new connection)',
   ENOMEM: 'out of memory',
 };
 

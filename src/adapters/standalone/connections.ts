@@ -6,15 +6,19 @@
  * past the process's open-file limit (EMFILE, measured: 58,035 of 100,000 nodes failed so), and a
  * session slot on each BMC, which may have few.
  *
+ * The bound is per process: every client's connections count against it (the API has one for explain
+ * and one per discovery sweep). One TLS connector per client, so its session cache and CA serve every
+ * BMC connection: a connection not kept costs a resumed handshake, not a full one.
+ *
  * Kept are the BMCs called first, not the latest: a reboot calls its nodes in about the same order
  * each phase, and keeping the latest would keep none that is called again. The kept ones leave when
  * their connection closes (idle past keepAliveMs, or closed by the BMC), which makes room for others.
  */
 import { readFileSync } from 'node:fs';
-import { Client, type Dispatcher } from 'undici';
+import { Client, buildConnector, type Dispatcher } from 'undici';
 
 export interface BmcConnectionsOptions {
-  /** Connections kept idle at most, over every BMC (default keptConnectionsDefault()). 0 keeps none. */
+  /** Connections kept idle at most, over every BMC and every client of the process (default keptConnectionsDefault()). 0 keeps none. */
   keep?: number;
   /** How long an idle connection is kept, ms. */
   keepAliveMs: number;
@@ -30,13 +34,18 @@ interface Entry {
   connected: boolean;
 }
 
+/** Origins with a client, over every BmcConnections of this process: what the bound is checked against. */
+let inProcess = 0;
+
 export class BmcConnections {
   private readonly clients = new Map<string, Entry>();
   private readonly keep: number;
   private readonly disconnects = new Set<() => void>();
+  private readonly connector: buildConnector.connector;
 
   constructor(private readonly o: BmcConnectionsOptions) {
     this.keep = o.keep ?? keptConnectionsDefault();
+    this.connector = buildConnector({ ...(o.connect ?? {}) });
     // Read now, while files can be opened: an EMFILE failure names it (bmc.ts localFailure).
     openFileLimit();
   }
@@ -50,7 +59,7 @@ export class BmcConnections {
     } finally {
       e.busy--;
       // Not kept: over the bound, or no connection to keep (it failed or closed under the call).
-      if (e.busy === 0 && (!e.connected || this.clients.size > this.keep)) this.drop(origin, e);
+      if (e.busy === 0 && (!e.connected || inProcess > this.keep)) this.drop(origin, e);
     }
   }
 
@@ -79,6 +88,7 @@ export class BmcConnections {
 
   async close(): Promise<void> {
     const all = [...this.clients.values()];
+    inProcess -= this.clients.size;
     this.clients.clear();
     await Promise.all(all.map((e) => e.client.close()));
   }
@@ -89,7 +99,7 @@ export class BmcConnections {
     const client = new Client(origin, {
       keepAliveTimeout: this.o.keepAliveMs,
       keepAliveMaxTimeout: this.o.keepAliveMs,
-      ...(this.o.connect ? { connect: this.o.connect } : {}),
+      connect: this.connector,
     });
     const entry: Entry = (e = { client, busy: 0, connected: false });
     client.on('connect', () => {
@@ -104,11 +114,15 @@ export class BmcConnections {
     client.on('disconnect', gone);
     client.on('connectionError', gone);
     this.clients.set(origin, e);
+    inProcess++;
     return e;
   }
 
   private drop(origin: string, e: Entry) {
-    if (this.clients.get(origin) === e) this.clients.delete(origin);
+    if (this.clients.get(origin) === e) {
+      this.clients.delete(origin);
+      inProcess--;
+    }
     if (!e.client.closed && !e.client.destroyed) void e.client.close().catch(() => {});
   }
 }

@@ -76,29 +76,8 @@ export class IpmiShell {
       stdio: ['pipe', 'pipe', 'ignore'],
     });
     alive.add(this.proc);
-    if (!exitHook) {
-      exitHook = true;
-      process.once('exit', () => {
-        for (const p of alive) p.kill('SIGKILL');
-      });
-    }
-    // An idle shell does not keep this process running; a call in flight does (its deadline timer).
-    this.proc.unref();
-    (this.proc.stdout as Socket).unref();
-    (this.proc.stdin as Socket).unref();
-    this.proc.stdin!.on('error', () => {}); // EPIPE after it died: its close says why
-    // The first prompt is printed once the RMCP+ session is up; what came before it is ipmitool's start.
-    this.ready = new Promise((resolve, reject) => (this.waiter = { resolve: () => resolve(), reject }));
-    this.ready.catch(() => {});
-    this.proc.stdout!.on('data', (d: Buffer) => {
-      this.out += d.toString();
-      if (!this.out.endsWith(PROMPT)) return;
-      const text = this.out.slice(0, -PROMPT.length);
-      this.out = '';
-      const w = this.waiter;
-      this.waiter = undefined;
-      w?.resolve(text);
-    });
+    // Listened for first: a spawn that failed for want of files (EMFILE) has no stdio, and says so
+    // with an 'error' on the next tick, which unheard would end this process.
     this.closed = new Promise((resolve) => {
       const end = (e: ShellExited) => {
         alive.delete(this.proc);
@@ -109,6 +88,29 @@ export class IpmiShell {
       };
       this.proc.on('error', (e) => end(new ShellExited(null, null, `cannot run ipmitool: ${e.message}`, e)));
       this.proc.on('close', (code, signal) => end(new ShellExited(code, signal, this.out)));
+    });
+    if (!exitHook) {
+      exitHook = true;
+      process.once('exit', () => {
+        for (const p of alive) p.kill('SIGKILL');
+      });
+    }
+    // An idle shell does not keep this process running; a call in flight does (its deadline timer).
+    this.proc.unref();
+    (this.proc.stdout as Socket | null)?.unref();
+    (this.proc.stdin as Socket | null)?.unref();
+    this.proc.stdin?.on('error', () => {}); // EPIPE after it died: its close says why
+    // The first prompt is printed once the RMCP+ session is up; what came before it is ipmitool's start.
+    this.ready = new Promise((resolve, reject) => (this.waiter = { resolve: () => resolve(), reject }));
+    this.ready.catch(() => {});
+    this.proc.stdout?.on('data', (d: Buffer) => {
+      this.out += d.toString();
+      if (!this.out.endsWith(PROMPT)) return;
+      const text = this.out.slice(0, -PROMPT.length);
+      this.out = '';
+      const w = this.waiter;
+      this.waiter = undefined;
+      w?.resolve(text);
     });
   }
 
@@ -157,7 +159,7 @@ export class IpmiShell {
   /** Ends the session (`quit`), killing the shell if it has not gone within 2 s. */
   async close(): Promise<void> {
     if (this.ended) return;
-    this.proc.stdin!.end('quit\n');
+    this.proc.stdin?.end('quit\n');
     const timer = setTimeout(() => this.kill(), 2000);
     timer.unref();
     await this.closed;

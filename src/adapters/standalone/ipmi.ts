@@ -182,8 +182,9 @@ export class IpmiTool implements BmcDriver {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      // A spawn that failed for want of files (EMFILE) has no stdio: its 'error' (next tick) says why.
+      child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
       const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
       child.on('error', (e) => {
         clearTimeout(timer);

@@ -96,7 +96,7 @@ export type Arch =
   | 'Unknown'
   | 'X86';
 
-/** Nodes waiting on one failing outside service. */
+/** Nodes waiting on one failing outside service, or on bootorch itself when it could not ask their BMCs. */
 export type BlockedGroup = {
   __typename?: 'BlockedGroup';
   count: Scalars['Int']['output'];
@@ -106,7 +106,7 @@ export type BlockedGroup = {
   ids: Array<Scalars['String']['output']>;
   /** The failure reason they carry (service_unavailable, bmc_unreachable, ...). */
   reason: Scalars['String']['output'];
-  /** PCS, HSM, BSS, CFS, IMS or BMC. */
+  /** PCS, HSM, BSS, CFS, IMS or BMC; bootorch when it is out of open files or ports itself (local_resources). */
   service: Scalars['String']['output'];
   /**
    * When the first of them started waiting on it (its first error naming the service, or its first
@@ -158,6 +158,8 @@ export type BmcInput = {
 
 export type BmcProblem =
   | 'BMC_ERROR'
+  /** bootorch could not ask: out of open files or local ports itself (EMFILE, ENFILE, EADDRNOTAVAIL). */
+  | 'LOCAL_RESOURCES'
   | 'REFUSED_LOGIN'
   | 'TIMEOUT'
   | 'UNEXPECTED_ANSWER'

@@ -9,6 +9,7 @@ import { transaction } from '../../db/tx.ts';
 import { parseComponentId } from '../../domain/xname.ts';
 import type { NodeRegistry } from '../../adapters/standalone/registry.ts';
 import type { DiscoveryResult, NodeDiscovery } from '../../adapters/standalone/discovery.ts';
+import type { BmcProblem as Problem } from '../../adapters/standalone/bmc.ts';
 import { rowsLimitInventory } from '../../adapters/standalone/inventory.ts';
 import { applyLimit, checkLimitSyntax } from '../../domain/limit.ts';
 import { badInput, valueOrThrow } from '../errors.ts';
@@ -61,6 +62,16 @@ function discoveryOf(ctx: ApiContext): NodeDiscovery {
   throw new GraphQLError('discovery is not configured in this API process', { extensions: { code: 'FAILED_PRECONDITION' } });
 }
 
+/** Every problem a BMC call can have, as the schema's enum names it (a new one fails to compile until it is there). */
+const PROBLEM: Record<Problem, BmcProblem> = {
+  unreachable: 'UNREACHABLE',
+  timeout: 'TIMEOUT',
+  refused_login: 'REFUSED_LOGIN',
+  unexpected_answer: 'UNEXPECTED_ANSWER',
+  bmc_error: 'BMC_ERROR',
+  local_resources: 'LOCAL_RESOURCES',
+};
+
 function resultView(r: DiscoveryResult): GqlDiscoveryResult {
   return {
     dryRun: r.dryRun,
@@ -74,7 +85,7 @@ function resultView(r: DiscoveryResult): GqlDiscoveryResult {
       changes: n.action === 'refused' ? [] : n.changes,
       hardware: n.system.hardware,
     })),
-    failures: r.failures.map((f) => ({ ...f, problem: f.problem.toUpperCase() as BmcProblem })),
+    failures: r.failures.map((f) => ({ ...f, problem: PROBLEM[f.problem] })),
   };
 }
 

@@ -35,13 +35,17 @@ function Blocked({ p }: { p: ConsoleProgressFragment }) {
   return (
     <section className="blocked" data-testid="blocked" aria-labelledby="blocked-title">
       <h2 id="blocked-title">
-        <span aria-hidden="true">◷ </span>Blocked by an outside service (not failed)
+        <span aria-hidden="true">◷ </span>Blocked by an outside service or bootorch itself (not failed)
       </h2>
       <ul>
         {p.blocked.map((g) => (
           <li key={`${g.service}/${g.reason}`}>
             <b>
-              {g.service === 'BMC' ? `BMC not answering (${words(g.reason)})` : `${g.service} failing`}
+              {g.service === 'BMC'
+                ? `BMC not answering (${words(g.reason)})`
+                : g.service === 'bootorch'
+                  ? `bootorch out of open files or ports (${words(g.reason)})`
+                  : `${g.service} failing`}
               {g.since ? ` since ${new Date(g.since).toLocaleTimeString()}` : ''}
             </b>
             : {g.count} nodes wait for it — <NodeLinks ids={g.ids} count={g.count} />
@@ -50,7 +54,9 @@ function Blocked({ p }: { p: ConsoleProgressFragment }) {
             <br />
             {g.service === 'BMC'
               ? 'bootorch re-reads their power on each pass; they fail with the cause if it stays unknown past power_unknown_timeout.'
-              : `bootorch asks ${g.service} again on each pass and goes on as soon as it answers; check ${g.service}.`}
+              : g.service === 'bootorch'
+                ? "Their BMCs were not asked: raise the worker's open-file limit (LimitNOFILE) or lower BOOTORCH_BMC_KEEP_CONNECTIONS. They fail with the cause if it stays unknown past power_unknown_timeout."
+                : `bootorch asks ${g.service} again on each pass and goes on as soon as it answers; check ${g.service}.`}
           </li>
         ))}
       </ul>
