@@ -9,10 +9,11 @@
  * Decides when a component's delayed decision comes due (a due job after the graceful call; the
  * periodic tick is the safety net). Does: one PCS `Force-Off` per batch for the nodes still not off;
  * again every max_power_off_wait_time until the node is off or the attempts run out (then failed:
- * power_off_timeout).
+ * power_off_timeout). bootorch: a node whose power is still being read (pending) is not forced off
+ * until it is read; its job is retried.
  */
 import { actionOperator } from '../engine/action-operator.ts';
-import { again } from '../engine/outcome.ts';
+import { again, type Outcome } from '../engine/outcome.ts';
 import { effectiveWaits } from '../engine/selection.ts';
 import type { FailureReason } from '../domain/failures.ts';
 import { afterPowerOff, alreadyIn } from './escalation.ts';
@@ -41,10 +42,23 @@ export const powerOffForceful = actionOperator({
     };
   },
   async perform(ctx, all) {
-    // A node that went off during the wait is done: it is not forced off.
-    const off = await alreadyIn(ctx, all, 'off');
-    const chunk = all.filter((c) => !off.has(c.id));
-    if (chunk.length === 0) return new Map();
+    // A node that went off during the wait is done: it is not forced off. One whose BMC is still being
+    // asked (its read queued or in flight behind many others: a standalone site at 100,000 nodes) is
+    // not known to be on: it is neither forced off nor said not to have powered off. Its job is tried
+    // again (backoff) until its power is read, and the status pass moves it on if it is off by then.
+    const power = await ctx.adapters.power.powerStatus(all.map((c) => c.id));
+    const stillAsking = new Map<string, Outcome>();
+    for (const c of all) {
+      const p = power.get(c.id);
+      if (p?.state === 'unknown' && p.pending)
+        stillAsking.set(c.id, {
+          kind: 'continue',
+          retry: true,
+          problem: { error: `Power not read yet, so not forced off: ${p.error}`, reason: p.cause },
+        });
+    }
+    const chunk = all.filter((c) => power.get(c.id)?.state !== 'off' && !stillAsking.has(c.id));
+    if (chunk.length === 0) return stillAsking;
     await ctx.adapters.power.transition(
       'Force-Off',
       chunk.map((c) => c.id),
@@ -53,15 +67,16 @@ export const powerOffForceful = actionOperator({
     // The node is still on after the graceful wait: that is this component's problem until it is off.
     // A node being powered off because its boot failed keeps that reason: firmware ignores a soft-off
     // (real-nodes §6), so forcing it off is the normal way out of a failed boot, not a new failure.
-    return new Map(
-      chunk.map((c) => [
+    return new Map([
+      ...stillAsking,
+      ...chunk.map((c): [string, Outcome] => [
         c.id,
         again({
           error: `Node did not power off within ${effectiveWaits(c, ctx.options).maxPowerOffWaitTime} s; forcing it off`,
           reason: BOOT_REASONS.has(c.failureReason) ? (c.failureReason as FailureReason) : 'power_off_timeout',
         }),
       ]),
-    );
+    ]);
   },
   next: afterPowerOff,
   alreadyDone: (ctx, rows) => alreadyIn(ctx, rows, 'off'),

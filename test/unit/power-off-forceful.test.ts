@@ -1,0 +1,56 @@
+/**
+ * The forceful power-off's action (operators/power-off-forceful.ts) against a power port the test
+ * scripts: a node found off is left alone, one found on is forced off and said not to have powered
+ * off, and one whose BMC is still being asked (pending, as a standalone worker's reads are at 100,000
+ * nodes) is neither forced off nor blamed: its job is retried with the read's own words.
+ */
+import { describe, expect, it } from 'vitest';
+import { powerOffForceful } from '../../src/operators/power-off-forceful.ts';
+import { optionsSchema } from '../../src/domain/options.ts';
+import type { EngineComponent } from '../../src/db/components/select.ts';
+import type { EngineContext } from '../../src/engine/operator.ts';
+import type { PowerState } from '../../src/adapters/ports.ts';
+
+const node = (id: string) => ({ id, failureReason: '', policy: null, retryPolicy: null }) as unknown as EngineComponent;
+
+function context(power: Record<string, PowerState>) {
+  const forced: string[][] = [];
+  const ctx = {
+    options: optionsSchema.parse({ max_power_off_wait_time: 300 }),
+    adapters: {
+      power: {
+        powerStatus: async (ids: string[]) => new Map(ids.map((id) => [id, power[id]!])),
+        transition: async (op: string, ids: string[]) => {
+          if (op === 'Force-Off') forced.push(ids);
+          return ['t1'];
+        },
+      },
+    },
+  } as unknown as EngineContext;
+  return { ctx, forced };
+}
+
+describe('power-off-forceful acts on what the power says', () => {
+  it('off: nothing; on: forced off with power_off_timeout; still being read: not forced, retried with the cause', async () => {
+    const { ctx, forced } = context({
+      off: { state: 'off', error: '' },
+      on: { state: 'on', error: '' },
+      asking: { state: 'unknown', cause: 'bmc_timeout', error: 'timeout: asking (BMC a): still asking (slow BMC)', pending: true },
+    });
+    const out = await powerOffForceful.jobs!.perform(ctx, [node('off'), node('on'), node('asking')]);
+    expect(forced).toEqual([['on']]);
+    expect(out.get('off')).toBeUndefined();
+    expect(out.get('on')).toMatchObject({ kind: 'continue', problem: { reason: 'power_off_timeout' } });
+    expect(out.get('asking')).toEqual({
+      kind: 'continue',
+      retry: true,
+      problem: { reason: 'bmc_timeout', error: 'Power not read yet, so not forced off: timeout: asking (BMC a): still asking (slow BMC)' },
+    });
+  });
+
+  it('a read that failed (not pending) is forced off as before: the BMC call says what is wrong', async () => {
+    const { ctx, forced } = context({ dead: { state: 'unknown', cause: 'bmc_unreachable', error: 'ECONNREFUSED' } });
+    await powerOffForceful.jobs!.perform(ctx, [node('dead')]);
+    expect(forced).toEqual([['dead']]);
+  });
+});
