@@ -3,7 +3,7 @@ import { ageSeconds, formatDuration, isAge, isTtl } from '../../src/domain/age.t
 import { canonicalXname, isNodeXname, parseComponentId, looksLikeNid } from '../../src/domain/xname.ts';
 import { DEFAULT_OPTIONS, optionsPatchSchema, readOptions } from '../../src/domain/options.ts';
 import { resolveCountOrPercent, gatesAdmission, checkRolloutPolicy, parseStoredRollout } from '../../src/domain/rollout-policy.ts';
-import { chunks, mapLimit } from '../../src/domain/lists.ts';
+import { Turns, chunks, mapLimit } from '../../src/domain/lists.ts';
 import type { EngineComponent } from '../../src/db/components/select.ts';
 import { jobRetry, retryLimitHit } from '../../src/engine/action-operator.ts';
 
@@ -195,5 +195,34 @@ describe('engine base', () => {
     expect(retryLimitHit(c, 'power_on_attempts', { ...DEFAULT_OPTIONS, default_retry_policy: 3 })).toBe(false);
     expect(retryLimitHit({ ...c, powerOnAttempts: 3 }, 'power_on_attempts', DEFAULT_OPTIONS)).toBe(true);
     expect(retryLimitHit({ ...c, powerOnAttempts: 0, retryPolicy: 0 }, 'power_on_attempts', DEFAULT_OPTIONS)).toBe(true);
+  });
+});
+
+describe('Turns', () => {
+  it('at most n at once; the others in arrival order, those asked first ahead; 5,000 waiting hand over in order', async () => {
+    const turns = new Turns(2);
+    const order: string[] = [];
+    const gates: Array<() => void> = [];
+    const job = (name: string, first = false) =>
+      turns.run(
+        () =>
+          new Promise<void>((resolve) => {
+            order.push(name);
+            gates.push(resolve);
+          }),
+        first,
+      );
+    const all = [job('a'), job('b'), ...Array.from({ length: 5000 }, (_, i) => job(`r${i}`)), job('A', true), job('B', true)];
+    await new Promise((r) => setImmediate(r));
+    expect(order).toEqual(['a', 'b']);
+    expect(turns.inUse).toBe(2);
+    while (gates.length) {
+      gates.shift()!();
+      await new Promise((r) => setImmediate(r));
+    }
+    await Promise.all(all);
+    expect(order.slice(0, 6)).toEqual(['a', 'b', 'A', 'B', 'r0', 'r1']);
+    expect(order.slice(4)).toEqual(Array.from({ length: 5000 }, (_, i) => `r${i}`));
+    expect(turns.inUse).toBe(0);
   });
 });
