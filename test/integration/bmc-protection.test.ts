@@ -221,6 +221,41 @@ describe('BMCs are protected', () => {
     }
   });
 
+  it('a read asked before a power action is not handed to a pass after it: that pass reads the node afresh', async () => {
+    const id = ids[4]!;
+    await quiet();
+    const power = new StandalonePower(db.db, { drivers, secretKey: key, guard: new BmcGuard(), passWaitMs: 200 });
+    try {
+      expect((await power.powerStatus([id])).get(id)).toEqual({ state: 'on', error: '' });
+      world.faults.setNodes('bmcSlow', [id]);
+      world.faults.setBmc({ slowMs: 1000 });
+      // The pass stops waiting; its read goes on, and the action queues behind it at the BMC.
+      expect((await power.powerStatus([id])).get(id)).toMatchObject({ state: 'unknown', pending: true });
+      await power.transition('Force-Off', [id]);
+      await power.idle();
+      world.faults.setNodes('bmcSlow', []);
+      // The read answered "on" before the Force-Off: the first state a pass after the action gives is
+      // what the node is now (the node is slow to this power: its fresh read may take a pass or two).
+      let known: { state: string } | undefined;
+      await waitFor(
+        async () => {
+          const p = (await power.powerStatus([id])).get(id)!;
+          if (p.state !== 'unknown') known = p;
+          return known !== undefined;
+        },
+        'a known power state',
+        10_000,
+        undefined,
+        50,
+      );
+      expect(known).toEqual({ state: 'off', error: '' });
+      await power.transition('On', [id]);
+      await power.idle();
+    } finally {
+      world.faults.setNodes('bmcSlow', []);
+    }
+  });
+
   it('the systems of one chassis BMC are asked one at a time', async () => {
     const inChassis = ids.slice(FARM);
     await quiet();

@@ -206,6 +206,9 @@ export class StandalonePower implements PowerPort {
 
   /** A power action at the node's BMC, ahead of waiting reads: the node is not read until it has settled. */
   private async act<T>(r: NodeBmc, fn: (d: BmcDriver, t: BmcTarget) => Promise<T>): Promise<T> {
+    // A read asked before the action answers what the node was before it: not handed to a later pass
+    // (which would take a node just powered on for one still off). The next pass reads it afresh.
+    this.reads.delete(r.id);
     this.acting.set(r.id, (this.acting.get(r.id) ?? 0) + 1);
     try {
       return await this.withBmc(r, fn, true);
