@@ -6,7 +6,6 @@
  * only: nothing waits for seconds, and the BMCs' own idle timers (real time) do not fire.
  */
 import http from 'node:http';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,6 +15,7 @@ import { SimWorld } from '../../src/sim/world.ts';
 import { BMC_KEEP_ALIVE_MS, startBmcHost, type BmcHost } from '../../src/sim/standalone.ts';
 import { REDFISH_KEEP_ALIVE_MS, RedfishClient } from '../../src/adapters/standalone/redfish.ts';
 import { keptConnectionsDefault } from '../../src/adapters/standalone/connections.ts';
+import { underFileLimit } from '../helpers/file-limit.ts';
 
 let world: SimWorld;
 let host: BmcHost;
@@ -244,21 +244,9 @@ describe('connections kept over many BMCs are bounded', () => {
 
   /** test/fixtures/redfish-fd-probe.ts under `ulimit -n 64`, asking 200 simulated BMCs, 8 at a time. */
   async function underLowLimit(urls: string[], keep?: number) {
-    const p = spawn('bash', [
-      '-c',
-      'ulimit -n 64 && exec "$@"',
-      '_',
-      process.execPath,
-      '--import',
-      'tsx',
-      'test/fixtures/redfish-fd-probe.ts',
-    ]);
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    p.stdin.end(JSON.stringify({ urls, keep, concurrency: 8 }));
-    const code = await new Promise((resolve) => p.on('close', resolve));
+    const { code, out, err } = await underFileLimit(64, 'test/fixtures/redfish-fd-probe.ts', {
+      stdin: JSON.stringify({ urls, keep, concurrency: 8 }),
+    });
     expect(code, err).toBe(0);
     return JSON.parse(out) as {
       answered: number;

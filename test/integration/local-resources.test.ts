@@ -4,25 +4,11 @@
  * test/contract/redfish-connections.test.ts. Here ipmitool, in both modes: the spawn fails before any
  * ipmitool runs (no binary or BMC is needed), and its 'error' arrives on the next tick with no stdio.
  */
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { underFileLimit } from '../helpers/file-limit.ts';
 
 async function probe(mode: 'process' | 'shell') {
-  const p = spawn('bash', [
-    '-c',
-    'ulimit -n 64 && exec "$@"',
-    '_',
-    process.execPath,
-    '--import',
-    'tsx',
-    'test/fixtures/ipmi-fd-probe.ts',
-    mode,
-  ]);
-  let out = '';
-  let err = '';
-  p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  p.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const code = await new Promise((resolve) => p.on('close', resolve));
+  const { code, out, err } = await underFileLimit(64, 'test/fixtures/ipmi-fd-probe.ts', { args: [mode] });
   return { code, err, result: out ? (JSON.parse(out) as { kind: string; message: string }) : undefined };
 }
 
