@@ -11,7 +11,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { loadavg } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { gzipSync } from 'node:zlib';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -104,13 +104,28 @@ describe.skipIf(!BROWSER_TESTS)(`map rendering at ${NODES} nodes`, () => {
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
     await page.addInitScript((t) => sessionStorage.setItem('bootorch.token', t), DEV_ADMIN_TOKEN);
+    const said: string[] = [];
+    page.on('console', (m) => said.push(`${m.type()}: ${m.text()}`));
+    page.on('pageerror', (e) => said.push(`pageerror: ${e.message}`));
+    page.on('requestfailed', (r) => said.push(`requestfailed: ${r.url()} ${r.failure()?.errorText}`));
     await page.goto(`${w.baseUrl}/`);
     const loads: { ms: number; steps: Record<string, number>; load1m: number }[] = [];
     for (let i = 0; i < 3; i++) {
+      said.length = 0;
       await page.reload();
       const ms = await page
         .waitForFunction(() => (window as any).__bootorchMap?.firstFullMapMs, undefined, { timeout: 60_000 })
-        .then((h) => h.jsonValue() as Promise<number>);
+        .then((h) => h.jsonValue() as Promise<number>)
+        .catch(async (e: Error) => {
+          // What the page got to, for the failure's report: its steps, what it said, what it shows.
+          const steps = await page.evaluate(() => (window as any).__bootorchMap?.steps).catch(() => null);
+          const text = await page.evaluate(() => document.body.innerText.slice(0, 2000)).catch(() => null);
+          await page.screenshot({ path: path.join(tmpdir(), 'map-bench-failure.png') }).catch(() => {});
+          process.stdout.write(
+            `\nmap bench: no full map on load ${i + 1}: steps ${JSON.stringify(steps)}\npage said:\n${said.join('\n')}\npage shows:\n${text}\nlogs (tail):\n${w.logs().slice(-4000)}\n`,
+          );
+          throw e;
+        });
       expect(await mapCounts(page)).toEqual({ STABLE: NODES });
       const steps = await page.evaluate(() => (window as any).__bootorchMap.steps as Record<string, number>);
       loads.push({ ms: Math.round(ms), steps, load1m: +loadavg()[0]!.toFixed(1) });
