@@ -8,7 +8,7 @@ import { Provider } from 'urql';
 import { Link, Route, Router, Switch } from 'wouter';
 import { useHashLocation } from 'wouter/use-hash-location';
 import { IdentityContext, SignIn, checkToken, storeToken, storedToken, type Identity } from './auth.tsx';
-import { createApiClient, type ApiClient } from './client.ts';
+import { NoAnswer, createApiClient, type ApiClient } from './client.ts';
 import { NodeStore } from './map/store.ts';
 import { prefetchMachineMap, startLiveMap, type LiveStatus } from './live/component-events.ts';
 import { mapStats } from './map/stats.ts';
@@ -116,21 +116,39 @@ export function App() {
   const [auth, setAuth] = useState<{ token: string; who: Identity } | null>(null);
   const [checking, setChecking] = useState(() => !!storedToken());
   const [problem, setProblem] = useState<string>();
+  // Why the stored token is not checked yet: the API did not answer (asked again every 2 s, the token kept).
+  const [waiting, setWaiting] = useState('');
   useEffect(() => {
     const t = storedToken();
     if (!t) return;
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     prefetchMachineMap(t);
-    checkToken(t)
-      .then(
-        (who) => setAuth({ token: t, who }),
+    const attempt = () =>
+      checkToken(t).then(
+        (who) => {
+          setAuth({ token: t, who });
+          setChecking(false);
+        },
         (e: Error) => {
+          if (stopped) return;
+          if (e instanceof NoAnswer) {
+            setWaiting(e.message);
+            timer = setTimeout(attempt, 2000);
+            return;
+          }
           storeToken(null);
           setProblem(e.message);
+          setChecking(false);
         },
-      )
-      .finally(() => setChecking(false));
+      );
+    void attempt();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
   }, []);
-  if (checking) return <p>checking the stored token…</p>;
+  if (checking) return <p role="status">checking the stored token…{waiting && ` ${waiting}: asking again.`}</p>;
   return (
     <Router hook={useHashLocation}>
       {auth ? (

@@ -4,6 +4,7 @@
  * a loopback client) GET /console/dev-token offers the dev admin token; elsewhere it is a 404.
  */
 import { createContext, useContext, useEffect, useState, type FormEvent } from 'react';
+import { NoAnswer, apiFetch } from './client.ts';
 
 const KEY = 'bootorch.token';
 
@@ -27,13 +28,17 @@ export const storeToken = (t: string | null): void => {
   else sessionStorage.removeItem(KEY);
 };
 
-/** Checks a token with whoami over plain fetch (no client exists before sign-in). */
+/**
+ * Checks a token with whoami over plain fetch (no client exists before sign-in). An API that does not
+ * answer, or answers 429 or 5xx, is NoAnswer (ask again); a refusal is an Error with the API's words.
+ */
 export async function checkToken(token: string): Promise<Identity> {
-  const r = await fetch('/graphql', {
+  const r = await apiFetch('/graphql', {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
     body: JSON.stringify({ query: '{ whoami { subject role tenant via } }' }),
   });
+  if (r.status === 429 || r.status >= 500) throw new NoAnswer(`bootorch answered HTTP ${r.status}`);
   const body = (await r.json()) as { data?: { whoami: Identity }; errors?: { message: string }[] };
   if (!body.data?.whoami) throw new Error(body.errors?.[0]?.message ?? `HTTP ${r.status}`);
   if (body.data.whoami.role === 'NODE') throw new Error('a node credential cannot sign in to the console');

@@ -15,6 +15,28 @@ export interface ApiClient {
   close(): void;
 }
 
+/** How long the console waits for an answer from the API before it calls the request failed. */
+const ANSWER_MS = 30_000;
+
+/** The API did not answer in time, or could not be reached: worth asking again, unlike a refusal. */
+export class NoAnswer extends Error {}
+
+/**
+ * fetch, bounded: a request the API (or a proxy in between) never answers fails after ANSWER_MS with
+ * NoAnswer, as does one that cannot connect, instead of leaving the console waiting for ever.
+ */
+export async function apiFetch(input: RequestInfo | URL, init: RequestInit = {}): Promise<Response> {
+  const timeout = AbortSignal.timeout(ANSWER_MS);
+  const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+  try {
+    return await fetch(input, { ...init, signal });
+  } catch (e) {
+    if (timeout.aborted) throw new NoAnswer(`bootorch did not answer within ${ANSWER_MS / 1000} s`);
+    if (e instanceof TypeError) throw new NoAnswer(`bootorch cannot be reached (${e.message})`);
+    throw e;
+  }
+}
+
 export function createApiClient(token: string): ApiClient {
   const origin = window.location.origin;
   const ws = createWsClient({
@@ -26,6 +48,7 @@ export function createApiClient(token: string): ApiClient {
   });
   const client = new Client({
     url: `${origin}/graphql`,
+    fetch: apiFetch,
     fetchOptions: { headers: { authorization: `Bearer ${token}` } },
     // Live data everywhere: a page always asks the API, the cache only dedupes requests in flight.
     requestPolicy: 'network-only',

@@ -11,7 +11,7 @@
  * Live events are applied at most once per animation frame, however many arrive.
  */
 import { stringifyDocument } from 'urql';
-import type { ApiClient } from '../client.ts';
+import { apiFetch, type ApiClient } from '../client.ts';
 import type { ConsoleMachineMapQuery } from '../gql/graphql.ts';
 import { ComponentEventBatchesSubscription, MachineMapQuery } from '../queries.ts';
 import type { NodeChange, NodeStore } from '../map/store.ts';
@@ -43,7 +43,7 @@ let early: { token: string; snapshot: Promise<Snapshot | null> } | null = null;
  */
 export function prefetchMachineMap(token: string): void {
   mapStats.step('snapshot asked');
-  const snapshot = fetch('/graphql', {
+  const snapshot = apiFetch('/graphql', {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
     body: JSON.stringify({ operationName: 'ConsoleMachineMap', query: stringifyDocument(MachineMapQuery) }),
