@@ -39,7 +39,10 @@ export async function checkToken(token: string): Promise<Identity> {
     body: JSON.stringify({ query: '{ whoami { subject role tenant via } }' }),
   });
   if (r.status === 429 || r.status >= 500) throw new NoAnswer(`bootorch answered HTTP ${r.status}`);
-  const body = (await r.json()) as { data?: { whoami: Identity }; errors?: { message: string }[] };
+  const body = (await r.json().catch((e: Error) => {
+    // The bound ran out while the answer's body was still coming: no answer either.
+    throw e.name === 'TimeoutError' ? new NoAnswer('bootorch did not finish its answer in time') : e;
+  })) as { data?: { whoami: Identity }; errors?: { message: string }[] };
   if (!body.data?.whoami) throw new Error(body.errors?.[0]?.message ?? `HTTP ${r.status}`);
   if (body.data.whoami.role === 'NODE') throw new Error('a node credential cannot sign in to the console');
   return body.data.whoami;
