@@ -54,6 +54,13 @@ export interface PowerPort {
    * nodes it failed for. Only BMC-facing power (standalone, the simulator) can; CSM PCS cannot.
    */
   bootFromDisk?(ids: string[]): Promise<BootFromDiskProblem[]>;
+  /**
+   * Of `ids`, the nodes whose power is being read and not answered yet (a read queued or in flight, or
+   * a power action not settled at the BMC), known without asking. A decision that needs the node's
+   * power waits for it rather than act on "not read". Only BMC-facing power has such nodes: PCS's
+   * power-status answers every node at once.
+   */
+  stillReading?(ids: string[]): Set<string>;
 }
 
 export interface BootFromDiskProblem {

@@ -10,16 +10,35 @@
  * periodic tick is the safety net). Does: one PCS `Force-Off` per batch for the nodes still not off;
  * again every max_power_off_wait_time until the node is off or the attempts run out (then failed:
  * power_off_timeout). bootorch: a node whose power is still being read (pending) is not forced off
- * until it is read; its job is retried.
+ * until it is read; its job is retried, and no new attempt is decided for it while its read is still
+ * out (the attempts count Force-Offs, not reads waited for).
  */
 import { actionOperator } from '../engine/action-operator.ts';
 import { again, type Outcome } from '../engine/outcome.ts';
 import { effectiveWaits } from '../engine/selection.ts';
 import type { FailureReason } from '../domain/failures.ts';
 import { afterPowerOff, alreadyIn } from './escalation.ts';
+import type { EngineComponent } from '../db/components/select.ts';
+import type { EngineContext } from '../engine/operator.ts';
+import type { OperatorName } from '../engine/scheduler.ts';
 
 // A node being powered off because its boot failed keeps that reason (see act).
 const BOOT_REASONS = new Set<string>(['boot_never_reported', 'booted_wrong_artifacts']);
+
+/**
+ * A node whose power is still being read is not decided on again: at 100,000 standalone nodes its read
+ * could wait behind others for longer than three max_power_off_wait_time, and each wait counted an
+ * attempt, so nodes that had powered off ran out of attempts (power_off_timeout) with no Force-Off ever
+ * sent. It is decided once its read has answered; the operator looks again in 5 s.
+ */
+export async function powerOffForcefulLimit(
+  ctx: EngineContext,
+  rows: EngineComponent[],
+): Promise<{ rows: EngineComponent[]; wake?: Array<[OperatorName, number]> }> {
+  const reading = ctx.adapters.power.stillReading?.(rows.map((r) => r.id));
+  if (!reading?.size) return { rows };
+  return { rows: rows.filter((r) => !reading.has(r.id)), wake: [['power-off-forceful', 5]] };
+}
 
 export const powerOffForceful = actionOperator({
   name: 'power-off-forceful',
@@ -41,6 +60,7 @@ export const powerOffForceful = actionOperator({
       detail: `${c.lastAction.replace(/_/g, ' ')} sent ${Math.round(since)} s ago; forceful after ${wait} s${met ? '' : `, in ${Math.ceil(wait - since)} s`}`,
     };
   },
+  limit: powerOffForcefulLimit,
   async perform(ctx, all) {
     // A node that went off during the wait is done: it is not forced off. One whose BMC is still being
     // asked (its read queued or in flight behind many others: a standalone site at 100,000 nodes) is

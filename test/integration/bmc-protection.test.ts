@@ -256,6 +256,35 @@ describe('BMCs are protected', () => {
     }
   });
 
+  it('stillReading names a node while its read is out or its action unsettled, and not once it answered', async () => {
+    const id = ids[5]!;
+    const other = ids[6]!;
+    await quiet();
+    const power = new StandalonePower(db.db, { drivers, secretKey: key, guard: new BmcGuard(), passWaitMs: 200 });
+    try {
+      expect(power.stillReading([id, other])).toEqual(new Set());
+      world.faults.setNodes('bmcSlow', [id]);
+      world.faults.setBmc({ slowMs: 1000 });
+      const pass = await power.powerStatus([id, other]);
+      expect(pass.get(id)).toMatchObject({ state: 'unknown', pending: true });
+      expect(pass.get(other)).toEqual({ state: 'on', error: '' });
+      expect(power.stillReading([id, other])).toEqual(new Set([id]));
+      // Answered (kept for the next pass): no longer being read.
+      await waitFor(async () => power.stillReading([id]).size === 0, 'the slow read answered', 10_000, undefined, 50);
+      expect((await power.powerStatus([id])).get(id)).toEqual({ state: 'on', error: '' });
+      // A power action not yet settled at the BMC: its node's power is not known either.
+      await power.transition('Force-Off', [id]);
+      expect(power.stillReading([id, other])).toEqual(new Set([id]));
+      await power.idle();
+      expect(power.stillReading([id])).toEqual(new Set());
+      world.faults.setNodes('bmcSlow', []);
+      await power.transition('On', [id]);
+      await power.idle();
+    } finally {
+      world.faults.setNodes('bmcSlow', []);
+    }
+  });
+
   it('the systems of one chassis BMC are asked one at a time', async () => {
     const inChassis = ids.slice(FARM);
     await quiet();

@@ -5,7 +5,7 @@
  * nodes) is neither forced off nor blamed: its job is retried with the read's own words.
  */
 import { describe, expect, it } from 'vitest';
-import { powerOffForceful } from '../../src/operators/power-off-forceful.ts';
+import { powerOffForceful, powerOffForcefulLimit } from '../../src/operators/power-off-forceful.ts';
 import { optionsSchema } from '../../src/domain/options.ts';
 import type { EngineComponent } from '../../src/db/components/select.ts';
 import type { EngineContext } from '../../src/engine/operator.ts';
@@ -52,5 +52,17 @@ describe('power-off-forceful acts on what the power says', () => {
     const { ctx, forced } = context({ dead: { state: 'unknown', cause: 'bmc_unreachable', error: 'ECONNREFUSED' } });
     await powerOffForceful.jobs!.perform(ctx, [node('dead')]);
     expect(forced).toEqual([['dead']]);
+  });
+
+  it('a node whose power is still being read is not decided on again (no attempt counted), and the operator looks again in 5 s', async () => {
+    const ctx = {
+      adapters: { power: { stillReading: (ids: string[]) => new Set(ids.filter((id) => id === 'asking')) } },
+    } as unknown as EngineContext;
+    const limit = powerOffForcefulLimit;
+    expect(await limit(ctx, [node('on'), node('asking')])).toEqual({ rows: [node('on')], wake: [['power-off-forceful', 5]] });
+    expect(await limit(ctx, [node('on')])).toEqual({ rows: [node('on')] });
+    // CSM's PCS answers every node at once: no such nodes, every row is decided on.
+    const csm = { adapters: { power: {} } } as unknown as EngineContext;
+    expect(await limit(csm, [node('asking')])).toEqual({ rows: [node('asking')] });
   });
 });

@@ -94,6 +94,15 @@ export class StandalonePower implements PowerPort {
     return out;
   }
 
+  stillReading(ids: string[]): Set<string> {
+    const out = new Set<string>();
+    for (const id of ids) {
+      const read = this.reads.get(id);
+      if (this.acting.has(id) || (read && !read.result)) out.add(id);
+    }
+    return out;
+  }
+
   async transition(operation: PowerOperation, ids: string[]): Promise<string[]> {
     if (ids.length === 0) return [];
     const rows = await nodeBmcs(this.db, [...new Set(ids)]);
